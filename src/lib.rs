@@ -1,0 +1,3 @@
+//! `runner`: a declarative agent runner.
+//!
+//! The library is usable without the CLI; the `runner` binary is a thin front-end.
