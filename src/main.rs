@@ -1,1 +1,5 @@
-fn main() {}
+//! The `runner` binary: parse the command line and hand over to `runner::cli`.
+
+fn main() -> std::process::ExitCode {
+    runner::cli::main()
+}

@@ -1,0 +1,66 @@
+//! The command line: one file per subcommand. `main` maps every outcome to the exit codes
+//! of SPEC §3.1, so scripts can rely on them.
+
+mod exit;
+mod schema;
+mod style;
+mod validate;
+
+use std::path::PathBuf;
+
+use clap::{Parser, Subcommand, ValueEnum};
+
+pub use exit::Exit;
+
+/// A declarative agent runner: validate, run and inspect agents written in YAML.
+#[derive(Debug, Parser)]
+#[command(name = "runner", version, about, propagate_version = true)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Check agent files (and the files they refer to) without calling any model.
+    Validate {
+        /// Agent files, or directories searched recursively for .yaml/.yml files.
+        #[arg(required = true)]
+        paths: Vec<PathBuf>,
+        /// `text`: one `file:line:col: error[code]: message` per problem; `json`: a list.
+        #[arg(long, value_enum, default_value_t = Format::Text)]
+        format: Format,
+    },
+    /// Print the JSON Schema of agent files.
+    Schema {
+        /// Write it to this file instead of stdout.
+        #[arg(long)]
+        out: Option<PathBuf>,
+    },
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum Format {
+    Text,
+    Json,
+}
+
+/// Runs the command line and returns the process exit code.
+pub fn main() -> std::process::ExitCode {
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(error) => {
+            let _ = error.print();
+            return if error.use_stderr() {
+                Exit::Invalid.into()
+            } else {
+                Exit::Completed.into()
+            };
+        }
+    };
+    let exit = match cli.command {
+        Command::Validate { paths, format } => validate::run(&paths, format),
+        Command::Schema { out } => schema::run(out.as_deref()),
+    };
+    exit.into()
+}

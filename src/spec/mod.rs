@@ -1,0 +1,22 @@
+//! The agent file: what the user wrote, typed, located and checked.
+//!
+//! Nothing here knows HTTP or how an agent runs; the engine never reads YAML.
+
+pub mod agent;
+pub mod diagnostic;
+pub mod duration;
+pub mod execution;
+pub mod limits;
+pub mod middleware;
+pub mod model;
+pub mod schema_check;
+pub mod schema_gen;
+pub mod template;
+pub mod tools;
+pub mod user_schema;
+pub mod validate;
+pub mod yaml;
+
+pub use agent::AgentSpec;
+pub use diagnostic::{Code, Diagnostic, Severity};
+pub use validate::{Validator, validate_paths};

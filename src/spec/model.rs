@@ -1,0 +1,267 @@
+//! The `model` key: a `provider/name` shorthand or a full mapping.
+
+use std::borrow::Cow;
+use std::fmt;
+
+use schemars::{JsonSchema, Schema, SchemaGenerator, json_schema};
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+use serde_json::{Map, Value};
+
+use super::duration::HumanDuration;
+
+/// The model an agent talks to.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(untagged)]
+pub enum ModelRef {
+    /// Shorthand `provider/name`, e.g. `openai/gpt-4o-mini` or `anthropic/claude-sonnet-4-5`.
+    Shorthand(ModelShorthand),
+    /// The full form, with endpoint, key variable, parameters, pricing and retries.
+    Config(Box<ModelConfig>),
+}
+
+impl ModelRef {
+    /// The full configuration, expanding the shorthand with every default.
+    pub fn to_config(&self) -> ModelConfig {
+        match self {
+            ModelRef::Shorthand(short) => ModelConfig {
+                provider: short.provider,
+                name: short.name.clone(),
+                ..ModelConfig::default()
+            },
+            ModelRef::Config(config) => (**config).clone(),
+        }
+    }
+}
+
+/// The model providers `runner` can talk to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum ProviderKind {
+    /// OpenAI Chat Completions, and every server speaking that wire (Azure, vLLM, llama.cpp,
+    /// OpenRouter, Groq, Mistral) through `base_url`.
+    #[default]
+    Openai,
+    /// Anthropic Messages API.
+    Anthropic,
+    /// A local Ollama server (OpenAI-compatible wire, no key).
+    Ollama,
+    /// Answers from `script`, in order: for offline examples and tests.
+    Scripted,
+}
+
+impl ProviderKind {
+    pub const ALL: [ProviderKind; 4] = [
+        ProviderKind::Openai,
+        ProviderKind::Anthropic,
+        ProviderKind::Ollama,
+        ProviderKind::Scripted,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ProviderKind::Openai => "openai",
+            ProviderKind::Anthropic => "anthropic",
+            ProviderKind::Ollama => "ollama",
+            ProviderKind::Scripted => "scripted",
+        }
+    }
+
+    pub fn parse(text: &str) -> Option<ProviderKind> {
+        Self::ALL.into_iter().find(|kind| kind.as_str() == text)
+    }
+
+    /// The env var holding the API key when the file names none (`None`: no key needed).
+    pub fn default_api_key_env(self) -> Option<&'static str> {
+        match self {
+            ProviderKind::Openai => Some("OPENAI_API_KEY"),
+            ProviderKind::Anthropic => Some("ANTHROPIC_API_KEY"),
+            ProviderKind::Ollama | ProviderKind::Scripted => None,
+        }
+    }
+
+    /// The endpoint used when neither the file nor the environment sets one.
+    pub fn default_base_url(self) -> Option<&'static str> {
+        match self {
+            ProviderKind::Openai => Some("https://api.openai.com/v1"),
+            ProviderKind::Anthropic => Some("https://api.anthropic.com"),
+            ProviderKind::Ollama => Some("http://127.0.0.1:11434/v1"),
+            ProviderKind::Scripted => None,
+        }
+    }
+}
+
+impl fmt::Display for ProviderKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// `provider/name`, e.g. `openai/gpt-4o-mini`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ModelShorthand {
+    pub provider: ProviderKind,
+    pub name: String,
+}
+
+/// The pattern of the shorthand; `ModelShorthand::parse` accepts exactly this.
+pub const MODEL_SHORTHAND_PATTERN: &str = r"^(openai|anthropic|ollama|scripted)/\S+$";
+
+impl ModelShorthand {
+    pub fn parse(text: &str) -> Result<ModelShorthand, String> {
+        let (provider, name) = text
+            .split_once('/')
+            .ok_or_else(|| format!("`{text}` is not `provider/name` (e.g. openai/gpt-4o-mini)"))?;
+        let provider = ProviderKind::parse(provider).ok_or_else(|| {
+            format!("unknown provider `{provider}`: use openai, anthropic, ollama or scripted")
+        })?;
+        if name.is_empty() || name.chars().any(char::is_whitespace) {
+            return Err(format!("`{text}` has no model name after the `/`"));
+        }
+        Ok(ModelShorthand {
+            provider,
+            name: name.to_string(),
+        })
+    }
+}
+
+impl fmt::Display for ModelShorthand {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}/{}", self.provider, self.name)
+    }
+}
+
+impl Serialize for ModelShorthand {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_str(self)
+    }
+}
+
+impl<'de> Deserialize<'de> for ModelShorthand {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let text = String::deserialize(deserializer)?;
+        ModelShorthand::parse(&text).map_err(serde::de::Error::custom)
+    }
+}
+
+impl JsonSchema for ModelShorthand {
+    fn schema_name() -> Cow<'static, str> {
+        "ModelShorthand".into()
+    }
+
+    fn json_schema(_generator: &mut SchemaGenerator) -> Schema {
+        json_schema!({
+            "type": "string",
+            "pattern": MODEL_SHORTHAND_PATTERN,
+            "description": "`provider/name`: the provider is openai, anthropic, ollama or scripted.",
+            "examples": ["openai/gpt-4o-mini", "anthropic/claude-sonnet-4-5", "ollama/llama3.2"]
+        })
+    }
+}
+
+/// The full model configuration.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ModelConfig {
+    /// Which API to speak: openai, anthropic, ollama or scripted.
+    pub provider: ProviderKind,
+    /// The model name sent to the provider, e.g. `gpt-4o-mini`.
+    #[serde(default)]
+    pub name: String,
+    /// The endpoint. Defaults per provider; OPENAI_BASE_URL / ANTHROPIC_BASE_URL apply when
+    /// the file sets none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub base_url: Option<String>,
+    /// Name of the environment variable holding the API key (default OPENAI_API_KEY or
+    /// ANTHROPIC_API_KEY). The key itself never goes in the file.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(regex(pattern = r"^[A-Za-z_][A-Za-z0-9_]*$"))]
+    pub api_key_env: Option<String>,
+    /// Request parameters passed through to the API unchanged (temperature, max_tokens, ...).
+    #[serde(default, skip_serializing_if = "Map::is_empty")]
+    pub params: Map<String, Value>,
+    /// Prices per million tokens; enables `limits.max_cost_usd` and the cost in the result.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pricing: Option<Pricing>,
+    /// Timeout of one request, e.g. `120s`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timeout: Option<HumanDuration>,
+    /// Retries of failed requests (connection errors, timeouts, 408/409/429/5xx).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub retry: Option<RetryConfig>,
+    /// `provider: scripted` only: the responses, in order.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub script: Option<Vec<ScriptedResponse>>,
+}
+
+/// Prices in US dollars per million tokens.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Pricing {
+    /// Dollars per million input (prompt) tokens.
+    #[schemars(range(min = 0))]
+    pub input_per_mtok: f64,
+    /// Dollars per million output (completion) tokens.
+    #[schemars(range(min = 0))]
+    pub output_per_mtok: f64,
+}
+
+/// Exponential backoff with jitter; `Retry-After` is honoured.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RetryConfig {
+    /// Attempts in all, the first included (default 4; 1 disables retries).
+    #[serde(default = "RetryConfig::default_attempts")]
+    #[schemars(range(min = 1))]
+    pub max_attempts: u32,
+    /// Wait before the first retry (default 500ms); doubles each time.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub initial_backoff: Option<HumanDuration>,
+    /// The longest wait between two attempts (default 30s).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_backoff: Option<HumanDuration>,
+}
+
+impl RetryConfig {
+    fn default_attempts() -> u32 {
+        4
+    }
+}
+
+/// One scripted model reply.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ScriptedResponse {
+    /// The reply's text.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub text: Option<String>,
+    /// The reply's reasoning, shown as thinking.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub thinking: Option<String>,
+    /// Tool calls the model makes in this reply.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tool_calls: Vec<ScriptedToolCall>,
+    /// Token usage to report for this reply.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub usage: Option<ScriptedUsage>,
+}
+
+/// A tool call in a scripted reply.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ScriptedToolCall {
+    /// The tool's name.
+    pub name: String,
+    /// The call's arguments.
+    #[serde(default)]
+    pub arguments: Map<String, Value>,
+}
+
+/// Token usage of a scripted reply.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ScriptedUsage {
+    #[serde(default)]
+    pub input_tokens: u64,
+    #[serde(default)]
+    pub output_tokens: u64,
+}

@@ -1,0 +1,74 @@
+//! Generates `schemas/agent.schema.json` from the Rust types.
+//!
+//! Draft-07 is used because it is the draft editors' YAML language servers understand best.
+
+use schemars::generate::SchemaSettings;
+use schemars::transform::{Transform, transform_subschemas};
+use schemars::{Schema, SchemaGenerator, json_schema};
+use serde_json::Value;
+
+use super::agent::AgentSpec;
+
+/// The schema's `$id`, so editors and tools can refer to it.
+pub const SCHEMA_ID: &str = "https://runner.dev/schemas/agent.schema.json";
+
+/// The agent file's JSON Schema as a value.
+pub fn agent_schema() -> Value {
+    let generator = SchemaSettings::draft07()
+        .with_transform(AbsentIsNotNull)
+        .into_generator();
+    let mut schema = generator.into_root_schema_for::<AgentSpec>();
+    schema.insert("$id".into(), SCHEMA_ID.into());
+    schema.to_value()
+}
+
+/// The agent file's JSON Schema, pretty-printed with a trailing newline, as committed.
+pub fn agent_schema_text() -> String {
+    let mut text = serde_json::to_string_pretty(&agent_schema()).unwrap_or_default();
+    text.push('\n');
+    text
+}
+
+/// The schema of a user-written JSON Schema: an object (its meta-schema check happens later,
+/// with diagnostics that point into it).
+pub fn json_schema_object(_generator: &mut SchemaGenerator) -> Schema {
+    json_schema!({
+        "type": "object",
+        "description": "A JSON Schema.",
+        "additionalProperties": true
+    })
+}
+
+/// Optional keys are written by leaving them out; `key: null` is almost always a slip
+/// (an empty `key:` line), so the schema does not offer `null` for them.
+#[derive(Clone)]
+struct AbsentIsNotNull;
+
+impl Transform for AbsentIsNotNull {
+    fn transform(&mut self, schema: &mut Schema) {
+        transform_subschemas(self, schema);
+        let Some(object) = schema.as_object_mut() else {
+            return;
+        };
+        if let Some(Value::Array(types)) = object.get_mut("type") {
+            types.retain(|t| t != "null");
+            if types.len() == 1 {
+                let single = types.remove(0);
+                object.insert("type".into(), single);
+            }
+        }
+        let is_null = |v: &Value| v.get("type").and_then(Value::as_str) == Some("null");
+        if let Some(Value::Array(branches)) = object.get("anyOf")
+            && branches.len() == 2
+            && branches.iter().any(is_null)
+        {
+            let kept = branches.iter().find(|b| !is_null(b)).cloned();
+            if let Some(Value::Object(kept)) = kept {
+                object.remove("anyOf");
+                for (key, value) in kept {
+                    object.entry(key).or_insert(value);
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,214 @@
+//! The `tools` and `handoffs` keys: built-in tools, sub-agents, MCP servers, transfers.
+
+use indexmap::IndexMap;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use super::agent::AgentSpec;
+use super::duration::HumanDuration;
+
+/// One entry of `tools`: a built-in tool, a sub-agent, or an MCP server.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(untagged)]
+pub enum ToolEntry {
+    /// A tool that ships with runner: `- builtin: read_file`.
+    Builtin(BuiltinTool),
+    /// An MCP tool server whose tools join the agent's tools.
+    Mcp(McpEntry),
+    /// Another agent used as a tool, with an explicit parameter schema.
+    SubAgent(Box<SubAgentTool>),
+}
+
+impl ToolEntry {
+    /// The name the model sees (`None` for MCP servers, whose names come from the server).
+    pub fn name(&self) -> Option<&str> {
+        match self {
+            ToolEntry::Builtin(tool) => Some(tool.name()),
+            ToolEntry::SubAgent(tool) => Some(&tool.name),
+            ToolEntry::Mcp(_) => None,
+        }
+    }
+}
+
+/// A built-in tool, chosen by `builtin:`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(tag = "builtin", rename_all = "snake_case", deny_unknown_fields)]
+pub enum BuiltinTool {
+    /// Reads a text file inside the workspace (parameters: path, offset, limit).
+    ReadFile {
+        /// The workspace root the tool is confined to (default: the current directory).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        root: Option<String>,
+    },
+    /// Writes a text file inside the workspace (parameters: path, content).
+    WriteFile {
+        /// The workspace root the tool is confined to (default: the current directory).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        root: Option<String>,
+    },
+    /// Lists a directory inside the workspace (parameter: path).
+    ListDir {
+        /// The workspace root the tool is confined to (default: the current directory).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        root: Option<String>,
+    },
+    /// Searches files by regular expression (parameters: pattern, path, glob).
+    SearchFiles {
+        /// The workspace root the tool is confined to (default: the current directory).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        root: Option<String>,
+    },
+    /// Runs an allowed program directly, never through a shell (parameter: command).
+    Shell {
+        /// Program names the model may run, e.g. [git, cargo].
+        allow: Vec<String>,
+        /// Kill the program after this long (default 60s).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        timeout: Option<HumanDuration>,
+        /// Working directory, confined like the file tools (default: the current directory).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        root: Option<String>,
+    },
+    /// Fetches a URL from an allowed host (parameter: url).
+    HttpGet {
+        /// Host names the tool may fetch from, e.g. [api.github.com].
+        allow_hosts: Vec<String>,
+        /// Give up after this long (default 30s).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        timeout: Option<HumanDuration>,
+    },
+    /// Asks the user a question (parameters: question, id).
+    AskUser {},
+}
+
+impl BuiltinTool {
+    /// The tool's name as the model sees it.
+    pub fn name(&self) -> &'static str {
+        match self {
+            BuiltinTool::ReadFile { .. } => "read_file",
+            BuiltinTool::WriteFile { .. } => "write_file",
+            BuiltinTool::ListDir { .. } => "list_dir",
+            BuiltinTool::SearchFiles { .. } => "search_files",
+            BuiltinTool::Shell { .. } => "shell",
+            BuiltinTool::HttpGet { .. } => "http_get",
+            BuiltinTool::AskUser {} => "ask_user",
+        }
+    }
+}
+
+/// A sub-agent used as a tool.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SubAgentTool {
+    /// The tool name the model calls.
+    #[schemars(regex(pattern = r"^[A-Za-z_][A-Za-z0-9_-]*$"))]
+    pub name: String,
+    /// What the tool does, for the model.
+    pub description: String,
+    /// The tool's parameters as an explicit JSON Schema (`type: object`). Never generated.
+    pub parameters: ParameterSchema,
+    /// The sub-agent: a path relative to this file, or an inline agent mapping.
+    pub agent: AgentRef,
+    /// Template for the sub-agent's first message, over the call's arguments
+    /// (default: the arguments as JSON).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prompt: Option<String>,
+    /// true: this tool runs alone; other calls of the same turn wait.
+    #[serde(default)]
+    pub sequential: bool,
+    /// Tool names that must finish first when called in the same turn.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub depends_on: Vec<String>,
+}
+
+/// A JSON Schema written by the user (checked against the JSON Schema meta-schema).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(transparent)]
+pub struct ParameterSchema(
+    #[schemars(schema_with = "super::schema_gen::json_schema_object")] pub Value,
+);
+
+/// Where an agent comes from: a file or an inline definition.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(untagged)]
+pub enum AgentRef {
+    /// Path to an agent file, relative to the file that refers to it.
+    Path(String),
+    /// An inline agent definition (same keys as a file).
+    Inline(Box<AgentSpec>),
+}
+
+/// A transfer of control to another agent.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Handoff {
+    /// The transfer tool's name, e.g. `transfer_to_fixer`.
+    #[schemars(regex(pattern = r"^[A-Za-z_][A-Za-z0-9_-]*$"))]
+    pub name: String,
+    /// When to hand over, for the model.
+    pub description: String,
+    /// The agent that takes over: a path relative to this file, or an inline mapping.
+    pub agent: AgentRef,
+}
+
+/// `- mcp: {...}`: an MCP tool server.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct McpEntry {
+    /// The server: `command` (stdio) or `url` (Streamable HTTP).
+    pub mcp: McpServer,
+}
+
+/// How to reach an MCP server.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(untagged)]
+pub enum McpServer {
+    /// A server started as a child process, spoken to over stdio.
+    Stdio(McpStdio),
+    /// A server reached over Streamable HTTP.
+    Http(McpHttp),
+}
+
+/// An MCP server over stdio.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct McpStdio {
+    /// The program to start, e.g. `node` or `npx`.
+    pub command: String,
+    /// Its arguments.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub args: Vec<String>,
+    /// Extra environment variables for the server process.
+    #[serde(default, skip_serializing_if = "IndexMap::is_empty")]
+    pub env: IndexMap<String, String>,
+    /// Only these tools of the server (default: every tool it lists).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tools: Option<Vec<String>>,
+    /// Prepended to the server's tool names, e.g. `gh_`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prefix: Option<String>,
+    /// How long the server may take to start and list its tools (default 30s).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub startup_timeout: Option<HumanDuration>,
+}
+
+/// An MCP server over Streamable HTTP.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct McpHttp {
+    /// The server's endpoint, e.g. `http://127.0.0.1:3001/mcp`.
+    pub url: String,
+    /// Request headers; values are templates, so tokens can come from declared `env`.
+    #[serde(default, skip_serializing_if = "IndexMap::is_empty")]
+    pub headers: IndexMap<String, String>,
+    /// Only these tools of the server (default: every tool it lists).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tools: Option<Vec<String>>,
+    /// Prepended to the server's tool names.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prefix: Option<String>,
+    /// How long the server may take to answer `initialize` and list its tools (default 30s).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub startup_timeout: Option<HumanDuration>,
+}

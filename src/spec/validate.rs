@@ -1,0 +1,726 @@
+//! `runner validate`: every check of an agent file, reporting all problems at once.
+//!
+//! Order: YAML, then the JSON Schema, then the checks a schema cannot express (templates,
+//! user schemas, references, cycles, duplicate names). The later checks read the raw JSON
+//! value, so a schema error in one key never hides a template error in another.
+
+use std::collections::{BTreeSet, HashMap};
+use std::path::{Component, Path, PathBuf};
+
+use serde_json::{Map, Value};
+
+use super::diagnostic::{Code, Diagnostic, did_you_mean};
+use super::execution::STRATEGY_OPTIONS;
+use super::limits::STOP_WHEN_VARIABLES;
+use super::schema_check::schema_diagnostics;
+use super::template::{
+    TemplateIssue, TemplateScope, check_expression, check_template, used_variables,
+};
+use super::user_schema::check_user_schema;
+use super::yaml::{YamlDocument, load_yaml, pointer_push};
+
+/// Validates agent files, following their references once each.
+#[derive(Default)]
+pub struct Validator {
+    /// Canonical path → whether the file declares `limits.max_depth` (for cycle checks).
+    done: HashMap<PathBuf, bool>,
+    /// Canonical paths of the files being checked, outermost first, with their max_depth flag.
+    stack: Vec<(PathBuf, bool)>,
+    diagnostics: Vec<Diagnostic>,
+}
+
+impl Validator {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Validates one file (and the files it refers to).
+    pub fn validate_file(&mut self, path: &Path) {
+        let key = canonical(path);
+        if self.done.contains_key(&key) {
+            return;
+        }
+        let source = match std::fs::read(path) {
+            Ok(bytes) => match String::from_utf8(bytes) {
+                Ok(text) => text,
+                Err(error) => {
+                    let offset = error.utf8_error().valid_up_to();
+                    let text = String::from_utf8_lossy(&error.into_bytes()[..offset]).to_string();
+                    let (line, column) = super::template::line_column(&text, offset);
+                    self.diagnostics.push(Diagnostic::error(
+                        path,
+                        super::yaml::Position { line, column },
+                        Code::Io,
+                        "",
+                        "the file is not valid UTF-8".into(),
+                    ));
+                    self.done.insert(key, false);
+                    return;
+                }
+            },
+            Err(error) => {
+                self.diagnostics.push(Diagnostic::error(
+                    path,
+                    Default::default(),
+                    Code::Io,
+                    "",
+                    format!("cannot read the file: {error}"),
+                ));
+                self.done.insert(key, false);
+                return;
+            }
+        };
+        self.validate_source(path, &source);
+    }
+
+    /// Validates `source` as if it were the file at `path`.
+    pub fn validate_source(&mut self, path: &Path, source: &str) {
+        let key = canonical(path);
+        let doc = match load_yaml(source) {
+            Ok(doc) => doc,
+            Err(errors) => {
+                for error in errors {
+                    self.diagnostics.push(Diagnostic::error(
+                        path,
+                        error.position,
+                        Code::Yaml,
+                        &error.pointer,
+                        error.message,
+                    ));
+                }
+                self.done.insert(key, false);
+                return;
+            }
+        };
+        let bounded = has_max_depth(&doc.value);
+        self.done.insert(key.clone(), bounded);
+        self.stack.push((key, bounded));
+        self.diagnostics.extend(schema_diagnostics(&doc, path));
+        let base_dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
+        let file = FileContext {
+            path,
+            doc: &doc,
+            base_dir: &base_dir,
+        };
+        if doc.value.is_object() {
+            self.check_agent(&file, &doc.value, "");
+        }
+        self.stack.pop();
+    }
+
+    /// All diagnostics so far, grouped by file (in the order files were met), then by position.
+    pub fn finish(self) -> Vec<Diagnostic> {
+        let mut order: Vec<PathBuf> = Vec::new();
+        for diagnostic in &self.diagnostics {
+            if !order.contains(&diagnostic.file) {
+                order.push(diagnostic.file.clone());
+            }
+        }
+        let mut diagnostics = self.diagnostics;
+        diagnostics.sort_by_key(|d| {
+            let file_rank = order
+                .iter()
+                .position(|f| f == &d.file)
+                .unwrap_or(usize::MAX);
+            (file_rank, d.line, d.column)
+        });
+        diagnostics.dedup();
+        diagnostics
+    }
+
+    fn check_agent(&mut self, file: &FileContext<'_>, agent: &Value, at: &str) {
+        let Some(agent) = agent.as_object() else {
+            return;
+        };
+        let inputs = agent.get("inputs").and_then(Value::as_object);
+        let env: BTreeSet<String> = agent
+            .get("env")
+            .and_then(Value::as_array)
+            .map(|names| {
+                names
+                    .iter()
+                    .filter_map(Value::as_str)
+                    .map(String::from)
+                    .collect()
+            })
+            .unwrap_or_default();
+        let input_scope = TemplateScope {
+            variables: inputs
+                .map(|i| i.keys().cloned().collect())
+                .unwrap_or_default(),
+            env: env.clone(),
+            declare_hint: "declare it under `inputs:`",
+        };
+
+        let execution = agent.get("execution").and_then(Value::as_object);
+        let mut prompt_fields = vec![
+            (pointer_push(at, "system"), agent.get("system")),
+            (pointer_push(at, "prompt"), agent.get("prompt")),
+        ];
+        let execution_at = pointer_push(at, "execution");
+        prompt_fields.push((
+            pointer_push(&execution_at, "reasoning_prompt"),
+            execution.and_then(|e| e.get("reasoning_prompt")),
+        ));
+        let mut used = BTreeSet::new();
+        for (pointer, value) in &prompt_fields {
+            if let Some(Value::String(source)) = value {
+                self.template(file, pointer, source, &input_scope);
+                used.extend(used_variables(source, file.base_dir));
+            }
+        }
+        self.check_inputs(file, at, inputs, &used);
+
+        if let Some(Value::String(expression)) = agent.get("stop_when") {
+            let pointer = pointer_push(at, "stop_when");
+            for issue in check_expression(expression, STOP_WHEN_VARIABLES) {
+                self.template_issue(file, &pointer, issue);
+            }
+        }
+        if let Some(schema) = agent.get("output").and_then(|o| o.get("schema")) {
+            let pointer = pointer_push(&pointer_push(at, "output"), "schema");
+            self.user_schema(file, &pointer, schema, false, Code::OutputSchema);
+        }
+        if let Some(execution) = execution {
+            self.check_execution(file, &execution_at, execution);
+        }
+        self.check_model(file, at, agent);
+        self.check_tools(file, at, agent, &env);
+    }
+
+    fn check_inputs(
+        &mut self,
+        file: &FileContext<'_>,
+        at: &str,
+        inputs: Option<&Map<String, Value>>,
+        used: &BTreeSet<String>,
+    ) {
+        let Some(inputs) = inputs else { return };
+        let inputs_at = pointer_push(at, "inputs");
+        for (name, spec) in inputs {
+            let pointer = pointer_push(&inputs_at, name);
+            let kind = spec.get("type").and_then(Value::as_str).unwrap_or("string");
+            if let Some(default) = spec.get("default")
+                && !fits_type(default, kind)
+            {
+                let default_at = pointer_push(&pointer, "default");
+                self.diagnostics.push(Diagnostic::error(
+                    file.path,
+                    file.doc.value_position(&default_at),
+                    Code::InputDefault,
+                    &default_at,
+                    format!("the default of input `{name}` is not of its type `{kind}`"),
+                ));
+            }
+            if let Some(Value::Array(allowed)) = spec.get("enum") {
+                for (index, value) in allowed.iter().enumerate() {
+                    if !fits_type(value, kind) {
+                        let value_at =
+                            pointer_push(&pointer_push(&pointer, "enum"), &index.to_string());
+                        self.diagnostics.push(Diagnostic::error(
+                            file.path,
+                            file.doc.value_position(&value_at),
+                            Code::InputDefault,
+                            &value_at,
+                            format!(
+                                "this allowed value of input `{name}` is not of its type `{kind}`"
+                            ),
+                        ));
+                    }
+                }
+            }
+            let required = spec
+                .get("required")
+                .and_then(Value::as_bool)
+                .unwrap_or(false);
+            if required && !used.contains(name) {
+                self.diagnostics.push(
+                    Diagnostic::warning(
+                        file.path,
+                        file.doc.key_position(&pointer),
+                        Code::UnusedInput,
+                        &pointer,
+                        format!("required input `{name}` is not used by any template"),
+                    )
+                    .with_hint(format!(
+                        "use it as {{{{ {name} }}}} in `system` or `prompt`, or remove it"
+                    )),
+                );
+            }
+        }
+    }
+
+    fn check_execution(
+        &mut self,
+        file: &FileContext<'_>,
+        at: &str,
+        execution: &Map<String, Value>,
+    ) {
+        let strategy = execution
+            .get("strategy")
+            .and_then(Value::as_str)
+            .unwrap_or("loop");
+        for (option, owner) in STRATEGY_OPTIONS {
+            if execution.contains_key(*option) && owner.as_str() != strategy {
+                let pointer = pointer_push(at, option);
+                self.diagnostics.push(
+                    Diagnostic::error(
+                        file.path,
+                        file.doc.key_position(&pointer),
+                        Code::StrategyOption,
+                        &pointer,
+                        format!(
+                            "`{option}` belongs to strategy `{}`, but this agent uses `{strategy}`",
+                            owner.as_str()
+                        ),
+                    )
+                    .with_hint(format!(
+                        "set `strategy: {}` or remove `{option}`",
+                        owner.as_str()
+                    )),
+                );
+            }
+        }
+        if let Some(schema) = execution.get("plan_schema") {
+            self.user_schema(
+                file,
+                &pointer_push(at, "plan_schema"),
+                schema,
+                false,
+                Code::OutputSchema,
+            );
+        }
+    }
+
+    fn check_model(&mut self, file: &FileContext<'_>, at: &str, agent: &Map<String, Value>) {
+        let model_at = pointer_push(at, "model");
+        let has_pricing = match agent.get("model") {
+            Some(Value::Object(model)) => {
+                let provider = model.get("provider").and_then(Value::as_str);
+                let has_script = model.contains_key("script");
+                if provider == Some("scripted") && !has_script {
+                    self.diagnostics.push(
+                        Diagnostic::error(
+                            file.path,
+                            file.doc.key_position(&model_at),
+                            Code::Model,
+                            &model_at,
+                            "`provider: scripted` needs a `script` of responses".into(),
+                        )
+                        .with_hint("add `script: [{text: ...}]`"),
+                    );
+                }
+                if has_script && provider.is_some_and(|p| p != "scripted") {
+                    let pointer = pointer_push(&model_at, "script");
+                    self.diagnostics.push(Diagnostic::error(
+                        file.path,
+                        file.doc.key_position(&pointer),
+                        Code::Model,
+                        &pointer,
+                        "`script` is only read by `provider: scripted`".into(),
+                    ));
+                }
+                if provider.is_some_and(|p| p != "scripted")
+                    && model
+                        .get("name")
+                        .and_then(Value::as_str)
+                        .is_none_or(str::is_empty)
+                {
+                    self.diagnostics.push(Diagnostic::error(
+                        file.path,
+                        file.doc.key_position(&model_at),
+                        Code::Model,
+                        &model_at,
+                        "the model mapping has no `name`".into(),
+                    ));
+                }
+                model.contains_key("pricing")
+            }
+            _ => false,
+        };
+        let cost_at = pointer_push(&pointer_push(at, "limits"), "max_cost_usd");
+        let has_cost_limit = agent
+            .get("limits")
+            .and_then(|l| l.get("max_cost_usd"))
+            .is_some();
+        if has_cost_limit && !has_pricing && agent.get("model").is_some() {
+            self.diagnostics.push(
+                Diagnostic::warning(
+                    file.path,
+                    file.doc.key_position(&cost_at),
+                    Code::NoEffect,
+                    &cost_at,
+                    "`max_cost_usd` needs `model.pricing`; without it cost is unknown and never counted".into(),
+                )
+                .with_hint("add `pricing: {input_per_mtok: ..., output_per_mtok: ...}` to the model mapping"),
+            );
+        }
+    }
+
+    fn check_tools(
+        &mut self,
+        file: &FileContext<'_>,
+        at: &str,
+        agent: &Map<String, Value>,
+        env: &BTreeSet<String>,
+    ) {
+        let tools_at = pointer_push(at, "tools");
+        let handoffs_at = pointer_push(at, "handoffs");
+        let tools = agent
+            .get("tools")
+            .and_then(Value::as_array)
+            .cloned()
+            .unwrap_or_default();
+        let handoffs = agent
+            .get("handoffs")
+            .and_then(Value::as_array)
+            .cloned()
+            .unwrap_or_default();
+
+        // Names first, so duplicates and depends_on can be checked against all of them.
+        let mut seen: HashMap<String, String> = HashMap::new();
+        let named = tools
+            .iter()
+            .enumerate()
+            .map(|(i, t)| (pointer_push(&tools_at, &i.to_string()), t))
+            .chain(
+                handoffs
+                    .iter()
+                    .enumerate()
+                    .map(|(i, t)| (pointer_push(&handoffs_at, &i.to_string()), t)),
+            );
+        for (pointer, tool) in named {
+            let (name, name_at) = match (tool.get("builtin"), tool.get("name")) {
+                (Some(Value::String(builtin)), _) => {
+                    (builtin.clone(), pointer_push(&pointer, "builtin"))
+                }
+                (_, Some(Value::String(name))) => (name.clone(), pointer_push(&pointer, "name")),
+                _ => continue,
+            };
+            if let Some(first) = seen.get(&name) {
+                let first_line = file.doc.value_position(first).line;
+                self.diagnostics.push(
+                    Diagnostic::error(
+                        file.path,
+                        file.doc.value_position(&name_at),
+                        Code::DuplicateTool,
+                        &name_at,
+                        format!("tool name `{name}` is already used on line {first_line}"),
+                    )
+                    .with_hint("tool names must be unique per agent; rename one of them"),
+                );
+            } else {
+                seen.insert(name, name_at);
+            }
+        }
+
+        for (index, tool) in tools.iter().enumerate() {
+            let pointer = pointer_push(&tools_at, &index.to_string());
+            if let Some(Value::Object(server)) = tool.get("mcp") {
+                self.check_mcp(file, &pointer_push(&pointer, "mcp"), server, env);
+                continue;
+            }
+            if tool.get("builtin").is_some() {
+                continue;
+            }
+            let Some(tool) = tool.as_object() else {
+                continue;
+            };
+            let parameters = tool.get("parameters");
+            if let Some(parameters) = parameters {
+                self.user_schema(
+                    file,
+                    &pointer_push(&pointer, "parameters"),
+                    parameters,
+                    true,
+                    Code::ParameterSchema,
+                );
+            }
+            if let Some(Value::String(prompt)) = tool.get("prompt") {
+                let scope = TemplateScope {
+                    variables: parameters
+                        .and_then(|p| p.get("properties"))
+                        .and_then(Value::as_object)
+                        .map(|p| p.keys().cloned().collect())
+                        .unwrap_or_default(),
+                    env: env.clone(),
+                    declare_hint: "a sub-agent prompt can read only the tool's parameters: add it to `parameters.properties`",
+                };
+                self.template(file, &pointer_push(&pointer, "prompt"), prompt, &scope);
+            }
+            if let Some(Value::Array(dependencies)) = tool.get("depends_on") {
+                for (i, dependency) in dependencies.iter().enumerate() {
+                    let Some(name) = dependency.as_str() else {
+                        continue;
+                    };
+                    if !seen.contains_key(name) {
+                        let dep_at =
+                            pointer_push(&pointer_push(&pointer, "depends_on"), &i.to_string());
+                        let hint = did_you_mean(name, seen.keys().map(String::as_str))
+                            .map(|close| format!("did you mean `{close}`?"));
+                        self.diagnostics.push(
+                            Diagnostic::error(
+                                file.path,
+                                file.doc.value_position(&dep_at),
+                                Code::UnknownTool,
+                                &dep_at,
+                                format!(
+                                    "`depends_on` names `{name}`, which is not a tool of this agent"
+                                ),
+                            )
+                            .with_optional_hint(hint),
+                        );
+                    }
+                }
+            }
+            self.check_agent_ref(file, &pointer_push(&pointer, "agent"), tool.get("agent"));
+        }
+        for (index, handoff) in handoffs.iter().enumerate() {
+            let pointer = pointer_push(&handoffs_at, &index.to_string());
+            self.check_agent_ref(file, &pointer_push(&pointer, "agent"), handoff.get("agent"));
+        }
+    }
+
+    fn check_mcp(
+        &mut self,
+        file: &FileContext<'_>,
+        at: &str,
+        server: &Map<String, Value>,
+        env: &BTreeSet<String>,
+    ) {
+        let Some(Value::Object(headers)) = server.get("headers") else {
+            return;
+        };
+        let scope = TemplateScope {
+            variables: BTreeSet::new(),
+            env: env.clone(),
+            declare_hint: "headers can read declared `env` vars and the built-ins",
+        };
+        let headers_at = pointer_push(at, "headers");
+        for (name, value) in headers {
+            if let Value::String(source) = value {
+                self.template(file, &pointer_push(&headers_at, name), source, &scope);
+            }
+        }
+    }
+
+    fn check_agent_ref(&mut self, file: &FileContext<'_>, pointer: &str, agent: Option<&Value>) {
+        match agent {
+            Some(Value::String(relative)) => self.check_reference(file, pointer, relative),
+            Some(inline @ Value::Object(_)) => self.check_agent(file, inline, pointer),
+            _ => {}
+        }
+    }
+
+    fn check_reference(&mut self, file: &FileContext<'_>, pointer: &str, relative: &str) {
+        let target = normalize(&file.base_dir.join(relative));
+        let at = file.doc.value_position(pointer);
+        if !target.is_file() {
+            self.diagnostics.push(
+                Diagnostic::error(
+                    file.path,
+                    at,
+                    Code::MissingFile,
+                    pointer,
+                    format!("agent file `{relative}` does not exist"),
+                )
+                .with_hint(format!(
+                    "paths are relative to this file; looked for {}",
+                    target.display()
+                )),
+            );
+            return;
+        }
+        let key = canonical(&target);
+        if let Some(index) = self.stack.iter().position(|(path, _)| *path == key) {
+            let bounded = self.stack[index..].iter().any(|(_, bounded)| *bounded);
+            if !bounded {
+                let chain: Vec<String> = self.stack[index..]
+                    .iter()
+                    .map(|(path, _)| file_name(path))
+                    .chain([file_name(&key)])
+                    .collect();
+                self.diagnostics.push(
+                    Diagnostic::error(
+                        file.path,
+                        at,
+                        Code::Cycle,
+                        pointer,
+                        format!(
+                            "sub-agent cycle without a depth bound: {}",
+                            chain.join(" → ")
+                        ),
+                    )
+                    .with_hint(
+                        "set `limits.max_depth` in one of these agents to bound the recursion",
+                    ),
+                );
+            }
+            return;
+        }
+        self.validate_file(&target);
+    }
+
+    fn template(
+        &mut self,
+        file: &FileContext<'_>,
+        pointer: &str,
+        source: &str,
+        scope: &TemplateScope,
+    ) {
+        for issue in check_template(source, file.base_dir, scope) {
+            self.template_issue(file, pointer, issue);
+        }
+    }
+
+    fn template_issue(&mut self, file: &FileContext<'_>, pointer: &str, issue: TemplateIssue) {
+        let diagnostic = match &issue.include {
+            Some(included) => Diagnostic::error(
+                &included.path,
+                super::yaml::Position {
+                    line: included.line,
+                    column: included.column,
+                },
+                issue.code,
+                "",
+                format!(
+                    "{} (included from {}{pointer})",
+                    issue.message,
+                    file.path.display()
+                ),
+            ),
+            None => Diagnostic::error(
+                file.path,
+                file.doc.position_in_string(pointer, issue.offset),
+                issue.code,
+                pointer,
+                issue.message,
+            ),
+        };
+        self.diagnostics
+            .push(diagnostic.with_optional_hint(issue.hint));
+    }
+
+    fn user_schema(
+        &mut self,
+        file: &FileContext<'_>,
+        pointer: &str,
+        schema: &Value,
+        require_object: bool,
+        code: Code,
+    ) {
+        if !schema.is_object() {
+            return; // the agent schema already reported the wrong type
+        }
+        for problem in check_user_schema(schema, require_object) {
+            let at = format!("{pointer}{}", problem.pointer);
+            self.diagnostics.push(Diagnostic::error(
+                file.path,
+                file.doc.value_position(&at),
+                code,
+                &at,
+                problem.message,
+            ));
+        }
+    }
+}
+
+struct FileContext<'a> {
+    path: &'a Path,
+    doc: &'a YamlDocument,
+    base_dir: &'a Path,
+}
+
+fn has_max_depth(value: &Value) -> bool {
+    value
+        .get("limits")
+        .and_then(|l| l.get("max_depth"))
+        .is_some()
+}
+
+fn fits_type(value: &Value, kind: &str) -> bool {
+    match kind {
+        "string" => value.is_string(),
+        "number" => value.is_number(),
+        "integer" => value.is_i64() || value.is_u64(),
+        "boolean" => value.is_boolean(),
+        "array" => value.is_array(),
+        "object" => value.is_object(),
+        _ => true,
+    }
+}
+
+fn canonical(path: &Path) -> PathBuf {
+    path.canonicalize().unwrap_or_else(|_| normalize(path))
+}
+
+fn file_name(path: &Path) -> String {
+    path.file_name().map_or_else(
+        || path.display().to_string(),
+        |n| n.to_string_lossy().to_string(),
+    )
+}
+
+/// Removes `.` and folds `..` lexically, so reported paths stay readable.
+pub fn normalize(path: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for part in path.components() {
+        match part {
+            Component::CurDir => {}
+            Component::ParentDir => {
+                if !out.pop() {
+                    out.push("..");
+                }
+            }
+            other => out.push(other),
+        }
+    }
+    out
+}
+
+/// Expands files and directories (recursively: `.yaml` and `.yml`, skipping hidden
+/// directories, `target` and `node_modules`) into a sorted list of agent files.
+pub fn expand_paths(paths: &[PathBuf]) -> Result<Vec<PathBuf>, String> {
+    let mut files = Vec::new();
+    for path in paths {
+        if path.is_dir() {
+            collect_dir(path, &mut files).map_err(|e| format!("{}: {e}", path.display()))?;
+        } else if path.exists() {
+            files.push(path.clone());
+        } else {
+            return Err(format!("{}: no such file or directory", path.display()));
+        }
+    }
+    Ok(files)
+}
+
+fn collect_dir(dir: &Path, files: &mut Vec<PathBuf>) -> std::io::Result<()> {
+    let mut entries: Vec<PathBuf> = std::fs::read_dir(dir)?
+        .filter_map(Result::ok)
+        .map(|entry| entry.path())
+        .collect();
+    entries.sort();
+    for entry in entries {
+        let name = entry
+            .file_name()
+            .map(|n| n.to_string_lossy().to_string())
+            .unwrap_or_default();
+        if entry.is_dir() {
+            if !name.starts_with('.') && name != "target" && name != "node_modules" {
+                collect_dir(&entry, files)?;
+            }
+        } else if name.ends_with(".yaml") || name.ends_with(".yml") {
+            files.push(entry);
+        }
+    }
+    Ok(())
+}
+
+/// Validates files and directories; returns every diagnostic.
+pub fn validate_paths(paths: &[PathBuf]) -> Result<Vec<Diagnostic>, String> {
+    let mut validator = Validator::new();
+    for file in expand_paths(paths)? {
+        validator.validate_file(&file);
+    }
+    Ok(validator.finish())
+}

@@ -1,0 +1,627 @@
+//! YAML to a JSON value, remembering where every node came from.
+//!
+//! Validation works on `serde_json::Value` (the JSON Schema validator and serde both speak
+//! it), but diagnostics must point at the user's YAML. So the loader builds the value from
+//! saphyr's event stream and records, for every JSON pointer, the position of the node and
+//! of its key. Plain scalars are resolved with the YAML 1.2 core schema (`yes` is a string).
+
+use std::collections::HashMap;
+
+use saphyr_parser::{Event, Parser, ScalarStyle, Span};
+use serde_json::{Map, Number, Value};
+
+/// A 1-based line and column (columns count characters).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Default)]
+pub struct Position {
+    pub line: usize,
+    pub column: usize,
+}
+
+/// Where a node is in the source.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct NodeSpan {
+    /// The start of the value.
+    pub value: Position,
+    /// The start of the mapping key the value belongs to, if any.
+    pub key: Option<Position>,
+    /// How a scalar was written (`None` for mappings and sequences).
+    pub style: Option<ScalarStyle>,
+}
+
+/// A problem found while loading YAML.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct YamlError {
+    pub position: Position,
+    pub message: String,
+    /// The JSON pointer of the node concerned ("" for syntax errors).
+    pub pointer: String,
+}
+
+/// A loaded document: the value, the position of every node, and the source text.
+#[derive(Debug, Clone)]
+pub struct YamlDocument {
+    pub value: Value,
+    spans: HashMap<String, NodeSpan>,
+    source: String,
+}
+
+/// Nodes created by alias expansion beyond this are refused ("billion laughs").
+const MAX_NODES: usize = 200_000;
+
+impl YamlDocument {
+    /// The span recorded for `pointer`, or the closest ancestor's.
+    pub fn span(&self, pointer: &str) -> NodeSpan {
+        let mut current = pointer;
+        loop {
+            if let Some(span) = self.spans.get(current) {
+                return *span;
+            }
+            match current.rfind('/') {
+                Some(cut) => current = &current[..cut],
+                None => {
+                    return NodeSpan {
+                        value: Position { line: 1, column: 1 },
+                        key: None,
+                        style: None,
+                    };
+                }
+            }
+        }
+    }
+
+    /// The position to report for a problem with the value at `pointer`.
+    pub fn value_position(&self, pointer: &str) -> Position {
+        self.span(pointer).value
+    }
+
+    /// The position to report for a problem with a key (its key if it has one).
+    pub fn key_position(&self, pointer: &str) -> Position {
+        let span = self.span(pointer);
+        span.key.unwrap_or(span.value)
+    }
+
+    pub fn source(&self) -> &str {
+        &self.source
+    }
+
+    /// The position of byte `offset` inside the string scalar at `pointer`, so template
+    /// errors point into the YAML file. Exact for single-line and literal (`|`) scalars,
+    /// close for the other styles.
+    pub fn position_in_string(&self, pointer: &str, offset: usize) -> Position {
+        let span = self.span(pointer);
+        let Some(Value::String(text)) = pointer_get(&self.value, pointer) else {
+            return span.value;
+        };
+        let offset = offset.min(text.len());
+        let before = &text[..floor_char_boundary(text, offset)];
+        let line_index = before.matches('\n').count();
+        let column_in_line = before
+            .rsplit('\n')
+            .next()
+            .map_or(0, |last| last.chars().count());
+        match span.style {
+            Some(ScalarStyle::Literal) | Some(ScalarStyle::Folded) => {
+                // saphyr starts a block scalar's span on its first content line.
+                let first_content_line = span.value.line;
+                let indent = self.block_indent(first_content_line);
+                Position {
+                    line: first_content_line + line_index,
+                    column: indent + column_in_line + 1,
+                }
+            }
+            Some(ScalarStyle::SingleQuoted) | Some(ScalarStyle::DoubleQuoted)
+                if line_index == 0 =>
+            {
+                Position {
+                    line: span.value.line,
+                    column: span.value.column + 1 + column_in_line,
+                }
+            }
+            _ if line_index == 0 => Position {
+                line: span.value.line,
+                column: span.value.column + column_in_line,
+            },
+            _ => Position {
+                line: span.value.line + line_index,
+                column: column_in_line + 1,
+            },
+        }
+    }
+
+    /// The indentation (in characters) of the first non-blank line at or after `line`.
+    fn block_indent(&self, line: usize) -> usize {
+        self.source
+            .lines()
+            .skip(line.saturating_sub(1))
+            .find(|text| !text.trim().is_empty())
+            .map_or(0, |text| text.chars().take_while(|c| *c == ' ').count())
+    }
+}
+
+/// `str::floor_char_boundary`, which is not stable yet.
+fn floor_char_boundary(text: &str, mut index: usize) -> usize {
+    while index > 0 && !text.is_char_boundary(index) {
+        index -= 1;
+    }
+    index
+}
+
+/// Looks up a JSON pointer (RFC 6901) in a value.
+pub fn pointer_get<'a>(value: &'a Value, pointer: &str) -> Option<&'a Value> {
+    if pointer.is_empty() {
+        Some(value)
+    } else {
+        value.pointer(pointer)
+    }
+}
+
+/// Appends one RFC 6901 segment to a pointer.
+pub fn pointer_push(pointer: &str, segment: &str) -> String {
+    let escaped = segment.replace('~', "~0").replace('/', "~1");
+    format!("{pointer}/{escaped}")
+}
+
+fn position_of(span: &Span) -> Position {
+    Position {
+        line: span.start.line(),
+        column: span.start.col() + 1,
+    }
+}
+
+/// Loads the first YAML document of `source`.
+pub fn load_yaml(source: &str) -> Result<YamlDocument, Vec<YamlError>> {
+    let mut builder = Builder::default();
+    let mut parser = Parser::new_from_str(source);
+    let mut documents = 0;
+    for item in &mut parser {
+        let (event, span) = match item {
+            Ok(pair) => pair,
+            Err(error) => {
+                let marker = error.marker();
+                builder.errors.push(YamlError {
+                    position: Position {
+                        line: marker.line(),
+                        column: marker.col() + 1,
+                    },
+                    message: format!("YAML syntax error: {}", error.info()),
+                    pointer: String::new(),
+                });
+                return Err(builder.errors);
+            }
+        };
+        match event {
+            Event::DocumentStart(_) => {
+                documents += 1;
+                if documents > 1 {
+                    builder.errors.push(YamlError {
+                        position: position_of(&span),
+                        message: "a second YAML document: an agent file holds exactly one".into(),
+                        pointer: String::new(),
+                    });
+                    break;
+                }
+            }
+            Event::StreamStart | Event::StreamEnd | Event::DocumentEnd | Event::Nothing => {}
+            other => {
+                if let Err(error) = builder.event(other, &span) {
+                    builder.errors.push(error);
+                    return Err(builder.errors);
+                }
+            }
+        }
+    }
+    let value = match builder.root.take() {
+        Some(value) => value,
+        None => {
+            builder.errors.push(YamlError {
+                position: Position { line: 1, column: 1 },
+                message: "the file is empty: an agent file is a mapping with at least `name`"
+                    .into(),
+                pointer: String::new(),
+            });
+            Value::Null
+        }
+    };
+    if !builder.errors.is_empty() {
+        return Err(builder.errors);
+    }
+    Ok(YamlDocument {
+        value,
+        spans: builder.spans,
+        source: source.to_string(),
+    })
+}
+
+enum Frame {
+    Sequence {
+        items: Vec<Value>,
+        pointer: String,
+        anchor: usize,
+    },
+    Mapping {
+        map: Map<String, Value>,
+        pointer: String,
+        anchor: usize,
+        pending_key: Option<(String, Position)>,
+    },
+}
+
+#[derive(Default)]
+struct Builder {
+    stack: Vec<Frame>,
+    root: Option<Value>,
+    spans: HashMap<String, NodeSpan>,
+    anchors: HashMap<usize, Value>,
+    errors: Vec<YamlError>,
+    nodes: usize,
+}
+
+impl Builder {
+    /// Where the next value goes: its pointer and the position of its key.
+    fn next_slot(&self) -> (String, Option<Position>) {
+        match self.stack.last() {
+            None => (String::new(), None),
+            Some(Frame::Sequence { items, pointer, .. }) => {
+                (pointer_push(pointer, &items.len().to_string()), None)
+            }
+            Some(Frame::Mapping {
+                pointer,
+                pending_key,
+                ..
+            }) => match pending_key {
+                Some((key, position)) => (pointer_push(pointer, key), Some(*position)),
+                None => (pointer.clone(), None),
+            },
+        }
+    }
+
+    fn expecting_key(&self) -> bool {
+        matches!(
+            self.stack.last(),
+            Some(Frame::Mapping {
+                pending_key: None,
+                ..
+            })
+        )
+    }
+
+    fn count(&mut self, nodes: usize, position: Position) -> Result<(), YamlError> {
+        self.nodes += nodes;
+        if self.nodes > MAX_NODES {
+            return Err(YamlError {
+                position,
+                message: format!(
+                    "the document expands to more than {MAX_NODES} nodes (aliases); refusing it"
+                ),
+                pointer: String::new(),
+            });
+        }
+        Ok(())
+    }
+
+    fn event(&mut self, event: Event<'_>, span: &Span) -> Result<(), YamlError> {
+        let position = position_of(span);
+        match event {
+            Event::Scalar(text, style, anchor, tag) => {
+                self.count(1, position)?;
+                if self.expecting_key() {
+                    let key = text.to_string();
+                    if let Some(Frame::Mapping {
+                        map,
+                        pointer,
+                        pending_key,
+                        ..
+                    }) = self.stack.last_mut()
+                    {
+                        if map.contains_key(&key) {
+                            self.errors.push(YamlError {
+                                position,
+                                message: format!("duplicate key `{key}` in this mapping"),
+                                pointer: pointer_push(pointer, &key),
+                            });
+                        }
+                        *pending_key = Some((key, position));
+                    }
+                    return Ok(());
+                }
+                let tag_suffix = tag.as_ref().map(|tag| tag.suffix.clone());
+                let value =
+                    resolve_scalar(&text, style, tag_suffix.as_deref()).map_err(|message| {
+                        YamlError {
+                            position,
+                            message,
+                            pointer: self.next_slot().0,
+                        }
+                    })?;
+                if anchor > 0 {
+                    self.anchors.insert(anchor, value.clone());
+                }
+                self.place(value, position, Some(style));
+            }
+            Event::Alias(anchor) => {
+                if self.expecting_key() {
+                    return Err(YamlError {
+                        position,
+                        message: "an alias cannot be a mapping key here".into(),
+                        pointer: self.next_slot().0,
+                    });
+                }
+                let value = self.anchors.get(&anchor).cloned().ok_or(YamlError {
+                    position,
+                    message: "alias to an unknown anchor".into(),
+                    pointer: self.next_slot().0,
+                })?;
+                self.count(count_nodes(&value), position)?;
+                self.place(value, position, None);
+            }
+            Event::SequenceStart(anchor, _) | Event::MappingStart(anchor, _) => {
+                self.count(1, position)?;
+                if self.expecting_key() {
+                    return Err(YamlError {
+                        position,
+                        message: "complex mapping keys are not supported: keys must be plain text"
+                            .into(),
+                        pointer: self.next_slot().0,
+                    });
+                }
+                let (pointer, key) = self.next_slot();
+                self.spans.insert(
+                    pointer.clone(),
+                    NodeSpan {
+                        value: position,
+                        key,
+                        style: None,
+                    },
+                );
+                let frame = if matches!(event, Event::SequenceStart(..)) {
+                    Frame::Sequence {
+                        items: Vec::new(),
+                        pointer,
+                        anchor,
+                    }
+                } else {
+                    Frame::Mapping {
+                        map: Map::new(),
+                        pointer,
+                        anchor,
+                        pending_key: None,
+                    }
+                };
+                self.stack.push(frame);
+            }
+            Event::SequenceEnd | Event::MappingEnd => {
+                let (value, anchor) = match self.stack.pop() {
+                    Some(Frame::Sequence { items, anchor, .. }) => (Value::Array(items), anchor),
+                    Some(Frame::Mapping { map, anchor, .. }) => (Value::Object(map), anchor),
+                    None => return Ok(()),
+                };
+                if anchor > 0 {
+                    self.anchors.insert(anchor, value.clone());
+                }
+                self.attach(value);
+            }
+            _ => {}
+        }
+        Ok(())
+    }
+
+    /// Records the span of a new scalar or alias and attaches it.
+    fn place(&mut self, value: Value, position: Position, style: Option<ScalarStyle>) {
+        let (pointer, key) = self.next_slot();
+        self.spans.insert(
+            pointer,
+            NodeSpan {
+                value: position,
+                key,
+                style,
+            },
+        );
+        self.attach(value);
+    }
+
+    fn attach(&mut self, value: Value) {
+        match self.stack.last_mut() {
+            None => self.root = Some(value),
+            Some(Frame::Sequence { items, .. }) => items.push(value),
+            Some(Frame::Mapping {
+                map, pending_key, ..
+            }) => {
+                if let Some((key, _)) = pending_key.take() {
+                    map.insert(key, value);
+                }
+            }
+        }
+    }
+}
+
+fn count_nodes(value: &Value) -> usize {
+    match value {
+        Value::Array(items) => 1 + items.iter().map(count_nodes).sum::<usize>(),
+        Value::Object(map) => 1 + map.values().map(count_nodes).sum::<usize>(),
+        _ => 1,
+    }
+}
+
+/// Resolves a scalar to a JSON value (YAML 1.2 core schema; quoted and block scalars are
+/// always strings).
+fn resolve_scalar(text: &str, style: ScalarStyle, tag: Option<&str>) -> Result<Value, String> {
+    match tag {
+        Some("str") => return Ok(Value::String(text.to_string())),
+        Some("null") => return Ok(Value::Null),
+        Some("bool") => {
+            return resolve_bool(text)
+                .map(Value::Bool)
+                .ok_or_else(|| format!("`{text}` is not a boolean"));
+        }
+        Some("int") | Some("float") => {
+            return resolve_number(text).ok_or_else(|| format!("`{text}` is not a number"));
+        }
+        Some(other) if !other.is_empty() => {
+            return Err(format!(
+                "unsupported YAML tag `!{other}`: agent files use plain values"
+            ));
+        }
+        _ => {}
+    }
+    if style != ScalarStyle::Plain {
+        return Ok(Value::String(text.to_string()));
+    }
+    if matches!(text, "" | "~" | "null" | "Null" | "NULL") {
+        return Ok(Value::Null);
+    }
+    if let Some(flag) = resolve_bool(text) {
+        return Ok(Value::Bool(flag));
+    }
+    if let Some(number) = resolve_number(text) {
+        return Ok(number);
+    }
+    if is_special_float(text) {
+        return Err(format!(
+            "`{text}` is a YAML float that JSON cannot hold; quote it if you meant text"
+        ));
+    }
+    Ok(Value::String(text.to_string()))
+}
+
+fn resolve_bool(text: &str) -> Option<bool> {
+    match text {
+        "true" | "True" | "TRUE" => Some(true),
+        "false" | "False" | "FALSE" => Some(false),
+        _ => None,
+    }
+}
+
+fn is_special_float(text: &str) -> bool {
+    let body = text.trim_start_matches(['+', '-']);
+    matches!(body, ".inf" | ".Inf" | ".INF") || matches!(text, ".nan" | ".NaN" | ".NAN")
+}
+
+fn resolve_number(text: &str) -> Option<Value> {
+    if let Some(hex) = text.strip_prefix("0x") {
+        return u64::from_str_radix(hex, 16).ok().map(Value::from);
+    }
+    if let Some(octal) = text.strip_prefix("0o") {
+        return u64::from_str_radix(octal, 8).ok().map(Value::from);
+    }
+    let body = text.strip_prefix(['+', '-']).unwrap_or(text);
+    if body.is_empty() {
+        return None;
+    }
+    if body.bytes().all(|b| b.is_ascii_digit()) {
+        let cleaned = text.strip_prefix('+').unwrap_or(text);
+        if let Ok(int) = cleaned.parse::<i64>() {
+            return Some(Value::from(int));
+        }
+        if let Ok(int) = cleaned.parse::<u64>() {
+            return Some(Value::from(int));
+        }
+    }
+    if is_yaml_float(body) {
+        let float: f64 = text.parse().ok()?;
+        return Number::from_f64(float).map(Value::Number);
+    }
+    None
+}
+
+/// `[0-9]*(\.[0-9]*)?([eE][-+]?[0-9]+)?` with at least one digit before the exponent.
+fn is_yaml_float(body: &str) -> bool {
+    let (mantissa, exponent) = match body.find(['e', 'E']) {
+        Some(cut) => (&body[..cut], Some(&body[cut + 1..])),
+        None => (body, None),
+    };
+    let (whole, fraction) = match mantissa.split_once('.') {
+        Some((whole, fraction)) => (whole, fraction),
+        None => (mantissa, ""),
+    };
+    let digits = |s: &str| s.bytes().all(|b| b.is_ascii_digit());
+    let mantissa_ok =
+        digits(whole) && digits(fraction) && !(whole.is_empty() && fraction.is_empty());
+    let exponent_ok = exponent.is_none_or(|exp| {
+        let exp = exp.strip_prefix(['+', '-']).unwrap_or(exp);
+        !exp.is_empty() && digits(exp)
+    });
+    mantissa_ok && exponent_ok
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn builds_values_with_core_schema_types() {
+        let doc = load_yaml(
+            "name: a\nn: 3\nf: 1.5\nb: true\nyes_is_text: yes\nnothing: ~\nq: '3'\nlist: [1, x]\n",
+        )
+        .unwrap();
+        assert_eq!(
+            doc.value,
+            json!({"name": "a", "n": 3, "f": 1.5, "b": true, "yes_is_text": "yes",
+                   "nothing": null, "q": "3", "list": [1, "x"]})
+        );
+    }
+
+    #[test]
+    fn records_key_and_value_positions() {
+        let doc = load_yaml("name: a\ntools:\n  - builtin: shell\n    allow: git\n").unwrap();
+        assert_eq!(
+            doc.key_position("/tools/0/allow"),
+            Position { line: 4, column: 5 }
+        );
+        assert_eq!(
+            doc.value_position("/tools/0/allow"),
+            Position {
+                line: 4,
+                column: 12
+            }
+        );
+        assert_eq!(
+            doc.value_position("/tools/0"),
+            Position { line: 3, column: 5 }
+        );
+        // Unknown pointers fall back to the closest ancestor.
+        assert_eq!(
+            doc.value_position("/tools/0/missing"),
+            Position { line: 3, column: 5 }
+        );
+    }
+
+    #[test]
+    fn maps_offsets_inside_block_scalars() {
+        let doc = load_yaml("name: a\nsystem: |\n  line one\n  say {{ x }}\n").unwrap();
+        let text = doc.value["system"].as_str().unwrap();
+        let offset = text.find("{{").unwrap();
+        assert_eq!(
+            doc.position_in_string("/system", offset),
+            Position { line: 4, column: 7 }
+        );
+    }
+
+    #[test]
+    fn reports_syntax_errors_with_position() {
+        let errors = load_yaml("name: a\nsystem: [unclosed\n").unwrap_err();
+        assert_eq!(errors.len(), 1);
+        assert!(errors[0].message.starts_with("YAML syntax error"));
+        assert!(errors[0].position.line >= 2);
+    }
+
+    #[test]
+    fn reports_duplicate_keys() {
+        let errors = load_yaml("name: a\nname: b\n").unwrap_err();
+        assert_eq!(errors[0].position, Position { line: 2, column: 1 });
+        assert_eq!(errors[0].pointer, "/name");
+    }
+
+    #[test]
+    fn refuses_alias_bombs() {
+        let mut text = String::from("a0: &a0 [x, x, x, x, x, x, x, x, x, x]\n");
+        for i in 1..8 {
+            let p = i - 1;
+            text.push_str(&format!(
+                "a{i}: &a{i} [*a{p}, *a{p}, *a{p}, *a{p}, *a{p}, *a{p}, *a{p}, *a{p}, *a{p}, *a{p}]\n"
+            ));
+        }
+        let errors = load_yaml(&text).unwrap_err();
+        assert!(errors[0].message.contains("aliases"));
+    }
+}
