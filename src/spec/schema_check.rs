@@ -113,6 +113,25 @@ impl Translator<'_> {
                     .with_optional_hint(required_hint(name)),
                 );
             }
+            ValidationErrorKind::Type { .. }
+                if self.owner_pattern(schema_path) == Some(DURATION_PATTERN) =>
+            {
+                out.push(
+                    Diagnostic::error(
+                        self.file,
+                        self.doc.value_position(&path),
+                        Code::Duration,
+                        &path,
+                        format!(
+                            "{} is not a duration: it needs a unit",
+                            show_value(instance)
+                        ),
+                    )
+                    .with_hint(
+                        "write a number followed by ms, s, m or h, e.g. 250ms, 30s, 15m, 1h",
+                    ),
+                );
+            }
             ValidationErrorKind::Type { .. } => {
                 let expected = self.schema_at(schema_path).cloned().unwrap_or(Value::Null);
                 let expected = describe_types(&type_names(&expected));
@@ -216,6 +235,60 @@ impl Translator<'_> {
                 }
             }
             out.push(self.type_error(path, instance, &describe_types(&names)));
+            return;
+        }
+        if let Some(allowed) = constants_at_node(branches, node) {
+            let hint = instance
+                .as_str()
+                .and_then(|text| did_you_mean(text, allowed.iter().map(String::as_str)))
+                .map(|close| format!("did you mean `{close}`?"));
+            out.push(
+                Diagnostic::error(
+                    self.file,
+                    self.doc.value_position(path),
+                    Code::InvalidValue,
+                    path,
+                    format!(
+                        "{} is not one of: {}",
+                        show_value(instance),
+                        allowed.join(", ")
+                    ),
+                )
+                .with_optional_hint(hint),
+            );
+            return;
+        }
+        if let Some(keys) = required_key_per_branch(branches, node) {
+            let present: Vec<&String> = instance
+                .as_object()
+                .map(|map| map.keys().filter(|k| !keys.contains(k)).collect())
+                .unwrap_or_default();
+            if present.is_empty() {
+                out.push(Diagnostic::error(
+                    self.file,
+                    self.doc.key_position(path),
+                    Code::MissingKey,
+                    path,
+                    format!("expected one of the keys: {}", keys.join(", ")),
+                ));
+            }
+            for key in present {
+                let key_path = pointer_push(path, key);
+                let hint = match did_you_mean(key, keys.iter().map(String::as_str)) {
+                    Some(close) => format!("did you mean `{close}`?"),
+                    None => format!("expected one of: {}", keys.join(", ")),
+                };
+                out.push(
+                    Diagnostic::error(
+                        self.file,
+                        self.doc.key_position(&key_path),
+                        Code::UnknownKey,
+                        &key_path,
+                        format!("unknown key `{key}`"),
+                    )
+                    .with_hint(hint),
+                );
+            }
             return;
         }
         if let Some((tag_path, allowed)) = discriminator_mismatch(branches, node) {
@@ -331,6 +404,19 @@ impl Translator<'_> {
         pointer_get(self.schema, reference.strip_prefix('#')?)
     }
 
+    /// The `pattern` of the schema owning the keyword at `schema_path`.
+    fn owner_pattern(&self, schema_path: &str) -> Option<&str> {
+        let owner = schema_path.rsplit_once('/').map_or("", |(owner, _)| owner);
+        let mut node = self.schema_at(owner);
+        while let Some(candidate) = node {
+            if let Some(pattern) = candidate.get("pattern") {
+                return pattern.as_str();
+            }
+            node = self.resolve_ref(candidate);
+        }
+        None
+    }
+
     /// The keys allowed by the object schema that owns an `additionalProperties` keyword.
     fn allowed_keys(&self, schema_path: &str) -> Vec<String> {
         let owner = schema_path.rsplit_once('/').map_or("", |(owner, _)| owner);
@@ -388,6 +474,65 @@ fn branch_score(errors: &[ValidationError<'_>], node: &str) -> u32 {
             }
         })
         .sum()
+}
+
+/// When every branch is a constant (an enum written as `oneOf` of documented constants),
+/// the constants.
+fn constants_at_node(
+    branches: &[Vec<ValidationError<'static>>],
+    node: &str,
+) -> Option<Vec<String>> {
+    let mut allowed = Vec::new();
+    for branch in branches {
+        let [error] = branch.as_slice() else {
+            return None;
+        };
+        match error.kind() {
+            ValidationErrorKind::Constant { expected_value }
+                if error.instance_path().as_str() == node =>
+            {
+                allowed.push(
+                    expected_value
+                        .as_str()
+                        .map_or_else(|| expected_value.to_string(), String::from),
+                );
+            }
+            ValidationErrorKind::Enum { options } if error.instance_path().as_str() == node => {
+                for option in options.as_array().into_iter().flatten() {
+                    allowed.push(
+                        option
+                            .as_str()
+                            .map_or_else(|| option.to_string(), String::from),
+                    );
+                }
+            }
+            _ => return None,
+        }
+    }
+    (!allowed.is_empty()).then_some(allowed)
+}
+
+/// When every branch misses a different required key at the node (single-key mappings such
+/// as middleware entries, or `command` vs `url`), those keys.
+fn required_key_per_branch(
+    branches: &[Vec<ValidationError<'static>>],
+    node: &str,
+) -> Option<Vec<String>> {
+    let mut keys = Vec::new();
+    for branch in branches {
+        let key = branch.iter().find_map(|error| match error.kind() {
+            ValidationErrorKind::Required { property }
+                if error.instance_path().as_str() == node =>
+            {
+                property.as_str().map(String::from)
+            }
+            _ => None,
+        })?;
+        if !keys.contains(&key) {
+            keys.push(key);
+        }
+    }
+    (keys.len() > 1).then_some(keys)
 }
 
 /// When every branch fails only on a constant at the same child key (a tag such as
@@ -451,7 +596,7 @@ fn describe_types(names: &[String]) -> String {
             "string" => "text",
             "integer" => "a whole number",
             "number" => "a number",
-            "boolean" => "true or false",
+            "boolean" => "a boolean (true/false)",
             "null" => "nothing",
             _ => "a value",
         })

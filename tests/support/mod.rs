@@ -1,0 +1,71 @@
+//! A small harness for driving the real `runner` binary, so each test reads like the
+//! user's session: `Run::new(["validate", "x.yaml"]).run()` then assertions on the result.
+#![allow(dead_code)] // each test binary uses a different part
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+/// The repository root (tests run with it as the working directory).
+pub fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// One invocation of the binary.
+pub struct Run {
+    command: Command,
+}
+
+/// What an invocation left behind.
+#[derive(Debug)]
+pub struct Outcome {
+    pub code: i32,
+    pub stdout: String,
+    pub stderr: String,
+}
+
+impl Run {
+    pub fn new<I, S>(args: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: AsRef<std::ffi::OsStr>,
+    {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_runner"));
+        command
+            .args(args)
+            .current_dir(root())
+            .env("NO_COLOR", "1")
+            .stdin(Stdio::null());
+        Run { command }
+    }
+
+    pub fn current_dir(mut self, dir: &Path) -> Self {
+        self.command.current_dir(dir);
+        self
+    }
+
+    pub fn env(mut self, key: &str, value: &str) -> Self {
+        self.command.env(key, value);
+        self
+    }
+
+    pub fn env_remove(mut self, key: &str) -> Self {
+        self.command.env_remove(key);
+        self
+    }
+
+    pub fn run(mut self) -> Outcome {
+        let output = self.command.output().expect("the runner binary starts");
+        Outcome {
+            code: output.status.code().unwrap_or(-1),
+            stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
+            stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
+        }
+    }
+}
+
+impl Outcome {
+    pub fn json(&self) -> serde_json::Value {
+        serde_json::from_str(&self.stdout)
+            .unwrap_or_else(|e| panic!("stdout is not JSON ({e}):\n{}", self.stdout))
+    }
+}
