@@ -1,6 +1,7 @@
 //! The command line: one file per subcommand. `main` maps every outcome to the exit codes
 //! of SPEC §3.1, so scripts can rely on them.
 
+mod exec;
 mod exit;
 mod schema;
 mod style;
@@ -31,6 +32,8 @@ enum Command {
         #[arg(long, value_enum, default_value_t = Format::Text)]
         format: Format,
     },
+    /// Run an agent.
+    Exec(Box<exec::ExecArgs>),
     /// Print the JSON Schema of agent files.
     Schema {
         /// Write it to this file instead of stdout.
@@ -61,6 +64,7 @@ pub fn main() -> std::process::ExitCode {
     let exit = match cli.command {
         Command::Validate { paths, format } => validate::run(&paths, format),
         Command::Schema { out } => schema::run(out.as_deref()),
+        Command::Exec(args) => exec::run(*args),
     };
     exit.into()
 }

@@ -8,6 +8,7 @@ pub mod duration;
 pub mod execution;
 pub mod inputs;
 pub mod limits;
+pub mod load;
 pub mod middleware;
 pub mod model;
 pub mod schema_check;

@@ -1,0 +1,214 @@
+//! Compiles an agent file into an engine `Agent`: providers built, tools registered,
+//! templates rendered. This is the only place where the spec meets the engine.
+
+mod model;
+mod prompts;
+
+pub use model::{ModelError, provider_config};
+pub use prompts::{TemplateContext, render_field};
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use crate::engine::Agent;
+use crate::engine::budget::{Price, RunLimits};
+use crate::engine::middleware::{Logging, Middleware, PruneToolOutputs, SlidingWindow, Summarize};
+use crate::engine::stop_when::StopWhen;
+use crate::engine::strategy::{ExecutionStrategy, LoopStrategy, PlanStrategy, ReactStrategy};
+use crate::provider::{BuildOptions, Provider, build_provider_with};
+use crate::spec::AgentSpec;
+use crate::spec::execution::Strategy;
+use crate::spec::limits::Limits;
+use crate::spec::middleware::MiddlewareEntry;
+use crate::spec::model::ModelRef;
+use crate::spec::tools::ToolEntry;
+use crate::tools::Tool;
+
+/// Why an agent file cannot be turned into a runnable agent (exit 2).
+#[derive(Debug, thiserror::Error)]
+pub enum CompileError {
+    #[error("{0}")]
+    Model(#[from] ModelError),
+    #[error("{0}")]
+    Template(String),
+    #[error("tool `{name}`: {message}")]
+    Tool { name: String, message: String },
+    #[error("{0}")]
+    Unsupported(String),
+}
+
+/// What compiling needs besides the file.
+pub struct CompileInput<'a> {
+    pub spec: &'a AgentSpec,
+    /// The agent file's directory (templates and sub-agent paths resolve from it).
+    pub file_dir: PathBuf,
+    /// The workspace root of file tools (the working directory).
+    pub workspace: PathBuf,
+    pub context: &'a TemplateContext,
+    /// `--model`, or the caller's model for a sub-agent without one.
+    pub model_override: Option<ModelRef>,
+    pub build: &'a BuildOptions,
+    pub env: &'a dyn Fn(&str) -> Option<String>,
+}
+
+/// Builds the agent.
+pub fn compile_agent(input: &CompileInput<'_>) -> Result<Agent, CompileError> {
+    let spec = input.spec;
+    let model = input
+        .model_override
+        .clone()
+        .or_else(|| spec.model.clone())
+        .ok_or(ModelError::NoModel)?;
+    let config = provider_config(&model)?;
+    let price = model.to_config().pricing.map(|p| Price {
+        input_per_mtok: p.input_per_mtok,
+        output_per_mtok: p.output_per_mtok,
+    });
+    let provider = build_provider_with(&config, input.build, input.env).map_err(ModelError::Provider)?;
+
+    let system = spec
+        .system
+        .as_deref()
+        .map(|source| render_field(&input.file_dir, "system", source, input.context))
+        .transpose()?;
+    let tools = build_tools(input)?;
+    let depends_on: HashMap<String, Vec<String>> = spec
+        .tools
+        .iter()
+        .filter_map(|entry| match entry {
+            ToolEntry::SubAgent(tool) if !tool.depends_on.is_empty() => Some((tool.name.clone(), tool.depends_on.clone())),
+            _ => None,
+        })
+        .collect();
+    let strategy = build_strategy(input)?;
+    let middleware = build_middleware(input, &provider)?;
+    let stop_when = spec.stop_when.as_deref().map(StopWhen::new).transpose().map_err(CompileError::Template)?;
+    Ok(Agent {
+        name: spec.name.clone(),
+        description: spec.description.clone(),
+        system,
+        provider,
+        price,
+        tools,
+        depends_on,
+        strategy,
+        middleware,
+        output_schema: spec.output.as_ref().map(|o| o.schema.0.clone()),
+        parallel_tools: spec.execution.parallel_tools.and_then(|p| p.limit()),
+        stop_when,
+        structured_retries: 2,
+    })
+}
+
+/// The run's bounds from `limits`.
+pub fn run_limits(limits: &Limits) -> RunLimits {
+    RunLimits {
+        max_llm_calls: limits.max_llm_calls,
+        max_tool_calls: limits.max_tool_calls,
+        max_tokens: limits.max_tokens,
+        max_cost_usd: limits.max_cost_usd,
+        timeout: limits.timeout.map(|d| d.0),
+        tool_timeout: limits.tool_timeout.map(|d| d.0),
+        max_depth: limits.max_depth,
+        max_output_chars: limits.max_output_chars,
+    }
+}
+
+fn build_tools(input: &CompileInput<'_>) -> Result<Vec<Arc<dyn Tool>>, CompileError> {
+    let mut tools = Vec::new();
+    for entry in &input.spec.tools {
+        match entry {
+            ToolEntry::Builtin(builtin) => {
+                let deny = secret_env_names(input.spec);
+                let tool = crate::tools::build_builtin(builtin, &input.workspace, &deny).map_err(|message| CompileError::Tool {
+                    name: builtin.name().to_string(),
+                    message,
+                })?;
+                tools.push(tool);
+            }
+            ToolEntry::SubAgent(tool) => {
+                return Err(CompileError::Unsupported(format!(
+                    "sub-agent tool `{}`: sub-agents cannot be run yet (issue #5); `runner validate` checks them",
+                    tool.name
+                )));
+            }
+            ToolEntry::Mcp(_) => {
+                return Err(CompileError::Unsupported(
+                    "MCP tool servers cannot be run yet (issue #10); `runner validate` checks them".into(),
+                ));
+            }
+        }
+    }
+    if !input.spec.handoffs.is_empty() {
+        return Err(CompileError::Unsupported(
+            "handoffs cannot be run yet (issue #5); `runner validate` checks them".into(),
+        ));
+    }
+    Ok(tools)
+}
+
+/// Env var names whose values must never reach a child process: the agent's key variable
+/// and the default key variables.
+fn secret_env_names(spec: &AgentSpec) -> Vec<String> {
+    let mut names = vec!["OPENAI_API_KEY".to_string(), "ANTHROPIC_API_KEY".to_string()];
+    if let Some(ModelRef::Config(config)) = &spec.model
+        && let Some(name) = &config.api_key_env
+    {
+        names.push(name.clone());
+    }
+    names
+}
+
+fn build_strategy(input: &CompileInput<'_>) -> Result<Arc<dyn ExecutionStrategy>, CompileError> {
+    let execution = &input.spec.execution;
+    Ok(match execution.strategy {
+        Strategy::Loop => Arc::new(LoopStrategy {
+            max_iterations: execution.max_iterations,
+        }),
+        Strategy::React => Arc::new(ReactStrategy {
+            max_steps: execution.max_steps,
+            reasoning_prompt: execution
+                .reasoning_prompt
+                .as_deref()
+                .map(|source| render_field(&input.file_dir, "reasoning_prompt", source, input.context))
+                .transpose()?,
+        }),
+        Strategy::Plan => Arc::new(PlanStrategy {
+            max_plan_steps: execution.max_plan_steps,
+            allow_replan: execution.allow_replan.unwrap_or(true),
+            plan_schema: execution.plan_schema.as_ref().map(|s| s.0.clone()),
+        }),
+    })
+}
+
+fn build_middleware(input: &CompileInput<'_>, provider: &Arc<dyn Provider>) -> Result<Vec<Arc<dyn Middleware>>, CompileError> {
+    let mut chain: Vec<Arc<dyn Middleware>> = Vec::new();
+    for entry in &input.spec.middleware {
+        let layer: Arc<dyn Middleware> = match entry {
+            MiddlewareEntry::Logging(config) => Arc::new(Logging::new(config.clone())),
+            MiddlewareEntry::SlidingWindow(config) => Arc::new(SlidingWindow::new(config.max_messages)),
+            MiddlewareEntry::PruneToolOutputs(config) => Arc::new(PruneToolOutputs::new(config.clone())),
+            MiddlewareEntry::Summarize(config) => {
+                let summarizer = match &config.model {
+                    Some(model) => {
+                        let config = provider_config(model)?;
+                        build_provider_with(&config, input.build, input.env).map_err(ModelError::Provider)?
+                    }
+                    None => provider.clone(),
+                };
+                Arc::new(Summarize::new(config.threshold, config.keep_recent, summarizer))
+            }
+        };
+        chain.push(layer);
+    }
+    Ok(chain)
+}
+
+/// The directory of an agent file ("." for a bare file name).
+pub fn file_dir(path: &Path) -> PathBuf {
+    match path.parent() {
+        Some(dir) if !dir.as_os_str().is_empty() => dir.to_path_buf(),
+        _ => PathBuf::from("."),
+    }
+}

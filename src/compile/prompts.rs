@@ -1,0 +1,59 @@
+//! Rendering the agent's templates with what the file declares, and nothing else.
+
+use std::path::Path;
+
+use serde_json::{Map, Value, json};
+
+use super::CompileError;
+use crate::spec::template::{environment, render};
+
+/// The values a template can read: the inputs, the declared env vars that are set, and the
+/// built-ins `agent`, `now`, `input`, `run`.
+#[derive(Debug, Clone)]
+pub struct TemplateContext {
+    values: Map<String, Value>,
+}
+
+impl TemplateContext {
+    pub fn new(
+        inputs: &Map<String, Value>,
+        declared_env: &[String],
+        env: &dyn Fn(&str) -> Option<String>,
+        agent: (&str, Option<&str>),
+        input: &str,
+        run: (&str, &str),
+        now: &str,
+    ) -> Self {
+        let mut values = inputs.clone();
+        let env_values: Map<String, Value> = declared_env
+            .iter()
+            .filter_map(|name| env(name).map(|value| (name.clone(), Value::String(value))))
+            .collect();
+        values.insert("env".into(), Value::Object(env_values));
+        values.insert("agent".into(), json!({"name": agent.0, "description": agent.1}));
+        values.insert("now".into(), Value::String(now.to_string()));
+        values.insert("input".into(), Value::String(input.to_string()));
+        values.insert("run".into(), json!({"id": run.0, "session_id": run.1}));
+        TemplateContext { values }
+    }
+
+    /// The same context with extra variables (a sub-agent prompt's arguments).
+    pub fn with_values(&self, extra: &Map<String, Value>) -> Self {
+        let mut values = self.values.clone();
+        for (key, value) in extra {
+            values.insert(key.clone(), value.clone());
+        }
+        TemplateContext { values }
+    }
+
+    pub fn as_value(&self) -> Value {
+        Value::Object(self.values.clone())
+    }
+}
+
+/// Renders one field of the agent file.
+pub fn render_field(file_dir: &Path, field: &str, source: &str, context: &TemplateContext) -> Result<String, CompileError> {
+    let env = environment(file_dir);
+    render(&env, field, source, &context.as_value())
+        .map_err(|error| CompileError::Template(format!("cannot render `{field}`: {error}")))
+}

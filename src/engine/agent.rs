@@ -1,0 +1,154 @@
+//! The agent (UAP §4): a compiled definition plus `generate`, `stream`, `ask`, `query`.
+//! It knows nothing of YAML; `crate::compile` builds it from an agent file.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use serde_json::Value;
+use tokio::sync::{mpsc, watch};
+
+use super::budget::{Budget, LimitHit, Price};
+use super::events::{Emitter, Event, EventBus};
+use super::middleware::Middleware;
+use super::state::AgentState;
+use super::stop_when::StopWhen;
+use super::strategy::ExecutionStrategy;
+use crate::provider::{Message, Provider, Usage};
+use crate::tools::Tool;
+
+/// A runnable agent.
+pub struct Agent {
+    pub name: String,
+    pub description: Option<String>,
+    /// The rendered system prompt.
+    pub system: Option<String>,
+    pub provider: Arc<dyn Provider>,
+    /// Prices of the provider's model, when known (enables cost).
+    pub price: Option<Price>,
+    pub tools: Vec<Arc<dyn Tool>>,
+    /// Tool name → tool names it waits for within a turn.
+    pub depends_on: HashMap<String, Vec<String>>,
+    pub strategy: Arc<dyn ExecutionStrategy>,
+    pub middleware: Vec<Arc<dyn Middleware>>,
+    /// The final answer must match this JSON Schema.
+    pub output_schema: Option<Value>,
+    /// At most this many tool calls at once (`None`: all of a turn).
+    pub parallel_tools: Option<usize>,
+    pub stop_when: Option<StopWhen>,
+    /// How often the model may retry a structured answer that does not match.
+    pub structured_retries: u32,
+}
+
+/// What a run shares: its events, its budget, and the stop signal.
+#[derive(Clone)]
+pub struct RunContext {
+    pub emitter: Emitter,
+    pub budget: Arc<Budget>,
+    pub cancel: watch::Receiver<bool>,
+}
+
+impl RunContext {
+    pub fn interrupted(&self) -> bool {
+        *self.cancel.borrow()
+    }
+}
+
+/// The answer of a finished run.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Turn {
+    /// The final answer's text.
+    pub output: String,
+    /// The parsed answer when the agent has an output schema.
+    pub structured: Option<Value>,
+    /// Usage of this generate call.
+    pub usage: Usage,
+    /// The messages this call added to the history.
+    pub messages: Vec<Message>,
+}
+
+/// Why a run stopped without an answer; the state is kept for checkpoints and resume.
+#[derive(Debug, Clone)]
+pub struct Halt {
+    pub state: AgentState,
+    pub reason: HaltReason,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum HaltReason {
+    /// A bound was reached (exit 3).
+    Limit(LimitHit),
+    /// A provider error after retries, structured output never valid, an internal error (exit 1).
+    Failed { code: String, message: String },
+    /// SIGINT/SIGTERM (exit 130).
+    Interrupted,
+}
+
+impl Halt {
+    pub fn failed(state: AgentState, code: &str, message: impl Into<String>) -> Self {
+        Halt {
+            state,
+            reason: HaltReason::Failed {
+                code: code.to_string(),
+                message: message.into(),
+            },
+        }
+    }
+}
+
+pub type GenerateResult = Result<(Turn, AgentState), Halt>;
+
+impl Agent {
+    /// Runs the agent on `input` (appended as a user message when given) from `state`
+    /// (UAP §4.4): `(input, state) -> (turn, new state)`.
+    pub async fn generate(&self, input: Option<Message>, state: AgentState, ctx: &RunContext) -> GenerateResult {
+        let before = state.messages.len();
+        let usage_before = state.usage.clone();
+        let state = match input {
+            Some(message) => state.with_message(message),
+            None => state,
+        };
+        let (mut turn, state) = self.strategy.execute(self, state, ctx).await?;
+        turn.messages = state.messages.get(before..).map(<[Message]>::to_vec).unwrap_or_default();
+        turn.usage = Usage::new(
+            state.usage.input_tokens.saturating_sub(usage_before.input_tokens),
+            state.usage.output_tokens.saturating_sub(usage_before.output_tokens),
+        );
+        Ok((turn, state))
+    }
+
+    /// `generate`, delivering every event of the run on a channel as it happens (UAP §4.5).
+    /// The final result is the same as `generate`'s.
+    pub async fn stream(
+        &self,
+        input: Option<Message>,
+        state: AgentState,
+        budget: Arc<Budget>,
+        cancel: watch::Receiver<bool>,
+        events: mpsc::UnboundedSender<Event>,
+    ) -> GenerateResult {
+        let sink = move |event: &Event| {
+            let _ = events.send(event.clone());
+        };
+        let bus = EventBus::new(vec![Arc::new(sink)]);
+        let emitter = Emitter::root(bus, &self.name, super::clock::new_id(), super::clock::new_id());
+        let ctx = RunContext { emitter, budget, cancel };
+        self.generate(input, state, &ctx).await
+    }
+
+    /// Multi-turn: the input and the answer stay in the returned state (UAP §4.6).
+    pub async fn ask(&self, input: &str, state: AgentState, ctx: &RunContext) -> GenerateResult {
+        self.generate(Some(Message::user(input)), state, ctx).await
+    }
+
+    /// Stateless single turn (UAP §4.7).
+    pub async fn query(&self, input: &str, ctx: &RunContext) -> Result<Turn, Halt> {
+        self.generate(Some(Message::user(input)), AgentState::initial(), ctx)
+            .await
+            .map(|(turn, _)| turn)
+    }
+
+    /// The tools by name.
+    pub fn tool_map(&self) -> HashMap<String, Arc<dyn Tool>> {
+        self.tools.iter().map(|tool| (tool.name().to_string(), tool.clone())).collect()
+    }
+}

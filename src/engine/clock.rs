@@ -1,0 +1,61 @@
+//! Ids and timestamps: UUIDv4 ids, RFC 3339 UTC timestamps with milliseconds.
+
+use std::time::{SystemTime, UNIX_EPOCH};
+
+/// A fresh UUIDv4 string.
+pub fn new_id() -> String {
+    uuid::Uuid::new_v4().to_string()
+}
+
+/// Milliseconds since the Unix epoch.
+pub fn now_ms() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as u64)
+}
+
+/// `2026-11-21T10:00:00.123Z` for a time in milliseconds since the epoch.
+pub fn rfc3339_ms(ms: u64) -> String {
+    let seconds = ms / 1000;
+    let millis = ms % 1000;
+    let days = (seconds / 86_400) as i64;
+    let second_of_day = seconds % 86_400;
+    let (year, month, day) = civil_from_days(days);
+    format!(
+        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}.{millis:03}Z",
+        second_of_day / 3600,
+        (second_of_day / 60) % 60,
+        second_of_day % 60
+    )
+}
+
+/// The current time as RFC 3339 with milliseconds, UTC.
+pub fn now_rfc3339() -> String {
+    rfc3339_ms(now_ms())
+}
+
+/// Days since 1970-01-01 to (year, month, day), after Howard Hinnant's algorithm.
+fn civil_from_days(days: i64) -> (i64, u32, u32) {
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = (doy - (153 * mp + 2) / 5 + 1) as u32;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    (year, month, day)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn formats_known_instants() {
+        assert_eq!(rfc3339_ms(0), "1970-01-01T00:00:00.000Z");
+        assert_eq!(rfc3339_ms(1_795_255_200_123), "2026-11-21T10:00:00.123Z");
+        assert_eq!(rfc3339_ms(951_782_400_000), "2000-02-29T00:00:00.000Z");
+    }
+}

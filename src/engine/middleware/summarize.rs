@@ -1,0 +1,70 @@
+//! `summarize`: when the estimated history exceeds `threshold` tokens, a model call
+//! summarises everything but the `keep_recent` last messages, which stay verbatim.
+
+use std::sync::Arc;
+
+use super::{CallContext, Middleware, estimate_tokens, is_safe_cut};
+use crate::provider::{BoxFuture, Message, ModelRequest, Provider};
+
+pub struct Summarize {
+    threshold: u64,
+    keep_recent: usize,
+    provider: Arc<dyn Provider>,
+}
+
+impl Summarize {
+    pub fn new(threshold: u64, keep_recent: u64, provider: Arc<dyn Provider>) -> Self {
+        Summarize {
+            threshold,
+            keep_recent: keep_recent as usize,
+            provider,
+        }
+    }
+}
+
+pub const SUMMARY_PREFIX: &str = "[Summary of the earlier conversation]\n";
+
+impl Middleware for Summarize {
+    fn name(&self) -> &str {
+        "summarize"
+    }
+
+    fn before<'a>(&'a self, mut ctx: CallContext) -> BoxFuture<'a, CallContext> {
+        Box::pin(async move {
+            let messages = &ctx.state.messages;
+            let total: u64 = messages.iter().map(estimate_tokens).sum();
+            if total <= self.threshold || messages.len() <= self.keep_recent {
+                return ctx;
+            }
+            let mut cut = messages.len() - self.keep_recent;
+            while cut > 0 && !is_safe_cut(messages, cut) {
+                cut -= 1;
+            }
+            if cut == 0 {
+                return ctx;
+            }
+            let transcript: Vec<String> = messages[..cut]
+                .iter()
+                .map(|m| serde_json::to_string(m).unwrap_or_default())
+                .collect();
+            let request = ModelRequest {
+                system: Some("You summarise conversations, keeping every fact, decision and open question.".into()),
+                messages: vec![Message::user(format!(
+                    "Summarise this conversation:\n{}",
+                    transcript.join("\n")
+                ))],
+                ..ModelRequest::default()
+            };
+            // A failed summary leaves the history as it was; the next call tries again.
+            match self.provider.complete(&request).await {
+                Ok(summary) => {
+                    let mut kept = vec![Message::user(format!("{SUMMARY_PREFIX}{}", summary.text))];
+                    kept.extend_from_slice(&messages[cut..]);
+                    ctx.state = ctx.state.with_context(kept);
+                }
+                Err(error) => eprintln!("[runner] summarize: the summary call failed, history kept: {error}"),
+            }
+            ctx
+        })
+    }
+}

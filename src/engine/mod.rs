@@ -1,0 +1,18 @@
+//! The engine: agents, state, strategies, tool scheduling, limits, middleware and events.
+//! It knows nothing of YAML or the command line.
+
+pub mod agent;
+pub mod budget;
+pub mod clock;
+pub mod events;
+pub mod middleware;
+pub mod plan;
+pub mod scheduler;
+pub mod state;
+pub mod step;
+pub mod stop_when;
+pub mod strategy;
+pub mod trace;
+
+pub use agent::{Agent, GenerateResult, Halt, HaltReason, RunContext, Turn};
+pub use state::AgentState;

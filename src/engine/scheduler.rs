@@ -1,0 +1,212 @@
+//! Runs the tool calls of one model turn (UAP §8.5): concurrently by default, at most N at
+//! once with `parallel_tools: N`, `sequential` tools alone, `depends_on` tools after the
+//! calls they depend on. Results come back in the order the model made the calls, whatever
+//! order they finished in.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use futures_util::future::join_all;
+use serde_json::{Value, json};
+use tokio::sync::{RwLock, Semaphore, watch};
+
+use super::budget::LimitHit;
+use crate::provider::ToolCall;
+use crate::tools::{Tool, ToolContext, ToolOutput};
+
+/// How one turn's calls may run.
+#[derive(Debug, Clone, Default)]
+pub struct SchedulePolicy {
+    /// At most this many calls at once (`None`: all).
+    pub parallel: Option<usize>,
+    pub tool_timeout: Option<Duration>,
+    pub max_output_chars: Option<u64>,
+}
+
+/// What happened to one call.
+#[derive(Debug, Clone)]
+pub struct CallResult {
+    pub call: ToolCall,
+    pub output: ToolOutput,
+    pub duration: Duration,
+}
+
+/// Hooks the scheduler calls as calls start and finish (events, progress, budget).
+pub trait CallObserver: Send + Sync {
+    /// Asked before a call runs; an error (a reached bound) skips it.
+    fn admit(&self, call: &ToolCall) -> Result<(), LimitHit>;
+    fn started(&self, call: &ToolCall);
+    fn finished(&self, call: &ToolCall, output: &ToolOutput, duration: Duration);
+}
+
+/// Runs `calls`; returns their results in call order and the first bound reached, if any.
+pub async fn run_calls(
+    calls: &[ToolCall],
+    tools: &HashMap<String, Arc<dyn Tool>>,
+    dependencies: &HashMap<String, Vec<String>>,
+    policy: &SchedulePolicy,
+    observer: &dyn CallObserver,
+    cancel: &watch::Receiver<bool>,
+) -> (Vec<CallResult>, Option<LimitHit>) {
+    let waits_for = dependency_indices(calls, tools, dependencies);
+    let (done_senders, done_receivers): (Vec<_>, Vec<_>) = calls.iter().map(|_| watch::channel(false)).unzip();
+    let permits = Semaphore::new(policy.parallel.unwrap_or(Semaphore::MAX_PERMITS).max(1));
+    let exclusive = RwLock::new(());
+    let limit_hit = std::sync::Mutex::new(None::<LimitHit>);
+
+    let runs = calls.iter().enumerate().map(|(index, call)| {
+        let waits = &waits_for[index];
+        let done_receivers = &done_receivers;
+        let done = &done_senders[index];
+        let permits = &permits;
+        let exclusive = &exclusive;
+        let limit_hit = &limit_hit;
+        async move {
+            for &other in waits {
+                let mut receiver = done_receivers[other].clone();
+                let _ = receiver.wait_for(|finished| *finished).await;
+            }
+            let tool = tools.get(&call.name);
+            let sequential = tool.is_some_and(|t| t.sequential());
+            let started = Instant::now();
+            let output = match admit(call, tool, observer) {
+                Err(output) => {
+                    if let Some(hit) = output.1
+                        && let Ok(mut slot) = limit_hit.lock()
+                    {
+                        slot.get_or_insert(hit);
+                    }
+                    output.0
+                }
+                Ok(tool) => {
+                    let _guard = if sequential {
+                        Guard::Write(exclusive.write().await)
+                    } else {
+                        Guard::Read(exclusive.read().await)
+                    };
+                    let _permit = permits.acquire().await;
+                    observer.started(call);
+                    execute(tool, call, policy, cancel).await
+                }
+            };
+            let output = truncate_output(output, policy.max_output_chars);
+            let duration = started.elapsed();
+            observer.finished(call, &output, duration);
+            let _ = done.send(true);
+            CallResult {
+                call: call.clone(),
+                output,
+                duration,
+            }
+        }
+    });
+    let results = join_all(runs).await;
+    let hit = limit_hit.lock().ok().and_then(|mut slot| slot.take());
+    (results, hit)
+}
+
+enum Guard<'a> {
+    Read(#[allow(dead_code)] tokio::sync::RwLockReadGuard<'a, ()>),
+    Write(#[allow(dead_code)] tokio::sync::RwLockWriteGuard<'a, ()>),
+}
+
+/// Checks that the call can run: the tool exists, its arguments parsed, the budget allows it.
+#[allow(clippy::type_complexity)]
+fn admit<'t>(
+    call: &ToolCall,
+    tool: Option<&'t Arc<dyn Tool>>,
+    observer: &dyn CallObserver,
+) -> Result<&'t Arc<dyn Tool>, (ToolOutput, Option<LimitHit>)> {
+    let Some(tool) = tool else {
+        return Err((ToolOutput::error(format!("unknown tool `{}`", call.name)), None));
+    };
+    if let Some(invalid) = &call.invalid_arguments {
+        return Err((
+            ToolOutput::error(format!("the arguments are not valid JSON: {}", invalid.error)),
+            None,
+        ));
+    }
+    if let Err(hit) = observer.admit(call) {
+        let message = format!("not run: the run reached its bound `{}` ({})", hit.name, hit.detail);
+        return Err((ToolOutput::error(message), Some(hit)));
+    }
+    Ok(tool)
+}
+
+async fn execute(tool: &Arc<dyn Tool>, call: &ToolCall, policy: &SchedulePolicy, cancel: &watch::Receiver<bool>) -> ToolOutput {
+    let context = ToolContext::new(call.id.clone(), cancel.clone());
+    let run = tool.call(call.arguments.clone(), &context);
+    let mut cancelled = cancel.clone();
+    let timed = async {
+        match policy.tool_timeout {
+            Some(limit) => match tokio::time::timeout(limit, run).await {
+                Ok(output) => output,
+                Err(_) => ToolOutput::error(format!(
+                    "timed out after {} (limits.tool_timeout)",
+                    crate::spec::duration::HumanDuration(limit)
+                )),
+            },
+            None => run.await,
+        }
+    };
+    tokio::select! {
+        output = timed => output,
+        _ = cancelled.wait_for(|stop| *stop) => ToolOutput::error("interrupted"),
+    }
+}
+
+/// For each call, the calls it must wait for: every call of a tool it `depends_on`, and for
+/// a sequential tool every earlier call (and every later call waits for it). Dependencies
+/// that would form a cycle keep only the earlier calls.
+fn dependency_indices(
+    calls: &[ToolCall],
+    tools: &HashMap<String, Arc<dyn Tool>>,
+    dependencies: &HashMap<String, Vec<String>>,
+) -> Vec<Vec<usize>> {
+    let sequential = |i: usize| tools.get(&calls[i].name).is_some_and(|t| t.sequential());
+    let mut waits: Vec<Vec<usize>> = vec![Vec::new(); calls.len()];
+    for (i, call) in calls.iter().enumerate() {
+        let wanted = dependencies.get(&call.name).cloned().unwrap_or_default();
+        for (j, other) in calls.iter().enumerate() {
+            if i == j {
+                continue;
+            }
+            let depends = wanted.contains(&other.name);
+            let reverse = dependencies.get(&other.name).is_some_and(|d| d.contains(&call.name));
+            if depends && (!reverse || j < i) {
+                waits[i].push(j);
+            }
+        }
+    }
+    // Sequential tools keep the model's order relative to everything else.
+    for i in 0..calls.len() {
+        for j in 0..i {
+            if (sequential(i) || sequential(j)) && !waits[j].contains(&i) && !waits[i].contains(&j) {
+                waits[i].push(j);
+            }
+        }
+    }
+    waits
+}
+
+/// Cuts the result's data when its JSON text is longer than `max` characters, saying so.
+pub fn truncate_output(mut output: ToolOutput, max: Option<u64>) -> ToolOutput {
+    let Some(max) = max.map(|m| m as usize) else {
+        return output;
+    };
+    let text = match &output.data {
+        Value::String(text) => text.clone(),
+        Value::Null => return output,
+        other => other.to_string(),
+    };
+    let total = text.chars().count();
+    if total <= max {
+        return output;
+    }
+    let kept: String = text.chars().take(max).collect();
+    let cut = total - max;
+    output.data = Value::String(format!("{kept}\n[… {cut} of {total} characters cut (limits.max_output_chars)]"));
+    output.metadata.insert("truncated".into(), json!({"kept": max, "cut": cut, "total": total}));
+    output
+}

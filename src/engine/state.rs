@@ -1,0 +1,196 @@
+//! `AgentState`: an immutable value (UAP §6). Every operation returns a new state with a
+//! new id; strategies take a state and return one. Checkpoints are this value serialised.
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+use super::clock::new_id;
+use super::plan::PlanStep;
+use super::trace::SubagentTrace;
+use crate::provider::{Message, Usage};
+
+/// The version written into serialised states; `from_json` refuses others.
+pub const STATE_VERSION: &str = "1";
+
+/// A snapshot of an agent's execution.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AgentState {
+    pub version: String,
+    pub id: String,
+    pub messages: Vec<Message>,
+    pub step: u64,
+    pub metadata: Map<String, Value>,
+    #[serde(default)]
+    pub reasoning: Vec<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub plan: Option<Vec<PlanStep>>,
+    #[serde(default)]
+    pub subagent_traces: Vec<SubagentTrace>,
+    /// Tokens used so far by this agent and its sub-agents (a runner extension of UAP).
+    #[serde(default)]
+    pub usage: Usage,
+    #[serde(default)]
+    pub llm_calls: u64,
+    #[serde(default)]
+    pub tool_calls: u64,
+}
+
+/// Why a serialised state was refused.
+#[derive(Debug, thiserror::Error)]
+pub enum StateError {
+    #[error("state version `{found}` is not supported (expected `{STATE_VERSION}`)")]
+    Version { found: String },
+    #[error("state is not valid: {0}")]
+    Invalid(#[from] serde_json::Error),
+}
+
+impl Default for AgentState {
+    fn default() -> Self {
+        Self::initial()
+    }
+}
+
+impl AgentState {
+    /// An empty state: no messages, step 0.
+    pub fn initial() -> Self {
+        AgentState {
+            version: STATE_VERSION.to_string(),
+            id: new_id(),
+            messages: Vec::new(),
+            step: 0,
+            metadata: Map::new(),
+            reasoning: Vec::new(),
+            plan: None,
+            subagent_traces: Vec::new(),
+            usage: Usage::default(),
+            llm_calls: 0,
+            tool_calls: 0,
+        }
+    }
+
+    fn next(&self) -> Self {
+        AgentState {
+            id: new_id(),
+            ..self.clone()
+        }
+    }
+
+    /// Appends one message.
+    pub fn with_message(&self, message: Message) -> Self {
+        let mut next = self.next();
+        next.messages.push(message);
+        next
+    }
+
+    /// Appends messages.
+    pub fn with_messages(&self, messages: impl IntoIterator<Item = Message>) -> Self {
+        let mut next = self.next();
+        next.messages.extend(messages);
+        next
+    }
+
+    /// Replaces the whole history (context management).
+    pub fn with_context(&self, messages: Vec<Message>) -> Self {
+        let mut next = self.next();
+        next.messages = messages;
+        next
+    }
+
+    pub fn with_step(&self, step: u64) -> Self {
+        let mut next = self.next();
+        next.step = step;
+        next
+    }
+
+    pub fn with_metadata(&self, key: impl Into<String>, value: Value) -> Self {
+        let mut next = self.next();
+        next.metadata.insert(key.into(), value);
+        next
+    }
+
+    pub fn with_reasoning(&self, reasoning: impl Into<String>) -> Self {
+        let mut next = self.next();
+        next.reasoning.push(reasoning.into());
+        next
+    }
+
+    pub fn with_plan(&self, plan: Vec<PlanStep>) -> Self {
+        let mut next = self.next();
+        next.plan = Some(plan);
+        next
+    }
+
+    pub fn with_subagent_trace(&self, trace: SubagentTrace) -> Self {
+        let mut next = self.next();
+        next.subagent_traces.push(trace);
+        next
+    }
+
+    /// Counts one model call and its usage.
+    pub fn with_llm_call(&self, usage: &Usage) -> Self {
+        let mut next = self.next();
+        next.llm_calls += 1;
+        next.usage = add_usage(&next.usage, usage);
+        next
+    }
+
+    /// Counts tool calls.
+    pub fn with_tool_calls(&self, count: u64) -> Self {
+        let mut next = self.next();
+        next.tool_calls += count;
+        next
+    }
+
+    pub fn to_json(&self) -> Value {
+        serde_json::to_value(self).unwrap_or(Value::Null)
+    }
+
+    /// Restores a state, checking its version first.
+    pub fn from_json(json: &Value) -> Result<Self, StateError> {
+        let found = json.get("version").and_then(Value::as_str).unwrap_or("");
+        if found != STATE_VERSION {
+            return Err(StateError::Version {
+                found: found.to_string(),
+            });
+        }
+        Ok(serde_json::from_value(json.clone())?)
+    }
+}
+
+/// The sum of two usages.
+pub fn add_usage(a: &Usage, b: &Usage) -> Usage {
+    Usage::new(a.input_tokens + b.input_tokens, a.output_tokens + b.output_tokens)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn operations_return_new_states_and_leave_the_old_one() {
+        let s0 = AgentState::initial();
+        let s1 = s0.with_message(Message::user("hello"));
+        let s2 = s1.with_messages([Message::assistant("hi")]);
+        assert_eq!(s0.messages.len(), 0);
+        assert_eq!(s2.messages.len(), 2);
+        assert_ne!(s1.id, s2.id);
+        let s3 = s2.with_context(vec![Message::user("fresh")]);
+        assert_eq!(s3.messages, vec![Message::user("fresh")]);
+    }
+
+    #[test]
+    fn json_round_trips_exactly_and_checks_the_version() {
+        let state = AgentState::initial()
+            .with_message(Message::user("x"))
+            .with_step(3)
+            .with_metadata("team", Value::from("infra"))
+            .with_reasoning("because")
+            .with_llm_call(&Usage::new(10, 5));
+        let json = state.to_json();
+        assert_eq!(AgentState::from_json(&json).unwrap(), state);
+        let mut wrong = json.clone();
+        wrong["version"] = Value::from("9");
+        assert!(matches!(AgentState::from_json(&wrong), Err(StateError::Version { .. })));
+    }
+}

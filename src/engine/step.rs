@@ -1,0 +1,307 @@
+//! The building blocks every strategy uses: one model call (middleware, budget, events,
+//! cancellation), one turn of tool calls, and the check of a final answer.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::{Value, json};
+
+use super::agent::{Agent, Halt, HaltReason, RunContext};
+use super::budget::LimitHit;
+use super::clock::new_id;
+use super::events::kind;
+use super::middleware::{CallContext, run_after, run_before, run_on_error};
+use super::scheduler::{CallObserver, SchedulePolicy, run_calls};
+use super::state::AgentState;
+use crate::provider::{Message, ModelRequest, ModelResponse, ResponseFormat, StreamDelta, ToolCall, ToolSpec};
+use crate::tools::ToolOutput;
+
+/// Options of one model call.
+#[derive(Debug, Clone, Default)]
+pub struct CallOptions {
+    /// Offer the agent's tools (false for react's reasoning call).
+    pub offer_tools: bool,
+    /// Ask for JSON matching a schema.
+    pub response_format: Option<ResponseFormat>,
+    /// Extra system text for this call only (e.g. the current plan step).
+    pub system_suffix: Option<String>,
+    /// Keep the reply out of the history (react's reasoning, plan's planning call).
+    pub unrecorded: bool,
+}
+
+/// Makes one model call from `state` and records the reply in the returned state.
+pub async fn call_model(
+    agent: &Agent,
+    state: AgentState,
+    ctx: &RunContext,
+    options: &CallOptions,
+) -> Result<(ModelResponse, AgentState), Halt> {
+    if ctx.interrupted() {
+        return Err(Halt { state, reason: HaltReason::Interrupted });
+    }
+    if let Err(hit) = ctx.budget.before_llm_call() {
+        return Err(Halt { state, reason: HaltReason::Limit(hit) });
+    }
+    let call = CallContext {
+        agent: agent.name.clone(),
+        step: state.step,
+        state,
+        metadata: Default::default(),
+    };
+    let call = run_before(&agent.middleware, call).await;
+    let state = call.state.clone();
+    let request = build_request(agent, &state, options);
+
+    let message_id = new_id();
+    ctx.emitter.emit(
+        kind::MESSAGE_CREATED,
+        json!({"message": {"id": message_id, "role": "assistant", "metadata": {"inProgress": true}}}),
+    );
+    let emitter = ctx.emitter.clone();
+    let delta_id = message_id.clone();
+    let sink = move |delta: StreamDelta| {
+        if let Some(data) = delta_event(&delta_id, &delta) {
+            emitter.emit(kind::MESSAGE_DELTA, data);
+        }
+    };
+    let mut cancel = ctx.cancel.clone();
+    let outcome = tokio::select! {
+        result = agent.provider.stream(&request, &sink) => Some(result),
+        _ = cancel.wait_for(|stop| *stop) => None,
+    };
+    let response = match outcome {
+        None => return Err(Halt { state, reason: HaltReason::Interrupted }),
+        Some(Ok(response)) => response,
+        Some(Err(error)) => match run_on_error(&agent.middleware, &call, &error).await {
+            Some(response) => response,
+            None => {
+                return Err(Halt::failed(state, &format!("provider_{}", error.kind.as_str()), error.to_string()));
+            }
+        },
+    };
+    let response = run_after(&agent.middleware, &call, response).await;
+
+    let spend = ctx.budget.after_llm_call(&response.usage, agent.price);
+    let message = response.to_message();
+    ctx.emitter.emit(
+        kind::MESSAGE_COMPLETED,
+        json!({"message": {"id": message_id, "role": "assistant", "content": response.text,
+            "thinking": response.thinking.iter().map(|t| t.text.clone()).collect::<Vec<_>>(),
+            "toolCalls": response.tool_calls, "finishReason": response.finish_reason}}),
+    );
+    let totals = ctx.budget.totals();
+    ctx.emitter.emit(
+        kind::LLM_USAGE,
+        json!({"model": response.model, "usage": response.usage, "totalUsage": totals.usage, "costUsd": totals.cost_usd}),
+    );
+    let state = state.with_llm_call(&response.usage);
+    let state = if options.unrecorded { state } else { state.with_message(message) };
+    if let Err(hit) = spend {
+        return Err(Halt { state, reason: HaltReason::Limit(hit) });
+    }
+    Ok((response, state))
+}
+
+fn build_request(agent: &Agent, state: &AgentState, options: &CallOptions) -> ModelRequest {
+    let system = match (&agent.system, &options.system_suffix) {
+        (Some(system), Some(suffix)) => Some(format!("{system}\n\n{suffix}")),
+        (None, Some(suffix)) => Some(suffix.clone()),
+        (system, None) => system.clone(),
+    };
+    let tools = if options.offer_tools {
+        agent
+            .tools
+            .iter()
+            .map(|tool| ToolSpec {
+                name: tool.name().to_string(),
+                description: tool.description().to_string(),
+                parameters: tool.parameters().clone(),
+            })
+            .collect()
+    } else {
+        Vec::new()
+    };
+    ModelRequest {
+        system,
+        messages: state.messages.clone(),
+        tools,
+        response_format: options.response_format.clone(),
+        ..ModelRequest::default()
+    }
+}
+
+fn delta_event(message_id: &str, delta: &StreamDelta) -> Option<Value> {
+    match delta {
+        StreamDelta::Text(text) => Some(json!({"messageId": message_id, "delta": {"contentChunk": text}})),
+        StreamDelta::Reset => Some(json!({"messageId": message_id, "delta": {"reset": true}})),
+        _ => None,
+    }
+}
+
+/// Runs the tool calls of one reply and appends their results, in call order.
+pub async fn run_tools(
+    agent: &Agent,
+    calls: &[ToolCall],
+    state: AgentState,
+    ctx: &RunContext,
+    step_id: &str,
+) -> Result<AgentState, Halt> {
+    for call in calls {
+        ctx.emitter.emit(kind::TOOL_CALL_CREATED, json!({"stepId": step_id, "toolCall": call}));
+    }
+    let limits = ctx.budget.limits();
+    let policy = SchedulePolicy {
+        parallel: agent.parallel_tools,
+        tool_timeout: limits.tool_timeout,
+        max_output_chars: limits.max_output_chars,
+    };
+    let observer = EventObserver { ctx, step_id };
+    let tools = agent.tool_map();
+    let (results, hit) = run_calls(calls, &tools, &agent.depends_on, &policy, &observer, &ctx.cancel).await;
+    let messages = results
+        .iter()
+        .map(|result| Message::tool_result(&result.call, result_for_model(&result.output), !result.output.success));
+    let state = state.with_tool_calls(results.len() as u64).with_messages(messages);
+    if ctx.interrupted() {
+        return Err(Halt { state, reason: HaltReason::Interrupted });
+    }
+    if let Some(hit) = hit {
+        return Err(Halt { state, reason: HaltReason::Limit(hit) });
+    }
+    Ok(state)
+}
+
+/// The text the model gets back for a tool result.
+pub fn result_for_model(output: &ToolOutput) -> String {
+    if output.success {
+        match &output.data {
+            Value::String(text) => text.clone(),
+            other => other.to_string(),
+        }
+    } else {
+        let mut text = format!("Error: {}", output.error.as_deref().unwrap_or("the tool failed"));
+        match &output.data {
+            Value::Null => {}
+            Value::String(data) if data.is_empty() => {}
+            Value::String(data) => text.push_str(&format!("\n{data}")),
+            other => text.push_str(&format!("\n{other}")),
+        }
+        text
+    }
+}
+
+struct EventObserver<'a> {
+    ctx: &'a RunContext,
+    step_id: &'a str,
+}
+
+impl CallObserver for EventObserver<'_> {
+    fn admit(&self, _call: &ToolCall) -> Result<(), LimitHit> {
+        self.ctx.budget.check_time()?;
+        self.ctx.budget.reserve_tool_call()
+    }
+
+    fn started(&self, call: &ToolCall) {
+        self.ctx.emitter.emit(
+            kind::TOOL_STARTED,
+            json!({"stepId": self.step_id, "toolCallId": call.id, "toolName": call.name, "input": call.arguments}),
+        );
+    }
+
+    fn finished(&self, call: &ToolCall, output: &ToolOutput, duration: Duration) {
+        self.ctx.emitter.emit(
+            kind::TOOL_COMPLETED,
+            json!({"stepId": self.step_id, "toolCallId": call.id, "toolName": call.name,
+                   "result": output, "durationMs": duration.as_millis() as u64}),
+        );
+    }
+}
+
+/// Checks a final answer against the output schema. `Ok(None)`: no schema.
+/// `Err(feedback)`: what to tell the model so it can try again.
+pub fn check_structured(agent: &Agent, text: &str) -> Result<Option<Value>, String> {
+    let Some(schema) = &agent.output_schema else {
+        return Ok(None);
+    };
+    let value = parse_json_answer(text).ok_or_else(|| {
+        "Your answer must be a JSON value matching the output schema, with no other text.".to_string()
+    })?;
+    let validator = jsonschema::validator_for(schema).map_err(|e| format!("the output schema does not compile: {e}"))?;
+    let problems: Vec<String> = validator
+        .iter_errors(&value)
+        .map(|error| format!("{} at `{}`", error, error.instance_path().as_str()))
+        .collect();
+    if problems.is_empty() {
+        Ok(Some(value))
+    } else {
+        Err(format!(
+            "Your answer does not match the output schema: {}. Answer again with corrected JSON only.",
+            problems.join("; ")
+        ))
+    }
+}
+
+/// A JSON answer, bare or inside a ```json fence.
+pub fn parse_json_answer(text: &str) -> Option<Value> {
+    let trimmed = text.trim();
+    if let Ok(value) = serde_json::from_str(trimmed) {
+        return Some(value);
+    }
+    let start = trimmed.find("```")?;
+    let after = &trimmed[start + 3..];
+    let body_start = after.find('\n')? + 1;
+    let body = &after[body_start..];
+    let end = body.find("```")?;
+    serde_json::from_str(body[..end].trim()).ok()
+}
+
+/// Emits the start of a step and returns its id.
+pub fn start_step(ctx: &RunContext, state: &AgentState, title: &str) -> String {
+    let step_id = new_id();
+    ctx.emitter.emit(
+        kind::STEP_CREATED,
+        json!({"stepId": step_id, "details": {"step": state.step, "title": title}}),
+    );
+    step_id
+}
+
+/// Emits the end of a step (`done` or `failed`), which closes its transcript block.
+pub fn end_step(ctx: &RunContext, state: &AgentState, step_id: &str, title: &str, done: bool) {
+    ctx.emitter.emit(
+        kind::STEP_COMPLETED,
+        json!({"stepId": step_id, "details": {"step": state.step, "title": title},
+               "status": if done { "completed" } else { "failed" }}),
+    );
+}
+
+/// Ends the step as failed and passes the halt on.
+pub fn fail_step(ctx: &RunContext, halt: Halt, step_id: &str, title: &str) -> Halt {
+    end_step(ctx, &halt.state, step_id, title, false);
+    halt
+}
+
+/// After a step: `stop_when`, then the time bound.
+pub fn after_step(agent: &Agent, state: AgentState, ctx: &RunContext) -> Result<AgentState, Halt> {
+    if let Some(stop_when) = &agent.stop_when {
+        let totals = ctx.budget.totals();
+        match stop_when.check(&state, &totals, ctx.budget.elapsed().as_millis() as u64) {
+            Ok(true) => {
+                let hit = LimitHit::new("stop_when", format!("`{}` became true", stop_when.source()));
+                return Err(Halt { state, reason: HaltReason::Limit(hit) });
+            }
+            Ok(false) => {}
+            Err(message) => return Err(Halt::failed(state, "stop_when", message)),
+        }
+    }
+    if let Err(hit) = ctx.budget.check_time() {
+        return Err(Halt { state, reason: HaltReason::Limit(hit) });
+    }
+    Ok(state)
+}
+
+/// Keeps the compiler honest about the trait objects the engine shares across tasks.
+#[allow(dead_code)]
+fn assert_send_sync() {
+    fn check<T: Send + Sync>() {}
+    check::<Arc<dyn crate::tools::Tool>>();
+}

@@ -1,0 +1,83 @@
+//! Execution strategies (UAP §5): how an agent turns a state into an answer. `loop`,
+//! `react` and `plan` ship with runner; a custom strategy implements the trait.
+
+mod plan;
+mod react;
+mod tool_loop;
+
+pub use plan::PlanStrategy;
+pub use react::ReactStrategy;
+pub use tool_loop::LoopStrategy;
+
+use super::agent::{Agent, GenerateResult, Halt, HaltReason, RunContext, Turn};
+use super::budget::LimitHit;
+use super::state::AgentState;
+use super::step::{CallOptions, call_model, check_structured};
+use crate::provider::{BoxFuture, Message, ResponseFormat};
+
+/// A strategy runs an agent from a state to a final answer.
+pub trait ExecutionStrategy: Send + Sync {
+    fn name(&self) -> &str;
+    fn execute<'a>(&'a self, agent: &'a Agent, state: AgentState, ctx: &'a RunContext) -> BoxFuture<'a, GenerateResult>;
+}
+
+/// The options of every action call: tools offered, and JSON asked for when the agent has
+/// an output schema.
+pub(crate) fn action_options(agent: &Agent) -> CallOptions {
+    CallOptions {
+        offer_tools: true,
+        response_format: agent.output_schema.as_ref().map(|schema| ResponseFormat {
+            name: "final_answer".into(),
+            schema: schema.clone(),
+            strict: false,
+        }),
+        ..CallOptions::default()
+    }
+}
+
+/// What to do with a reply that made no tool call.
+pub(crate) enum Answer {
+    /// The run is over.
+    Final(Turn),
+    /// The structured answer did not match; the feedback is in the state, try again.
+    Retry(AgentState),
+}
+
+/// Accepts `text` as the final answer, or asks the model for a corrected structured answer
+/// (bounded by `agent.structured_retries`).
+pub(crate) fn conclude(agent: &Agent, text: String, state: AgentState, attempts: &mut u32) -> Result<(Answer, AgentState), Halt> {
+    match check_structured(agent, &text) {
+        Ok(structured) => Ok((
+            Answer::Final(Turn {
+                output: text,
+                structured,
+                usage: Default::default(),
+                messages: Vec::new(),
+            }),
+            state,
+        )),
+        Err(feedback) if *attempts < agent.structured_retries => {
+            *attempts += 1;
+            let state = state.with_message(Message::user(feedback));
+            Ok((Answer::Retry(state.clone()), state))
+        }
+        Err(feedback) => Err(Halt::failed(
+            state,
+            "structured_output",
+            format!("the final answer never matched the output schema: {feedback}"),
+        )),
+    }
+}
+
+/// The halt for a strategy bound such as `max_iterations`.
+pub(crate) fn bound_reached(state: AgentState, name: &str, detail: String) -> Halt {
+    Halt {
+        state,
+        reason: HaltReason::Limit(LimitHit::new(name, detail)),
+    }
+}
+
+/// One action call with the tools; used by loop, react and each plan step.
+pub(crate) async fn action_call(agent: &Agent, state: AgentState, ctx: &RunContext, options: &CallOptions) -> Result<(crate::provider::ModelResponse, AgentState), Halt> {
+    call_model(agent, state, ctx, options).await
+}

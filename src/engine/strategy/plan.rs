@@ -1,0 +1,334 @@
+//! `plan`: one planning call returns a plan as structured output; its steps run in
+//! dependency order (independent steps at once), each as its own tool loop told its step
+//! description; statuses move pending → in_progress → completed/failed in `state.plan` and
+//! in events; a failed step triggers a new plan when `allow_replan`; a final call composes
+//! the answer from the step results.
+
+use std::collections::HashSet;
+
+use futures_util::future::join_all;
+use serde_json::{Value, json};
+
+use super::tool_loop::tool_title;
+use super::{Answer, ExecutionStrategy, action_call, action_options, bound_reached, conclude};
+use crate::engine::agent::{Agent, GenerateResult, Halt, HaltReason, RunContext};
+use crate::engine::events::kind;
+use crate::engine::plan::{PlanStep, PlanStepStatus};
+use crate::engine::state::{AgentState, add_usage};
+use crate::engine::step::{CallOptions, after_step, call_model, end_step, fail_step, parse_json_answer, run_tools, start_step};
+use crate::provider::{BoxFuture, Message, ResponseFormat};
+
+#[derive(Debug, Clone)]
+pub struct PlanStrategy {
+    pub max_plan_steps: Option<u64>,
+    pub allow_replan: bool,
+    /// A schema replacing the default plan shape (it must still have `steps`).
+    pub plan_schema: Option<Value>,
+}
+
+/// How often a plan is made again after failures, or asked for again when malformed.
+const MAX_PLANS: u32 = 3;
+/// Model calls one plan step may make.
+const MAX_CALLS_PER_STEP: u32 = 25;
+
+pub fn default_plan_schema() -> Value {
+    json!({
+        "type": "object",
+        "required": ["steps"],
+        "properties": {
+            "steps": {
+                "type": "array",
+                "items": {
+                    "type": "object",
+                    "required": ["id", "description"],
+                    "properties": {
+                        "id": {"type": "string"},
+                        "description": {"type": "string"},
+                        "tool": {"type": ["string", "null"]},
+                        "depends_on": {"type": "array", "items": {"type": "string"}}
+                    }
+                }
+            }
+        }
+    })
+}
+
+impl ExecutionStrategy for PlanStrategy {
+    fn name(&self) -> &str {
+        "plan"
+    }
+
+    fn execute<'a>(&'a self, agent: &'a Agent, state: AgentState, ctx: &'a RunContext) -> BoxFuture<'a, GenerateResult> {
+        Box::pin(async move {
+            let mut state = state;
+            let mut feedback: Option<String> = None;
+            let mut plans = 0;
+            loop {
+                if plans >= MAX_PLANS {
+                    return Err(Halt::failed(state, "plan", format!("no workable plan after {MAX_PLANS} attempts")));
+                }
+                plans += 1;
+                let (steps, next) = self.make_plan(agent, state, ctx, feedback.take()).await?;
+                state = next;
+                let Some(steps) = steps else {
+                    feedback = Some("The plan was not valid JSON of the required shape.".into());
+                    continue;
+                };
+                match self.run_plan(agent, steps, state, ctx).await? {
+                    (None, next) => {
+                        state = next;
+                        break;
+                    }
+                    (Some(failure), next) => {
+                        state = next;
+                        if !self.allow_replan {
+                            return Err(Halt::failed(state, "plan_step_failed", failure));
+                        }
+                        feedback = Some(format!("The previous plan failed: {failure}. Make a new plan for what is left."));
+                    }
+                }
+            }
+            // Compose the final answer from the step results.
+            let mut attempts = 0;
+            state = state.with_step(state.step + 1).with_message(Message::user(
+                "All plan steps are done. Compose the final answer from their results.",
+            ));
+            loop {
+                let title = "Compose the answer";
+                let step_id = start_step(ctx, &state, title);
+                let mut options = action_options(agent);
+                options.offer_tools = false;
+                let (response, next) =
+                    action_call(agent, state, ctx, &options).await.map_err(|halt| fail_step(ctx, halt, &step_id, title))?;
+                let (answer, next) =
+                    conclude(agent, response.text, next, &mut attempts).map_err(|halt| fail_step(ctx, halt, &step_id, title))?;
+                state = next;
+                match answer {
+                    Answer::Final(turn) => {
+                        end_step(ctx, &state, &step_id, title, true);
+                        return Ok((turn, state));
+                    }
+                    Answer::Retry(next) => {
+                        end_step(ctx, &next, &step_id, title, false);
+                        state = next;
+                    }
+                }
+            }
+        })
+    }
+}
+
+impl PlanStrategy {
+    /// The planning call. `Ok((None, state))`: the reply was not a usable plan.
+    async fn make_plan(
+        &self,
+        agent: &Agent,
+        state: AgentState,
+        ctx: &RunContext,
+        feedback: Option<String>,
+    ) -> Result<(Option<Vec<PlanStep>>, AgentState), Halt> {
+        let schema = self.plan_schema.clone().unwrap_or_else(default_plan_schema);
+        let limit = self
+            .max_plan_steps
+            .map(|max| format!(" Use at most {max} steps."))
+            .unwrap_or_default();
+        let tools: Vec<&str> = agent.tools.iter().map(|t| t.name()).collect();
+        let mut instruction = format!(
+            "First make a plan. Reply with JSON only: {{\"steps\": [{{\"id\": \"1\", \"description\": \"...\", \
+             \"tool\": null, \"depends_on\": []}}]}}. Steps whose depends_on are done may run at the same time.{limit} \
+             Tools available to the steps: {}.",
+            if tools.is_empty() { "none".to_string() } else { tools.join(", ") }
+        );
+        if let Some(feedback) = feedback {
+            instruction.push_str("\n\n");
+            instruction.push_str(&feedback);
+        }
+        let options = CallOptions {
+            offer_tools: false,
+            response_format: Some(ResponseFormat {
+                name: "plan".into(),
+                schema,
+                strict: false,
+            }),
+            system_suffix: Some(instruction),
+            unrecorded: true,
+        };
+        let state = state.with_step(state.step + 1);
+        let title = "Make a plan";
+        let step_id = start_step(ctx, &state, title);
+        let (response, state) =
+            call_model(agent, state, ctx, &options).await.map_err(|halt| fail_step(ctx, halt, &step_id, title))?;
+        let steps = parse_plan(&response.text);
+        let steps = match steps {
+            Some(steps) if self.max_plan_steps.is_some_and(|max| steps.len() as u64 > max) => None,
+            Some(steps) if steps.is_empty() => None,
+            other => other,
+        };
+        end_step(ctx, &state, &step_id, title, steps.is_some());
+        let Some(steps) = steps else {
+            return Ok((None, state));
+        };
+        ctx.emitter.emit(kind::PLAN_UPDATED, json!({"plan": steps}));
+        let state = state.with_plan(steps.clone());
+        Ok((Some(steps), state))
+    }
+
+    /// Runs the steps in dependency order. `Ok((Some(reason), state))`: a step failed.
+    async fn run_plan(
+        &self,
+        agent: &Agent,
+        mut steps: Vec<PlanStep>,
+        mut state: AgentState,
+        ctx: &RunContext,
+    ) -> Result<(Option<String>, AgentState), Halt> {
+        let ids: HashSet<String> = steps.iter().map(|s| s.id.clone()).collect();
+        loop {
+            let done: HashSet<String> = steps
+                .iter()
+                .filter(|s| s.status == PlanStepStatus::Completed)
+                .map(|s| s.id.clone())
+                .collect();
+            if done.len() == steps.len() {
+                return Ok((None, state));
+            }
+            // Unknown dependencies count as done, so a sloppy plan cannot deadlock.
+            let ready: Vec<usize> = steps
+                .iter()
+                .enumerate()
+                .filter(|(_, s)| s.status == PlanStepStatus::Pending)
+                .filter(|(_, s)| s.depends_on.iter().all(|d| done.contains(d) || !ids.contains(d)))
+                .map(|(i, _)| i)
+                .collect();
+            if ready.is_empty() {
+                return Ok((Some("the plan's dependencies form a cycle".into()), state));
+            }
+            for &i in &ready {
+                set_status(ctx, &mut steps[i], PlanStepStatus::InProgress);
+            }
+            state = state.with_plan(steps.clone());
+            let base = state.clone();
+            let runs = ready.iter().map(|&i| run_step(agent, &steps[i], base.clone(), ctx));
+            let outcomes = join_all(runs).await;
+            let mut failure = None;
+            let mut halt = None;
+            for (&i, outcome) in ready.iter().zip(outcomes) {
+                let (result, branch) = match outcome {
+                    Ok(pair) => pair,
+                    Err(stop) => match stop.reason {
+                        HaltReason::Failed { message, .. } => (Err(message), stop.state),
+                        _ => {
+                            halt.get_or_insert(stop.clone());
+                            (Err("interrupted".into()), stop.state)
+                        }
+                    },
+                };
+                state = merge_branch(state, &base, &branch);
+                match result {
+                    Ok(text) => {
+                        steps[i].result = Some(Value::String(text.clone()));
+                        set_status(ctx, &mut steps[i], PlanStepStatus::Completed);
+                        state = state.with_messages([
+                            Message::user(format!("Plan step {}: {}", steps[i].id, steps[i].description)),
+                            Message::assistant(text),
+                        ]);
+                    }
+                    Err(message) => {
+                        steps[i].result = Some(json!({"error": message}));
+                        set_status(ctx, &mut steps[i], PlanStepStatus::Failed);
+                        failure.get_or_insert(format!("step {} ({}) failed: {message}", steps[i].id, steps[i].description));
+                    }
+                }
+            }
+            state = state.with_plan(steps.clone());
+            if let Some(mut halt) = halt {
+                halt.state = state;
+                return Err(halt);
+            }
+            if failure.is_some() {
+                return Ok((failure, state));
+            }
+            state = after_step(agent, state, ctx)?;
+        }
+    }
+}
+
+/// One plan step: a tool loop from the shared history plus the step's instruction.
+/// Returns the step's result (or why it failed) and the branch's final state.
+async fn run_step(agent: &Agent, step: &PlanStep, state: AgentState, ctx: &RunContext) -> Result<(Result<String, String>, AgentState), Halt> {
+    let tool_hint = step.tool.as_ref().map(|t| format!(" Use the `{t}` tool.")).unwrap_or_default();
+    let mut state = state.with_message(Message::user(format!(
+        "Do plan step {}: {}.{tool_hint} Reply with the step's result when done.",
+        step.id, step.description
+    )));
+    let mut options = action_options(agent);
+    options.response_format = None;
+    for _ in 0..MAX_CALLS_PER_STEP {
+        state = state.with_step(state.step + 1);
+        let title = format!("Plan step {}: {}", step.id, step.description);
+        let step_id = start_step(ctx, &state, &title);
+        let (response, next) = action_call(agent, state, ctx, &options).await.map_err(|h| fail_step(ctx, h, &step_id, &title))?;
+        state = next;
+        if response.tool_calls.is_empty() {
+            end_step(ctx, &state, &step_id, &title, true);
+            return Ok((Ok(response.text), state));
+        }
+        let title = tool_title(&response.tool_calls);
+        state = run_tools(agent, &response.tool_calls, state, ctx, &step_id)
+            .await
+            .map_err(|h| fail_step(ctx, h, &step_id, &title))?;
+        end_step(ctx, &state, &step_id, &title, true);
+    }
+    Err(bound_reached(state, "max_plan_step_calls", format!("a plan step made {MAX_CALLS_PER_STEP} model calls")))
+}
+
+/// Adds what a branch counted (calls, usage, traces) to the main state; its messages stay
+/// in the branch (the step's result is added as a summary instead).
+fn merge_branch(state: AgentState, base: &AgentState, branch: &AgentState) -> AgentState {
+    let mut next = state.with_tool_calls(branch.tool_calls.saturating_sub(base.tool_calls));
+    next.llm_calls += branch.llm_calls.saturating_sub(base.llm_calls);
+    let added = crate::provider::Usage::new(
+        branch.usage.input_tokens.saturating_sub(base.usage.input_tokens),
+        branch.usage.output_tokens.saturating_sub(base.usage.output_tokens),
+    );
+    next.usage = add_usage(&next.usage, &added);
+    next.step = next.step.max(branch.step);
+    next.subagent_traces.extend(branch.subagent_traces.iter().skip(base.subagent_traces.len()).cloned());
+    next
+}
+
+fn set_status(ctx: &RunContext, step: &mut PlanStep, status: PlanStepStatus) {
+    let previous = step.status;
+    step.status = status;
+    ctx.emitter.emit(
+        kind::PLAN_STEP_STATUS,
+        json!({"planStepId": step.id, "description": step.description, "previousStatus": previous, "status": status}),
+    );
+}
+
+/// Reads a plan (bare or fenced JSON); `None` when it is not one.
+pub fn parse_plan(text: &str) -> Option<Vec<PlanStep>> {
+    let value = parse_json_answer(text)?;
+    let steps = value.get("steps")?.as_array()?;
+    steps
+        .iter()
+        .map(|step| {
+            let id = match step.get("id")? {
+                Value::String(id) => id.clone(),
+                Value::Number(n) => n.to_string(),
+                _ => return None,
+            };
+            Some(PlanStep {
+                id,
+                description: step.get("description")?.as_str()?.to_string(),
+                tool: step.get("tool").and_then(Value::as_str).map(String::from),
+                depends_on: step
+                    .get("depends_on")
+                    .and_then(Value::as_array)
+                    .map(|d| d.iter().map(|v| v.as_str().map_or_else(|| v.to_string(), String::from)).collect())
+                    .unwrap_or_default(),
+                status: PlanStepStatus::Pending,
+                result: None,
+            })
+        })
+        .collect()
+}

@@ -1,0 +1,32 @@
+//! Loading an agent file for running: validate it fully, then deserialise the typed spec.
+
+use std::path::Path;
+
+use super::agent::AgentSpec;
+use super::diagnostic::{Code, Diagnostic};
+use super::validate::Validator;
+use super::yaml::load_yaml;
+
+/// The typed agent of a valid file, or every diagnostic (warnings included) of an invalid one.
+pub fn load_agent(path: &Path) -> Result<(AgentSpec, Vec<Diagnostic>), Vec<Diagnostic>> {
+    let mut validator = Validator::new();
+    validator.validate_file(path);
+    let diagnostics = validator.finish();
+    if diagnostics.iter().any(Diagnostic::is_error) {
+        return Err(diagnostics);
+    }
+    let source = std::fs::read_to_string(path).map_err(|error| {
+        vec![Diagnostic::error(path, Default::default(), Code::Io, "", format!("cannot read the file: {error}"))]
+    })?;
+    let document = load_yaml(&source).map_err(|_| diagnostics.clone())?;
+    let spec = serde_json::from_value(document.value).map_err(|error| {
+        vec![Diagnostic::error(
+            path,
+            Default::default(),
+            Code::Type,
+            "",
+            format!("the file passed the schema but not the loader (please report this): {error}"),
+        )]
+    })?;
+    Ok((spec, diagnostics))
+}
