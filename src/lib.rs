@@ -1,3 +1,6 @@
 //! `runner`: a declarative agent runner.
 //!
 //! The library is usable without the CLI; the `runner` binary is a thin front-end.
+
+pub mod provider;
+pub mod testing;
