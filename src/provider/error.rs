@@ -141,10 +141,10 @@ impl ProviderError {
             if self.message.contains(secret) {
                 self.message = self.message.replace(secret, "[REDACTED]");
             }
-            if let Some(hint) = &mut self.hint {
-                if hint.contains(secret) {
-                    *hint = hint.replace(secret, "[REDACTED]");
-                }
+            if let Some(hint) = &mut self.hint
+                && hint.contains(secret)
+            {
+                *hint = hint.replace(secret, "[REDACTED]");
             }
         }
         self
@@ -249,10 +249,10 @@ impl std::error::Error for ProviderError {}
 /// `{"error":{"message"}}` (OpenAI, Anthropic, OpenRouter, Groq), `{"error":"..."}`
 /// (Ollama), `{"message"}` (vLLM), `{"detail"}`; else the body itself, shortened.
 pub fn error_message_from_body(body: &[u8]) -> String {
-    if let Ok(v) = serde_json::from_slice::<serde_json::Value>(body) {
-        if let Some(msg) = message_from_json(&v) {
-            return msg;
-        }
+    if let Ok(v) = serde_json::from_slice::<serde_json::Value>(body)
+        && let Some(msg) = message_from_json(&v)
+    {
+        return msg;
     }
     let text = String::from_utf8_lossy(body);
     let text = text.trim();

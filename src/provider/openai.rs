@@ -151,11 +151,15 @@ pub(crate) fn endpoint_url(base_url: &str, path: &str) -> String {
     url
 }
 
-/// Azure OpenAI resources take the key in an `api-key` header instead of a bearer token.
+/// Azure OpenAI takes the key in an `api-key` header instead of a bearer token: used
+/// for Azure hosts and for any URL with Azure's `api-version` query parameter.
 fn is_azure(base_url: &str) -> bool {
     let host = base_url.split("://").nth(1).unwrap_or(base_url);
     let host = host.split(['/', '?', ':']).next().unwrap_or("");
-    host.ends_with(".azure.com") || host.ends_with(".azure-api.net")
+    let query = base_url.split_once('?').map_or("", |(_, q)| q);
+    host.ends_with(".azure.com")
+        || host.ends_with(".azure-api.net")
+        || query.split('&').any(|p| p.starts_with("api-version="))
 }
 
 fn wire_messages(req: &ModelRequest) -> Vec<Value> {

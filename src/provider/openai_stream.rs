@@ -193,10 +193,10 @@ impl Accumulator {
         if let Some(error) = chunk.error.as_ref().filter(|e| !e.is_null()) {
             return Err(ProviderError::from_stream_error(&self.provider, error));
         }
-        if let Some(model) = chunk.model.filter(|m| !m.is_empty()) {
-            if self.model != model {
-                self.model = model.into_owned();
-            }
+        if let Some(model) = chunk.model.filter(|m| !m.is_empty())
+            && self.model != model
+        {
+            self.model = model.into_owned();
         }
         for choice in chunk.choices.into_iter().flatten() {
             if choice.index.unwrap_or(0) != 0 {
@@ -248,19 +248,19 @@ impl Accumulator {
     fn tool_call_delta(&mut self, d: ToolCallDelta<'_>, sink: &DeltaSink<'_>) {
         let pos = self.slot_for(&d);
         let slot = &mut self.calls[pos];
-        if let Some(id) = d.id.filter(|s| !s.is_empty()) {
-            if slot.id.is_empty() {
-                slot.id = id.into_owned();
-            }
+        if let Some(id) = d.id.filter(|s| !s.is_empty())
+            && slot.id.is_empty()
+        {
+            slot.id = id.into_owned();
         }
         let (name, args) = match d.function {
             Some(f) => (f.name, f.arguments),
             None => (None, None),
         };
-        if let Some(name) = name.filter(|s| !s.is_empty()) {
-            if slot.name.is_empty() {
-                slot.name = name.into_owned();
-            }
+        if let Some(name) = name.filter(|s| !s.is_empty())
+            && slot.name.is_empty()
+        {
+            slot.name = name.into_owned();
         }
         if !slot.announced && !slot.name.is_empty() {
             slot.announced = true;
