@@ -1,7 +1,15 @@
 //! `runner`: a declarative agent runner.
 //!
 //! The library is usable without the CLI; the `runner` binary is a thin front-end.
+//! Flow: `spec` (what the user wrote) → `compile` → `engine` (how it runs), which talks to
+//! models through `provider` and acts through `tools`; `output` is what a run leaves behind.
 
 pub mod cli;
+pub mod compile;
+pub mod engine;
 pub mod fsutil;
+pub mod output;
+pub mod provider;
 pub mod spec;
+pub mod testing;
+pub mod tools;

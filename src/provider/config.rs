@@ -1,0 +1,209 @@
+//! From a model configuration to a ready `Arc<dyn Provider>`.
+//!
+//! This is where keys are read: the env var named by `api_key_env` (default
+//! `OPENAI_API_KEY` / `ANTHROPIC_API_KEY`; none for Ollama and scripted). A missing
+//! key fails here, naming the variable, before any request. When `base_url` is unset,
+//! `OPENAI_BASE_URL` / `ANTHROPIC_BASE_URL` apply, then the provider's default.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::{Map, Value};
+
+use super::Provider;
+use super::anthropic::AnthropicProvider;
+use super::cassette::{CassetteRecorder, Recording, Replay, ReplayStore};
+use super::error::{ErrorKind, ProviderError};
+use super::http::Secret;
+use super::openai::{HttpSettings, OpenAiProvider};
+use super::retry::Retry;
+use super::scripted::{ScriptedProvider, ScriptedResponse};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ProviderKind {
+    OpenAi,
+    Anthropic,
+    Ollama,
+    Scripted,
+}
+
+impl ProviderKind {
+    /// Parses the `model.provider` value.
+    pub fn parse(s: &str) -> Option<Self> {
+        match s {
+            "openai" => Some(ProviderKind::OpenAi),
+            "anthropic" => Some(ProviderKind::Anthropic),
+            "ollama" => Some(ProviderKind::Ollama),
+            "scripted" => Some(ProviderKind::Scripted),
+            _ => None,
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ProviderKind::OpenAi => "openai",
+            ProviderKind::Anthropic => "anthropic",
+            ProviderKind::Ollama => "ollama",
+            ProviderKind::Scripted => "scripted",
+        }
+    }
+
+    /// The key variable used when `api_key_env` is not set (`None`: no key needed).
+    pub fn default_key_env(self) -> Option<&'static str> {
+        match self {
+            ProviderKind::OpenAi => Some("OPENAI_API_KEY"),
+            ProviderKind::Anthropic => Some("ANTHROPIC_API_KEY"),
+            ProviderKind::Ollama | ProviderKind::Scripted => None,
+        }
+    }
+
+    /// `(env var, built-in default)` for the base URL.
+    pub fn default_base_url(self) -> (Option<&'static str>, &'static str) {
+        match self {
+            ProviderKind::OpenAi => (Some("OPENAI_BASE_URL"), "https://api.openai.com/v1"),
+            ProviderKind::Anthropic => (Some("ANTHROPIC_BASE_URL"), "https://api.anthropic.com"),
+            ProviderKind::Ollama => (None, "http://127.0.0.1:11434/v1"),
+            ProviderKind::Scripted => (None, ""),
+        }
+    }
+}
+
+/// `model.retry`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RetryConfig {
+    /// Total attempts, the first included (1 = no retry).
+    pub max_attempts: u32,
+    pub initial_backoff: Duration,
+    pub max_backoff: Duration,
+}
+
+impl Default for RetryConfig {
+    fn default() -> Self {
+        RetryConfig {
+            max_attempts: 4,
+            initial_backoff: Duration::from_millis(500),
+            max_backoff: Duration::from_secs(30),
+        }
+    }
+}
+
+/// Everything needed to build one provider (the `model` mapping of an agent file).
+#[derive(Debug, Clone, PartialEq)]
+pub struct ProviderConfig {
+    pub kind: ProviderKind,
+    /// The model name sent to the API.
+    pub model: String,
+    pub base_url: Option<String>,
+    pub api_key_env: Option<String>,
+    /// Passed through into the API request body (`null` removes a default field).
+    pub params: Map<String, Value>,
+    /// Whole request, streaming included.
+    pub timeout: Duration,
+    /// Longest silence between two pieces of a streamed body.
+    pub idle_timeout: Duration,
+    pub retry: RetryConfig,
+    /// `kind: scripted` only.
+    pub script: Vec<ScriptedResponse>,
+}
+
+impl ProviderConfig {
+    pub fn new(kind: ProviderKind, model: impl Into<String>) -> Self {
+        ProviderConfig {
+            kind,
+            model: model.into(),
+            base_url: None,
+            api_key_env: None,
+            params: Map::new(),
+            timeout: Duration::from_secs(600),
+            idle_timeout: Duration::from_secs(180),
+            retry: RetryConfig::default(),
+            script: Vec::new(),
+        }
+    }
+
+    /// The variable the key is read from, if this provider uses one.
+    pub fn key_env(&self) -> Option<String> {
+        self.api_key_env
+            .clone()
+            .or_else(|| self.kind.default_key_env().map(String::from))
+    }
+}
+
+/// Run-wide options: a shared recorder for `--record`, a shared store for `--replay`.
+#[derive(Debug, Clone, Default)]
+pub struct BuildOptions {
+    pub record: Option<Arc<CassetteRecorder>>,
+    pub replay: Option<Arc<ReplayStore>>,
+}
+
+/// Builds the provider for `cfg` with keys from the process environment.
+pub fn build_provider(cfg: &ProviderConfig) -> Result<Arc<dyn Provider>, ProviderError> {
+    build_provider_with(cfg, &BuildOptions::default(), &|name| {
+        std::env::var(name).ok()
+    })
+}
+
+/// Builds the provider for `cfg`: `Recording?(Retry(client))`, or `Replay` (which
+/// reads no key). `env` looks variables up (tests pass a map instead of the process
+/// environment).
+pub fn build_provider_with(
+    cfg: &ProviderConfig,
+    opts: &BuildOptions,
+    env: &dyn Fn(&str) -> Option<String>,
+) -> Result<Arc<dyn Provider>, ProviderError> {
+    let name = cfg.kind.as_str();
+    if let Some(store) = &opts.replay {
+        return Ok(Arc::new(Replay::new(
+            store.clone(),
+            name,
+            cfg.model.clone(),
+        )));
+    }
+    let provider: Arc<dyn Provider> = match cfg.kind {
+        ProviderKind::Scripted => {
+            Arc::new(ScriptedProvider::new(cfg.model.clone(), cfg.script.clone()))
+        }
+        kind => {
+            let key_env = cfg.key_env();
+            let key = match &key_env {
+                Some(var) => match env(var).filter(|v| !v.trim().is_empty()) {
+                    Some(value) => Some(Secret::new(value.trim().to_string())),
+                    None => {
+                        return Err(ProviderError::new(
+                            ErrorKind::MissingKey,
+                            name,
+                            format!("the environment variable {var} is not set (it should hold the {name} API key)"),
+                        )
+                        .with_hint(format!("export {var}=... or set model.api_key_env to the variable that holds the key")));
+                    }
+                },
+                None => None,
+            };
+            let (url_env, default_url) = kind.default_base_url();
+            let base_url = cfg
+                .base_url
+                .clone()
+                .or_else(|| url_env.and_then(env).filter(|u| !u.trim().is_empty()))
+                .unwrap_or_else(|| default_url.to_string());
+            let settings = HttpSettings {
+                provider: name.to_string(),
+                model: cfg.model.clone(),
+                base_url,
+                key,
+                key_env,
+                params: cfg.params.clone(),
+                timeout: cfg.timeout,
+                idle_timeout: cfg.idle_timeout,
+            };
+            let client: Arc<dyn Provider> = match kind {
+                ProviderKind::Anthropic => Arc::new(AnthropicProvider::new(settings)?),
+                _ => Arc::new(OpenAiProvider::new(settings)?),
+            };
+            Arc::new(Retry::new(client, cfg.retry))
+        }
+    };
+    Ok(match &opts.record {
+        Some(recorder) => Arc::new(Recording::new(provider, recorder.clone())),
+        None => provider,
+    })
+}

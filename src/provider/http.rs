@@ -1,0 +1,263 @@
+//! The HTTP plumbing both wire formats share: one POST with a per-request deadline and
+//! an idle timeout between body chunks, error bodies turned into [`ProviderError`]s
+//! (message extracted, key redacted, `Retry-After` read), and a body read chunk by chunk.
+
+use std::fmt;
+use std::sync::Once;
+use std::time::{Duration, SystemTime};
+
+use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
+use tokio::time::{Instant, timeout_at};
+
+use super::error::{ErrorKind, ProviderError, error_message_from_body};
+
+/// An API key. Its `Debug` never shows the value; it is only ever put in a header.
+#[derive(Clone, PartialEq, Eq)]
+pub struct Secret(String);
+
+impl Secret {
+    pub fn new(value: String) -> Self {
+        Secret(value)
+    }
+    pub(crate) fn expose(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Debug for Secret {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("Secret([REDACTED])")
+    }
+}
+
+/// What a request needs besides its body; shared by every call of one provider.
+#[derive(Debug, Clone)]
+pub(crate) struct HttpClient {
+    client: reqwest::Client,
+    pub provider: String,
+    pub key: Option<Secret>,
+    pub key_env: Option<String>,
+    pub timeout: Duration,
+    pub idle_timeout: Duration,
+}
+
+/// Largest error body read (the message is near the start; the rest is noise).
+const MAX_ERROR_BODY: usize = 64 * 1024;
+/// After the terminal event, how long to wait for the server to end the body
+/// (reading to the end lets the connection be reused).
+const DRAIN_AFTER_DONE: Duration = Duration::from_secs(1);
+
+impl HttpClient {
+    pub fn new(
+        provider: &str,
+        key: Option<Secret>,
+        key_env: Option<String>,
+        timeout: Duration,
+        idle_timeout: Duration,
+    ) -> Result<Self, ProviderError> {
+        static CRYPTO: Once = Once::new();
+        CRYPTO.call_once(|| {
+            // Fails only when the application installed a provider first: keep theirs.
+            let _ = rustls::crypto::ring::default_provider().install_default();
+        });
+        let client = reqwest::Client::builder()
+            .connect_timeout(timeout.min(Duration::from_secs(30)))
+            .build()
+            .map_err(|e| {
+                ProviderError::new(ErrorKind::Config, provider, format!("HTTP client: {e}"))
+            })?;
+        Ok(HttpClient {
+            client,
+            provider: provider.to_string(),
+            key,
+            key_env,
+            timeout,
+            idle_timeout,
+        })
+    }
+
+    fn err(&self, kind: ErrorKind, message: impl Into<String>) -> ProviderError {
+        ProviderError::new(kind, self.provider.clone(), message)
+    }
+
+    /// Sends a JSON POST. A non-2xx answer becomes the classified error.
+    pub async fn post(
+        &self,
+        url: &str,
+        headers: Vec<(&'static str, String)>,
+        body: Vec<u8>,
+    ) -> Result<HttpBody<'_>, ProviderError> {
+        let deadline = Instant::now() + self.timeout;
+        let mut map = HeaderMap::new();
+        map.insert("content-type", HeaderValue::from_static("application/json"));
+        for (name, value) in headers {
+            let mut value = HeaderValue::from_str(&value).map_err(|_| {
+                // Never echo the value: it may be the key.
+                self.err(
+                    ErrorKind::Config,
+                    format!("header {name} has characters HTTP forbids"),
+                )
+            })?;
+            value.set_sensitive(true);
+            map.insert(HeaderName::from_static(name), value);
+        }
+        let send = self.client.post(url).headers(map).body(body).send();
+        let response = match timeout_at(deadline, send).await {
+            Err(_) => return Err(self.timeout_error(None)),
+            Ok(Err(e)) => return Err(self.transport_error(&e, url)),
+            Ok(Ok(r)) => r,
+        };
+        let status = response.status().as_u16();
+        let is_json = response
+            .headers()
+            .get("content-type")
+            .and_then(|v| v.to_str().ok())
+            .is_some_and(|v| v.contains("json"));
+        let mut body = HttpBody {
+            client: self,
+            response,
+            deadline,
+            is_json,
+        };
+        if (200..300).contains(&status) {
+            return Ok(body);
+        }
+        let retry_after = retry_after(body.response.headers());
+        let bytes = body.read_to_end(MAX_ERROR_BODY).await.unwrap_or_default();
+        let message = error_message_from_body(&bytes);
+        Err(
+            ProviderError::from_status(&self.provider, status, message, self.key_env.as_deref())
+                .with_retry_after(retry_after)
+                .redact(self.key.as_ref().map(Secret::expose)),
+        )
+    }
+
+    fn timeout_error(&self, idle: Option<Duration>) -> ProviderError {
+        match idle {
+            Some(idle) => self.err(
+                ErrorKind::Timeout,
+                format!(
+                    "no data from the server for {}s (idle_timeout)",
+                    idle.as_secs_f64()
+                ),
+            ),
+            None => self.err(
+                ErrorKind::Timeout,
+                format!(
+                    "request took longer than {}s (timeout)",
+                    self.timeout.as_secs_f64()
+                ),
+            ),
+        }
+    }
+
+    fn transport_error(&self, e: &reqwest::Error, url: &str) -> ProviderError {
+        let mut message = if e.is_connect() {
+            format!("could not connect to {url}")
+        } else if e.is_body() || e.is_decode() {
+            "the connection broke while the response was being received".to_string()
+        } else {
+            format!("request to {url} failed")
+        };
+        // The source chain says why (refused, reset, TLS, ...); URLs carry no key.
+        let mut source = std::error::Error::source(e);
+        while let Some(s) = source {
+            message.push_str(": ");
+            message.push_str(&s.to_string());
+            source = s.source();
+        }
+        let kind = if e.is_timeout() {
+            ErrorKind::Timeout
+        } else {
+            ErrorKind::Network
+        };
+        self.err(kind, message)
+            .redact(self.key.as_ref().map(Secret::expose))
+    }
+}
+
+/// A successful response whose body is read chunk by chunk under the timeouts.
+pub(crate) struct HttpBody<'c> {
+    client: &'c HttpClient,
+    response: reqwest::Response,
+    deadline: Instant,
+    is_json: bool,
+}
+
+impl HttpBody<'_> {
+    /// True when the server answered with JSON instead of an event stream (it ignored
+    /// `stream: true`, or streaming was turned off).
+    pub fn is_json(&self) -> bool {
+        self.is_json
+    }
+
+    /// The next piece of the body; `None` at its end.
+    pub async fn next_chunk(&mut self) -> Result<Option<bytes::Bytes>, ProviderError> {
+        let idle = self.client.idle_timeout;
+        let idle_deadline = Instant::now() + idle;
+        let (limit, is_idle) = if idle_deadline < self.deadline {
+            (idle_deadline, Some(idle))
+        } else {
+            (self.deadline, None)
+        };
+        match timeout_at(limit, self.response.chunk()).await {
+            Err(_) => Err(self.client.timeout_error(is_idle)),
+            Ok(Err(e)) => {
+                let url = self.response.url().to_string();
+                Err(self.client.transport_error(&e, &url))
+            }
+            Ok(Ok(chunk)) => Ok(chunk),
+        }
+    }
+
+    /// Reads the rest of the body, up to `max` bytes.
+    pub async fn read_to_end(&mut self, max: usize) -> Result<Vec<u8>, ProviderError> {
+        let mut out = Vec::new();
+        while let Some(chunk) = self.next_chunk().await? {
+            out.extend_from_slice(&chunk);
+            if out.len() > max {
+                out.truncate(max);
+                break;
+            }
+        }
+        Ok(out)
+    }
+
+    /// Called once the terminal event arrived: lets the server end the body briefly,
+    /// ignoring whatever happens (the answer is already complete).
+    pub async fn drain(&mut self) {
+        let limit = Instant::now() + DRAIN_AFTER_DONE;
+        for _ in 0..64 {
+            match timeout_at(limit, self.response.chunk()).await {
+                Ok(Ok(Some(_))) => continue,
+                _ => return,
+            }
+        }
+    }
+}
+
+/// `Retry-After` (seconds or HTTP date) or OpenAI's `retry-after-ms`.
+pub(crate) fn retry_after(headers: &HeaderMap) -> Option<Duration> {
+    if let Some(ms) = headers
+        .get("retry-after-ms")
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.trim().parse::<f64>().ok())
+    {
+        return duration_from_secs(ms / 1000.0);
+    }
+    let value = headers.get("retry-after")?.to_str().ok()?.trim();
+    parse_retry_after(value, SystemTime::now())
+}
+
+/// Parses a `Retry-After` value relative to `now`.
+pub fn parse_retry_after(value: &str, now: SystemTime) -> Option<Duration> {
+    if let Ok(secs) = value.parse::<f64>() {
+        return duration_from_secs(secs);
+    }
+    let at = httpdate::parse_http_date(value).ok()?;
+    Some(at.duration_since(now).unwrap_or(Duration::ZERO))
+}
+
+fn duration_from_secs(secs: f64) -> Option<Duration> {
+    (secs.is_finite() && secs >= 0.0).then(|| Duration::from_secs_f64(secs.min(86_400.0)))
+}

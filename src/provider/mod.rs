@@ -1,0 +1,80 @@
+//! Model providers: one streaming-first trait, clients for the OpenAI-compatible and
+//! Anthropic wire formats, a scripted model, and wrappers (retry, record, replay) that
+//! compose around any provider, tower-style.
+//!
+//! ```text
+//! build_provider(cfg) = Recording? ( Retry ( OpenAi | Anthropic ) | Scripted )  or  Replay
+//! ```
+//!
+//! Every provider is used as `Arc<dyn Provider>`. A call streams [`StreamDelta`]s into a
+//! sink while it runs and returns the assembled [`ModelResponse`]. The final response is
+//! authoritative; a [`StreamDelta::Reset`] tells the sink to forget what it got so far
+//! because the call is being retried from scratch.
+
+use std::future::Future;
+use std::pin::Pin;
+
+pub mod anthropic;
+pub mod anthropic_stream;
+pub mod cassette;
+pub mod config;
+pub mod error;
+mod http;
+pub mod openai;
+pub mod openai_stream;
+pub mod retry;
+pub mod scripted;
+pub mod sse;
+pub mod types;
+
+pub use cassette::{CassetteRecorder, Recording, Replay, ReplayStore};
+pub use config::{
+    BuildOptions, ProviderConfig, ProviderKind, RetryConfig, build_provider, build_provider_with,
+};
+pub use error::{ErrorKind, ProviderError};
+pub use http::{Secret, parse_retry_after};
+pub use retry::Retry;
+pub use scripted::{ScriptedProvider, ScriptedResponse, ScriptedToolCall};
+pub use types::{
+    AssistantMessage, FinishReason, InvalidArguments, Message, ModelRequest, ModelResponse,
+    ResponseFormat, StreamDelta, ThinkingBlock, ToolCall, ToolResult, ToolSpec, Usage,
+};
+
+/// A boxed, sendable future (what [`Provider`] methods return, keeping the trait
+/// object-safe).
+pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+
+/// Receives the deltas of a call as they arrive. Called from the task running the
+/// call; keep it quick (forward to a channel if the work is heavy).
+pub type DeltaSink<'a> = dyn Fn(StreamDelta) + Send + Sync + 'a;
+
+/// A model behind some API.
+///
+/// `stream` sends one request and resolves to the assembled response; while it runs,
+/// each piece of text, reasoning, tool call and usage goes to `sink`. Errors are
+/// classified ([`ProviderError::is_retryable`]); retrying is the job of the
+/// [`Retry`] wrapper, not of the clients.
+pub trait Provider: Send + Sync {
+    /// Short name for errors and cassettes: "openai", "anthropic", "ollama", "scripted".
+    fn name(&self) -> &str;
+
+    /// The model name requests are sent for.
+    fn model(&self) -> &str;
+
+    fn stream<'a>(
+        &'a self,
+        req: &'a ModelRequest,
+        sink: &'a DeltaSink<'a>,
+    ) -> BoxFuture<'a, Result<ModelResponse, ProviderError>>;
+
+    /// `stream` with the deltas dropped.
+    fn complete<'a>(
+        &'a self,
+        req: &'a ModelRequest,
+    ) -> BoxFuture<'a, Result<ModelResponse, ProviderError>> {
+        self.stream(req, &ignore_delta)
+    }
+}
+
+/// A sink that drops every delta.
+pub fn ignore_delta(_: StreamDelta) {}

@@ -1,0 +1,257 @@
+//! OpenAI Chat Completions client, also used for every compatible server (Azure, Ollama,
+//! vLLM, llama.cpp, OpenRouter, Groq, Mistral) through `base_url`.
+//!
+//! Streams by default (`stream: true` plus `stream_options.include_usage`); set
+//! `params: {stream: false}` for servers that cannot stream, and a server that answers
+//! a streaming request with plain JSON is understood as well. Any param set to `null`
+//! removes that field from the body (e.g. `stream_options: null` for servers that
+//! reject it).
+
+use serde::Deserialize;
+use serde_json::{Map, Value, json};
+
+use super::error::{ErrorKind, ProviderError, shorten};
+use super::http::{HttpClient, Secret};
+use super::openai_stream::{Accumulator, Delta, OpenAiStream, WireUsage};
+use super::types::{Message, ModelRequest, ModelResponse, StreamDelta};
+use super::{BoxFuture, DeltaSink, Provider};
+
+/// A Chat Completions endpoint.
+#[derive(Debug)]
+pub struct OpenAiProvider {
+    http: HttpClient,
+    model: String,
+    url: String,
+    azure: bool,
+    params: Map<String, Value>,
+}
+
+/// Settings for [`OpenAiProvider::new`] (and [`AnthropicProvider`](super::anthropic::AnthropicProvider)).
+#[derive(Debug, Clone)]
+pub struct HttpSettings {
+    /// Name used in errors and cassettes ("openai", "ollama", ...).
+    pub provider: String,
+    pub model: String,
+    pub base_url: String,
+    pub key: Option<Secret>,
+    /// The env var the key came from, named in hints.
+    pub key_env: Option<String>,
+    pub params: Map<String, Value>,
+    pub timeout: std::time::Duration,
+    pub idle_timeout: std::time::Duration,
+}
+
+impl OpenAiProvider {
+    pub fn new(s: HttpSettings) -> Result<Self, ProviderError> {
+        let http = HttpClient::new(&s.provider, s.key, s.key_env, s.timeout, s.idle_timeout)?;
+        let azure = is_azure(&s.base_url);
+        Ok(OpenAiProvider {
+            url: endpoint_url(&s.base_url, "chat/completions"),
+            http,
+            model: s.model,
+            azure,
+            params: s.params,
+        })
+    }
+
+    /// The JSON body for `req` (public for tests and cassettes).
+    pub fn request_body(&self, req: &ModelRequest) -> Value {
+        let mut body = Map::new();
+        body.insert("model".into(), Value::String(self.model.clone()));
+        body.insert("messages".into(), Value::Array(wire_messages(req)));
+        if !req.tools.is_empty() {
+            let tools = req.tools.iter().map(|t| {
+                json!({"type": "function", "function": {
+                    "name": t.name, "description": t.description, "parameters": t.parameters}})
+            });
+            body.insert("tools".into(), Value::Array(tools.collect()));
+        }
+        if let Some(rf) = &req.response_format {
+            body.insert(
+                "response_format".into(),
+                json!({"type": "json_schema", "json_schema": {
+                    "name": rf.name, "schema": rf.schema, "strict": rf.strict}}),
+            );
+        }
+        body.insert("stream".into(), Value::Bool(true));
+        body.insert("stream_options".into(), json!({"include_usage": true}));
+        for (k, v) in self.params.iter().chain(req.params.iter()) {
+            if v.is_null() {
+                body.remove(k);
+            } else {
+                body.insert(k.clone(), v.clone());
+            }
+        }
+        if body.get("stream") != Some(&Value::Bool(true)) {
+            body.remove("stream_options");
+        }
+        Value::Object(body)
+    }
+
+    fn headers(&self) -> Vec<(&'static str, String)> {
+        match &self.http.key {
+            Some(key) if self.azure => vec![("api-key", key.expose().to_string())],
+            Some(key) => vec![("authorization", format!("Bearer {}", key.expose()))],
+            None => Vec::new(),
+        }
+    }
+
+    async fn call(
+        &self,
+        req: &ModelRequest,
+        sink: &DeltaSink<'_>,
+    ) -> Result<ModelResponse, ProviderError> {
+        let body = serde_json::to_vec(&self.request_body(req)).map_err(|e| {
+            ProviderError::new(ErrorKind::Config, self.http.provider.clone(), e.to_string())
+        })?;
+        let mut resp = self.http.post(&self.url, self.headers(), body).await?;
+        if resp.is_json() {
+            let bytes = resp.read_to_end(usize::MAX).await?;
+            return parse_completion(&self.http.provider, &self.model, &bytes, sink);
+        }
+        let mut stream = OpenAiStream::new(&self.http.provider, &self.model);
+        while let Some(chunk) = resp.next_chunk().await? {
+            stream.feed(&chunk, sink)?;
+            if stream.is_done() {
+                resp.drain().await;
+                break;
+            }
+        }
+        stream.finish(sink)
+    }
+}
+
+impl Provider for OpenAiProvider {
+    fn name(&self) -> &str {
+        &self.http.provider
+    }
+    fn model(&self) -> &str {
+        &self.model
+    }
+    fn stream<'a>(
+        &'a self,
+        req: &'a ModelRequest,
+        sink: &'a DeltaSink<'a>,
+    ) -> BoxFuture<'a, Result<ModelResponse, ProviderError>> {
+        Box::pin(self.call(req, sink))
+    }
+}
+
+/// `base_url` + `/path`, keeping a query string (Azure's `?api-version=`) at the end.
+pub(crate) fn endpoint_url(base_url: &str, path: &str) -> String {
+    let (base, query) = match base_url.split_once('?') {
+        Some((b, q)) => (b, Some(q)),
+        None => (base_url, None),
+    };
+    let mut url = format!("{}/{}", base.trim_end_matches('/'), path);
+    if let Some(q) = query {
+        url.push('?');
+        url.push_str(q);
+    }
+    url
+}
+
+/// Azure OpenAI takes the key in an `api-key` header instead of a bearer token: used
+/// for Azure hosts and for any URL with Azure's `api-version` query parameter.
+fn is_azure(base_url: &str) -> bool {
+    let host = base_url.split("://").nth(1).unwrap_or(base_url);
+    let host = host.split(['/', '?', ':']).next().unwrap_or("");
+    let query = base_url.split_once('?').map_or("", |(_, q)| q);
+    host.ends_with(".azure.com")
+        || host.ends_with(".azure-api.net")
+        || query.split('&').any(|p| p.starts_with("api-version="))
+}
+
+fn wire_messages(req: &ModelRequest) -> Vec<Value> {
+    let mut out = Vec::with_capacity(req.messages.len() + 1);
+    if let Some(system) = &req.system {
+        out.push(json!({"role": "system", "content": system}));
+    }
+    for m in &req.messages {
+        out.push(match m {
+            Message::System { content } => json!({"role": "system", "content": content}),
+            Message::User { content } => json!({"role": "user", "content": content}),
+            Message::Assistant(a) => {
+                // Reasoning is not sent back: Chat Completions has no field for it.
+                let mut msg = Map::new();
+                msg.insert("role".into(), "assistant".into());
+                let content = if a.text.is_empty() && !a.tool_calls.is_empty() {
+                    Value::Null
+                } else {
+                    Value::String(a.text.clone())
+                };
+                msg.insert("content".into(), content);
+                if !a.tool_calls.is_empty() {
+                    let calls = a.tool_calls.iter().map(|c| {
+                        json!({"id": c.id, "type": "function",
+                               "function": {"name": c.name, "arguments": c.arguments_text()}})
+                    });
+                    msg.insert("tool_calls".into(), Value::Array(calls.collect()));
+                }
+                Value::Object(msg)
+            }
+            Message::Tool(r) => {
+                json!({"role": "tool", "tool_call_id": r.tool_call_id, "content": r.content})
+            }
+        });
+    }
+    out
+}
+
+#[derive(Deserialize)]
+struct Completion<'a> {
+    #[serde(default, borrow)]
+    model: Option<std::borrow::Cow<'a, str>>,
+    #[serde(default, borrow)]
+    choices: Vec<CompletionChoice<'a>>,
+    #[serde(default)]
+    usage: Option<WireUsage>,
+    #[serde(default)]
+    error: Option<Value>,
+}
+
+#[derive(Deserialize)]
+struct CompletionChoice<'a> {
+    #[serde(borrow)]
+    message: Delta<'a>,
+    #[serde(default)]
+    finish_reason: Option<String>,
+}
+
+/// A non-streaming `chat.completion` body, reported to the sink as one set of deltas.
+pub(crate) fn parse_completion(
+    provider: &str,
+    model: &str,
+    body: &[u8],
+    sink: &DeltaSink<'_>,
+) -> Result<ModelResponse, ProviderError> {
+    let c: Completion<'_> = serde_json::from_slice(body).map_err(|e| {
+        let text = String::from_utf8_lossy(body);
+        ProviderError::new(
+            ErrorKind::Protocol,
+            provider,
+            format!("malformed completion ({e}): {}", shorten(&text, 200)),
+        )
+    })?;
+    if let Some(error) = c.error.as_ref().filter(|e| !e.is_null()) {
+        return Err(ProviderError::from_stream_error(provider, error));
+    }
+    let model = c
+        .model
+        .map(|m| m.into_owned())
+        .unwrap_or_else(|| model.to_string());
+    let mut acc = Accumulator::new(provider, &model);
+    let choice = c.choices.into_iter().next().ok_or_else(|| {
+        ProviderError::new(ErrorKind::Protocol, provider, "completion has no choices")
+    })?;
+    acc.delta(choice.message, sink);
+    acc.finish = choice.finish_reason;
+    if let Some(usage) = c.usage {
+        acc.usage = Some(usage.to_usage());
+        sink(StreamDelta::Usage {
+            usage: usage.to_usage(),
+        });
+    }
+    acc.done = true;
+    Ok(acc.into_response())
+}

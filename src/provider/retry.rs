@@ -1,0 +1,118 @@
+//! Retries as a wrapper provider: any [`Provider`] in, the same trait out.
+//!
+//! A retryable failure ([`ProviderError::is_retryable`]) is tried again from scratch
+//! after an exponential backoff with jitter, or after the server's `Retry-After` when it
+//! sent one, never longer than `max_backoff`. If the failed attempt had already
+//! streamed deltas, a [`StreamDelta::Reset`] goes to the sink first, so a consumer drops
+//! the partial answer instead of showing it twice.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use super::config::RetryConfig;
+use super::error::ProviderError;
+use super::types::{ModelRequest, ModelResponse, StreamDelta};
+use super::{BoxFuture, DeltaSink, Provider};
+
+pub struct Retry {
+    inner: Arc<dyn Provider>,
+    policy: RetryConfig,
+}
+
+impl Retry {
+    pub fn new(inner: Arc<dyn Provider>, policy: RetryConfig) -> Self {
+        Retry { inner, policy }
+    }
+
+    /// The wait before attempt `next` (2, 3, ...): `initial * 2^(next-2)`, capped, with
+    /// "equal jitter" (half fixed, half random) so clients spread out; or `Retry-After`.
+    pub fn backoff(policy: &RetryConfig, next: u32, retry_after: Option<Duration>) -> Duration {
+        if let Some(wait) = retry_after {
+            return wait.min(policy.max_backoff);
+        }
+        let exp = next.saturating_sub(2).min(30);
+        let base = policy
+            .initial_backoff
+            .saturating_mul(1u32 << exp)
+            .min(policy.max_backoff);
+        let half = base / 2;
+        half + half.mul_f64(fastrand::f64())
+    }
+
+    async fn call(
+        &self,
+        req: &ModelRequest,
+        sink: &DeltaSink<'_>,
+    ) -> Result<ModelResponse, ProviderError> {
+        let max = self.policy.max_attempts.max(1);
+        let mut attempt = 1;
+        loop {
+            let emitted = AtomicBool::new(false);
+            let tracking = |d: StreamDelta| {
+                emitted.store(true, Ordering::Relaxed);
+                sink(d);
+            };
+            match self.inner.stream(req, &tracking).await {
+                Ok(response) => return Ok(response),
+                Err(mut e) if !e.is_retryable() || attempt >= max => {
+                    e.attempts = attempt;
+                    return Err(e);
+                }
+                Err(e) => {
+                    attempt += 1;
+                    tokio::time::sleep(Self::backoff(&self.policy, attempt, e.retry_after)).await;
+                    if emitted.load(Ordering::Relaxed) {
+                        sink(StreamDelta::Reset {
+                            attempt,
+                            reason: e.to_string(),
+                        });
+                    }
+                }
+            }
+        }
+    }
+}
+
+impl Provider for Retry {
+    fn name(&self) -> &str {
+        self.inner.name()
+    }
+    fn model(&self) -> &str {
+        self.inner.model()
+    }
+    fn stream<'a>(
+        &'a self,
+        req: &'a ModelRequest,
+        sink: &'a DeltaSink<'a>,
+    ) -> BoxFuture<'a, Result<ModelResponse, ProviderError>> {
+        Box::pin(self.call(req, sink))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn backoff_grows_is_capped_and_honours_retry_after() {
+        let p = RetryConfig {
+            max_attempts: 10,
+            initial_backoff: Duration::from_millis(100),
+            max_backoff: Duration::from_secs(1),
+        };
+        for _ in 0..50 {
+            let b2 = Retry::backoff(&p, 2, None);
+            assert!(b2 >= Duration::from_millis(50) && b2 <= Duration::from_millis(100));
+            let b4 = Retry::backoff(&p, 4, None);
+            assert!(b4 >= Duration::from_millis(200) && b4 <= Duration::from_millis(400));
+            assert!(Retry::backoff(&p, 30, None) <= Duration::from_secs(1));
+        }
+        let ra = Retry::backoff(&p, 2, Some(Duration::from_millis(700)));
+        assert_eq!(ra, Duration::from_millis(700));
+        assert_eq!(
+            Retry::backoff(&p, 2, Some(Duration::from_secs(60))),
+            Duration::from_secs(1)
+        );
+    }
+}

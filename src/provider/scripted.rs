@@ -1,0 +1,206 @@
+//! A model that answers from a script, for offline examples and tests.
+//!
+//! Responses are given out in order, one per call, whatever the request; asking for one
+//! more than the script holds is a `ScriptExhausted` error. Answers are streamed (text
+//! in word-sized deltas, then tool calls) so consumers see the same events as from a
+//! real provider. Tool call ids are deterministic: `call_<response>_<call>`.
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use super::error::{ErrorKind, ProviderError};
+use super::types::{
+    FinishReason, ModelRequest, ModelResponse, StreamDelta, ThinkingBlock, ToolCall, Usage,
+};
+use super::{BoxFuture, DeltaSink, Provider};
+
+/// One scripted answer (the `model.script` entries of an agent file).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ScriptedResponse {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub text: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub thinking: Option<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tool_calls: Vec<ScriptedToolCall>,
+    /// Token counts to report; zero when absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub usage: Option<ScriptedUsage>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ScriptedToolCall {
+    pub name: String,
+    /// A JSON value, or a string holding JSON text (which may be deliberately invalid,
+    /// to test how the engine handles a model's broken arguments).
+    #[serde(default)]
+    pub arguments: Value,
+    /// Defaults to `call_<response>_<call>`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub id: Option<String>,
+}
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ScriptedUsage {
+    #[serde(default)]
+    pub input_tokens: u64,
+    #[serde(default)]
+    pub output_tokens: u64,
+}
+
+pub struct ScriptedProvider {
+    model: String,
+    script: Vec<ScriptedResponse>,
+    next: AtomicUsize,
+}
+
+impl ScriptedProvider {
+    pub fn new(model: impl Into<String>, script: Vec<ScriptedResponse>) -> Self {
+        ScriptedProvider {
+            model: model.into(),
+            script,
+            next: AtomicUsize::new(0),
+        }
+    }
+
+    /// How many responses have been given out.
+    pub fn used(&self) -> usize {
+        self.next.load(Ordering::SeqCst).min(self.script.len())
+    }
+
+    fn answer(&self, sink: &DeltaSink<'_>) -> Result<ModelResponse, ProviderError> {
+        let n = self.next.fetch_add(1, Ordering::SeqCst);
+        let Some(entry) = self.script.get(n) else {
+            return Err(ProviderError::new(
+                ErrorKind::ScriptExhausted,
+                "scripted",
+                format!(
+                    "the script has {} response(s) and call {} asked for another",
+                    self.script.len(),
+                    n + 1
+                ),
+            )
+            .with_hint("add entries to model.script"));
+        };
+        Ok(render(entry, n, &self.model, sink))
+    }
+}
+
+/// Streams `entry` into `sink` and returns it as a response. Shared with replay.
+pub(crate) fn render(
+    entry: &ScriptedResponse,
+    n: usize,
+    model: &str,
+    sink: &DeltaSink<'_>,
+) -> ModelResponse {
+    let mut thinking = Vec::new();
+    if let Some(t) = entry.thinking.as_ref().filter(|t| !t.is_empty()) {
+        sink(StreamDelta::Thinking { text: t.clone() });
+        thinking.push(ThinkingBlock {
+            text: t.clone(),
+            ..Default::default()
+        });
+    }
+    let text = entry.text.clone().unwrap_or_default();
+    for piece in word_pieces(&text) {
+        sink(StreamDelta::Text {
+            text: piece.to_string(),
+        });
+    }
+    let mut tool_calls = Vec::new();
+    for (i, c) in entry.tool_calls.iter().enumerate() {
+        let id =
+            c.id.clone()
+                .unwrap_or_else(|| format!("call_{}_{}", n + 1, i + 1));
+        let raw = match &c.arguments {
+            Value::String(s) => s.clone(),
+            Value::Null => String::new(),
+            v => v.to_string(),
+        };
+        sink(StreamDelta::ToolCallStart {
+            index: i,
+            id: id.clone(),
+            name: c.name.clone(),
+        });
+        if !raw.is_empty() {
+            sink(StreamDelta::ToolCallArguments {
+                index: i,
+                fragment: raw.clone(),
+            });
+        }
+        tool_calls.push(ToolCall::from_raw(id, c.name.clone(), &raw));
+    }
+    let u = entry.usage.unwrap_or_default();
+    let usage = Usage::new(u.input_tokens, u.output_tokens);
+    sink(StreamDelta::Usage { usage });
+    let finish_reason = if tool_calls.is_empty() {
+        FinishReason::Stop
+    } else {
+        FinishReason::ToolCalls
+    };
+    ModelResponse {
+        text,
+        thinking,
+        tool_calls,
+        usage,
+        finish_reason,
+        model: model.to_string(),
+    }
+}
+
+/// Splits text after each run of whitespace: "a b  c" -> "a ", "b  ", "c".
+pub(crate) fn word_pieces(text: &str) -> impl Iterator<Item = &str> {
+    let mut rest = text;
+    std::iter::from_fn(move || {
+        if rest.is_empty() {
+            return None;
+        }
+        let word_end = rest.find(char::is_whitespace).unwrap_or(rest.len());
+        let after = &rest[word_end..];
+        let ws = after
+            .find(|c: char| !c.is_whitespace())
+            .unwrap_or(after.len());
+        let (piece, tail) = rest.split_at(word_end + ws);
+        rest = tail;
+        Some(piece)
+    })
+}
+
+impl Provider for ScriptedProvider {
+    fn name(&self) -> &str {
+        "scripted"
+    }
+    fn model(&self) -> &str {
+        &self.model
+    }
+    fn stream<'a>(
+        &'a self,
+        _req: &'a ModelRequest,
+        sink: &'a DeltaSink<'a>,
+    ) -> BoxFuture<'a, Result<ModelResponse, ProviderError>> {
+        Box::pin(async move { self.answer(sink) })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::word_pieces;
+
+    #[test]
+    fn word_pieces_rejoin_to_the_text() {
+        for text in ["", "a", "a b  c", " lead", "trail ", "Olá mundo\n!"] {
+            let pieces: Vec<_> = word_pieces(text).collect();
+            assert_eq!(pieces.concat(), text);
+        }
+        assert_eq!(
+            word_pieces("a b  c").collect::<Vec<_>>(),
+            vec!["a ", "b  ", "c"]
+        );
+    }
+}

@@ -1,0 +1,294 @@
+//! The provider-neutral vocabulary: what the engine asks a model ([`ModelRequest`]),
+//! what comes back ([`ModelResponse`]) and what arrives on the way ([`StreamDelta`]).
+//!
+//! Every type here is plain data with serde support, so requests and responses can be
+//! checkpointed and written to cassettes unchanged. Each wire format (OpenAI,
+//! Anthropic) maps these types in its own module; nothing here knows HTTP.
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+/// One model call: the conversation so far plus what the model may use.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ModelRequest {
+    /// The system prompt. `Message::System` entries in `messages` are also accepted;
+    /// providers that take a single system prompt join them all, this one first.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub system: Option<String>,
+    pub messages: Vec<Message>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tools: Vec<ToolSpec>,
+    /// Ask for JSON output matching a schema (see docs/providers.md per provider).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub response_format: Option<ResponseFormat>,
+    /// Per-request API body fields, merged over the configured `params`.
+    #[serde(default, skip_serializing_if = "Map::is_empty")]
+    pub params: Map<String, Value>,
+}
+
+/// A message of the conversation, tagged by role.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "role", rename_all = "snake_case")]
+pub enum Message {
+    System { content: String },
+    User { content: String },
+    Assistant(AssistantMessage),
+    Tool(ToolResult),
+}
+
+impl Message {
+    pub fn system(content: impl Into<String>) -> Self {
+        Message::System {
+            content: content.into(),
+        }
+    }
+    pub fn user(content: impl Into<String>) -> Self {
+        Message::User {
+            content: content.into(),
+        }
+    }
+    pub fn assistant(text: impl Into<String>) -> Self {
+        Message::Assistant(AssistantMessage {
+            text: text.into(),
+            ..Default::default()
+        })
+    }
+    pub fn tool_result(call: &ToolCall, content: impl Into<String>, is_error: bool) -> Self {
+        Message::Tool(ToolResult {
+            tool_call_id: call.id.clone(),
+            name: call.name.clone(),
+            content: content.into(),
+            is_error,
+        })
+    }
+}
+
+/// What the model said in an earlier turn. Thinking blocks are kept because Anthropic
+/// requires them (with their signatures) before the tool calls they led to.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct AssistantMessage {
+    #[serde(default)]
+    pub text: String,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub thinking: Vec<ThinkingBlock>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tool_calls: Vec<ToolCall>,
+}
+
+/// The answer to one tool call, fed back to the model.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ToolResult {
+    pub tool_call_id: String,
+    pub name: String,
+    pub content: String,
+    #[serde(default)]
+    pub is_error: bool,
+}
+
+/// A tool the model may call; `parameters` is a JSON Schema object.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ToolSpec {
+    pub name: String,
+    #[serde(default)]
+    pub description: String,
+    pub parameters: Value,
+}
+
+/// Structured-output request: the reply must be JSON matching `schema`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ResponseFormat {
+    /// A short identifier (OpenAI requires one); `[a-zA-Z0-9_-]`.
+    pub name: String,
+    pub schema: Value,
+    /// OpenAI strict mode (the schema must then follow OpenAI's strict rules).
+    #[serde(default)]
+    pub strict: bool,
+}
+
+/// A reasoning block. `signature` (Anthropic) must be sent back verbatim;
+/// `redacted` holds the opaque data of an Anthropic `redacted_thinking` block.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ThinkingBlock {
+    #[serde(default)]
+    pub text: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub signature: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub redacted: Option<String>,
+}
+
+/// A complete tool call. When the model produced arguments that are not valid JSON,
+/// `arguments` is `null` and `invalid_arguments` keeps the raw text and the parse error,
+/// so the engine can answer with a tool error instead of crashing.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ToolCall {
+    pub id: String,
+    pub name: String,
+    pub arguments: Value,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub invalid_arguments: Option<InvalidArguments>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct InvalidArguments {
+    pub raw: String,
+    pub error: String,
+}
+
+impl ToolCall {
+    /// Builds a call from the raw argument text a model streamed. Empty text means `{}`
+    /// (Anthropic sends only `""` for a tool without arguments).
+    pub fn from_raw(id: String, name: String, raw: &str) -> Self {
+        let trimmed = raw.trim();
+        if trimmed.is_empty() {
+            return ToolCall {
+                id,
+                name,
+                arguments: Value::Object(Map::new()),
+                invalid_arguments: None,
+            };
+        }
+        match serde_json::from_str::<Value>(trimmed) {
+            Ok(arguments) => ToolCall {
+                id,
+                name,
+                arguments,
+                invalid_arguments: None,
+            },
+            Err(e) => ToolCall {
+                id,
+                name,
+                arguments: Value::Null,
+                invalid_arguments: Some(InvalidArguments {
+                    raw: raw.to_string(),
+                    error: e.to_string(),
+                }),
+            },
+        }
+    }
+
+    /// The arguments as the JSON text to send back to an API: the raw text when it
+    /// never parsed, so the model sees what it wrote.
+    pub fn arguments_text(&self) -> String {
+        match &self.invalid_arguments {
+            Some(invalid) => invalid.raw.clone(),
+            None => self.arguments.to_string(),
+        }
+    }
+}
+
+/// Token counts of one call. `input_tokens` includes cached prompt tokens
+/// (Anthropic reports those separately; they are added in).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Usage {
+    #[serde(default)]
+    pub input_tokens: u64,
+    #[serde(default)]
+    pub output_tokens: u64,
+    #[serde(default)]
+    pub total_tokens: u64,
+}
+
+impl Usage {
+    pub fn new(input_tokens: u64, output_tokens: u64) -> Self {
+        Usage {
+            input_tokens,
+            output_tokens,
+            total_tokens: input_tokens + output_tokens,
+        }
+    }
+}
+
+/// Why the model stopped.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FinishReason {
+    Stop,
+    Length,
+    ToolCalls,
+    ContentFilter,
+    /// A reason this crate does not know, kept verbatim.
+    Other(String),
+}
+
+impl FinishReason {
+    /// Maps the OpenAI-style `finish_reason` strings (also used by most compatible
+    /// servers).
+    pub fn from_openai(s: &str) -> Self {
+        match s {
+            "stop" | "eos" | "end_turn" => FinishReason::Stop,
+            "length" | "max_tokens" => FinishReason::Length,
+            "tool_calls" | "function_call" | "tool_use" => FinishReason::ToolCalls,
+            "content_filter" => FinishReason::ContentFilter,
+            other => FinishReason::Other(other.to_string()),
+        }
+    }
+
+    /// Maps Anthropic's `stop_reason`.
+    pub fn from_anthropic(s: &str) -> Self {
+        match s {
+            "end_turn" | "stop_sequence" => FinishReason::Stop,
+            "max_tokens" | "model_context_window_exceeded" => FinishReason::Length,
+            "tool_use" => FinishReason::ToolCalls,
+            "refusal" => FinishReason::ContentFilter,
+            other => FinishReason::Other(other.to_string()),
+        }
+    }
+}
+
+/// The assembled answer of one model call.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ModelResponse {
+    pub text: String,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub thinking: Vec<ThinkingBlock>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tool_calls: Vec<ToolCall>,
+    pub usage: Usage,
+    pub finish_reason: FinishReason,
+    /// The model that answered, as the server named it (may differ from the request).
+    pub model: String,
+}
+
+impl ModelResponse {
+    /// The response as the assistant message to append to the conversation.
+    pub fn to_message(&self) -> Message {
+        Message::Assistant(AssistantMessage {
+            text: self.text.clone(),
+            thinking: self.thinking.clone(),
+            tool_calls: self.tool_calls.clone(),
+        })
+    }
+}
+
+/// An increment of a streamed answer, delivered to the caller's sink as it arrives.
+/// The final [`ModelResponse`] is authoritative; deltas are for live display.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum StreamDelta {
+    Text {
+        text: String,
+    },
+    Thinking {
+        text: String,
+    },
+    /// A tool call began; `index` is its position among this response's calls.
+    ToolCallStart {
+        index: usize,
+        id: String,
+        name: String,
+    },
+    ToolCallArguments {
+        index: usize,
+        fragment: String,
+    },
+    Usage {
+        usage: Usage,
+    },
+    /// Discard every delta received so far for this call: the attempt failed and is
+    /// being retried from scratch. `attempt` is the attempt about to start (2, 3, ...).
+    Reset {
+        attempt: u32,
+        reason: String,
+    },
+}

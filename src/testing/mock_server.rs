@@ -1,0 +1,638 @@
+//! A mock model server on 127.0.0.1 for tests and benchmarks.
+//!
+//! It speaks just enough HTTP/1.1 (keep-alive, `Content-Length` request bodies,
+//! chunked streaming responses) to serve both wire formats: `POST .../chat/completions`
+//! (OpenAI) and `POST .../messages` (Anthropic). Each request is answered by the
+//! routing closure if one is set and it returns `Some`, else by the next queued
+//! response; every request is recorded for assertions. Faults are properties of a
+//! response: status and error body, `Retry-After`, a delay between chunks, a
+//! connection cut after N chunks, arbitrary (malformed) bytes.
+//!
+//! It runs on its own thread with its own runtime, so a plain `#[test]` can start it
+//! and run the `runner` binary against it; dropping the server stops it.
+//!
+//! ```no_run
+//! use runner::testing::mock_server::{MockServer, MockResponse, Reply};
+//! let server = MockServer::start();
+//! server.push(MockResponse::reply(Reply::text("Hello!")));
+//! server.push(MockResponse::error(429, "slow down").retry_after("1"));
+//! server.route(|req| (req.system_prompt()?.contains("explorer"))
+//!     .then(|| MockResponse::reply(Reply::text("found it"))));
+//! // point a provider at server.openai_base_url() or server.anthropic_base_url()
+//! ```
+
+use std::collections::VecDeque;
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::{Semaphore, oneshot};
+
+pub use super::reply::Reply;
+
+/// Which API a request was made to (from its path).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Wire {
+    OpenAi,
+    Anthropic,
+    Unknown,
+}
+
+/// A request the server received.
+#[derive(Debug, Clone)]
+pub struct MockRequest {
+    /// 1-based position among all requests to this server.
+    pub number: usize,
+    pub method: String,
+    /// Path with query string.
+    pub path: String,
+    /// Lower-cased names.
+    pub headers: Vec<(String, String)>,
+    /// The body as JSON (`Null` when it is not JSON).
+    pub body: Value,
+}
+
+impl MockRequest {
+    pub fn header(&self, name: &str) -> Option<&str> {
+        let name = name.to_ascii_lowercase();
+        self.headers
+            .iter()
+            .find(|(k, _)| *k == name)
+            .map(|(_, v)| v.as_str())
+    }
+
+    pub fn wire(&self) -> Wire {
+        let path = self.path.split('?').next().unwrap_or("");
+        if path.ends_with("/chat/completions") {
+            Wire::OpenAi
+        } else if path.ends_with("/messages") {
+            Wire::Anthropic
+        } else {
+            Wire::Unknown
+        }
+    }
+
+    /// The system prompt, in either wire format.
+    pub fn system_prompt(&self) -> Option<String> {
+        match self.wire() {
+            Wire::Anthropic => match &self.body["system"] {
+                Value::String(s) => Some(s.clone()),
+                Value::Array(blocks) => {
+                    Some(blocks.iter().filter_map(|b| b["text"].as_str()).collect())
+                }
+                _ => None,
+            },
+            _ => self.body["messages"]
+                .as_array()?
+                .iter()
+                .find(|m| m["role"] == "system" || m["role"] == "developer")
+                .map(|m| content_text(&m["content"])),
+        }
+    }
+
+    /// The text of the last user message (tool results excluded).
+    pub fn last_user_text(&self) -> Option<String> {
+        let messages = self.body["messages"].as_array()?;
+        messages
+            .iter()
+            .rev()
+            .filter(|m| m["role"] == "user")
+            .find_map(|m| {
+                let text = content_text(&m["content"]);
+                (!text.is_empty()).then_some(text)
+            })
+    }
+
+    /// Whether the client asked for a stream.
+    pub fn wants_stream(&self) -> bool {
+        self.body["stream"] == Value::Bool(true)
+    }
+
+    pub fn model(&self) -> &str {
+        self.body["model"].as_str().unwrap_or("mock-model")
+    }
+}
+
+/// Text of an OpenAI `content` (string or parts) or Anthropic content blocks.
+fn content_text(content: &Value) -> String {
+    match content {
+        Value::String(s) => s.clone(),
+        Value::Array(parts) => parts
+            .iter()
+            .filter(|p| p["type"] == "text")
+            .filter_map(|p| p["text"].as_str())
+            .collect::<Vec<_>>()
+            .join("\n"),
+        _ => String::new(),
+    }
+}
+
+#[derive(Debug, Clone)]
+enum Body {
+    /// Answer in the request's wire format.
+    Reply(Reply),
+    /// An error body in the request's wire format.
+    Error(String),
+    /// Exactly these bytes, one HTTP chunk each.
+    Raw {
+        content_type: String,
+        chunks: Vec<Vec<u8>>,
+    },
+}
+
+/// One scripted answer, with its faults.
+#[derive(Debug, Clone)]
+pub struct MockResponse {
+    status: u16,
+    headers: Vec<(String, String)>,
+    body: Body,
+    chunk_delay: Duration,
+    drop_after: Option<usize>,
+    split_every: Option<usize>,
+}
+
+impl MockResponse {
+    fn new(status: u16, body: Body) -> Self {
+        MockResponse {
+            status,
+            headers: Vec::new(),
+            body,
+            chunk_delay: Duration::ZERO,
+            drop_after: None,
+            split_every: None,
+        }
+    }
+
+    /// A model answer, rendered in the request's wire format (streamed or not, as asked).
+    pub fn reply(reply: Reply) -> Self {
+        Self::new(200, Body::Reply(reply))
+    }
+
+    /// Shorthand for `reply(Reply::text(text))`.
+    pub fn text(text: impl Into<String>) -> Self {
+        Self::reply(Reply::text(text))
+    }
+
+    /// An HTTP error with the API's error body shape for the request's wire format.
+    pub fn error(status: u16, message: impl Into<String>) -> Self {
+        Self::new(status, Body::Error(message.into()))
+    }
+
+    /// A 200 `text/event-stream` with exactly these bytes (fixtures, malformed data).
+    pub fn sse(body: impl Into<Vec<u8>>) -> Self {
+        Self::raw(200, "text/event-stream", body)
+    }
+
+    /// A 200 stream sent as these chunks, in order.
+    pub fn sse_chunks(chunks: Vec<Vec<u8>>) -> Self {
+        Self::new(
+            200,
+            Body::Raw {
+                content_type: "text/event-stream".into(),
+                chunks,
+            },
+        )
+    }
+
+    /// Any status, content type and body bytes.
+    pub fn raw(status: u16, content_type: &str, body: impl Into<Vec<u8>>) -> Self {
+        Self::new(
+            status,
+            Body::Raw {
+                content_type: content_type.into(),
+                chunks: vec![body.into()],
+            },
+        )
+    }
+
+    /// A JSON body with this status.
+    pub fn json(status: u16, body: &Value) -> Self {
+        Self::raw(status, "application/json", body.to_string())
+    }
+
+    pub fn status(mut self, status: u16) -> Self {
+        self.status = status;
+        self
+    }
+
+    pub fn header(mut self, name: &str, value: &str) -> Self {
+        self.headers.push((name.to_string(), value.to_string()));
+        self
+    }
+
+    /// Adds `Retry-After: value` (seconds or an HTTP date).
+    pub fn retry_after(self, value: &str) -> Self {
+        self.header("retry-after", value)
+    }
+
+    /// Waits this long before each chunk after the first.
+    pub fn chunk_delay(mut self, delay: Duration) -> Self {
+        self.chunk_delay = delay;
+        self
+    }
+
+    /// Cuts the connection after sending `n` body chunks (no proper end of body).
+    pub fn drop_after(mut self, n: usize) -> Self {
+        self.drop_after = Some(n);
+        self
+    }
+
+    /// Re-cuts the body into chunks of `n` bytes (mid-line, mid-character), to test
+    /// incremental parsing.
+    pub fn split_every(mut self, n: usize) -> Self {
+        self.split_every = Some(n.max(1));
+        self
+    }
+
+    /// Status, content type, chunks (and whether to stream them) for `req`.
+    fn render(&self, req: &MockRequest) -> (u16, String, Vec<Vec<u8>>, bool) {
+        let (content_type, chunks) = match &self.body {
+            Body::Raw {
+                content_type,
+                chunks,
+            } => (content_type.clone(), chunks.clone()),
+            Body::Error(message) => {
+                let body = match req.wire() {
+                    Wire::Anthropic => {
+                        json!({"type": "error", "error": {"type": error_type(self.status), "message": message}})
+                    }
+                    _ => {
+                        json!({"error": {"message": message, "type": error_type(self.status), "param": null, "code": null}})
+                    }
+                };
+                (
+                    "application/json".into(),
+                    vec![body.to_string().into_bytes()],
+                )
+            }
+            Body::Reply(reply) => {
+                let (model, n) = (req.model(), req.number);
+                match (req.wire(), req.wants_stream()) {
+                    (Wire::Anthropic, true) => (
+                        "text/event-stream".into(),
+                        bytes(reply.anthropic_events(model, n)),
+                    ),
+                    (Wire::Anthropic, false) => (
+                        "application/json".into(),
+                        vec![reply.anthropic_json(model, n).to_string().into_bytes()],
+                    ),
+                    (_, true) => (
+                        "text/event-stream".into(),
+                        bytes(reply.openai_events(model, n)),
+                    ),
+                    (_, false) => (
+                        "application/json".into(),
+                        vec![reply.openai_json(model, n).to_string().into_bytes()],
+                    ),
+                }
+            }
+        };
+        let chunks = match self.split_every {
+            Some(n) => chunks.concat().chunks(n).map(<[u8]>::to_vec).collect(),
+            None => chunks,
+        };
+        let streamed = content_type.starts_with("text/event-stream");
+        (self.status, content_type, chunks, streamed)
+    }
+}
+
+fn bytes(events: Vec<String>) -> Vec<Vec<u8>> {
+    events.into_iter().map(String::into_bytes).collect()
+}
+
+fn error_type(status: u16) -> &'static str {
+    match status {
+        401 => "authentication_error",
+        403 => "permission_error",
+        404 => "not_found_error",
+        429 => "rate_limit_error",
+        529 => "overloaded_error",
+        500..=599 => "api_error",
+        _ => "invalid_request_error",
+    }
+}
+
+type Router = Arc<dyn Fn(&MockRequest) -> Option<MockResponse> + Send + Sync>;
+
+#[derive(Default)]
+struct State {
+    queue: VecDeque<MockResponse>,
+    router: Option<Router>,
+    requests: Vec<MockRequest>,
+}
+
+/// The server. Cheap to query from any thread; stops when dropped.
+pub struct MockServer {
+    addr: SocketAddr,
+    state: Arc<Mutex<State>>,
+    shutdown: Option<oneshot::Sender<()>>,
+    thread: Option<JoinHandle<()>>,
+}
+
+/// Limits that keep a misbehaving client from tying the server up.
+const MAX_CONNECTIONS: usize = 64;
+const MAX_HEAD: usize = 64 * 1024;
+const MAX_BODY: usize = 32 * 1024 * 1024;
+const READ_TIMEOUT: Duration = Duration::from_secs(30);
+
+impl MockServer {
+    /// Binds 127.0.0.1 on a free port and starts serving.
+    ///
+    /// # Panics
+    /// When no loopback port can be bound or the thread cannot start (test setup).
+    pub fn start() -> Self {
+        let std_listener =
+            std::net::TcpListener::bind("127.0.0.1:0").expect("mock server: bind 127.0.0.1:0");
+        std_listener
+            .set_nonblocking(true)
+            .expect("mock server: set_nonblocking");
+        let addr = std_listener.local_addr().expect("mock server: local_addr");
+        let state = Arc::new(Mutex::new(State::default()));
+        let (tx, rx) = oneshot::channel();
+        let thread_state = state.clone();
+        let thread = std::thread::Builder::new()
+            .name("mock-model-server".into())
+            .spawn(move || {
+                let runtime = tokio::runtime::Builder::new_current_thread()
+                    .enable_all()
+                    .build()
+                    .expect("mock server: runtime");
+                runtime.block_on(async move {
+                    let listener =
+                        TcpListener::from_std(std_listener).expect("mock server: listener");
+                    tokio::select! {
+                        _ = rx => {}
+                        _ = accept_loop(listener, thread_state) => {}
+                    }
+                });
+                // Dropping the runtime cancels every connection task.
+            })
+            .expect("mock server: thread");
+        MockServer {
+            addr,
+            state,
+            shutdown: Some(tx),
+            thread: Some(thread),
+        }
+    }
+
+    /// `http://127.0.0.1:PORT`
+    pub fn url(&self) -> String {
+        format!("http://{}", self.addr)
+    }
+
+    /// `base_url` for the OpenAI-compatible providers: `http://127.0.0.1:PORT/v1`.
+    pub fn openai_base_url(&self) -> String {
+        format!("{}/v1", self.url())
+    }
+
+    /// `base_url` for the Anthropic provider: `http://127.0.0.1:PORT`.
+    pub fn anthropic_base_url(&self) -> String {
+        self.url()
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Queues a response (answers are given in push order).
+    pub fn push(&self, response: MockResponse) -> &Self {
+        self.lock().queue.push_back(response);
+        self
+    }
+
+    /// Answers requests for which `f` returns `Some`; the others take from the queue.
+    pub fn route(
+        &self,
+        f: impl Fn(&MockRequest) -> Option<MockResponse> + Send + Sync + 'static,
+    ) -> &Self {
+        self.lock().router = Some(Arc::new(f));
+        self
+    }
+
+    /// Every request received so far, in order.
+    pub fn requests(&self) -> Vec<MockRequest> {
+        self.lock().requests.clone()
+    }
+
+    pub fn request_count(&self) -> usize {
+        self.lock().requests.len()
+    }
+
+    /// Responses still queued.
+    pub fn queued(&self) -> usize {
+        self.lock().queue.len()
+    }
+}
+
+impl Drop for MockServer {
+    fn drop(&mut self) {
+        if let Some(tx) = self.shutdown.take() {
+            let _ = tx.send(());
+        }
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
+}
+
+async fn accept_loop(listener: TcpListener, state: Arc<Mutex<State>>) {
+    let permits = Arc::new(Semaphore::new(MAX_CONNECTIONS));
+    loop {
+        let Ok(permit) = permits.clone().acquire_owned().await else {
+            return;
+        };
+        let Ok((stream, _)) = listener.accept().await else {
+            continue;
+        };
+        let state = state.clone();
+        tokio::spawn(async move {
+            let _ = serve_connection(stream, state).await;
+            drop(permit);
+        });
+    }
+}
+
+/// Serves requests on one keep-alive connection until the client closes it, a fault
+/// cuts it, or it is idle for too long.
+async fn serve_connection(mut stream: TcpStream, state: Arc<Mutex<State>>) -> std::io::Result<()> {
+    stream.set_nodelay(true)?;
+    let mut buf: Vec<u8> = Vec::with_capacity(8192);
+    loop {
+        let Some(req) = read_request(&mut stream, &mut buf, &state).await? else {
+            return Ok(());
+        };
+        let close = req
+            .header("connection")
+            .is_some_and(|v| v.eq_ignore_ascii_case("close"));
+        let response = pick_response(&state, &req);
+        let (status, content_type, chunks, streamed) = response.render(&req);
+        let mut head = format!(
+            "HTTP/1.1 {status} {}\r\ncontent-type: {content_type}\r\n",
+            reason(status)
+        );
+        for (k, v) in &response.headers {
+            head.push_str(&format!("{k}: {v}\r\n"));
+        }
+        if streamed {
+            head.push_str("transfer-encoding: chunked\r\ncache-control: no-cache\r\n\r\n");
+        } else {
+            let len: usize = chunks.iter().map(Vec::len).sum();
+            head.push_str(&format!("content-length: {len}\r\n\r\n"));
+        }
+        stream.write_all(head.as_bytes()).await?;
+        for (i, chunk) in chunks.iter().enumerate() {
+            if response.drop_after == Some(i) {
+                return stream.shutdown().await; // cut mid-body
+            }
+            if i > 0 && !response.chunk_delay.is_zero() {
+                tokio::time::sleep(response.chunk_delay).await;
+            }
+            if streamed {
+                if chunk.is_empty() {
+                    continue; // an empty chunk would end the body
+                }
+                stream
+                    .write_all(format!("{:x}\r\n", chunk.len()).as_bytes())
+                    .await?;
+                stream.write_all(chunk).await?;
+                stream.write_all(b"\r\n").await?;
+            } else {
+                stream.write_all(chunk).await?;
+            }
+            stream.flush().await?;
+        }
+        if response.drop_after.is_some_and(|n| n >= chunks.len()) {
+            return stream.shutdown().await;
+        }
+        if streamed {
+            stream.write_all(b"0\r\n\r\n").await?;
+        }
+        stream.flush().await?;
+        if close {
+            return Ok(());
+        }
+    }
+}
+
+fn pick_response(state: &Mutex<State>, req: &MockRequest) -> MockResponse {
+    let router = state
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .router
+        .clone();
+    if let Some(response) = router.and_then(|route| route(req)) {
+        return response;
+    }
+    let queued = state
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .queue
+        .pop_front();
+    queued.unwrap_or_else(|| {
+        if req.wire() == Wire::Unknown {
+            MockResponse::error(
+                404,
+                format!("mock server: no API at {} {}", req.method, req.path),
+            )
+        } else {
+            MockResponse::error(
+                400,
+                format!(
+                    "mock server: no response scripted for request #{} ({} {})",
+                    req.number, req.method, req.path
+                ),
+            )
+        }
+    })
+}
+
+/// Reads one request (head and `Content-Length` body); `None` when the client closed
+/// the connection or went quiet.
+async fn read_request(
+    stream: &mut TcpStream,
+    buf: &mut Vec<u8>,
+    state: &Mutex<State>,
+) -> std::io::Result<Option<MockRequest>> {
+    let head_end = loop {
+        if let Some(i) = find(buf, b"\r\n\r\n") {
+            break i;
+        }
+        if buf.len() > MAX_HEAD || !read_more(stream, buf).await? {
+            return Ok(None);
+        }
+    };
+    let head = String::from_utf8_lossy(&buf[..head_end]).into_owned();
+    let mut lines = head.split("\r\n");
+    let mut request_line = lines.next().unwrap_or("").split(' ');
+    let method = request_line.next().unwrap_or("").to_string();
+    let path = request_line.next().unwrap_or("").to_string();
+    let headers: Vec<(String, String)> = lines
+        .filter_map(|l| l.split_once(':'))
+        .map(|(k, v)| (k.trim().to_ascii_lowercase(), v.trim().to_string()))
+        .collect();
+    let length = headers
+        .iter()
+        .find(|(k, _)| k == "content-length")
+        .and_then(|(_, v)| v.parse::<usize>().ok())
+        .unwrap_or(0);
+    if length > MAX_BODY {
+        return Ok(None);
+    }
+    let body_start = head_end + 4;
+    while buf.len() < body_start + length {
+        if !read_more(stream, buf).await? {
+            return Ok(None);
+        }
+    }
+    let body = serde_json::from_slice(&buf[body_start..body_start + length]).unwrap_or(Value::Null);
+    buf.drain(..body_start + length);
+    let mut st = state.lock().unwrap_or_else(|p| p.into_inner());
+    let req = MockRequest {
+        number: st.requests.len() + 1,
+        method,
+        path,
+        headers,
+        body,
+    };
+    st.requests.push(req.clone());
+    Ok(Some(req))
+}
+
+async fn read_more(stream: &mut TcpStream, buf: &mut Vec<u8>) -> std::io::Result<bool> {
+    let mut tmp = [0u8; 16 * 1024];
+    match tokio::time::timeout(READ_TIMEOUT, stream.read(&mut tmp)).await {
+        Ok(Ok(0)) | Err(_) => Ok(false),
+        Ok(Ok(n)) => {
+            buf.extend_from_slice(&tmp[..n]);
+            Ok(true)
+        }
+        Ok(Err(e)) => Err(e),
+    }
+}
+
+fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
+    haystack.windows(needle.len()).position(|w| w == needle)
+}
+
+fn reason(status: u16) -> &'static str {
+    match status {
+        200 => "OK",
+        400 => "Bad Request",
+        401 => "Unauthorized",
+        403 => "Forbidden",
+        404 => "Not Found",
+        408 => "Request Timeout",
+        409 => "Conflict",
+        429 => "Too Many Requests",
+        500 => "Internal Server Error",
+        502 => "Bad Gateway",
+        503 => "Service Unavailable",
+        529 => "Overloaded",
+        _ => "Status",
+    }
+}

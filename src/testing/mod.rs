@@ -1,0 +1,7 @@
+//! Test support shared by the unit tests, the integration tests of the binary and the
+//! benchmarks: chiefly a mock model server speaking both wire formats over loopback
+//! HTTP. Not part of the stable API.
+
+#[doc(hidden)]
+pub mod mock_server;
+mod reply;
