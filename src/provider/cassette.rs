@@ -213,6 +213,8 @@ impl Provider for Recording {
 pub struct ReplayStore {
     path: PathBuf,
     exchanges: Vec<Exchange>,
+    /// The file line of each exchange, for messages.
+    lines: Vec<usize>,
     used: Mutex<Vec<bool>>,
 }
 
@@ -221,6 +223,7 @@ impl ReplayStore {
         let path = path.as_ref().to_path_buf();
         let file = File::open(&path).map_err(|e| io_error(&path, "open", e))?;
         let mut exchanges = Vec::new();
+        let mut lines = Vec::new();
         for (n, line) in BufReader::new(file).lines().enumerate() {
             let line = line.map_err(|e| io_error(&path, "read", e))?;
             if line.trim().is_empty() {
@@ -230,11 +233,13 @@ impl ReplayStore {
                 .map_err(|e| io_error(&path, &format!("parse line {} of", n + 1), e))?;
             ex.request = normalize_request(&ex.request);
             exchanges.push(ex);
+            lines.push(n + 1);
         }
         let used = Mutex::new(vec![false; exchanges.len()]);
         Ok(Arc::new(ReplayStore {
             path,
             exchanges,
+            lines,
             used,
         }))
     }
@@ -290,10 +295,10 @@ impl ReplayStore {
             Some((0, _, i, _)) => msg.push_str(&format!(
                 "; it matches exchange {} (line {}), whose answer was already used: the run made this request more often than the recording",
                 i + 1,
-                i + 1
+                self.lines[i]
             )),
             Some((_, _, i, diffs)) => {
-                msg.push_str(&format!("; closest recorded request is exchange {} (line {}):", i + 1, i + 1));
+                msg.push_str(&format!("; closest recorded request is exchange {} (line {}):", i + 1, self.lines[i]));
                 for d in diffs.iter().take(5) {
                     msg.push_str("\n  ");
                     msg.push_str(d);
