@@ -11,8 +11,8 @@
 
 use serde_json::{Map, Value, json};
 
-use super::anthropic_stream::{AnthropicStream, parse_message};
-use super::error::{ErrorKind, ProviderError};
+use super::anthropic_stream::AnthropicStream;
+use super::error::{ErrorKind, ProviderError, shorten};
 use super::http::HttpClient;
 use super::openai::HttpSettings;
 use super::types::{Message, ModelRequest, ModelResponse};
@@ -200,4 +200,61 @@ fn wire_messages(messages: &[Message]) -> Vec<Value> {
         .into_iter()
         .map(|(role, content)| json!({"role": role, "content": content}))
         .collect()
+}
+
+/// A non-streaming Messages response (`params: {stream: false}`), reported to the sink
+/// as one set of deltas.
+fn parse_message(
+    provider: &str,
+    model: &str,
+    body: &[u8],
+    sink: &DeltaSink<'_>,
+) -> Result<ModelResponse, ProviderError> {
+    let v: Value = serde_json::from_slice(body).map_err(|e| {
+        let text = String::from_utf8_lossy(body);
+        ProviderError::new(
+            ErrorKind::Protocol,
+            provider,
+            format!("malformed message ({e}): {}", shorten(&text, 200)),
+        )
+    })?;
+    if v.get("type").and_then(Value::as_str) == Some("error") {
+        return Err(ProviderError::from_stream_error(provider, &v));
+    }
+    // Replay it as the equivalent event stream so both paths share one assembler.
+    let mut stream = AnthropicStream::new(provider, model);
+    let mut feed = |ev: Value| -> Result<(), ProviderError> {
+        let line = format!("data: {ev}\n\n");
+        stream.feed(line.as_bytes(), sink)
+    };
+    let mut start = v.clone();
+    if let Some(obj) = start.as_object_mut() {
+        obj.insert("content".into(), Value::Array(Vec::new()));
+    }
+    feed(serde_json::json!({"type": "message_start", "message": start}))?;
+    let blocks = v
+        .get("content")
+        .and_then(Value::as_array)
+        .cloned()
+        .unwrap_or_default();
+    for (i, b) in blocks.into_iter().enumerate() {
+        feed(serde_json::json!({"type": "content_block_start", "index": i, "content_block": b}))?;
+        let delta = match b.get("type").and_then(Value::as_str) {
+            // Text and thinking (with its signature) are complete in the start block.
+            Some("tool_use") => {
+                let input = b.get("input").cloned().unwrap_or(Value::Null);
+                Some(
+                    serde_json::json!({"type": "input_json_delta", "partial_json": input.to_string()}),
+                )
+            }
+            _ => None,
+        };
+        if let Some(delta) = delta {
+            feed(serde_json::json!({"type": "content_block_delta", "index": i, "delta": delta}))?;
+        }
+    }
+    feed(serde_json::json!({"type": "message_delta",
+        "delta": {"stop_reason": v.get("stop_reason")}, "usage": v.get("usage")}))?;
+    feed(serde_json::json!({"type": "message_stop"}))?;
+    stream.finish(sink)
 }

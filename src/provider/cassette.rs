@@ -10,16 +10,14 @@
 //! `<uuid>`, ISO-8601 timestamps `<timestamp>`, thinking signatures `<signature>`.
 
 use std::fs::{File, OpenOptions};
-use std::io::{BufRead, BufReader, Write};
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, LazyLock, Mutex};
 
 use regex::Regex;
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
 
-use super::error::{ErrorKind, ProviderError, shorten};
-use super::scripted::{ScriptedResponse, ScriptedToolCall, ScriptedUsage, render};
+use super::error::{ErrorKind, ProviderError};
 use super::types::{Message, ModelRequest, ModelResponse};
 use super::{BoxFuture, DeltaSink, Provider};
 
@@ -105,7 +103,7 @@ fn normalize_text(s: &str) -> String {
     TIMESTAMP.replace_all(&s, "<timestamp>").into_owned()
 }
 
-fn io_error(path: &Path, what: &str, e: impl std::fmt::Display) -> ProviderError {
+pub(crate) fn io_error(path: &Path, what: &str, e: impl std::fmt::Display) -> ProviderError {
     ProviderError::new(
         ErrorKind::Config,
         "cassette",
@@ -203,249 +201,5 @@ impl Provider for Recording {
         sink: &'a DeltaSink<'a>,
     ) -> BoxFuture<'a, Result<ModelResponse, ProviderError>> {
         Box::pin(self.call(req, sink))
-    }
-}
-
-/// The exchanges of a cassette, shared by every [`Replay`] provider of a run. Each
-/// recorded answer is served once, so repeated identical requests get their answers
-/// in recorded order.
-#[derive(Debug)]
-pub struct ReplayStore {
-    path: PathBuf,
-    exchanges: Vec<Exchange>,
-    used: Mutex<Vec<bool>>,
-}
-
-impl ReplayStore {
-    pub fn load(path: impl AsRef<Path>) -> Result<Arc<Self>, ProviderError> {
-        let path = path.as_ref().to_path_buf();
-        let file = File::open(&path).map_err(|e| io_error(&path, "open", e))?;
-        let mut exchanges = Vec::new();
-        for (n, line) in BufReader::new(file).lines().enumerate() {
-            let line = line.map_err(|e| io_error(&path, "read", e))?;
-            if line.trim().is_empty() {
-                continue;
-            }
-            let mut ex: Exchange = serde_json::from_str(&line)
-                .map_err(|e| io_error(&path, &format!("parse line {} of", n + 1), e))?;
-            ex.request = normalize_request(&ex.request);
-            exchanges.push(ex);
-        }
-        let used = Mutex::new(vec![false; exchanges.len()]);
-        Ok(Arc::new(ReplayStore {
-            path,
-            exchanges,
-            used,
-        }))
-    }
-
-    pub fn len(&self) -> usize {
-        self.exchanges.len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.exchanges.is_empty()
-    }
-
-    /// Takes the first unused exchange matching `model` and the normalised request.
-    fn take(&self, model: &str, req: &ModelRequest) -> Result<&Exchange, String> {
-        let mut used = self.used.lock().unwrap_or_else(|p| p.into_inner());
-        let hit = self
-            .exchanges
-            .iter()
-            .enumerate()
-            .position(|(i, ex)| !used[i] && ex.model == model && ex.request == *req);
-        if let Some(i) = hit {
-            used[i] = true;
-            return Ok(&self.exchanges[i]);
-        }
-        Err(self.explain_miss(model, req, &used))
-    }
-
-    fn explain_miss(&self, model: &str, req: &ModelRequest, used: &[bool]) -> String {
-        let spent = used.iter().filter(|u| **u).count();
-        let mut msg = format!(
-            "no recorded answer for this request to model {model} in {} ({} exchanges, {} used)",
-            self.path.display(),
-            self.exchanges.len(),
-            spent
-        );
-        let now = to_value(&Exchange::key(model, req));
-        let closest = self
-            .exchanges
-            .iter()
-            .enumerate()
-            .map(|(i, ex)| {
-                let mut diffs = Vec::new();
-                json_diff(
-                    "",
-                    &to_value(&Exchange::key(&ex.model, &ex.request)),
-                    &now,
-                    &mut diffs,
-                );
-                (diffs.len(), used[i], i, diffs)
-            })
-            .min_by_key(|(n, was_used, i, _)| (*n, *was_used, *i));
-        match closest {
-            Some((0, _, i, _)) => msg.push_str(&format!(
-                "; it matches exchange {} (line {}), whose answer was already used: the run made this request more often than the recording",
-                i + 1,
-                i + 1
-            )),
-            Some((_, _, i, diffs)) => {
-                msg.push_str(&format!("; closest recorded request is exchange {} (line {}):", i + 1, i + 1));
-                for d in diffs.iter().take(5) {
-                    msg.push_str("\n  ");
-                    msg.push_str(d);
-                }
-                if diffs.len() > 5 {
-                    msg.push_str(&format!("\n  ... and {} more differences", diffs.len() - 5));
-                }
-            }
-            None => {}
-        }
-        msg
-    }
-}
-
-impl Exchange {
-    fn key(model: &str, req: &ModelRequest) -> Value {
-        serde_json::json!({"model": model, "request": req})
-    }
-}
-
-fn to_value<T: Serialize>(v: &T) -> Value {
-    serde_json::to_value(v).unwrap_or(Value::Null)
-}
-
-/// Collects "path: recorded X, now Y" lines for the leaves where `a` and `b` differ
-/// (at most 50).
-fn json_diff(path: &str, a: &Value, b: &Value, out: &mut Vec<String>) {
-    if out.len() >= 50 || a == b {
-        return;
-    }
-    match (a, b) {
-        (Value::Object(x), Value::Object(y)) => {
-            for (k, va) in x {
-                json_diff(
-                    &format!("{path}.{k}"),
-                    va,
-                    y.get(k).unwrap_or(&Value::Null),
-                    out,
-                );
-            }
-            for (k, vb) in y.iter().filter(|(k, _)| !x.contains_key(*k)) {
-                json_diff(&format!("{path}.{k}"), &Value::Null, vb, out);
-            }
-        }
-        (Value::Array(x), Value::Array(y)) => {
-            if x.len() != y.len() {
-                out.push(format!(
-                    "{}: recorded {} items, now {}",
-                    path.trim_start_matches('.'),
-                    x.len(),
-                    y.len()
-                ));
-            }
-            for (i, (va, vb)) in x.iter().zip(y).enumerate() {
-                json_diff(&format!("{path}[{i}]"), va, vb, out);
-            }
-        }
-        _ => out.push(format!(
-            "{}: recorded {}, now {}",
-            path.trim_start_matches('.'),
-            shorten(&a.to_string(), 80),
-            shorten(&b.to_string(), 80)
-        )),
-    }
-}
-
-/// Answers from a cassette: no network, no key, deterministic.
-pub struct Replay {
-    store: Arc<ReplayStore>,
-    provider: String,
-    model: String,
-}
-
-impl Replay {
-    pub fn new(
-        store: Arc<ReplayStore>,
-        provider: impl Into<String>,
-        model: impl Into<String>,
-    ) -> Self {
-        Replay {
-            store,
-            provider: provider.into(),
-            model: model.into(),
-        }
-    }
-
-    fn answer(
-        &self,
-        req: &ModelRequest,
-        sink: &DeltaSink<'_>,
-    ) -> Result<ModelResponse, ProviderError> {
-        let req = normalize_request(req);
-        let ex = self.store.take(&self.model, &req).map_err(|msg| {
-            ProviderError::new(ErrorKind::ReplayMiss, self.provider.clone(), msg)
-                .with_hint("record the run again with --record, or check the agent file and inputs")
-        })?;
-        if let Some(e) = &ex.error {
-            let kind = ErrorKind::parse(&e.kind).unwrap_or(ErrorKind::Server);
-            let mut err = ProviderError::new(kind, ex.provider.clone(), e.message.clone());
-            err.status = e.status;
-            err.hint = e.hint.clone();
-            return Err(err);
-        }
-        let Some(resp) = &ex.response else {
-            return Err(ProviderError::new(
-                ErrorKind::Config,
-                "cassette",
-                "an exchange has neither response nor error",
-            ));
-        };
-        // Stream it the way the scripted provider does, then return the recording as is.
-        let entry = ScriptedResponse {
-            text: Some(resp.text.clone()),
-            thinking: None,
-            tool_calls: resp
-                .tool_calls
-                .iter()
-                .map(|c| ScriptedToolCall {
-                    name: c.name.clone(),
-                    arguments: Value::String(c.arguments_text()),
-                    id: Some(c.id.clone()),
-                })
-                .collect(),
-            usage: Some(ScriptedUsage {
-                input_tokens: resp.usage.input_tokens,
-                output_tokens: resp.usage.output_tokens,
-            }),
-        };
-        for t in &resp.thinking {
-            if !t.text.is_empty() {
-                sink(super::StreamDelta::Thinking {
-                    text: t.text.clone(),
-                });
-            }
-        }
-        render(&entry, 0, &resp.model, sink);
-        Ok(resp.clone())
-    }
-}
-
-impl Provider for Replay {
-    fn name(&self) -> &str {
-        &self.provider
-    }
-    fn model(&self) -> &str {
-        &self.model
-    }
-    fn stream<'a>(
-        &'a self,
-        req: &'a ModelRequest,
-        sink: &'a DeltaSink<'a>,
-    ) -> BoxFuture<'a, Result<ModelResponse, ProviderError>> {
-        Box::pin(async move { self.answer(req, sink) })
     }
 }

@@ -12,10 +12,11 @@ use serde_json::{Map, Value};
 
 use super::Provider;
 use super::anthropic::AnthropicProvider;
-use super::cassette::{CassetteRecorder, Recording, Replay, ReplayStore};
+use super::cassette::{CassetteRecorder, Recording};
 use super::error::{ErrorKind, ProviderError};
 use super::http::Secret;
 use super::openai::{HttpSettings, OpenAiProvider};
+use super::replay::{Replay, ReplayStore};
 use super::retry::Retry;
 use super::scripted::{ScriptedProvider, ScriptedResponse};
 

@@ -22,17 +22,19 @@ pub mod error;
 mod http;
 pub mod openai;
 pub mod openai_stream;
+pub mod replay;
 pub mod retry;
 pub mod scripted;
 pub mod sse;
 pub mod types;
 
-pub use cassette::{CassetteRecorder, Recording, Replay, ReplayStore};
+pub use cassette::{CassetteRecorder, Recording};
 pub use config::{
     BuildOptions, ProviderConfig, ProviderKind, RetryConfig, build_provider, build_provider_with,
 };
 pub use error::{ErrorKind, ProviderError};
 pub use http::{Secret, parse_retry_after};
+pub use replay::{Replay, ReplayStore};
 pub use retry::Retry;
 pub use scripted::{ScriptedProvider, ScriptedResponse, ScriptedToolCall};
 pub use types::{

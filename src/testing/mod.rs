@@ -2,6 +2,7 @@
 //! benchmarks: chiefly a mock model server speaking both wire formats over loopback
 //! HTTP. Not part of the stable API.
 
+mod exchange;
 #[doc(hidden)]
 pub mod mock_server;
 mod reply;

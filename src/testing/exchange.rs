@@ -1,0 +1,291 @@
+//! What the mock server receives ([`MockRequest`]) and what it answers
+//! ([`MockResponse`]): a wire-neutral [`Reply`], an error body in the request's wire
+//! format, or raw bytes, plus the faults to inject while sending it.
+
+use std::time::Duration;
+
+use serde_json::{Value, json};
+
+use super::reply::Reply;
+
+/// Which API a request was made to (from its path).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Wire {
+    OpenAi,
+    Anthropic,
+    Unknown,
+}
+
+/// A request the server received.
+#[derive(Debug, Clone)]
+pub struct MockRequest {
+    /// 1-based position among all requests to this server.
+    pub number: usize,
+    pub method: String,
+    /// Path with query string.
+    pub path: String,
+    /// Lower-cased names.
+    pub headers: Vec<(String, String)>,
+    /// The body as JSON (`Null` when it is not JSON).
+    pub body: Value,
+}
+
+impl MockRequest {
+    pub fn header(&self, name: &str) -> Option<&str> {
+        let name = name.to_ascii_lowercase();
+        self.headers
+            .iter()
+            .find(|(k, _)| *k == name)
+            .map(|(_, v)| v.as_str())
+    }
+
+    pub fn wire(&self) -> Wire {
+        let path = self.path.split('?').next().unwrap_or("");
+        if path.ends_with("/chat/completions") {
+            Wire::OpenAi
+        } else if path.ends_with("/messages") {
+            Wire::Anthropic
+        } else {
+            Wire::Unknown
+        }
+    }
+
+    /// The system prompt, in either wire format.
+    pub fn system_prompt(&self) -> Option<String> {
+        match self.wire() {
+            Wire::Anthropic => match &self.body["system"] {
+                Value::String(s) => Some(s.clone()),
+                Value::Array(blocks) => {
+                    Some(blocks.iter().filter_map(|b| b["text"].as_str()).collect())
+                }
+                _ => None,
+            },
+            _ => self.body["messages"]
+                .as_array()?
+                .iter()
+                .find(|m| m["role"] == "system" || m["role"] == "developer")
+                .map(|m| content_text(&m["content"])),
+        }
+    }
+
+    /// The text of the last user message (tool results excluded).
+    pub fn last_user_text(&self) -> Option<String> {
+        let messages = self.body["messages"].as_array()?;
+        messages
+            .iter()
+            .rev()
+            .filter(|m| m["role"] == "user")
+            .find_map(|m| {
+                let text = content_text(&m["content"]);
+                (!text.is_empty()).then_some(text)
+            })
+    }
+
+    /// Whether the client asked for a stream.
+    pub fn wants_stream(&self) -> bool {
+        self.body["stream"] == Value::Bool(true)
+    }
+
+    pub fn model(&self) -> &str {
+        self.body["model"].as_str().unwrap_or("mock-model")
+    }
+}
+
+/// Text of an OpenAI `content` (string or parts) or Anthropic content blocks.
+fn content_text(content: &Value) -> String {
+    match content {
+        Value::String(s) => s.clone(),
+        Value::Array(parts) => parts
+            .iter()
+            .filter(|p| p["type"] == "text")
+            .filter_map(|p| p["text"].as_str())
+            .collect::<Vec<_>>()
+            .join("\n"),
+        _ => String::new(),
+    }
+}
+
+#[derive(Debug, Clone)]
+enum Body {
+    /// Answer in the request's wire format.
+    Reply(Reply),
+    /// An error body in the request's wire format.
+    Error(String),
+    /// Exactly these bytes, one HTTP chunk each.
+    Raw {
+        content_type: String,
+        chunks: Vec<Vec<u8>>,
+    },
+}
+
+/// One scripted answer, with its faults.
+#[derive(Debug, Clone)]
+pub struct MockResponse {
+    status: u16,
+    pub(crate) headers: Vec<(String, String)>,
+    body: Body,
+    pub(crate) chunk_delay: Duration,
+    pub(crate) drop_after: Option<usize>,
+    split_every: Option<usize>,
+}
+
+impl MockResponse {
+    fn new(status: u16, body: Body) -> Self {
+        MockResponse {
+            status,
+            headers: Vec::new(),
+            body,
+            chunk_delay: Duration::ZERO,
+            drop_after: None,
+            split_every: None,
+        }
+    }
+
+    /// A model answer, rendered in the request's wire format (streamed or not, as asked).
+    pub fn reply(reply: Reply) -> Self {
+        Self::new(200, Body::Reply(reply))
+    }
+
+    /// Shorthand for `reply(Reply::text(text))`.
+    pub fn text(text: impl Into<String>) -> Self {
+        Self::reply(Reply::text(text))
+    }
+
+    /// An HTTP error with the API's error body shape for the request's wire format.
+    pub fn error(status: u16, message: impl Into<String>) -> Self {
+        Self::new(status, Body::Error(message.into()))
+    }
+
+    /// A 200 `text/event-stream` with exactly these bytes (fixtures, malformed data).
+    pub fn sse(body: impl Into<Vec<u8>>) -> Self {
+        Self::raw(200, "text/event-stream", body)
+    }
+
+    /// A 200 stream sent as these chunks, in order.
+    pub fn sse_chunks(chunks: Vec<Vec<u8>>) -> Self {
+        Self::new(
+            200,
+            Body::Raw {
+                content_type: "text/event-stream".into(),
+                chunks,
+            },
+        )
+    }
+
+    /// Any status, content type and body bytes.
+    pub fn raw(status: u16, content_type: &str, body: impl Into<Vec<u8>>) -> Self {
+        Self::new(
+            status,
+            Body::Raw {
+                content_type: content_type.into(),
+                chunks: vec![body.into()],
+            },
+        )
+    }
+
+    /// A JSON body with this status.
+    pub fn json(status: u16, body: &Value) -> Self {
+        Self::raw(status, "application/json", body.to_string())
+    }
+
+    pub fn status(mut self, status: u16) -> Self {
+        self.status = status;
+        self
+    }
+
+    pub fn header(mut self, name: &str, value: &str) -> Self {
+        self.headers.push((name.to_string(), value.to_string()));
+        self
+    }
+
+    /// Adds `Retry-After: value` (seconds or an HTTP date).
+    pub fn retry_after(self, value: &str) -> Self {
+        self.header("retry-after", value)
+    }
+
+    /// Waits this long before each chunk after the first.
+    pub fn chunk_delay(mut self, delay: Duration) -> Self {
+        self.chunk_delay = delay;
+        self
+    }
+
+    /// Cuts the connection after sending `n` body chunks (no proper end of body).
+    pub fn drop_after(mut self, n: usize) -> Self {
+        self.drop_after = Some(n);
+        self
+    }
+
+    /// Re-cuts the body into chunks of `n` bytes (mid-line, mid-character), to test
+    /// incremental parsing.
+    pub fn split_every(mut self, n: usize) -> Self {
+        self.split_every = Some(n.max(1));
+        self
+    }
+
+    /// Status, content type, chunks (and whether to stream them) for `req`.
+    pub(crate) fn render(&self, req: &MockRequest) -> (u16, String, Vec<Vec<u8>>, bool) {
+        let (content_type, chunks) = match &self.body {
+            Body::Raw {
+                content_type,
+                chunks,
+            } => (content_type.clone(), chunks.clone()),
+            Body::Error(message) => {
+                let body = match req.wire() {
+                    Wire::Anthropic => {
+                        json!({"type": "error", "error": {"type": error_type(self.status), "message": message}})
+                    }
+                    _ => {
+                        json!({"error": {"message": message, "type": error_type(self.status), "param": null, "code": null}})
+                    }
+                };
+                (
+                    "application/json".into(),
+                    vec![body.to_string().into_bytes()],
+                )
+            }
+            Body::Reply(reply) => {
+                let (model, n) = (req.model(), req.number);
+                match (req.wire(), req.wants_stream()) {
+                    (Wire::Anthropic, true) => (
+                        "text/event-stream".into(),
+                        bytes(reply.anthropic_events(model, n)),
+                    ),
+                    (Wire::Anthropic, false) => (
+                        "application/json".into(),
+                        vec![reply.anthropic_json(model, n).to_string().into_bytes()],
+                    ),
+                    (_, true) => (
+                        "text/event-stream".into(),
+                        bytes(reply.openai_events(model, n)),
+                    ),
+                    (_, false) => (
+                        "application/json".into(),
+                        vec![reply.openai_json(model, n).to_string().into_bytes()],
+                    ),
+                }
+            }
+        };
+        let chunks = match self.split_every {
+            Some(n) => chunks.concat().chunks(n).map(<[u8]>::to_vec).collect(),
+            None => chunks,
+        };
+        let streamed = content_type.starts_with("text/event-stream");
+        (self.status, content_type, chunks, streamed)
+    }
+}
+
+fn bytes(events: Vec<String>) -> Vec<Vec<u8>> {
+    events.into_iter().map(String::into_bytes).collect()
+}
+
+fn error_type(status: u16) -> &'static str {
+    match status {
+        401 => "authentication_error",
+        403 => "permission_error",
+        404 => "not_found_error",
+        429 => "rate_limit_error",
+        529 => "overloaded_error",
+        500..=599 => "api_error",
+        _ => "invalid_request_error",
+    }
+}
