@@ -13,10 +13,12 @@ use serde_json::{Map, json};
 use tokio::sync::watch;
 
 use super::Exit;
-use crate::compile::{CompileInput, TemplateContext, compile_agent, file_dir, render_field, run_limits};
+use crate::compile::{
+    CompileInput, TemplateContext, compile_agent, file_dir, render_field, run_limits,
+};
 use crate::engine::budget::Budget;
 use crate::engine::clock::{new_id, now_rfc3339};
-use crate::engine::events::{EventBus, EventSink, Emitter, JsonlSink, kind};
+use crate::engine::events::{Emitter, EventBus, EventSink, JsonlSink, kind};
 use crate::engine::{AgentState, HaltReason, RunContext};
 use crate::fsutil::write_atomically;
 use crate::output::progress::Progress;
@@ -109,7 +111,14 @@ pub fn run(args: ExecArgs) -> Exit {
                 eprintln!("{diagnostic}");
             }
             let errors = diagnostics.iter().filter(|d| d.is_error()).count();
-            return invalid("", "invalid_agent", format!("{} is not a valid agent file ({errors} error(s))", args.agent.display()));
+            return invalid(
+                "",
+                "invalid_agent",
+                format!(
+                    "{} is not a valid agent file ({errors} error(s))",
+                    args.agent.display()
+                ),
+            );
         }
     };
     for warning in &warnings {
@@ -138,7 +147,11 @@ pub fn run(args: ExecArgs) -> Exit {
         Some("-") => {
             let mut text = String::new();
             if let Err(error) = std::io::stdin().read_to_string(&mut text) {
-                return invalid(&spec.name, "invalid_input", format!("cannot read --input from stdin: {error}"));
+                return invalid(
+                    &spec.name,
+                    "invalid_input",
+                    format!("cannot read --input from stdin: {error}"),
+                );
             }
             text
         }
@@ -147,7 +160,9 @@ pub fn run(args: ExecArgs) -> Exit {
     };
     let model_override = match args.model.as_deref().map(ModelShorthand::parse) {
         Some(Ok(short)) => Some(ModelRef::Shorthand(short)),
-        Some(Err(message)) => return invalid(&spec.name, "invalid_model", format!("--model: {message}")),
+        Some(Err(message)) => {
+            return invalid(&spec.name, "invalid_model", format!("--model: {message}"));
+        }
         None => None,
     };
 
@@ -196,9 +211,19 @@ pub fn run(args: ExecArgs) -> Exit {
         }
     };
 
-    let run_dir = args.run_dir.clone().unwrap_or_else(|| Path::new(".runner").join("runs").join(&run_id));
+    let run_dir = args
+        .run_dir
+        .clone()
+        .unwrap_or_else(|| Path::new(".runner").join("runs").join(&run_id));
     if let Err(error) = std::fs::create_dir_all(&run_dir) {
-        return invalid(&spec.name, "run_dir", format!("cannot create the run directory {}: {error}", run_dir.display()));
+        return invalid(
+            &spec.name,
+            "run_dir",
+            format!(
+                "cannot create the run directory {}: {error}",
+                run_dir.display()
+            ),
+        );
     }
     let prepared = Prepared {
         agent_name: spec.name.clone(),
@@ -208,13 +233,25 @@ pub fn run(args: ExecArgs) -> Exit {
     let mut sinks: Vec<Arc<dyn EventSink>> = Vec::new();
     match std::fs::File::create(&events_path) {
         Ok(file) => sinks.push(Arc::new(JsonlSink::new(file))),
-        Err(error) => return invalid(&spec.name, "run_dir", format!("cannot create {}: {error}", events_path.display())),
+        Err(error) => {
+            return invalid(
+                &spec.name,
+                "run_dir",
+                format!("cannot create {}: {error}", events_path.display()),
+            );
+        }
     }
     match args.events.as_deref() {
         Some("-") => sinks.push(Arc::new(JsonlSink::new(std::io::stdout()))),
         Some(path) => match std::fs::File::create(path) {
             Ok(file) => sinks.push(Arc::new(JsonlSink::new(file))),
-            Err(error) => return invalid(&spec.name, "invalid_events", format!("cannot create --events {path}: {error}")),
+            Err(error) => {
+                return invalid(
+                    &spec.name,
+                    "invalid_events",
+                    format!("cannot create --events {path}: {error}"),
+                );
+            }
         },
         None => {}
     }
@@ -230,7 +267,11 @@ pub fn run(args: ExecArgs) -> Exit {
         budget: budget.clone(),
         cancel: cancel_rx,
     };
-    let runtime = match tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build() {
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+    {
         Ok(runtime) => runtime,
         Err(error) => {
             eprintln!("error: cannot start the async runtime: {error}");
@@ -247,24 +288,37 @@ pub fn run(args: ExecArgs) -> Exit {
     );
     let outcome = runtime.block_on(async {
         tokio::spawn(watch_signals(cancel_tx));
-        agent.generate(Some(Message::user(first_message)), state, &ctx).await
+        agent
+            .generate(Some(Message::user(first_message)), state, &ctx)
+            .await
     });
-    if let Some(recorder) = &build.record
-        && let Err(error) = recorder.flush()
-    {
-        eprintln!("warning: the cassette could not be written: {error}");
-    }
 
     let totals = budget.totals();
     let (status, output, structured, limit, error, final_state) = match outcome {
-        Ok((turn, state)) => (Status::Completed, Some(turn.output), turn.structured, None, None, state),
+        Ok((turn, state)) => (
+            Status::Completed,
+            Some(turn.output),
+            turn.structured,
+            None,
+            None,
+            state,
+        ),
         Err(halt) => {
             let (status, limit, error) = match halt.reason {
                 HaltReason::Limit(hit) => {
                     let message = format!("the run reached `{}`: {}", hit.name, hit.detail);
-                    (Status::LimitReached, Some(hit.name), Some(ResultError { code: "limit_reached".into(), message }))
+                    (
+                        Status::LimitReached,
+                        Some(hit.name),
+                        Some(ResultError {
+                            code: "limit_reached".into(),
+                            message,
+                        }),
+                    )
                 }
-                HaltReason::Failed { code, message } => (Status::Failed, None, Some(ResultError { code, message })),
+                HaltReason::Failed { code, message } => {
+                    (Status::Failed, None, Some(ResultError { code, message }))
+                }
                 HaltReason::Interrupted => (
                     Status::Interrupted,
                     None,
@@ -274,7 +328,7 @@ pub fn run(args: ExecArgs) -> Exit {
                     }),
                 ),
             };
-            (status, None, None, limit, error, halt.state)
+            (status, None, None, limit, error, *halt.state)
         }
     };
     match status {
@@ -357,10 +411,11 @@ fn print_result(args: &ExecArgs, result: &RunResult) {
 fn build_options(args: &ExecArgs) -> Result<BuildOptions, String> {
     let mut build = BuildOptions::default();
     if let Some(path) = &args.record {
-        build.record = Some(Arc::new(crate::provider::CassetteRecorder::create(path).map_err(|e| e.to_string())?));
+        build.record =
+            Some(crate::provider::CassetteRecorder::create(path).map_err(|e| e.to_string())?);
     }
     if let Some(path) = &args.replay {
-        build.replay = Some(Arc::new(crate::provider::ReplayStore::load(path).map_err(|e| e.to_string())?));
+        build.replay = Some(crate::provider::ReplayStore::load(path).map_err(|e| e.to_string())?);
     }
     Ok(build)
 }
@@ -369,7 +424,10 @@ fn stderr_colored(choice: ColorChoice) -> bool {
     match choice {
         ColorChoice::Always => true,
         ColorChoice::Never => false,
-        ColorChoice::Auto => std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty()) && std::io::stderr().is_terminal(),
+        ColorChoice::Auto => {
+            std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
+                && std::io::stderr().is_terminal()
+        }
     }
 }
 
@@ -377,7 +435,10 @@ fn stderr_colored(choice: ColorChoice) -> bool {
 /// with status `interrupted`.
 async fn watch_signals(cancel: watch::Sender<bool>) {
     use tokio::signal::unix::{SignalKind, signal};
-    let (Ok(mut interrupt), Ok(mut terminate)) = (signal(SignalKind::interrupt()), signal(SignalKind::terminate())) else {
+    let (Ok(mut interrupt), Ok(mut terminate)) = (
+        signal(SignalKind::interrupt()),
+        signal(SignalKind::terminate()),
+    ) else {
         return;
     };
     tokio::select! {

@@ -65,7 +65,8 @@ pub fn compile_agent(input: &CompileInput<'_>) -> Result<Agent, CompileError> {
         input_per_mtok: p.input_per_mtok,
         output_per_mtok: p.output_per_mtok,
     });
-    let provider = build_provider_with(&config, input.build, input.env).map_err(ModelError::Provider)?;
+    let provider =
+        build_provider_with(&config, input.build, input.env).map_err(ModelError::Provider)?;
 
     let system = spec
         .system
@@ -77,13 +78,20 @@ pub fn compile_agent(input: &CompileInput<'_>) -> Result<Agent, CompileError> {
         .tools
         .iter()
         .filter_map(|entry| match entry {
-            ToolEntry::SubAgent(tool) if !tool.depends_on.is_empty() => Some((tool.name.clone(), tool.depends_on.clone())),
+            ToolEntry::SubAgent(tool) if !tool.depends_on.is_empty() => {
+                Some((tool.name.clone(), tool.depends_on.clone()))
+            }
             _ => None,
         })
         .collect();
     let strategy = build_strategy(input)?;
     let middleware = build_middleware(input, &provider)?;
-    let stop_when = spec.stop_when.as_deref().map(StopWhen::new).transpose().map_err(CompileError::Template)?;
+    let stop_when = spec
+        .stop_when
+        .as_deref()
+        .map(StopWhen::new)
+        .transpose()
+        .map_err(CompileError::Template)?;
     Ok(Agent {
         name: spec.name.clone(),
         description: spec.description.clone(),
@@ -121,10 +129,12 @@ fn build_tools(input: &CompileInput<'_>) -> Result<Vec<Arc<dyn Tool>>, CompileEr
         match entry {
             ToolEntry::Builtin(builtin) => {
                 let deny = secret_env_names(input.spec);
-                let tool = crate::tools::build_builtin(builtin, &input.workspace, &deny).map_err(|message| CompileError::Tool {
-                    name: builtin.name().to_string(),
-                    message,
-                })?;
+                let tool = crate::tools::build_builtin(builtin, &input.workspace, &deny).map_err(
+                    |message| CompileError::Tool {
+                        name: builtin.name().to_string(),
+                        message,
+                    },
+                )?;
                 tools.push(tool);
             }
             ToolEntry::SubAgent(tool) => {
@@ -135,7 +145,8 @@ fn build_tools(input: &CompileInput<'_>) -> Result<Vec<Arc<dyn Tool>>, CompileEr
             }
             ToolEntry::Mcp(_) => {
                 return Err(CompileError::Unsupported(
-                    "MCP tool servers cannot be run yet (issue #10); `runner validate` checks them".into(),
+                    "MCP tool servers cannot be run yet (issue #10); `runner validate` checks them"
+                        .into(),
                 ));
             }
         }
@@ -151,7 +162,10 @@ fn build_tools(input: &CompileInput<'_>) -> Result<Vec<Arc<dyn Tool>>, CompileEr
 /// Env var names whose values must never reach a child process: the agent's key variable
 /// and the default key variables.
 fn secret_env_names(spec: &AgentSpec) -> Vec<String> {
-    let mut names = vec!["OPENAI_API_KEY".to_string(), "ANTHROPIC_API_KEY".to_string()];
+    let mut names = vec![
+        "OPENAI_API_KEY".to_string(),
+        "ANTHROPIC_API_KEY".to_string(),
+    ];
     if let Some(ModelRef::Config(config)) = &spec.model
         && let Some(name) = &config.api_key_env
     {
@@ -171,7 +185,9 @@ fn build_strategy(input: &CompileInput<'_>) -> Result<Arc<dyn ExecutionStrategy>
             reasoning_prompt: execution
                 .reasoning_prompt
                 .as_deref()
-                .map(|source| render_field(&input.file_dir, "reasoning_prompt", source, input.context))
+                .map(|source| {
+                    render_field(&input.file_dir, "reasoning_prompt", source, input.context)
+                })
                 .transpose()?,
         }),
         Strategy::Plan => Arc::new(PlanStrategy {
@@ -182,22 +198,34 @@ fn build_strategy(input: &CompileInput<'_>) -> Result<Arc<dyn ExecutionStrategy>
     })
 }
 
-fn build_middleware(input: &CompileInput<'_>, provider: &Arc<dyn Provider>) -> Result<Vec<Arc<dyn Middleware>>, CompileError> {
+fn build_middleware(
+    input: &CompileInput<'_>,
+    provider: &Arc<dyn Provider>,
+) -> Result<Vec<Arc<dyn Middleware>>, CompileError> {
     let mut chain: Vec<Arc<dyn Middleware>> = Vec::new();
     for entry in &input.spec.middleware {
         let layer: Arc<dyn Middleware> = match entry {
             MiddlewareEntry::Logging(config) => Arc::new(Logging::new(config.clone())),
-            MiddlewareEntry::SlidingWindow(config) => Arc::new(SlidingWindow::new(config.max_messages)),
-            MiddlewareEntry::PruneToolOutputs(config) => Arc::new(PruneToolOutputs::new(config.clone())),
+            MiddlewareEntry::SlidingWindow(config) => {
+                Arc::new(SlidingWindow::new(config.max_messages))
+            }
+            MiddlewareEntry::PruneToolOutputs(config) => {
+                Arc::new(PruneToolOutputs::new(config.clone()))
+            }
             MiddlewareEntry::Summarize(config) => {
                 let summarizer = match &config.model {
                     Some(model) => {
                         let config = provider_config(model)?;
-                        build_provider_with(&config, input.build, input.env).map_err(ModelError::Provider)?
+                        build_provider_with(&config, input.build, input.env)
+                            .map_err(ModelError::Provider)?
                     }
                     None => provider.clone(),
                 };
-                Arc::new(Summarize::new(config.threshold, config.keep_recent, summarizer))
+                Arc::new(Summarize::new(
+                    config.threshold,
+                    config.keep_recent,
+                    summarizer,
+                ))
             }
         };
         chain.push(layer);

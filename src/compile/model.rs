@@ -2,7 +2,7 @@
 
 use std::time::Duration;
 
-use crate::provider::{ProviderConfig, ProviderError, ProviderKind, RetryConfig, ScriptedResponse};
+use crate::provider::{ProviderConfig, ProviderError, ProviderKind, RetryConfig};
 use crate::spec::model::{ModelRef, ProviderKind as SpecKind};
 
 /// Why no provider can be built (exit 2).
@@ -12,15 +12,13 @@ pub enum ModelError {
     NoModel,
     #[error("{0}")]
     Provider(ProviderError),
-    #[error("model script: {0}")]
-    Script(String),
 }
 
 /// The provider configuration of a model reference, with the spec's defaults applied.
 pub fn provider_config(model: &ModelRef) -> Result<ProviderConfig, ModelError> {
     let spec = model.to_config();
     let kind = match spec.provider {
-        SpecKind::Openai => ProviderKind::Openai,
+        SpecKind::Openai => ProviderKind::OpenAi,
         SpecKind::Anthropic => ProviderKind::Anthropic,
         SpecKind::Ollama => ProviderKind::Ollama,
         SpecKind::Scripted => ProviderKind::Scripted,
@@ -35,14 +33,14 @@ pub fn provider_config(model: &ModelRef) -> Result<ProviderConfig, ModelError> {
     if let Some(retry) = &spec.retry {
         config.retry = RetryConfig {
             max_attempts: retry.max_attempts,
-            initial_backoff: retry.initial_backoff.map_or(Duration::from_millis(500), |d| d.0),
+            initial_backoff: retry
+                .initial_backoff
+                .map_or(Duration::from_millis(500), |d| d.0),
             max_backoff: retry.max_backoff.map_or(Duration::from_secs(30), |d| d.0),
         };
     }
     if let Some(script) = &spec.script {
-        // The spec's script entries have the provider's shape; convert through JSON.
-        let value = serde_json::to_value(script).map_err(|e| ModelError::Script(e.to_string()))?;
-        config.script = serde_json::from_value::<Vec<ScriptedResponse>>(value).map_err(|e| ModelError::Script(e.to_string()))?;
+        config.script = script.clone();
     }
     Ok(config)
 }

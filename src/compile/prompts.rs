@@ -30,7 +30,10 @@ impl TemplateContext {
             .filter_map(|name| env(name).map(|value| (name.clone(), Value::String(value))))
             .collect();
         values.insert("env".into(), Value::Object(env_values));
-        values.insert("agent".into(), json!({"name": agent.0, "description": agent.1}));
+        values.insert(
+            "agent".into(),
+            json!({"name": agent.0, "description": agent.1}),
+        );
         values.insert("now".into(), Value::String(now.to_string()));
         values.insert("input".into(), Value::String(input.to_string()));
         values.insert("run".into(), json!({"id": run.0, "session_id": run.1}));
@@ -52,7 +55,12 @@ impl TemplateContext {
 }
 
 /// Renders one field of the agent file.
-pub fn render_field(file_dir: &Path, field: &str, source: &str, context: &TemplateContext) -> Result<String, CompileError> {
+pub fn render_field(
+    file_dir: &Path,
+    field: &str,
+    source: &str,
+    context: &TemplateContext,
+) -> Result<String, CompileError> {
     let env = environment(file_dir);
     render(&env, field, source, &context.as_value())
         .map_err(|error| CompileError::Template(format!("cannot render `{field}`: {error}")))

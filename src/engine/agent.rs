@@ -69,7 +69,8 @@ pub struct Turn {
 /// Why a run stopped without an answer; the state is kept for checkpoints and resume.
 #[derive(Debug, Clone)]
 pub struct Halt {
-    pub state: AgentState,
+    /// Boxed: a halt travels through every `?` of the engine and should stay small.
+    pub state: Box<AgentState>,
     pub reason: HaltReason,
 }
 
@@ -84,14 +85,21 @@ pub enum HaltReason {
 }
 
 impl Halt {
-    pub fn failed(state: AgentState, code: &str, message: impl Into<String>) -> Self {
+    pub fn new(state: AgentState, reason: HaltReason) -> Self {
         Halt {
+            state: Box::new(state),
+            reason,
+        }
+    }
+
+    pub fn failed(state: AgentState, code: &str, message: impl Into<String>) -> Self {
+        Halt::new(
             state,
-            reason: HaltReason::Failed {
+            HaltReason::Failed {
                 code: code.to_string(),
                 message: message.into(),
             },
-        }
+        )
     }
 }
 
@@ -100,18 +108,33 @@ pub type GenerateResult = Result<(Turn, AgentState), Halt>;
 impl Agent {
     /// Runs the agent on `input` (appended as a user message when given) from `state`
     /// (UAP §4.4): `(input, state) -> (turn, new state)`.
-    pub async fn generate(&self, input: Option<Message>, state: AgentState, ctx: &RunContext) -> GenerateResult {
+    pub async fn generate(
+        &self,
+        input: Option<Message>,
+        state: AgentState,
+        ctx: &RunContext,
+    ) -> GenerateResult {
         let before = state.messages.len();
-        let usage_before = state.usage.clone();
+        let usage_before = state.usage;
         let state = match input {
             Some(message) => state.with_message(message),
             None => state,
         };
         let (mut turn, state) = self.strategy.execute(self, state, ctx).await?;
-        turn.messages = state.messages.get(before..).map(<[Message]>::to_vec).unwrap_or_default();
+        turn.messages = state
+            .messages
+            .get(before..)
+            .map(<[Message]>::to_vec)
+            .unwrap_or_default();
         turn.usage = Usage::new(
-            state.usage.input_tokens.saturating_sub(usage_before.input_tokens),
-            state.usage.output_tokens.saturating_sub(usage_before.output_tokens),
+            state
+                .usage
+                .input_tokens
+                .saturating_sub(usage_before.input_tokens),
+            state
+                .usage
+                .output_tokens
+                .saturating_sub(usage_before.output_tokens),
         );
         Ok((turn, state))
     }
@@ -130,8 +153,17 @@ impl Agent {
             let _ = events.send(event.clone());
         };
         let bus = EventBus::new(vec![Arc::new(sink)]);
-        let emitter = Emitter::root(bus, &self.name, super::clock::new_id(), super::clock::new_id());
-        let ctx = RunContext { emitter, budget, cancel };
+        let emitter = Emitter::root(
+            bus,
+            &self.name,
+            super::clock::new_id(),
+            super::clock::new_id(),
+        );
+        let ctx = RunContext {
+            emitter,
+            budget,
+            cancel,
+        };
         self.generate(input, state, &ctx).await
     }
 
@@ -149,6 +181,9 @@ impl Agent {
 
     /// The tools by name.
     pub fn tool_map(&self) -> HashMap<String, Arc<dyn Tool>> {
-        self.tools.iter().map(|tool| (tool.name().to_string(), tool.clone())).collect()
+        self.tools
+            .iter()
+            .map(|tool| (tool.name().to_string(), tool.clone()))
+            .collect()
     }
 }

@@ -31,7 +31,9 @@ pub struct Price {
 
 impl Price {
     pub fn cost(&self, usage: &Usage) -> f64 {
-        (usage.input_tokens as f64 * self.input_per_mtok + usage.output_tokens as f64 * self.output_per_mtok) / 1e6
+        (usage.input_tokens as f64 * self.input_per_mtok
+            + usage.output_tokens as f64 * self.output_per_mtok)
+            / 1e6
     }
 }
 
@@ -87,7 +89,9 @@ impl Budget {
 
     /// Time left before `timeout` (None: unbounded).
     pub fn remaining(&self) -> Option<Duration> {
-        self.limits.timeout.map(|t| t.saturating_sub(self.elapsed()))
+        self.limits
+            .timeout
+            .map(|t| t.saturating_sub(self.elapsed()))
     }
 
     pub fn totals(&self) -> Totals {
@@ -100,7 +104,10 @@ impl Budget {
         if let Some(max) = self.limits.max_llm_calls
             && totals.llm_calls >= max
         {
-            return Err(LimitHit::new("max_llm_calls", format!("{max} model calls made")));
+            return Err(LimitHit::new(
+                "max_llm_calls",
+                format!("{max} model calls made"),
+            ));
         }
         self.check_spend(&totals)?;
         self.check_time()
@@ -130,7 +137,10 @@ impl Budget {
         if let Some(max) = self.limits.max_tool_calls
             && totals.tool_calls >= max
         {
-            return Err(LimitHit::new("max_tool_calls", format!("{max} tool calls made")));
+            return Err(LimitHit::new(
+                "max_tool_calls",
+                format!("{max} tool calls made"),
+            ));
         }
         totals.tool_calls += 1;
         Ok(())
@@ -140,7 +150,10 @@ impl Budget {
         match self.limits.timeout {
             Some(timeout) if self.elapsed() >= timeout => Err(LimitHit::new(
                 "timeout",
-                format!("the run took longer than {}", crate::spec::duration::HumanDuration(timeout)),
+                format!(
+                    "the run took longer than {}",
+                    crate::spec::duration::HumanDuration(timeout)
+                ),
             )),
             _ => Ok(()),
         }
@@ -152,13 +165,19 @@ impl Budget {
         {
             return Err(LimitHit::new(
                 "max_tokens",
-                format!("{} tokens used, the bound is {max}", totals.usage.total_tokens),
+                format!(
+                    "{} tokens used, the bound is {max}",
+                    totals.usage.total_tokens
+                ),
             ));
         }
         if let (Some(max), Some(cost)) = (self.limits.max_cost_usd, totals.cost_usd)
             && cost > max
         {
-            return Err(LimitHit::new("max_cost_usd", format!("${cost:.4} spent, the bound is ${max}")));
+            return Err(LimitHit::new(
+                "max_cost_usd",
+                format!("${cost:.4} spent, the bound is ${max}"),
+            ));
         }
         Ok(())
     }

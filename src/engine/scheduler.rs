@@ -50,7 +50,8 @@ pub async fn run_calls(
     cancel: &watch::Receiver<bool>,
 ) -> (Vec<CallResult>, Option<LimitHit>) {
     let waits_for = dependency_indices(calls, tools, dependencies);
-    let (done_senders, done_receivers): (Vec<_>, Vec<_>) = calls.iter().map(|_| watch::channel(false)).unzip();
+    let (done_senders, done_receivers): (Vec<_>, Vec<_>) =
+        calls.iter().map(|_| watch::channel(false)).unzip();
     let permits = Semaphore::new(policy.parallel.unwrap_or(Semaphore::MAX_PERMITS).max(1));
     let exclusive = RwLock::new(());
     let limit_hit = std::sync::Mutex::new(None::<LimitHit>);
@@ -71,15 +72,15 @@ pub async fn run_calls(
             let sequential = tool.is_some_and(|t| t.sequential());
             let started = Instant::now();
             let output = match admit(call, tool, observer) {
-                Err(output) => {
-                    if let Some(hit) = output.1
+                Admission::Refused(output, hit) => {
+                    if let Some(hit) = hit
                         && let Ok(mut slot) = limit_hit.lock()
                     {
                         slot.get_or_insert(hit);
                     }
-                    output.0
+                    *output
                 }
-                Ok(tool) => {
+                Admission::Run(tool) => {
                     let _guard = if sequential {
                         Guard::Write(exclusive.write().await)
                     } else {
@@ -111,30 +112,45 @@ enum Guard<'a> {
     Write(#[allow(dead_code)] tokio::sync::RwLockWriteGuard<'a, ()>),
 }
 
+/// Whether a call may run, or the result it gets instead.
+enum Admission<'t> {
+    Run(&'t Arc<dyn Tool>),
+    /// Not run: the result for the model, and the bound that refused it, if any.
+    Refused(Box<ToolOutput>, Option<LimitHit>),
+}
+
 /// Checks that the call can run: the tool exists, its arguments parsed, the budget allows it.
-#[allow(clippy::type_complexity)]
 fn admit<'t>(
     call: &ToolCall,
     tool: Option<&'t Arc<dyn Tool>>,
     observer: &dyn CallObserver,
-) -> Result<&'t Arc<dyn Tool>, (ToolOutput, Option<LimitHit>)> {
+) -> Admission<'t> {
     let Some(tool) = tool else {
-        return Err((ToolOutput::error(format!("unknown tool `{}`", call.name)), None));
+        return Admission::Refused(
+            Box::new(ToolOutput::error(format!("unknown tool `{}`", call.name))),
+            None,
+        );
     };
     if let Some(invalid) = &call.invalid_arguments {
-        return Err((
-            ToolOutput::error(format!("the arguments are not valid JSON: {}", invalid.error)),
-            None,
-        ));
+        let message = format!("the arguments are not valid JSON: {}", invalid.error);
+        return Admission::Refused(Box::new(ToolOutput::error(message)), None);
     }
     if let Err(hit) = observer.admit(call) {
-        let message = format!("not run: the run reached its bound `{}` ({})", hit.name, hit.detail);
-        return Err((ToolOutput::error(message), Some(hit)));
+        let message = format!(
+            "not run: the run reached its bound `{}` ({})",
+            hit.name, hit.detail
+        );
+        return Admission::Refused(Box::new(ToolOutput::error(message)), Some(hit));
     }
-    Ok(tool)
+    Admission::Run(tool)
 }
 
-async fn execute(tool: &Arc<dyn Tool>, call: &ToolCall, policy: &SchedulePolicy, cancel: &watch::Receiver<bool>) -> ToolOutput {
+async fn execute(
+    tool: &Arc<dyn Tool>,
+    call: &ToolCall,
+    policy: &SchedulePolicy,
+    cancel: &watch::Receiver<bool>,
+) -> ToolOutput {
     let context = ToolContext::new(call.id.clone(), cancel.clone());
     let run = tool.call(call.arguments.clone(), &context);
     let mut cancelled = cancel.clone();
@@ -173,7 +189,9 @@ fn dependency_indices(
                 continue;
             }
             let depends = wanted.contains(&other.name);
-            let reverse = dependencies.get(&other.name).is_some_and(|d| d.contains(&call.name));
+            let reverse = dependencies
+                .get(&other.name)
+                .is_some_and(|d| d.contains(&call.name));
             if depends && (!reverse || j < i) {
                 waits[i].push(j);
             }
@@ -182,7 +200,8 @@ fn dependency_indices(
     // Sequential tools keep the model's order relative to everything else.
     for i in 0..calls.len() {
         for j in 0..i {
-            if (sequential(i) || sequential(j)) && !waits[j].contains(&i) && !waits[i].contains(&j) {
+            if (sequential(i) || sequential(j)) && !waits[j].contains(&i) && !waits[i].contains(&j)
+            {
                 waits[i].push(j);
             }
         }
@@ -206,7 +225,12 @@ pub fn truncate_output(mut output: ToolOutput, max: Option<u64>) -> ToolOutput {
     }
     let kept: String = text.chars().take(max).collect();
     let cut = total - max;
-    output.data = Value::String(format!("{kept}\n[… {cut} of {total} characters cut (limits.max_output_chars)]"));
-    output.metadata.insert("truncated".into(), json!({"kept": max, "cut": cut, "total": total}));
+    output.data = Value::String(format!(
+        "{kept}\n[… {cut} of {total} characters cut (limits.max_output_chars)]"
+    ));
+    output.metadata.insert(
+        "truncated".into(),
+        json!({"kept": max, "cut": cut, "total": total}),
+    );
     output
 }

@@ -160,7 +160,10 @@ impl AgentState {
 
 /// The sum of two usages.
 pub fn add_usage(a: &Usage, b: &Usage) -> Usage {
-    Usage::new(a.input_tokens + b.input_tokens, a.output_tokens + b.output_tokens)
+    Usage::new(
+        a.input_tokens + b.input_tokens,
+        a.output_tokens + b.output_tokens,
+    )
 }
 
 #[cfg(test)]
@@ -191,6 +194,9 @@ mod tests {
         assert_eq!(AgentState::from_json(&json).unwrap(), state);
         let mut wrong = json.clone();
         wrong["version"] = Value::from("9");
-        assert!(matches!(AgentState::from_json(&wrong), Err(StateError::Version { .. })));
+        assert!(matches!(
+            AgentState::from_json(&wrong),
+            Err(StateError::Version { .. })
+        ));
     }
 }

@@ -13,7 +13,9 @@ use super::events::kind;
 use super::middleware::{CallContext, run_after, run_before, run_on_error};
 use super::scheduler::{CallObserver, SchedulePolicy, run_calls};
 use super::state::AgentState;
-use crate::provider::{Message, ModelRequest, ModelResponse, ResponseFormat, StreamDelta, ToolCall, ToolSpec};
+use crate::provider::{
+    Message, ModelRequest, ModelResponse, ResponseFormat, StreamDelta, ToolCall, ToolSpec,
+};
 use crate::tools::ToolOutput;
 
 /// Options of one model call.
@@ -37,10 +39,10 @@ pub async fn call_model(
     options: &CallOptions,
 ) -> Result<(ModelResponse, AgentState), Halt> {
     if ctx.interrupted() {
-        return Err(Halt { state, reason: HaltReason::Interrupted });
+        return Err(Halt::new(state, HaltReason::Interrupted));
     }
     if let Err(hit) = ctx.budget.before_llm_call() {
-        return Err(Halt { state, reason: HaltReason::Limit(hit) });
+        return Err(Halt::new(state, HaltReason::Limit(hit)));
     }
     let call = CallContext {
         agent: agent.name.clone(),
@@ -70,12 +72,18 @@ pub async fn call_model(
         _ = cancel.wait_for(|stop| *stop) => None,
     };
     let response = match outcome {
-        None => return Err(Halt { state, reason: HaltReason::Interrupted }),
+        None => {
+            return Err(Halt::new(state, HaltReason::Interrupted));
+        }
         Some(Ok(response)) => response,
         Some(Err(error)) => match run_on_error(&agent.middleware, &call, &error).await {
             Some(response) => response,
             None => {
-                return Err(Halt::failed(state, &format!("provider_{}", error.kind.as_str()), error.to_string()));
+                return Err(Halt::failed(
+                    state,
+                    &format!("provider_{}", error.kind.as_str()),
+                    error.to_string(),
+                ));
             }
         },
     };
@@ -95,9 +103,13 @@ pub async fn call_model(
         json!({"model": response.model, "usage": response.usage, "totalUsage": totals.usage, "costUsd": totals.cost_usd}),
     );
     let state = state.with_llm_call(&response.usage);
-    let state = if options.unrecorded { state } else { state.with_message(message) };
+    let state = if options.unrecorded {
+        state
+    } else {
+        state.with_message(message)
+    };
     if let Err(hit) = spend {
-        return Err(Halt { state, reason: HaltReason::Limit(hit) });
+        return Err(Halt::new(state, HaltReason::Limit(hit)));
     }
     Ok((response, state))
 }
@@ -132,8 +144,12 @@ fn build_request(agent: &Agent, state: &AgentState, options: &CallOptions) -> Mo
 
 fn delta_event(message_id: &str, delta: &StreamDelta) -> Option<Value> {
     match delta {
-        StreamDelta::Text(text) => Some(json!({"messageId": message_id, "delta": {"contentChunk": text}})),
-        StreamDelta::Reset => Some(json!({"messageId": message_id, "delta": {"reset": true}})),
+        StreamDelta::Text { text } => {
+            Some(json!({"messageId": message_id, "delta": {"contentChunk": text}}))
+        }
+        // A retried call: consumers drop what they showed of the failed attempt.
+        StreamDelta::Reset { attempt, reason } => Some(json!({"messageId": message_id,
+            "delta": {"reset": true, "attempt": attempt, "reason": reason}})),
         _ => None,
     }
 }
@@ -147,7 +163,10 @@ pub async fn run_tools(
     step_id: &str,
 ) -> Result<AgentState, Halt> {
     for call in calls {
-        ctx.emitter.emit(kind::TOOL_CALL_CREATED, json!({"stepId": step_id, "toolCall": call}));
+        ctx.emitter.emit(
+            kind::TOOL_CALL_CREATED,
+            json!({"stepId": step_id, "toolCall": call}),
+        );
     }
     let limits = ctx.budget.limits();
     let policy = SchedulePolicy {
@@ -157,16 +176,30 @@ pub async fn run_tools(
     };
     let observer = EventObserver { ctx, step_id };
     let tools = agent.tool_map();
-    let (results, hit) = run_calls(calls, &tools, &agent.depends_on, &policy, &observer, &ctx.cancel).await;
-    let messages = results
-        .iter()
-        .map(|result| Message::tool_result(&result.call, result_for_model(&result.output), !result.output.success));
-    let state = state.with_tool_calls(results.len() as u64).with_messages(messages);
+    let (results, hit) = run_calls(
+        calls,
+        &tools,
+        &agent.depends_on,
+        &policy,
+        &observer,
+        &ctx.cancel,
+    )
+    .await;
+    let messages = results.iter().map(|result| {
+        Message::tool_result(
+            &result.call,
+            result_for_model(&result.output),
+            !result.output.success,
+        )
+    });
+    let state = state
+        .with_tool_calls(results.len() as u64)
+        .with_messages(messages);
     if ctx.interrupted() {
-        return Err(Halt { state, reason: HaltReason::Interrupted });
+        return Err(Halt::new(state, HaltReason::Interrupted));
     }
     if let Some(hit) = hit {
-        return Err(Halt { state, reason: HaltReason::Limit(hit) });
+        return Err(Halt::new(state, HaltReason::Limit(hit)));
     }
     Ok(state)
 }
@@ -179,7 +212,10 @@ pub fn result_for_model(output: &ToolOutput) -> String {
             other => other.to_string(),
         }
     } else {
-        let mut text = format!("Error: {}", output.error.as_deref().unwrap_or("the tool failed"));
+        let mut text = format!(
+            "Error: {}",
+            output.error.as_deref().unwrap_or("the tool failed")
+        );
         match &output.data {
             Value::Null => {}
             Value::String(data) if data.is_empty() => {}
@@ -224,9 +260,11 @@ pub fn check_structured(agent: &Agent, text: &str) -> Result<Option<Value>, Stri
         return Ok(None);
     };
     let value = parse_json_answer(text).ok_or_else(|| {
-        "Your answer must be a JSON value matching the output schema, with no other text.".to_string()
+        "Your answer must be a JSON value matching the output schema, with no other text."
+            .to_string()
     })?;
-    let validator = jsonschema::validator_for(schema).map_err(|e| format!("the output schema does not compile: {e}"))?;
+    let validator = jsonschema::validator_for(schema)
+        .map_err(|e| format!("the output schema does not compile: {e}"))?;
     let problems: Vec<String> = validator
         .iter_errors(&value)
         .map(|error| format!("{} at `{}`", error, error.instance_path().as_str()))
@@ -286,15 +324,16 @@ pub fn after_step(agent: &Agent, state: AgentState, ctx: &RunContext) -> Result<
         let totals = ctx.budget.totals();
         match stop_when.check(&state, &totals, ctx.budget.elapsed().as_millis() as u64) {
             Ok(true) => {
-                let hit = LimitHit::new("stop_when", format!("`{}` became true", stop_when.source()));
-                return Err(Halt { state, reason: HaltReason::Limit(hit) });
+                let hit =
+                    LimitHit::new("stop_when", format!("`{}` became true", stop_when.source()));
+                return Err(Halt::new(state, HaltReason::Limit(hit)));
             }
             Ok(false) => {}
             Err(message) => return Err(Halt::failed(state, "stop_when", message)),
         }
     }
     if let Err(hit) = ctx.budget.check_time() {
-        return Err(Halt { state, reason: HaltReason::Limit(hit) });
+        return Err(Halt::new(state, HaltReason::Limit(hit)));
     }
     Ok(state)
 }

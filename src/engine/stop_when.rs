@@ -15,7 +15,8 @@ impl StopWhen {
     /// Compiles `source`; `runner validate` has already checked it, so an error here is rare.
     pub fn new(source: &str) -> Result<Self, String> {
         let env = minijinja::Environment::new();
-        env.compile_expression(source).map_err(|e| format!("`stop_when` does not compile: {e}"))?;
+        env.compile_expression(source)
+            .map_err(|e| format!("`stop_when` does not compile: {e}"))?;
         Ok(StopWhen {
             source: source.to_string(),
             env,
@@ -27,7 +28,12 @@ impl StopWhen {
     }
 
     /// True when the run should stop.
-    pub fn check(&self, state: &AgentState, totals: &Totals, elapsed_ms: u64) -> Result<bool, String> {
+    pub fn check(
+        &self,
+        state: &AgentState,
+        totals: &Totals,
+        elapsed_ms: u64,
+    ) -> Result<bool, String> {
         let context = json!({
             "step": state.step,
             "usage": {

@@ -72,7 +72,13 @@ pub struct RunResult {
 
 impl RunResult {
     /// A result for a run that never started (bad command line, invalid file, missing key).
-    pub fn invalid(agent: &str, run_id: &str, session_id: &str, code: &str, message: String) -> Self {
+    pub fn invalid(
+        agent: &str,
+        run_id: &str,
+        session_id: &str,
+        code: &str,
+        message: String,
+    ) -> Self {
         RunResult {
             version: 1,
             status: Status::Invalid,

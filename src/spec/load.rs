@@ -16,7 +16,13 @@ pub fn load_agent(path: &Path) -> Result<(AgentSpec, Vec<Diagnostic>), Vec<Diagn
         return Err(diagnostics);
     }
     let source = std::fs::read_to_string(path).map_err(|error| {
-        vec![Diagnostic::error(path, Default::default(), Code::Io, "", format!("cannot read the file: {error}"))]
+        vec![Diagnostic::error(
+            path,
+            Default::default(),
+            Code::Io,
+            "",
+            format!("cannot read the file: {error}"),
+        )]
     })?;
     let document = load_yaml(&source).map_err(|_| diagnostics.clone())?;
     let spec = serde_json::from_value(document.value).map_err(|error| {

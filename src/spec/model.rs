@@ -8,6 +8,8 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::{Map, Value};
 
 use super::duration::HumanDuration;
+// The script's shape is the scripted provider's own; one definition serves both.
+pub use crate::provider::scripted::{ScriptedResponse, ScriptedToolCall, ScriptedUsage};
 
 /// The model an agent talks to.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -225,43 +227,4 @@ impl RetryConfig {
     fn default_attempts() -> u32 {
         4
     }
-}
-
-/// One scripted model reply.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct ScriptedResponse {
-    /// The reply's text.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub text: Option<String>,
-    /// The reply's reasoning, shown as thinking.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub thinking: Option<String>,
-    /// Tool calls the model makes in this reply.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub tool_calls: Vec<ScriptedToolCall>,
-    /// Token usage to report for this reply.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub usage: Option<ScriptedUsage>,
-}
-
-/// A tool call in a scripted reply.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct ScriptedToolCall {
-    /// The tool's name.
-    pub name: String,
-    /// The call's arguments.
-    #[serde(default)]
-    pub arguments: Map<String, Value>,
-}
-
-/// Token usage of a scripted reply.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct ScriptedUsage {
-    #[serde(default)]
-    pub input_tokens: u64,
-    #[serde(default)]
-    pub output_tokens: u64,
 }

@@ -69,3 +69,25 @@ impl Outcome {
             .unwrap_or_else(|e| panic!("stdout is not JSON ({e}):\n{}", self.stdout))
     }
 }
+
+/// A fresh directory under the target dir, removed when the test starts again.
+pub fn tempdir(prefix: &str) -> PathBuf {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    static NEXT: AtomicUsize = AtomicUsize::new(0);
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!(
+        "{prefix}-{}-{}",
+        std::process::id(),
+        NEXT.fetch_add(1, Ordering::Relaxed)
+    ));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("create temp dir");
+    dir
+}
+
+impl Run {
+    /// Starts the binary without waiting (for signal tests).
+    pub fn spawn(mut self) -> std::process::Child {
+        self.command.stdout(Stdio::piped()).stderr(Stdio::piped());
+        self.command.spawn().expect("the runner binary starts")
+    }
+}

@@ -40,8 +40,10 @@ impl Middleware for Logging {
 
     fn before<'a>(&'a self, mut ctx: CallContext) -> BoxFuture<'a, CallContext> {
         Box::pin(async move {
-            ctx.metadata
-                .insert("logging.started_ms".into(), Value::from(self.started.elapsed().as_millis() as u64));
+            ctx.metadata.insert(
+                "logging.started_ms".into(),
+                Value::from(self.started.elapsed().as_millis() as u64),
+            );
             if self.enabled(LogLevel::Info) {
                 eprintln!(
                     "[runner] {} step {}: model call with {} messages",
@@ -52,19 +54,33 @@ impl Middleware for Logging {
                 if self.config.include_messages
                     && let Some(last) = ctx.state.messages.last()
                 {
-                    eprintln!("[runner]   last message: {}", serde_json::to_string(last).unwrap_or_default());
+                    eprintln!(
+                        "[runner]   last message: {}",
+                        serde_json::to_string(last).unwrap_or_default()
+                    );
                 }
             }
             ctx
         })
     }
 
-    fn after<'a>(&'a self, ctx: &'a CallContext, response: ModelResponse) -> BoxFuture<'a, ModelResponse> {
+    fn after<'a>(
+        &'a self,
+        ctx: &'a CallContext,
+        response: ModelResponse,
+    ) -> BoxFuture<'a, ModelResponse> {
         Box::pin(async move {
             if self.enabled(LogLevel::Info) {
                 let timing = if self.config.include_timing {
-                    let started = ctx.metadata.get("logging.started_ms").and_then(Value::as_u64).unwrap_or(0);
-                    format!(" in {} ms", (self.started.elapsed().as_millis() as u64).saturating_sub(started))
+                    let started = ctx
+                        .metadata
+                        .get("logging.started_ms")
+                        .and_then(Value::as_u64)
+                        .unwrap_or(0);
+                    format!(
+                        " in {} ms",
+                        (self.started.elapsed().as_millis() as u64).saturating_sub(started)
+                    )
                 } else {
                     String::new()
                 };
@@ -83,10 +99,17 @@ impl Middleware for Logging {
         })
     }
 
-    fn on_error<'a>(&'a self, ctx: &'a CallContext, error: &'a ProviderError) -> BoxFuture<'a, Option<ModelResponse>> {
+    fn on_error<'a>(
+        &'a self,
+        ctx: &'a CallContext,
+        error: &'a ProviderError,
+    ) -> BoxFuture<'a, Option<ModelResponse>> {
         Box::pin(async move {
             if self.enabled(LogLevel::Error) {
-                eprintln!("[runner] {} step {}: model call failed: {error}", ctx.agent, ctx.step);
+                eprintln!(
+                    "[runner] {} step {}: model call failed: {error}",
+                    ctx.agent, ctx.step
+                );
             }
             None
         })

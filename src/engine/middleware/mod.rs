@@ -35,18 +35,29 @@ pub trait Middleware: Send + Sync {
         Box::pin(async move { ctx })
     }
 
-    fn after<'a>(&'a self, _ctx: &'a CallContext, response: ModelResponse) -> BoxFuture<'a, ModelResponse> {
+    fn after<'a>(
+        &'a self,
+        _ctx: &'a CallContext,
+        response: ModelResponse,
+    ) -> BoxFuture<'a, ModelResponse> {
         Box::pin(async move { response })
     }
 
     /// Returns a response to use instead of the error, or `None` to let it through.
-    fn on_error<'a>(&'a self, _ctx: &'a CallContext, _error: &'a ProviderError) -> BoxFuture<'a, Option<ModelResponse>> {
+    fn on_error<'a>(
+        &'a self,
+        _ctx: &'a CallContext,
+        _error: &'a ProviderError,
+    ) -> BoxFuture<'a, Option<ModelResponse>> {
         Box::pin(async move { None })
     }
 }
 
 /// Runs `before` of every middleware in order.
-pub async fn run_before(chain: &[std::sync::Arc<dyn Middleware>], mut ctx: CallContext) -> CallContext {
+pub async fn run_before(
+    chain: &[std::sync::Arc<dyn Middleware>],
+    mut ctx: CallContext,
+) -> CallContext {
     for middleware in chain {
         ctx = middleware.before(ctx).await;
     }
@@ -54,7 +65,11 @@ pub async fn run_before(chain: &[std::sync::Arc<dyn Middleware>], mut ctx: CallC
 }
 
 /// Runs `after` of every middleware in reverse order.
-pub async fn run_after(chain: &[std::sync::Arc<dyn Middleware>], ctx: &CallContext, mut response: ModelResponse) -> ModelResponse {
+pub async fn run_after(
+    chain: &[std::sync::Arc<dyn Middleware>],
+    ctx: &CallContext,
+    mut response: ModelResponse,
+) -> ModelResponse {
     for middleware in chain.iter().rev() {
         response = middleware.after(ctx, response).await;
     }
@@ -62,7 +77,11 @@ pub async fn run_after(chain: &[std::sync::Arc<dyn Middleware>], ctx: &CallConte
 }
 
 /// Gives each middleware, in reverse order, the chance to recover from an error.
-pub async fn run_on_error(chain: &[std::sync::Arc<dyn Middleware>], ctx: &CallContext, error: &ProviderError) -> Option<ModelResponse> {
+pub async fn run_on_error(
+    chain: &[std::sync::Arc<dyn Middleware>],
+    ctx: &CallContext,
+    error: &ProviderError,
+) -> Option<ModelResponse> {
     for middleware in chain.iter().rev() {
         if let Some(response) = middleware.on_error(ctx, error).await {
             return Some(response);

@@ -25,7 +25,10 @@ impl Middleware for PruneToolOutputs {
 
     fn before<'a>(&'a self, mut ctx: CallContext) -> BoxFuture<'a, CallContext> {
         Box::pin(async move {
-            let usable = self.config.context_limit.saturating_sub(self.config.output_reserve);
+            let usable = self
+                .config
+                .context_limit
+                .saturating_sub(self.config.output_reserve);
             let total: u64 = ctx.state.messages.iter().map(estimate_tokens).sum();
             if total <= usable {
                 return ctx;

@@ -1,8 +1,10 @@
-//! `sliding_window`: keeps the most recent messages. The cut moves earlier until it does not
-//! separate tool results from the assistant message that called them.
+//! `sliding_window`: sends at most `max_messages` messages. The first user message (the
+//! task) stays pinned, because providers expect a conversation to open with the user and
+//! the model needs its task; the rest is the most recent messages, cut where no tool result
+//! would lose the assistant message that called it (providers reject orphaned results).
 
 use super::{CallContext, Middleware, is_safe_cut};
-use crate::provider::BoxFuture;
+use crate::provider::{BoxFuture, Message};
 
 pub struct SlidingWindow {
     max_messages: usize,
@@ -16,6 +18,24 @@ impl SlidingWindow {
     }
 }
 
+/// The messages to keep: the pinned task (when the history opens with a user message) and
+/// a tail that starts at a safe cut.
+pub fn window(messages: &[Message], max_messages: usize) -> Vec<Message> {
+    if messages.len() <= max_messages {
+        return messages.to_vec();
+    }
+    let pinned =
+        usize::from(matches!(messages.first(), Some(Message::User { .. })) && max_messages > 1);
+    let mut cut = messages.len() - (max_messages - pinned);
+    // Moving the cut later drops a little more but never orphans a tool result.
+    while cut < messages.len() && !is_safe_cut(messages, cut) {
+        cut += 1;
+    }
+    let mut kept = messages[..pinned].to_vec();
+    kept.extend_from_slice(&messages[cut.max(pinned)..]);
+    kept
+}
+
 impl Middleware for SlidingWindow {
     fn name(&self) -> &str {
         "sliding_window"
@@ -23,18 +43,50 @@ impl Middleware for SlidingWindow {
 
     fn before<'a>(&'a self, mut ctx: CallContext) -> BoxFuture<'a, CallContext> {
         Box::pin(async move {
-            let messages = &ctx.state.messages;
-            if messages.len() <= self.max_messages {
-                return ctx;
+            if ctx.state.messages.len() > self.max_messages {
+                let kept = window(&ctx.state.messages, self.max_messages);
+                ctx.state = ctx.state.with_context(kept);
             }
-            let mut cut = messages.len() - self.max_messages;
-            // Moving the cut earlier keeps a few more messages but never orphans a result.
-            while cut > 0 && !is_safe_cut(messages, cut) {
-                cut -= 1;
-            }
-            let kept = messages[cut..].to_vec();
-            ctx.state = ctx.state.with_context(kept);
             ctx
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::provider::{AssistantMessage, ToolCall};
+
+    fn call(id: &str) -> Message {
+        Message::Assistant(AssistantMessage {
+            tool_calls: vec![ToolCall::from_raw(id.into(), "t".into(), "{}")],
+            ..Default::default()
+        })
+    }
+
+    fn result(id: &str) -> Message {
+        Message::tool_result(
+            &ToolCall::from_raw(id.into(), "t".into(), "{}"),
+            "ok",
+            false,
+        )
+    }
+
+    #[test]
+    fn keeps_the_task_and_never_orphans_a_result() {
+        let history = vec![
+            Message::user("task"),
+            call("a"),
+            result("a"),
+            call("b"),
+            result("b"),
+            call("c"),
+            result("c"),
+        ];
+        let kept = window(&history, 4);
+        assert!(kept.len() <= 4);
+        assert_eq!(kept[0], Message::user("task"));
+        assert!(!matches!(kept[1], Message::Tool(_)));
+        assert_eq!(window(&history, 10), history);
     }
 }

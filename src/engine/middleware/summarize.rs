@@ -48,7 +48,10 @@ impl Middleware for Summarize {
                 .map(|m| serde_json::to_string(m).unwrap_or_default())
                 .collect();
             let request = ModelRequest {
-                system: Some("You summarise conversations, keeping every fact, decision and open question.".into()),
+                system: Some(
+                    "You summarise conversations, keeping every fact, decision and open question."
+                        .into(),
+                ),
                 messages: vec![Message::user(format!(
                     "Summarise this conversation:\n{}",
                     transcript.join("\n")
@@ -62,7 +65,9 @@ impl Middleware for Summarize {
                     kept.extend_from_slice(&messages[cut..]);
                     ctx.state = ctx.state.with_context(kept);
                 }
-                Err(error) => eprintln!("[runner] summarize: the summary call failed, history kept: {error}"),
+                Err(error) => {
+                    eprintln!("[runner] summarize: the summary call failed, history kept: {error}")
+                }
             }
             ctx
         })

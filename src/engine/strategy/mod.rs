@@ -18,7 +18,12 @@ use crate::provider::{BoxFuture, Message, ResponseFormat};
 /// A strategy runs an agent from a state to a final answer.
 pub trait ExecutionStrategy: Send + Sync {
     fn name(&self) -> &str;
-    fn execute<'a>(&'a self, agent: &'a Agent, state: AgentState, ctx: &'a RunContext) -> BoxFuture<'a, GenerateResult>;
+    fn execute<'a>(
+        &'a self,
+        agent: &'a Agent,
+        state: AgentState,
+        ctx: &'a RunContext,
+    ) -> BoxFuture<'a, GenerateResult>;
 }
 
 /// The options of every action call: tools offered, and JSON asked for when the agent has
@@ -45,7 +50,12 @@ pub(crate) enum Answer {
 
 /// Accepts `text` as the final answer, or asks the model for a corrected structured answer
 /// (bounded by `agent.structured_retries`).
-pub(crate) fn conclude(agent: &Agent, text: String, state: AgentState, attempts: &mut u32) -> Result<(Answer, AgentState), Halt> {
+pub(crate) fn conclude(
+    agent: &Agent,
+    text: String,
+    state: AgentState,
+    attempts: &mut u32,
+) -> Result<(Answer, AgentState), Halt> {
     match check_structured(agent, &text) {
         Ok(structured) => Ok((
             Answer::Final(Turn {
@@ -71,13 +81,15 @@ pub(crate) fn conclude(agent: &Agent, text: String, state: AgentState, attempts:
 
 /// The halt for a strategy bound such as `max_iterations`.
 pub(crate) fn bound_reached(state: AgentState, name: &str, detail: String) -> Halt {
-    Halt {
-        state,
-        reason: HaltReason::Limit(LimitHit::new(name, detail)),
-    }
+    Halt::new(state, HaltReason::Limit(LimitHit::new(name, detail)))
 }
 
 /// One action call with the tools; used by loop, react and each plan step.
-pub(crate) async fn action_call(agent: &Agent, state: AgentState, ctx: &RunContext, options: &CallOptions) -> Result<(crate::provider::ModelResponse, AgentState), Halt> {
+pub(crate) async fn action_call(
+    agent: &Agent,
+    state: AgentState,
+    ctx: &RunContext,
+    options: &CallOptions,
+) -> Result<(crate::provider::ModelResponse, AgentState), Halt> {
     call_model(agent, state, ctx, options).await
 }

@@ -15,7 +15,10 @@ use crate::engine::agent::{Agent, GenerateResult, Halt, HaltReason, RunContext};
 use crate::engine::events::kind;
 use crate::engine::plan::{PlanStep, PlanStepStatus};
 use crate::engine::state::{AgentState, add_usage};
-use crate::engine::step::{CallOptions, after_step, call_model, end_step, fail_step, parse_json_answer, run_tools, start_step};
+use crate::engine::step::{
+    CallOptions, after_step, call_model, end_step, fail_step, parse_json_answer, run_tools,
+    start_step,
+};
 use crate::provider::{BoxFuture, Message, ResponseFormat};
 
 #[derive(Debug, Clone)]
@@ -58,14 +61,23 @@ impl ExecutionStrategy for PlanStrategy {
         "plan"
     }
 
-    fn execute<'a>(&'a self, agent: &'a Agent, state: AgentState, ctx: &'a RunContext) -> BoxFuture<'a, GenerateResult> {
+    fn execute<'a>(
+        &'a self,
+        agent: &'a Agent,
+        state: AgentState,
+        ctx: &'a RunContext,
+    ) -> BoxFuture<'a, GenerateResult> {
         Box::pin(async move {
             let mut state = state;
             let mut feedback: Option<String> = None;
             let mut plans = 0;
             loop {
                 if plans >= MAX_PLANS {
-                    return Err(Halt::failed(state, "plan", format!("no workable plan after {MAX_PLANS} attempts")));
+                    return Err(Halt::failed(
+                        state,
+                        "plan",
+                        format!("no workable plan after {MAX_PLANS} attempts"),
+                    ));
                 }
                 plans += 1;
                 let (steps, next) = self.make_plan(agent, state, ctx, feedback.take()).await?;
@@ -84,7 +96,9 @@ impl ExecutionStrategy for PlanStrategy {
                         if !self.allow_replan {
                             return Err(Halt::failed(state, "plan_step_failed", failure));
                         }
-                        feedback = Some(format!("The previous plan failed: {failure}. Make a new plan for what is left."));
+                        feedback = Some(format!(
+                            "The previous plan failed: {failure}. Make a new plan for what is left."
+                        ));
                     }
                 }
             }
@@ -98,10 +112,11 @@ impl ExecutionStrategy for PlanStrategy {
                 let step_id = start_step(ctx, &state, title);
                 let mut options = action_options(agent);
                 options.offer_tools = false;
-                let (response, next) =
-                    action_call(agent, state, ctx, &options).await.map_err(|halt| fail_step(ctx, halt, &step_id, title))?;
-                let (answer, next) =
-                    conclude(agent, response.text, next, &mut attempts).map_err(|halt| fail_step(ctx, halt, &step_id, title))?;
+                let (response, next) = action_call(agent, state, ctx, &options)
+                    .await
+                    .map_err(|halt| fail_step(ctx, halt, &step_id, title))?;
+                let (answer, next) = conclude(agent, response.text, next, &mut attempts)
+                    .map_err(|halt| fail_step(ctx, halt, &step_id, title))?;
                 state = next;
                 match answer {
                     Answer::Final(turn) => {
@@ -137,7 +152,11 @@ impl PlanStrategy {
             "First make a plan. Reply with JSON only: {{\"steps\": [{{\"id\": \"1\", \"description\": \"...\", \
              \"tool\": null, \"depends_on\": []}}]}}. Steps whose depends_on are done may run at the same time.{limit} \
              Tools available to the steps: {}.",
-            if tools.is_empty() { "none".to_string() } else { tools.join(", ") }
+            if tools.is_empty() {
+                "none".to_string()
+            } else {
+                tools.join(", ")
+            }
         );
         if let Some(feedback) = feedback {
             instruction.push_str("\n\n");
@@ -156,11 +175,18 @@ impl PlanStrategy {
         let state = state.with_step(state.step + 1);
         let title = "Make a plan";
         let step_id = start_step(ctx, &state, title);
-        let (response, state) =
-            call_model(agent, state, ctx, &options).await.map_err(|halt| fail_step(ctx, halt, &step_id, title))?;
+        let (response, state) = call_model(agent, state, ctx, &options)
+            .await
+            .map_err(|halt| fail_step(ctx, halt, &step_id, title))?;
         let steps = parse_plan(&response.text);
         let steps = match steps {
-            Some(steps) if self.max_plan_steps.is_some_and(|max| steps.len() as u64 > max) => None,
+            Some(steps)
+                if self
+                    .max_plan_steps
+                    .is_some_and(|max| steps.len() as u64 > max) =>
+            {
+                None
+            }
             Some(steps) if steps.is_empty() => None,
             other => other,
         };
@@ -196,7 +222,11 @@ impl PlanStrategy {
                 .iter()
                 .enumerate()
                 .filter(|(_, s)| s.status == PlanStepStatus::Pending)
-                .filter(|(_, s)| s.depends_on.iter().all(|d| done.contains(d) || !ids.contains(d)))
+                .filter(|(_, s)| {
+                    s.depends_on
+                        .iter()
+                        .all(|d| done.contains(d) || !ids.contains(d))
+                })
                 .map(|(i, _)| i)
                 .collect();
             if ready.is_empty() {
@@ -207,7 +237,9 @@ impl PlanStrategy {
             }
             state = state.with_plan(steps.clone());
             let base = state.clone();
-            let runs = ready.iter().map(|&i| run_step(agent, &steps[i], base.clone(), ctx));
+            let runs = ready
+                .iter()
+                .map(|&i| run_step(agent, &steps[i], base.clone(), ctx));
             let outcomes = join_all(runs).await;
             let mut failure = None;
             let mut halt = None;
@@ -215,10 +247,10 @@ impl PlanStrategy {
                 let (result, branch) = match outcome {
                     Ok(pair) => pair,
                     Err(stop) => match stop.reason {
-                        HaltReason::Failed { message, .. } => (Err(message), stop.state),
+                        HaltReason::Failed { message, .. } => (Err(message), *stop.state),
                         _ => {
                             halt.get_or_insert(stop.clone());
-                            (Err("interrupted".into()), stop.state)
+                            (Err("interrupted".into()), *stop.state)
                         }
                     },
                 };
@@ -228,20 +260,26 @@ impl PlanStrategy {
                         steps[i].result = Some(Value::String(text.clone()));
                         set_status(ctx, &mut steps[i], PlanStepStatus::Completed);
                         state = state.with_messages([
-                            Message::user(format!("Plan step {}: {}", steps[i].id, steps[i].description)),
+                            Message::user(format!(
+                                "Plan step {}: {}",
+                                steps[i].id, steps[i].description
+                            )),
                             Message::assistant(text),
                         ]);
                     }
                     Err(message) => {
                         steps[i].result = Some(json!({"error": message}));
                         set_status(ctx, &mut steps[i], PlanStepStatus::Failed);
-                        failure.get_or_insert(format!("step {} ({}) failed: {message}", steps[i].id, steps[i].description));
+                        failure.get_or_insert(format!(
+                            "step {} ({}) failed: {message}",
+                            steps[i].id, steps[i].description
+                        ));
                     }
                 }
             }
             state = state.with_plan(steps.clone());
             if let Some(mut halt) = halt {
-                halt.state = state;
+                halt.state = Box::new(state);
                 return Err(halt);
             }
             if failure.is_some() {
@@ -254,8 +292,17 @@ impl PlanStrategy {
 
 /// One plan step: a tool loop from the shared history plus the step's instruction.
 /// Returns the step's result (or why it failed) and the branch's final state.
-async fn run_step(agent: &Agent, step: &PlanStep, state: AgentState, ctx: &RunContext) -> Result<(Result<String, String>, AgentState), Halt> {
-    let tool_hint = step.tool.as_ref().map(|t| format!(" Use the `{t}` tool.")).unwrap_or_default();
+async fn run_step(
+    agent: &Agent,
+    step: &PlanStep,
+    state: AgentState,
+    ctx: &RunContext,
+) -> Result<(Result<String, String>, AgentState), Halt> {
+    let tool_hint = step
+        .tool
+        .as_ref()
+        .map(|t| format!(" Use the `{t}` tool."))
+        .unwrap_or_default();
     let mut state = state.with_message(Message::user(format!(
         "Do plan step {}: {}.{tool_hint} Reply with the step's result when done.",
         step.id, step.description
@@ -266,7 +313,9 @@ async fn run_step(agent: &Agent, step: &PlanStep, state: AgentState, ctx: &RunCo
         state = state.with_step(state.step + 1);
         let title = format!("Plan step {}: {}", step.id, step.description);
         let step_id = start_step(ctx, &state, &title);
-        let (response, next) = action_call(agent, state, ctx, &options).await.map_err(|h| fail_step(ctx, h, &step_id, &title))?;
+        let (response, next) = action_call(agent, state, ctx, &options)
+            .await
+            .map_err(|h| fail_step(ctx, h, &step_id, &title))?;
         state = next;
         if response.tool_calls.is_empty() {
             end_step(ctx, &state, &step_id, &title, true);
@@ -278,7 +327,11 @@ async fn run_step(agent: &Agent, step: &PlanStep, state: AgentState, ctx: &RunCo
             .map_err(|h| fail_step(ctx, h, &step_id, &title))?;
         end_step(ctx, &state, &step_id, &title, true);
     }
-    Err(bound_reached(state, "max_plan_step_calls", format!("a plan step made {MAX_CALLS_PER_STEP} model calls")))
+    Err(bound_reached(
+        state,
+        "max_plan_step_calls",
+        format!("a plan step made {MAX_CALLS_PER_STEP} model calls"),
+    ))
 }
 
 /// Adds what a branch counted (calls, usage, traces) to the main state; its messages stay
@@ -287,12 +340,24 @@ fn merge_branch(state: AgentState, base: &AgentState, branch: &AgentState) -> Ag
     let mut next = state.with_tool_calls(branch.tool_calls.saturating_sub(base.tool_calls));
     next.llm_calls += branch.llm_calls.saturating_sub(base.llm_calls);
     let added = crate::provider::Usage::new(
-        branch.usage.input_tokens.saturating_sub(base.usage.input_tokens),
-        branch.usage.output_tokens.saturating_sub(base.usage.output_tokens),
+        branch
+            .usage
+            .input_tokens
+            .saturating_sub(base.usage.input_tokens),
+        branch
+            .usage
+            .output_tokens
+            .saturating_sub(base.usage.output_tokens),
     );
     next.usage = add_usage(&next.usage, &added);
     next.step = next.step.max(branch.step);
-    next.subagent_traces.extend(branch.subagent_traces.iter().skip(base.subagent_traces.len()).cloned());
+    next.subagent_traces.extend(
+        branch
+            .subagent_traces
+            .iter()
+            .skip(base.subagent_traces.len())
+            .cloned(),
+    );
     next
 }
 
@@ -324,7 +389,11 @@ pub fn parse_plan(text: &str) -> Option<Vec<PlanStep>> {
                 depends_on: step
                     .get("depends_on")
                     .and_then(Value::as_array)
-                    .map(|d| d.iter().map(|v| v.as_str().map_or_else(|| v.to_string(), String::from)).collect())
+                    .map(|d| {
+                        d.iter()
+                            .map(|v| v.as_str().map_or_else(|| v.to_string(), String::from))
+                            .collect()
+                    })
                     .unwrap_or_default(),
                 status: PlanStepStatus::Pending,
                 result: None,

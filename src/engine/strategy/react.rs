@@ -9,7 +9,9 @@ use super::{Answer, ExecutionStrategy, action_call, action_options, bound_reache
 use crate::engine::agent::{Agent, GenerateResult, RunContext};
 use crate::engine::events::kind;
 use crate::engine::state::AgentState;
-use crate::engine::step::{CallOptions, after_step, call_model, end_step, fail_step, run_tools, start_step};
+use crate::engine::step::{
+    CallOptions, after_step, call_model, end_step, fail_step, run_tools, start_step,
+};
 use crate::provider::BoxFuture;
 
 pub const DEFAULT_REASONING_PROMPT: &str = "Before acting, think about the next step: what you know, what is missing, and \
@@ -27,11 +29,20 @@ impl ExecutionStrategy for ReactStrategy {
         "react"
     }
 
-    fn execute<'a>(&'a self, agent: &'a Agent, state: AgentState, ctx: &'a RunContext) -> BoxFuture<'a, GenerateResult> {
+    fn execute<'a>(
+        &'a self,
+        agent: &'a Agent,
+        state: AgentState,
+        ctx: &'a RunContext,
+    ) -> BoxFuture<'a, GenerateResult> {
         Box::pin(async move {
             let reason_options = CallOptions {
                 offer_tools: false,
-                system_suffix: Some(self.reasoning_prompt.clone().unwrap_or_else(|| DEFAULT_REASONING_PROMPT.into())),
+                system_suffix: Some(
+                    self.reasoning_prompt
+                        .clone()
+                        .unwrap_or_else(|| DEFAULT_REASONING_PROMPT.into()),
+                ),
                 unrecorded: true,
                 ..CallOptions::default()
             };
@@ -42,7 +53,11 @@ impl ExecutionStrategy for ReactStrategy {
                 if let Some(max) = self.max_steps
                     && steps >= max
                 {
-                    return Err(bound_reached(state, "max_steps", format!("{max} reasoning steps")));
+                    return Err(bound_reached(
+                        state,
+                        "max_steps",
+                        format!("{max} reasoning steps"),
+                    ));
                 }
                 steps += 1;
                 state = state.with_step(state.step + 1);
@@ -52,18 +67,21 @@ impl ExecutionStrategy for ReactStrategy {
                     .await
                     .map_err(|halt| fail_step(ctx, halt, &step_id, title))?;
                 state = next.with_reasoning(reasoning.text.clone());
-                ctx.emitter
-                    .emit(kind::THINKING, json!({"stepId": step_id, "reasoning": reasoning.text}));
+                ctx.emitter.emit(
+                    kind::THINKING,
+                    json!({"stepId": step_id, "reasoning": reasoning.text}),
+                );
 
                 let mut options = action_options(agent);
-                options.system_suffix = Some(format!("Your reasoning for this step:\n{}", reasoning.text));
+                options.system_suffix =
+                    Some(format!("Your reasoning for this step:\n{}", reasoning.text));
                 let (response, next) = action_call(agent, state, ctx, &options)
                     .await
                     .map_err(|halt| fail_step(ctx, halt, &step_id, title))?;
                 state = next;
                 if response.tool_calls.is_empty() {
-                    let (answer, next) =
-                        conclude(agent, response.text, state, &mut attempts).map_err(|halt| fail_step(ctx, halt, &step_id, title))?;
+                    let (answer, next) = conclude(agent, response.text, state, &mut attempts)
+                        .map_err(|halt| fail_step(ctx, halt, &step_id, title))?;
                     state = next;
                     match answer {
                         Answer::Final(turn) => {
@@ -71,7 +89,13 @@ impl ExecutionStrategy for ReactStrategy {
                             return Ok((turn, state));
                         }
                         Answer::Retry(next) => {
-                            end_step(ctx, &next, &step_id, "Answer did not match the output schema", false);
+                            end_step(
+                                ctx,
+                                &next,
+                                &step_id,
+                                "Answer did not match the output schema",
+                                false,
+                            );
                             state = after_step(agent, next, ctx)?;
                             continue;
                         }

@@ -20,7 +20,12 @@ impl ExecutionStrategy for LoopStrategy {
         "loop"
     }
 
-    fn execute<'a>(&'a self, agent: &'a Agent, state: AgentState, ctx: &'a RunContext) -> BoxFuture<'a, GenerateResult> {
+    fn execute<'a>(
+        &'a self,
+        agent: &'a Agent,
+        state: AgentState,
+        ctx: &'a RunContext,
+    ) -> BoxFuture<'a, GenerateResult> {
         Box::pin(async move {
             let options = action_options(agent);
             let mut state = state;
@@ -30,7 +35,11 @@ impl ExecutionStrategy for LoopStrategy {
                 if let Some(max) = self.max_iterations
                     && iterations >= max
                 {
-                    return Err(bound_reached(state, "max_iterations", format!("{max} iterations")));
+                    return Err(bound_reached(
+                        state,
+                        "max_iterations",
+                        format!("{max} iterations"),
+                    ));
                 }
                 iterations += 1;
                 state = state.with_step(state.step + 1);
@@ -40,8 +49,8 @@ impl ExecutionStrategy for LoopStrategy {
                     .map_err(|halt| fail_step(ctx, halt, &step_id, TITLE_CALL))?;
                 state = next;
                 if response.tool_calls.is_empty() {
-                    let (answer, next) =
-                        conclude(agent, response.text, state, &mut attempts).map_err(|halt| fail_step(ctx, halt, &step_id, TITLE_CALL))?;
+                    let (answer, next) = conclude(agent, response.text, state, &mut attempts)
+                        .map_err(|halt| fail_step(ctx, halt, &step_id, TITLE_CALL))?;
                     state = next;
                     match answer {
                         Answer::Final(turn) => {
@@ -49,7 +58,13 @@ impl ExecutionStrategy for LoopStrategy {
                             return Ok((turn, state));
                         }
                         Answer::Retry(next) => {
-                            end_step(ctx, &next, &step_id, "Answer did not match the output schema", false);
+                            end_step(
+                                ctx,
+                                &next,
+                                &step_id,
+                                "Answer did not match the output schema",
+                                false,
+                            );
                             state = after_step(agent, next, ctx)?;
                             continue;
                         }
