@@ -1,3 +1,5 @@
 //! `runner`: a declarative agent runner.
 //!
 //! The library is usable without the CLI; the `runner` binary is a thin front-end.
+
+pub mod output;

@@ -1,0 +1,4 @@
+//! Output formats.
+
+pub mod render;
+pub mod transcript;
