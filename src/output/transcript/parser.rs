@@ -75,7 +75,7 @@ impl Line<'_> {
 
 enum Frame {
     Step { step: Step, line: usize },
-    Tool { tool: ToolStep, line: usize },
+    Tool { tool: Box<ToolStep>, line: usize },
 }
 
 struct Parser<'a> {
@@ -189,7 +189,7 @@ impl<'a> Parser<'a> {
     fn position(&self, from_start: usize, from: usize, offset: usize) -> (usize, usize) {
         let span = &self.src[from_start..offset];
         let newlines = span.bytes().filter(|&b| b == b'\n').count();
-        let line_start = span.rfind('\n').map_or(from_start, |i| from_start + i + 1);
+        let line_start = self.src[..offset].rfind('\n').map_or(0, |i| i + 1);
         (
             from + newlines,
             self.src[line_start..offset].chars().count() + 1,
@@ -356,13 +356,13 @@ impl<'a> Parser<'a> {
         self.expect_tag(TOOL_INPUT_START)?;
         let input = self.json_block(TOOL_INPUT_END)?;
         self.stack.push(Frame::Tool {
-            tool: ToolStep {
+            tool: Box::new(ToolStep {
                 name,
                 id,
                 input,
                 nested: Vec::new(),
                 result: None,
-            },
+            }),
             line: line.no,
         });
         Ok(())
@@ -401,7 +401,7 @@ impl<'a> Parser<'a> {
                     return Err(line_error(&end, 1, &expected));
                 }
                 tool.result = result;
-                self.push(Item::Tool(tool));
+                self.push(Item::Tool(*tool));
                 Ok(())
             }
             other => {
@@ -511,7 +511,7 @@ impl<'a> Parser<'a> {
         }
         let types_expected = "a prompt line, then `Expected input types: …`";
         let Some(types_idx) = meta.checked_sub(1).filter(|&i| i >= 1) else {
-            let at = lines.get(meta).copied().unwrap_or(terminator);
+            let at = lines.first().copied().unwrap_or(terminator);
             return Err(line_error(&at, 1, types_expected));
         };
         let types_line = lines[types_idx];
