@@ -31,7 +31,9 @@ fn large_transcript(steps: u32) -> Transcript {
                 id: format!("call_{n}_a"),
                 input: json!({"path": format!("src/module_{n}.rs"), "max_bytes": 65536}),
                 nested: Vec::new(),
-                result: Some(ToolResult::ok(json!({"content": file, "bytes": file.len()}))),
+                result: Some(ToolResult::ok(
+                    json!({"content": file, "bytes": file.len()}),
+                )),
             }),
             Item::Tool(ToolStep {
                 name: "grep".into(),

@@ -154,3 +154,57 @@ fn parallel_results_attach_by_id() -> Result<(), WriteError> {
     );
     Ok(())
 }
+
+/// Replays a tree through the streaming API, as an engine would.
+fn replay(w: &mut dyn TranscriptSink, item: &Item) -> Result<(), WriteError> {
+    match item {
+        Item::Step(step) => {
+            w.step_start(step.number, &step.title)?;
+            if step.single_step {
+                w.single_step()?;
+            }
+            for inner in &step.items {
+                replay(w, inner)?;
+            }
+            w.step_end(step.status)
+        }
+        Item::Thinking { text } => w.thinking(text),
+        Item::Text { text } => w.text(text),
+        Item::Tool(tool) => {
+            w.tool_start(&tool.name, &tool.id, &tool.input)?;
+            w.tool_nested(&tool.id, tool.nested.clone())?;
+            match &tool.result {
+                Some(r) => w.tool_result(&tool.name, &tool.id, r.clone()),
+                None => w.tool_end(&tool.name, &tool.id),
+            }
+        }
+        Item::Checkpoint(cp) => w.checkpoint(&cp.name),
+        Item::Error(e) => w.error(&e.message, e.json.clone()),
+        Item::InputRequired(r) => w.input_required(r.clone()),
+        Item::UserInputProvided(u) => w.user_input_provided(u.clone()),
+    }
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig { cases: 128, ..Default::default() })]
+
+    /// Streaming a tree block by block writes exactly what the whole-tree writer writes.
+    #[test]
+    fn streaming_equals_whole_tree(t in super::strategies::transcript()) {
+        let file = Shared::default();
+        let mut w = TranscriptWriter::new(file.clone());
+        for item in &t.items {
+            replay(&mut w, item).expect("valid call sequence");
+        }
+        proptest::prop_assert!(!w.is_busy());
+        proptest::prop_assert_eq!(file.text(), runner::output::transcript::write_transcript(&t));
+    }
+}
+
+#[test]
+fn final_answer_is_the_text_after_the_last_step() {
+    let t = parse(&super::fixtures::input_requests()).expect("parses");
+    assert_eq!(t.final_answer(), Some("Migrated; confirmation was `yes`."));
+    let t = parse(&super::fixtures::errors()).expect("parses");
+    assert_eq!(t.final_answer(), None);
+}

@@ -46,7 +46,7 @@ pub fn escape_text_into(text: &str, out: &mut String) {
     let bytes = text.as_bytes();
     let mut last = 0;
     let mut from = 0;
-    while let Some(rel) = memchr_lt(&bytes[from..]) {
+    while let Some(rel) = text[from..].find('<') {
         let i = from + rel;
         if matches!(bytes.get(i + 1), Some(b'<') | Some(b'\\')) {
             out.push_str(&text[last..=i]);
@@ -72,7 +72,7 @@ pub fn unescape_text(escaped: &str) -> Result<String, EscapeError> {
     let mut out = String::with_capacity(escaped.len());
     let mut last = 0;
     let mut from = 0;
-    while let Some(rel) = memchr_lt(&bytes[from..]) {
+    while let Some(rel) = escaped[from..].find('<') {
         let i = from + rel;
         match bytes.get(i + 1) {
             Some(b'<') => {
@@ -172,10 +172,6 @@ pub fn split_attr(escaped: &str) -> Option<(&str, &str)> {
         }
     }
     None
-}
-
-fn memchr_lt(bytes: &[u8]) -> Option<usize> {
-    bytes.iter().position(|&b| b == b'<')
 }
 
 /// Appends `value` as compact one-line JSON with every `<` written as `\u003c`.
