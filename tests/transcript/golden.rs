@@ -76,3 +76,15 @@ fn text_renderer_escapes_control_characters() {
     let out = render_text(&transcript, TextOptions { color: false });
     assert!(!out.contains('\x1b'), "{out:?}");
 }
+
+#[test]
+fn format_names() {
+    use runner::output::render::{Format, render};
+    assert_eq!("markdown".parse::<Format>(), Ok(Format::Markdown));
+    assert_eq!("text".parse::<Format>(), Ok(Format::Text));
+    assert_eq!("json".parse::<Format>(), Ok(Format::Json));
+    assert!("html".parse::<Format>().is_err());
+    let t = parse(&fixtures::plain()).expect("parses");
+    assert_eq!(render(&t, Format::Json, false), render_json(&t));
+    assert_eq!(render(&t, Format::Markdown, true), render_markdown(&t));
+}
