@@ -1,5 +1,7 @@
-//! What a run leaves behind: the result envelope and progress (and, from the transcript
-//! work, the tagged transcript and its renderers).
+//! What a run leaves behind: the result envelope, progress for people, and the tagged
+//! transcript with its renderers.
 
 pub mod progress;
+pub mod render;
 pub mod result;
+pub mod transcript;

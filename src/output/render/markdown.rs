@@ -1,0 +1,225 @@
+//! Markdown rendering, for reading a run in an editor or a web view.
+//!
+//! Steps become headings, tool calls collapsible `<details>` blocks with pretty-printed
+//! JSON, errors and input requests GitHub-style alerts. A sub-agent's items are rendered
+//! inside its tool call as a block quote, one `>` per level, so depth stays visible.
+//! Model text is Markdown already and is passed through; names and ids that go into
+//! HTML are HTML-escaped, and code fences are made longer than any backtick run inside.
+
+use serde_json::Value;
+
+use crate::output::transcript::{
+    ErrorBlock, InputRequired, Item, Step, StepStatus, ToolStep, Transcript, UserInput,
+};
+
+/// The transcript as a Markdown document.
+pub fn render_markdown(transcript: &Transcript) -> String {
+    let mut out = String::new();
+    let answer_from = transcript
+        .items
+        .iter()
+        .rposition(|i| matches!(i, Item::Step(_)))
+        .map_or(0, |p| p + 1);
+    for (i, item) in transcript.items.iter().enumerate() {
+        match item {
+            Item::Text { text } if i >= answer_from && answer_from > 0 => {
+                out.push_str("## Final answer\n\n");
+                paragraph(text, &mut out);
+            }
+            other => render_item(other, &mut out),
+        }
+    }
+    out
+}
+
+fn render_items(items: &[Item], out: &mut String) {
+    for item in items {
+        render_item(item, out);
+    }
+}
+
+fn render_item(item: &Item, out: &mut String) {
+    match item {
+        Item::Step(step) => render_step(step, out),
+        Item::Thinking { text } => {
+            let mut inner = String::from("**Thinking**\n\n");
+            paragraph(text, &mut inner);
+            quote_into(&inner, out);
+        }
+        Item::Text { text } => paragraph(text, out),
+        Item::Tool(tool) => render_tool(tool, out),
+        Item::Checkpoint(cp) => {
+            out.push_str("**Checkpoint:** ");
+            out.push_str(&code_span(&cp.name));
+            out.push_str("\n\n");
+        }
+        Item::Error(err) => render_error(err, out),
+        Item::InputRequired(req) => render_input_required(req, out),
+        Item::UserInputProvided(input) => {
+            let mut inner = String::new();
+            render_user_input(input, &mut inner);
+            quote_into(&inner, out);
+        }
+    }
+}
+
+fn render_step(step: &Step, out: &mut String) {
+    out.push_str(&format!(
+        "### Step {}: {}{}\n\n",
+        step.number,
+        one_line(&step.title),
+        match step.status {
+            StepStatus::Done => " ✓",
+            StepStatus::Failed => " ✗",
+            StepStatus::Open => " (unfinished)",
+        }
+    ));
+    if step.single_step {
+        out.push_str("*Single step.*\n\n");
+    }
+    render_items(&step.items, out);
+}
+
+fn render_tool(tool: &ToolStep, out: &mut String) {
+    let status = match &tool.result {
+        Some(r) if r.success => "✓",
+        Some(_) => "✗",
+        None => "… no result",
+    };
+    out.push_str(&format!(
+        "<details>\n<summary>🔧 <code>{}</code> <code>{}</code> {status}</summary>\n\n",
+        html_escape(&tool.name),
+        html_escape(&tool.id),
+    ));
+    out.push_str("**Input**\n\n");
+    json_fence(&tool.input, out);
+    if !tool.nested.is_empty() {
+        out.push_str("**Sub-agent**\n\n");
+        let mut inner = String::new();
+        render_items(&tool.nested, &mut inner);
+        quote_into(&inner, out);
+    }
+    if let Some(result) = &tool.result {
+        out.push_str("**Result**\n\n");
+        if let Some(error) = &result.error {
+            out.push_str("**Error:** ");
+            out.push_str(&one_line(error));
+            out.push_str("\n\n");
+        }
+        match serde_json::to_value(result) {
+            Ok(v) => json_fence(&v, out),
+            Err(_) => json_fence(&result.data, out),
+        }
+    }
+    out.push_str("</details>\n\n");
+}
+
+fn render_error(err: &ErrorBlock, out: &mut String) {
+    let mut inner = String::from("[!CAUTION]\n**Error:** ");
+    inner.push_str(&err.message);
+    inner.push_str("\n\n");
+    match serde_json::to_value(&err.json) {
+        Ok(v) => json_fence(&v, &mut inner),
+        Err(_) => inner.push_str(&err.json.error),
+    }
+    quote_into(&inner, out);
+}
+
+fn render_input_required(req: &InputRequired, out: &mut String) {
+    let mut inner = format!(
+        "[!IMPORTANT]\n**Input required** (expected: {})",
+        one_line(&req.input_types)
+    );
+    if let Some(cp) = &req.checkpoint_name {
+        inner.push_str(", checkpoint ");
+        inner.push_str(&code_span(cp));
+    }
+    inner.push_str("\n\n");
+    paragraph(&req.prompt, &mut inner);
+    if let Some(input) = &req.provided {
+        render_user_input(input, &mut inner);
+    }
+    quote_into(&inner, out);
+}
+
+fn render_user_input(input: &UserInput, out: &mut String) {
+    out.push_str(&format!("**User input** ({}):", one_line(&input.kind)));
+    match &input.input {
+        Value::String(s) => {
+            out.push_str("\n\n");
+            paragraph(s, out);
+        }
+        other => {
+            out.push_str("\n\n");
+            json_fence(other, out);
+        }
+    }
+}
+
+fn paragraph(text: &str, out: &mut String) {
+    out.push_str(text);
+    out.push_str("\n\n");
+}
+
+/// Prefixes every line of `inner` with `> ` (`>` alone for empty lines).
+fn quote_into(inner: &str, out: &mut String) {
+    for line in inner.trim_end_matches('\n').split('\n') {
+        if line.is_empty() {
+            out.push_str(">\n");
+        } else {
+            out.push_str("> ");
+            out.push_str(line);
+            out.push('\n');
+        }
+    }
+    out.push('\n');
+}
+
+fn json_fence(value: &Value, out: &mut String) {
+    let body = serde_json::to_string_pretty(value).unwrap_or_else(|_| "null".into());
+    let fence = "`".repeat(longest_run(&body, '`').max(2) + 1);
+    out.push_str(&format!("{fence}json\n{body}\n{fence}\n\n"));
+}
+
+fn code_span(text: &str) -> String {
+    let text = one_line(text);
+    let ticks = "`".repeat(longest_run(&text, '`') + 1);
+    let pad = if text.starts_with('`') || text.ends_with('`') || text.is_empty() {
+        " "
+    } else {
+        ""
+    };
+    format!("{ticks}{pad}{text}{pad}{ticks}")
+}
+
+fn longest_run(text: &str, c: char) -> usize {
+    let (mut best, mut cur) = (0, 0);
+    for ch in text.chars() {
+        if ch == c {
+            cur += 1;
+            best = best.max(cur);
+        } else {
+            cur = 0;
+        }
+    }
+    best
+}
+
+fn one_line(text: &str) -> String {
+    text.replace(['\r', '\n'], " ")
+}
+
+fn html_escape(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\n' | '\r' => out.push(' '),
+            c => out.push(c),
+        }
+    }
+    out
+}

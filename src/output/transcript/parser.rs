@@ -1,0 +1,600 @@
+//! Tagged text → tree, strictly.
+//!
+//! `runner render` and `runner resume` must not guess: a transcript that does not follow
+//! the grammar written by [`serialize`](super::serialize) is rejected with the line and
+//! column where it goes wrong and what was expected there. The parser reads line by line
+//! (tags are whole lines, content never contains `<<`), keeps the open steps and tool
+//! calls on an explicit stack, and touches every byte a bounded number of times, so it
+//! runs in linear time whatever the nesting depth.
+//!
+//! [`parse_partial`] is for transcripts cut short by a crash: it returns every complete
+//! top-level block and says where the incomplete tail starts, instead of failing.
+
+use serde::de::DeserializeOwned;
+
+use super::error::{ParseError, quote};
+use super::escape::{EscapeError, split_attr, unescape_field, unescape_text};
+use super::model::{
+    Checkpoint, ErrorBlock, ErrorJson, InputRequired, Item, Step, StepStatus, ToolResult, ToolStep,
+    Transcript, UserInput,
+};
+use super::tags::*;
+
+/// Parses a whole transcript; any deviation from the grammar is an error.
+pub fn parse(input: &str) -> Result<Transcript, ParseError> {
+    let mut parser = Parser::new(input);
+    parser.run()?;
+    Ok(Transcript { items: parser.root })
+}
+
+/// The result of [`parse_partial`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct PartialTranscript {
+    /// Every top-level block that was complete and valid, in order.
+    pub transcript: Transcript,
+    /// `None` when the whole input parsed.
+    pub tail: Option<IncompleteTail>,
+}
+
+/// Where the unusable rest of a transcript begins, and why it is unusable.
+#[derive(Debug, Clone, PartialEq)]
+pub struct IncompleteTail {
+    /// First line of the top-level block that could not be completed.
+    pub line: usize,
+    /// The error the strict parser reports for the same input.
+    pub error: ParseError,
+}
+
+/// Parses as much as possible: the top-level blocks before the first error, and the
+/// position of the incomplete tail. Meant for transcripts of crashed runs, whose last
+/// block may be torn; [`parse`] rejects those.
+pub fn parse_partial(input: &str) -> PartialTranscript {
+    let mut parser = Parser::new(input);
+    let tail = parser.run().err().map(|error| IncompleteTail {
+        line: parser.block_line,
+        error,
+    });
+    PartialTranscript {
+        transcript: Transcript { items: parser.root },
+        tail,
+    }
+}
+
+#[derive(Clone, Copy)]
+struct Line<'a> {
+    text: &'a str,
+    start: usize,
+    no: usize,
+}
+
+impl Line<'_> {
+    fn end(&self) -> usize {
+        self.start + self.text.len()
+    }
+}
+
+enum Frame {
+    Step { step: Step, line: usize },
+    Tool { tool: Box<ToolStep>, line: usize },
+}
+
+struct Parser<'a> {
+    src: &'a str,
+    /// Byte offset of the next line.
+    pos: usize,
+    /// Number of the next line.
+    line_no: usize,
+    stack: Vec<Frame>,
+    root: Vec<Item>,
+    /// First line of the top-level block being read.
+    block_line: usize,
+}
+
+impl<'a> Parser<'a> {
+    fn new(src: &'a str) -> Self {
+        Parser {
+            src,
+            pos: 0,
+            line_no: 1,
+            stack: Vec::new(),
+            root: Vec::new(),
+            block_line: 1,
+        }
+    }
+
+    fn run(&mut self) -> Result<(), ParseError> {
+        loop {
+            if self.stack.is_empty() {
+                self.block_line = self.line_no;
+            }
+            let Some(line) = self.next_line()? else {
+                break;
+            };
+            if line.text.starts_with(INTRODUCER) {
+                self.tag(line)?;
+            } else {
+                self.text_run(line)?;
+            }
+        }
+        match self.stack.last() {
+            None => Ok(()),
+            Some(frame) => Err(self.eof_error(&frame_expectation(frame))),
+        }
+    }
+
+    // ---- lines -------------------------------------------------------------------------
+
+    fn next_line(&mut self) -> Result<Option<Line<'a>>, ParseError> {
+        let rest = &self.src[self.pos..];
+        if rest.is_empty() {
+            return Ok(None);
+        }
+        let Some(len) = rest.find('\n') else {
+            return Err(ParseError {
+                line: self.line_no,
+                col: rest.chars().count() + 1,
+                expected: "a newline at the end of the line".into(),
+                found: "end of input".into(),
+            });
+        };
+        let line = Line {
+            text: &rest[..len],
+            start: self.pos,
+            no: self.line_no,
+        };
+        self.pos += len + 1;
+        self.line_no += 1;
+        Ok(Some(line))
+    }
+
+    /// The next line, which must exist; `expected` describes it for the error.
+    fn require_line(&mut self, expected: &str) -> Result<Line<'a>, ParseError> {
+        match self.next_line()? {
+            Some(line) => Ok(line),
+            None => Err(self.eof_error(expected)),
+        }
+    }
+
+    /// The next line, which must be exactly `tag`.
+    fn expect_tag(&mut self, tag: &str) -> Result<(), ParseError> {
+        let expected = format!("`{tag}`");
+        let line = self.require_line(&expected)?;
+        if line.text == tag {
+            Ok(())
+        } else {
+            Err(line_error(&line, 1, &expected))
+        }
+    }
+
+    fn next_is_content(&self) -> bool {
+        self.pos < self.src.len() && !self.src[self.pos..].starts_with(INTRODUCER)
+    }
+
+    fn next_is_tag(&self, tag: &str) -> bool {
+        let rest = &self.src[self.pos..];
+        rest.starts_with(tag) && rest.as_bytes().get(tag.len()) == Some(&b'\n')
+    }
+
+    fn eof_error(&self, expected: &str) -> ParseError {
+        ParseError {
+            line: self.line_no,
+            col: 1,
+            expected: expected.to_owned(),
+            found: "end of input".into(),
+        }
+    }
+
+    /// Line and column of byte `offset`, counting from line `from` which starts at byte
+    /// `from_start`. Only used to report errors.
+    fn position(&self, from_start: usize, from: usize, offset: usize) -> (usize, usize) {
+        let span = &self.src[from_start..offset];
+        let newlines = span.bytes().filter(|&b| b == b'\n').count();
+        let line_start = self.src[..offset].rfind('\n').map_or(0, |i| i + 1);
+        (
+            from + newlines,
+            self.src[line_start..offset].chars().count() + 1,
+        )
+    }
+
+    fn escape_error(&self, start: usize, line: usize, e: EscapeError, what: &str) -> ParseError {
+        let (line, col) = self.position(start, line, start + e.offset);
+        let rest = &self.src[start + e.offset..];
+        let found: String = rest.chars().take(3).collect();
+        ParseError {
+            line,
+            col,
+            expected: format!("{what} ({})", e.message),
+            found: quote(&found),
+        }
+    }
+
+    // ---- containers --------------------------------------------------------------------
+
+    fn push(&mut self, item: Item) {
+        match self.stack.last_mut() {
+            Some(Frame::Step { step, .. }) => step.items.push(item),
+            Some(Frame::Tool { tool, .. }) => tool.nested.push(item),
+            None => self.root.push(item),
+        }
+    }
+
+    fn unexpected(&self, line: &Line) -> ParseError {
+        let expected = match self.stack.last() {
+            Some(frame) => format!("{}, a block or text", frame_expectation(frame)),
+            None => "a block or text".to_owned(),
+        };
+        line_error(line, 1, &expected)
+    }
+
+    fn tag(&mut self, line: Line<'a>) -> Result<(), ParseError> {
+        match line.text {
+            STEP_START => self.step_start(line),
+            STEP_END => self.step_end(line),
+            THINKING_START => {
+                let text = self.text_block(THINKING_END)?;
+                self.push(Item::Thinking { text });
+                Ok(())
+            }
+            TOOL_RESULT_START => self.tool_result(line),
+            CHECKPOINT_START => self.checkpoint(),
+            ERROR_START => self.error_block(),
+            INPUT_REQUIRED_START => self.input_required(),
+            USER_INPUT_START => {
+                let input: UserInput = self.json_block(USER_INPUT_END)?;
+                self.push(Item::UserInputProvided(input));
+                Ok(())
+            }
+            t if is_tool_tag(t, TOOL_START_PREFIX) => self.tool_start(line),
+            t if is_tool_tag(t, TOOL_END_PREFIX) => self.tool_end(line),
+            _ => Err(self.unexpected(&line)),
+        }
+    }
+
+    fn text_run(&mut self, first: Line<'a>) -> Result<(), ParseError> {
+        let mut end = first.end();
+        while self.next_is_content() {
+            if let Some(line) = self.next_line()? {
+                end = line.end();
+            }
+        }
+        let text = unescape_text(&self.src[first.start..end])
+            .map_err(|e| self.escape_error(first.start, first.no, e, "text"))?;
+        self.push(Item::Text { text });
+        Ok(())
+    }
+
+    // ---- steps -------------------------------------------------------------------------
+
+    fn step_start(&mut self, line: Line<'a>) -> Result<(), ParseError> {
+        if let Some(Frame::Step { step, line: at }) = self.stack.last() {
+            let expected = format!("`{STEP_END}` (step {} opened at line {at})", step.number);
+            return Err(line_error(&line, 1, &expected));
+        }
+        let header = self.require_line("`Step N: title`")?;
+        let (number, title, status) = self.step_header(&header)?;
+        let single_step = self.next_is_tag(SINGLE_STEP_FLAG);
+        if single_step {
+            self.next_line()?;
+        }
+        self.stack.push(Frame::Step {
+            step: Step {
+                number,
+                title,
+                status,
+                single_step,
+                items: Vec::new(),
+            },
+            line: line.no,
+        });
+        Ok(())
+    }
+
+    fn step_header(&self, header: &Line<'a>) -> Result<(u32, String, StepStatus), ParseError> {
+        let expected = "`Step N: title` with an optional ` ✓` or ` ✗`";
+        let Some(rest) = header.text.strip_prefix(STEP_HEADER_PREFIX) else {
+            return Err(line_error(header, 1, expected));
+        };
+        let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
+        let number_col = STEP_HEADER_PREFIX.len() + 1;
+        let number = rest[..digits]
+            .parse::<u32>()
+            .map_err(|_| line_error(header, number_col, "a step number (0 to 4294967295)"))?;
+        let Some(rest) = rest[digits..].strip_prefix(": ") else {
+            return Err(line_error(
+                header,
+                number_col + digits,
+                "`: ` after the number",
+            ));
+        };
+        let (title, status) = if let Some(t) = rest.strip_suffix(DONE_MARK) {
+            (t, StepStatus::Done)
+        } else if let Some(t) = rest.strip_suffix(FAILED_MARK) {
+            (t, StepStatus::Failed)
+        } else {
+            (rest, StepStatus::Open)
+        };
+        let title_start = header.end() - rest.len();
+        let title = unescape_field(title)
+            .map_err(|e| self.escape_error(title_start, header.no, e, "a step title"))?;
+        Ok((number, title, status))
+    }
+
+    fn step_end(&mut self, line: Line<'a>) -> Result<(), ParseError> {
+        match self.stack.pop() {
+            Some(Frame::Step { step, .. }) => {
+                self.push(Item::Step(step));
+                Ok(())
+            }
+            other => {
+                if let Some(frame) = other {
+                    self.stack.push(frame);
+                }
+                Err(self.unexpected(&line))
+            }
+        }
+    }
+
+    // ---- tools -------------------------------------------------------------------------
+
+    fn tool_attr(&self, line: &Line<'a>, prefix: &str) -> Result<(String, String), ParseError> {
+        let attr = &line.text[prefix.len()..line.text.len() - TAG_CLOSE.len()];
+        let attr_start = line.start + prefix.len();
+        let col = prefix.chars().count() + 1;
+        let Some((name, id)) = split_attr(attr) else {
+            return Err(line_error(line, col, "`name:id`"));
+        };
+        let name = unescape_field(name)
+            .map_err(|e| self.escape_error(attr_start, line.no, e, "a tool name"))?;
+        let id_start = attr_start + attr.len() - id.len();
+        let id =
+            unescape_field(id).map_err(|e| self.escape_error(id_start, line.no, e, "a tool id"))?;
+        Ok((name, id))
+    }
+
+    fn tool_start(&mut self, line: Line<'a>) -> Result<(), ParseError> {
+        let (name, id) = self.tool_attr(&line, TOOL_START_PREFIX)?;
+        self.expect_tag(TOOL_INPUT_START)?;
+        let input = self.json_block(TOOL_INPUT_END)?;
+        self.stack.push(Frame::Tool {
+            tool: Box::new(ToolStep {
+                name,
+                id,
+                input,
+                nested: Vec::new(),
+                result: None,
+            }),
+            line: line.no,
+        });
+        Ok(())
+    }
+
+    fn tool_result(&mut self, line: Line<'a>) -> Result<(), ParseError> {
+        if !matches!(self.stack.last(), Some(Frame::Tool { .. })) {
+            return Err(self.unexpected(&line));
+        }
+        let result: ToolResult = self.json_block(TOOL_RESULT_END)?;
+        let expected = match self.stack.last() {
+            Some(Frame::Tool { tool, line }) => tool_end_expectation(tool, *line),
+            _ => String::new(),
+        };
+        let end = self.require_line(&expected)?;
+        if !is_tool_tag(end.text, TOOL_END_PREFIX) {
+            return Err(line_error(&end, 1, &expected));
+        }
+        self.close_tool(end, Some(result))
+    }
+
+    fn tool_end(&mut self, line: Line<'a>) -> Result<(), ParseError> {
+        if !matches!(self.stack.last(), Some(Frame::Tool { .. })) {
+            return Err(self.unexpected(&line));
+        }
+        self.close_tool(line, None)
+    }
+
+    /// `end` is a `<<TOOL_STEP_END/…>>` line; it must name the open tool call.
+    fn close_tool(&mut self, end: Line<'a>, result: Option<ToolResult>) -> Result<(), ParseError> {
+        let (name, id) = self.tool_attr(&end, TOOL_END_PREFIX)?;
+        match self.stack.pop() {
+            Some(Frame::Tool { mut tool, line }) => {
+                if tool.name != name || tool.id != id {
+                    let expected = tool_end_expectation(&tool, line);
+                    return Err(line_error(&end, 1, &expected));
+                }
+                tool.result = result;
+                self.push(Item::Tool(*tool));
+                Ok(())
+            }
+            other => {
+                if let Some(frame) = other {
+                    self.stack.push(frame);
+                }
+                Err(self.unexpected(&end))
+            }
+        }
+    }
+
+    // ---- leaf blocks -------------------------------------------------------------------
+
+    /// Lines up to the line `end_tag` (consumed); at least one. Returns the byte span of
+    /// the content and the number of its first line.
+    fn block_lines(&mut self, end_tag: &str) -> Result<(usize, usize, usize), ParseError> {
+        let expected_end = format!("`{end_tag}`");
+        let first = self.require_line("a content line")?;
+        if first.text.starts_with(INTRODUCER) {
+            return Err(line_error(
+                &first,
+                1,
+                "a content line (empty content is one empty line)",
+            ));
+        }
+        let mut end = first.end();
+        loop {
+            let line = self.require_line(&expected_end)?;
+            if line.text == end_tag {
+                return Ok((first.start, end, first.no));
+            }
+            if line.text.starts_with(INTRODUCER) {
+                return Err(line_error(&line, 1, &expected_end));
+            }
+            end = line.end();
+        }
+    }
+
+    fn text_block(&mut self, end_tag: &str) -> Result<String, ParseError> {
+        let (start, end, no) = self.block_lines(end_tag)?;
+        unescape_text(&self.src[start..end]).map_err(|e| self.escape_error(start, no, e, "text"))
+    }
+
+    fn json_block<T: DeserializeOwned>(&mut self, end_tag: &str) -> Result<T, ParseError> {
+        let (start, end, no) = self.block_lines(end_tag)?;
+        let raw = &self.src[start..end];
+        serde_json::from_str(raw).map_err(|e| json_error(raw, no, &e))
+    }
+
+    fn checkpoint(&mut self) -> Result<(), ParseError> {
+        let line = self.require_line("`Checkpoint: name`")?;
+        let Some(name) = line.text.strip_prefix(CHECKPOINT_PREFIX) else {
+            return Err(line_error(&line, 1, "`Checkpoint: name`"));
+        };
+        let name_start = line.start + CHECKPOINT_PREFIX.len();
+        let name = unescape_field(name)
+            .map_err(|e| self.escape_error(name_start, line.no, e, "a checkpoint name"))?;
+        self.expect_tag(CHECKPOINT_END)?;
+        self.push(Item::Checkpoint(Checkpoint { name }));
+        Ok(())
+    }
+
+    fn error_block(&mut self) -> Result<(), ParseError> {
+        let (start, end, no) = self.block_lines(ERROR_END)?;
+        let raw = &self.src[start..end];
+        let Some(message) = raw.strip_prefix(ERROR_PREFIX) else {
+            let first = Line {
+                text: raw.split('\n').next().unwrap_or(""),
+                start,
+                no,
+            };
+            return Err(line_error(&first, 1, "`Error: message`"));
+        };
+        let msg_start = start + ERROR_PREFIX.len();
+        let message = unescape_text(message)
+            .map_err(|e| self.escape_error(msg_start, no, e, "an error message"))?;
+        self.expect_tag(ERROR_JSON_START)?;
+        let json: ErrorJson = self.json_block(ERROR_JSON_END)?;
+        self.push(Item::Error(ErrorBlock { message, json }));
+        Ok(())
+    }
+
+    fn input_required(&mut self) -> Result<(), ParseError> {
+        let expected_end = format!("`{USER_INPUT_START}` or `{INPUT_REQUIRED_END}`");
+        let mut lines: Vec<Line<'a>> = Vec::new();
+        let terminator = loop {
+            let line = self.require_line(&expected_end)?;
+            if line.text == USER_INPUT_START || line.text == INPUT_REQUIRED_END {
+                break line;
+            }
+            if line.text.starts_with(INTRODUCER) {
+                return Err(line_error(&line, 1, &expected_end));
+            }
+            lines.push(line);
+        };
+        let mut meta = lines.len();
+        let mut checkpoint_name = None;
+        if let Some(last) = lines.last()
+            && let Some(name) = last.text.strip_prefix(CHECKPOINT_NAME_PREFIX)
+        {
+            let name_start = last.start + CHECKPOINT_NAME_PREFIX.len();
+            checkpoint_name = Some(
+                unescape_field(name)
+                    .map_err(|e| self.escape_error(name_start, last.no, e, "a checkpoint name"))?,
+            );
+            meta -= 1;
+        }
+        let types_expected = "a prompt line, then `Expected input types: …`";
+        let Some(types_idx) = meta.checked_sub(1).filter(|&i| i >= 1) else {
+            let at = lines.first().copied().unwrap_or(terminator);
+            return Err(line_error(&at, 1, types_expected));
+        };
+        let types_line = lines[types_idx];
+        let Some(types) = types_line.text.strip_prefix(INPUT_TYPES_PREFIX) else {
+            return Err(line_error(&types_line, 1, "`Expected input types: …`"));
+        };
+        let types_start = types_line.start + INPUT_TYPES_PREFIX.len();
+        let input_types = unescape_field(types)
+            .map_err(|e| self.escape_error(types_start, types_line.no, e, "input types"))?;
+        let first = lines[0];
+        let prompt = unescape_text(&self.src[first.start..lines[types_idx - 1].end()])
+            .map_err(|e| self.escape_error(first.start, first.no, e, "a prompt"))?;
+        let provided = if terminator.text == USER_INPUT_START {
+            let input: UserInput = self.json_block(USER_INPUT_END)?;
+            self.expect_tag(INPUT_REQUIRED_END)?;
+            Some(input)
+        } else {
+            None
+        };
+        self.push(Item::InputRequired(InputRequired {
+            prompt,
+            input_types,
+            checkpoint_name,
+            provided,
+        }));
+        Ok(())
+    }
+}
+
+fn is_tool_tag(text: &str, prefix: &str) -> bool {
+    text.len() >= prefix.len() + TAG_CLOSE.len()
+        && text.starts_with(prefix)
+        && text.ends_with(TAG_CLOSE)
+}
+
+fn line_error(line: &Line, col: usize, expected: &str) -> ParseError {
+    ParseError {
+        line: line.no,
+        col,
+        expected: expected.to_owned(),
+        found: quote(line.text),
+    }
+}
+
+fn tool_end_expectation(tool: &ToolStep, line: usize) -> String {
+    let mut tag = String::from(TOOL_END_PREFIX);
+    super::escape::escape_field_into(&tool.name, super::escape::ATTR_SPECIALS, &mut tag);
+    tag.push(':');
+    super::escape::escape_field_into(&tool.id, super::escape::ATTR_SPECIALS, &mut tag);
+    tag.push_str(TAG_CLOSE);
+    format!("`{tag}` (tool call opened at line {line})")
+}
+
+fn frame_expectation(frame: &Frame) -> String {
+    match frame {
+        Frame::Step { step, line } => {
+            format!("`{STEP_END}` (step {} opened at line {line})", step.number)
+        }
+        Frame::Tool { tool, line } => format!(
+            "`{TOOL_RESULT_START}` or {}",
+            tool_end_expectation(tool, *line)
+        ),
+    }
+}
+
+/// Maps a serde_json error (line/byte column inside `raw`) to the transcript's line and
+/// character column.
+fn json_error(raw: &str, first_line: usize, e: &serde_json::Error) -> ParseError {
+    let line_idx = e.line().saturating_sub(1);
+    let text = raw.split('\n').nth(line_idx).unwrap_or("");
+    let byte_col = e.column().min(text.len());
+    let col = text[..text.floor_char_boundary(byte_col)]
+        .chars()
+        .count()
+        .max(1);
+    let mut message = e.to_string();
+    if let Some(i) = message.find(" at line ") {
+        message.truncate(i);
+    }
+    ParseError {
+        line: first_line + line_idx,
+        col,
+        expected: format!("valid JSON ({message})"),
+        found: quote(text),
+    }
+}

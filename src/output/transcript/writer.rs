@@ -1,0 +1,148 @@
+//! Writing a transcript to a file while the run goes.
+//!
+//! SPEC §8 wants the status mark on a step's *first* line, but the status is only known
+//! when the step ends, and an append-only file cannot be patched. So the writer keeps the
+//! open step in memory ([`Recorder`]) and writes it, header first, as one block when it
+//! ends; checkpoints, errors, input requests and the final answer outside a step are
+//! written as soon as they are reported. Each block is one `write_all` followed by a
+//! `flush`.
+//!
+//! Crash behaviour (docs/transcript.md): every *completed* block is on disk and the file
+//! parses; the step that was running when the process died is missing. If the process
+//! dies in the middle of a write the file ends in a torn block, which
+//! [`parse_partial`](super::parser::parse_partial) reports as an incomplete tail after
+//! returning every complete block before it. An engine that stops on purpose (SIGINT,
+//! pause for input, fatal error) calls [`TranscriptWriter::abort`] first, which writes
+//! the open step with no status mark ([`StepStatus::Open`]).
+
+use std::io::Write;
+
+use serde_json::Value;
+
+use super::model::{ErrorJson, InputRequired, Item, StepStatus, ToolResult, UserInput};
+use super::recorder::{Recorder, TranscriptSink, WriteError};
+use super::serialize::write_items;
+
+/// A [`TranscriptSink`] that appends finished top-level blocks to `W`.
+#[derive(Debug)]
+pub struct TranscriptWriter<W: Write> {
+    out: W,
+    recorder: Recorder,
+    buf: String,
+}
+
+impl<W: Write> TranscriptWriter<W> {
+    /// Writes to `out` (typically a file opened for appending).
+    pub fn new(out: W) -> Self {
+        TranscriptWriter {
+            out,
+            recorder: Recorder::new(),
+            buf: String::new(),
+        }
+    }
+
+    /// Writes the open step (status [`Open`](StepStatus::Open)) with its pending tool
+    /// calls closed without a result. For runs that stop before the step ends.
+    pub fn abort(&mut self) -> Result<(), WriteError> {
+        self.recorder.abort();
+        self.drain()
+    }
+
+    /// True while a step is open or a top-level tool call is pending (nothing of it is on
+    /// disk yet).
+    pub fn is_busy(&self) -> bool {
+        self.recorder.is_busy()
+    }
+
+    /// The underlying writer. Whatever is still open is dropped; call
+    /// [`abort`](Self::abort) first to keep it.
+    pub fn into_inner(self) -> W {
+        self.out
+    }
+
+    /// Writes the finished top-level items, if any, as one block.
+    fn drain(&mut self) -> Result<(), WriteError> {
+        let items = self.recorder.take_finished();
+        if items.is_empty() {
+            return Ok(());
+        }
+        self.buf.clear();
+        write_items(&items, &mut self.buf);
+        self.out.write_all(self.buf.as_bytes())?;
+        self.out.flush()?;
+        Ok(())
+    }
+
+    fn then_drain(&mut self, r: Result<(), WriteError>) -> Result<(), WriteError> {
+        r?;
+        self.drain()
+    }
+}
+
+impl<W: Write> TranscriptSink for TranscriptWriter<W> {
+    fn step_start(&mut self, number: u32, title: &str) -> Result<(), WriteError> {
+        self.recorder.step_start(number, title)
+    }
+
+    fn single_step(&mut self) -> Result<(), WriteError> {
+        self.recorder.single_step()
+    }
+
+    fn thinking(&mut self, text: &str) -> Result<(), WriteError> {
+        let r = self.recorder.thinking(text);
+        self.then_drain(r)
+    }
+
+    fn text(&mut self, text: &str) -> Result<(), WriteError> {
+        let r = self.recorder.text(text);
+        self.then_drain(r)
+    }
+
+    fn tool_start(&mut self, name: &str, id: &str, input: &Value) -> Result<(), WriteError> {
+        self.recorder.tool_start(name, id, input)
+    }
+
+    fn tool_nested(&mut self, id: &str, items: Vec<Item>) -> Result<(), WriteError> {
+        self.recorder.tool_nested(id, items)
+    }
+
+    fn tool_result(&mut self, name: &str, id: &str, result: ToolResult) -> Result<(), WriteError> {
+        let r = self.recorder.tool_result(name, id, result);
+        self.then_drain(r)
+    }
+
+    fn tool_end(&mut self, name: &str, id: &str) -> Result<(), WriteError> {
+        let r = self.recorder.tool_end(name, id);
+        self.then_drain(r)
+    }
+
+    fn step_end(&mut self, status: StepStatus) -> Result<(), WriteError> {
+        let r = self.recorder.step_end(status);
+        self.then_drain(r)
+    }
+
+    fn checkpoint(&mut self, name: &str) -> Result<(), WriteError> {
+        let r = self.recorder.checkpoint(name);
+        self.then_drain(r)
+    }
+
+    fn error(&mut self, message: &str, json: ErrorJson) -> Result<(), WriteError> {
+        let r = self.recorder.error(message, json);
+        self.then_drain(r)
+    }
+
+    fn input_required(&mut self, request: InputRequired) -> Result<(), WriteError> {
+        let r = self.recorder.input_required(request);
+        self.then_drain(r)
+    }
+
+    fn user_input_provided(&mut self, input: UserInput) -> Result<(), WriteError> {
+        let r = self.recorder.user_input_provided(input);
+        self.then_drain(r)
+    }
+
+    fn final_answer(&mut self, text: &str) -> Result<(), WriteError> {
+        let r = self.recorder.final_answer(text);
+        self.then_drain(r)
+    }
+}
