@@ -5,3 +5,4 @@
 pub mod cli;
 pub mod fsutil;
 pub mod spec;
+pub mod tools;
