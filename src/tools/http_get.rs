@@ -87,9 +87,10 @@ impl HttpGetTool {
     }
 
     async fn run(&self, arguments: Value, ctx: &ToolContext) -> ToolOutput {
-        if let Err(out) = self.sig.args.check(&arguments) {
-            return out;
-        }
+        let arguments = match self.sig.accept(arguments) {
+            Ok(arguments) => arguments,
+            Err(out) => return out,
+        };
         let raw = arguments["url"].as_str().unwrap_or_default();
         let url = match Url::parse(raw) {
             Ok(url) => url,

@@ -38,9 +38,10 @@ impl ListDirTool {
     }
 
     async fn run(&self, arguments: Value) -> ToolOutput {
-        if let Err(out) = self.sig.args.check(&arguments) {
-            return out;
-        }
+        let arguments = match self.sig.accept(arguments) {
+            Ok(arguments) => arguments,
+            Err(out) => return out,
+        };
         let path_arg = str_arg(&arguments, "path", ".").to_string();
         let path = match self.workspace.resolve(&path_arg) {
             Ok(path) => path,

@@ -217,6 +217,21 @@ impl Signature {
     }
 }
 
+impl Signature {
+    /// The arguments to act on, or the tool error. A missing argument object (`null`, as
+    /// some models send for a call without parameters) counts as `{}`.
+    #[allow(clippy::result_large_err)]
+    pub fn accept(&self, arguments: Value) -> Result<Value, ToolOutput> {
+        let arguments = if arguments.is_null() {
+            Value::Object(Map::new())
+        } else {
+            arguments
+        };
+        self.args.check(&arguments)?;
+        Ok(arguments)
+    }
+}
+
 /// Reads an optional string argument, `default` when absent.
 pub(crate) fn str_arg<'v>(arguments: &'v Value, key: &str, default: &'v str) -> &'v str {
     arguments

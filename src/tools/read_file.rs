@@ -49,9 +49,10 @@ impl ReadFileTool {
     }
 
     async fn run(&self, arguments: Value) -> ToolOutput {
-        if let Err(out) = self.sig.args.check(&arguments) {
-            return out;
-        }
+        let arguments = match self.sig.accept(arguments) {
+            Ok(arguments) => arguments,
+            Err(out) => return out,
+        };
         let path_arg = arguments["path"].as_str().unwrap_or_default();
         let path = match self.workspace.resolve(path_arg) {
             Ok(path) => path,

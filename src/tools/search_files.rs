@@ -61,9 +61,10 @@ impl SearchFilesTool {
     }
 
     async fn run(&self, arguments: Value, ctx: &ToolContext) -> ToolOutput {
-        if let Err(out) = self.sig.args.check(&arguments) {
-            return out;
-        }
+        let arguments = match self.sig.accept(arguments) {
+            Ok(arguments) => arguments,
+            Err(out) => return out,
+        };
         let pattern = arguments["pattern"].as_str().unwrap_or_default();
         let regex = match regex::RegexBuilder::new(pattern)
             .size_limit(10 * 1024 * 1024)

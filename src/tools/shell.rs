@@ -107,9 +107,10 @@ impl ShellTool {
     }
 
     async fn run(&self, arguments: Value, ctx: &ToolContext) -> ToolOutput {
-        if let Err(out) = self.sig.args.check(&arguments) {
-            return out;
-        }
+        let arguments = match self.sig.accept(arguments) {
+            Ok(arguments) => arguments,
+            Err(out) => return out,
+        };
         let command = arguments["command"].as_str().unwrap_or_default();
         let argv = match shell_words::split(command) {
             Ok(argv) => argv,

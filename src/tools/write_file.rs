@@ -42,9 +42,10 @@ impl WriteFileTool {
     }
 
     async fn run(&self, arguments: Value) -> ToolOutput {
-        if let Err(out) = self.sig.args.check(&arguments) {
-            return out;
-        }
+        let arguments = match self.sig.accept(arguments) {
+            Ok(arguments) => arguments,
+            Err(out) => return out,
+        };
         let path_arg = arguments["path"].as_str().unwrap_or_default().to_string();
         let content = arguments["content"]
             .as_str()

@@ -222,3 +222,18 @@ async fn search_files_bounds_the_number_of_results() {
     );
     assert_eq!(out.metadata["truncated"], true);
 }
+
+#[tokio::test]
+async fn null_arguments_count_as_an_empty_object() {
+    let dir = Scratch::new();
+    dir.write("only.txt", "");
+    let list = builtin(json!({"builtin": "list_dir"}), dir.path());
+    let out = ok(call(list.as_ref(), serde_json::Value::Null).await);
+    assert_eq!(out.data[0]["name"], "only.txt");
+    let read = builtin(json!({"builtin": "read_file"}), dir.path());
+    let out = call(read.as_ref(), serde_json::Value::Null).await;
+    assert!(
+        error_of(&out).contains("\"path\" is a required property"),
+        "{out:?}"
+    );
+}
