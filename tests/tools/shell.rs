@@ -263,3 +263,31 @@ async fn env_child_helper() {
     assert!(env.contains("RUNNER_KEEP_ME=kept"), "{env}");
     println!("ENV-HELPER-OK");
 }
+
+#[tokio::test]
+async fn git_status_then_rm_reaches_git_as_one_argv() {
+    let dir = Scratch::new();
+    dir.write("keep.txt", "x");
+    let tool = builtin(json!({"builtin": "shell", "allow": ["git"]}), dir.path());
+    let out = call(
+        tool.as_ref(),
+        json!({"command": "git status; rm -rf keep.txt"}),
+    )
+    .await;
+    let err = error_of(&out);
+    if err.contains("program not found") {
+        eprintln!("git is not installed; skipping");
+        return;
+    }
+    assert_eq!(
+        out.metadata["argv"],
+        json!(["git", "status;", "rm", "-rf", "keep.txt"])
+    );
+    // git itself rejects `status;` as a subcommand; nothing was removed.
+    assert!(err.contains("`git` exited with status"), "{err}");
+    assert!(
+        out.data["stderr"].as_str().unwrap().contains("status;"),
+        "{out:?}"
+    );
+    assert!(dir.path().join("keep.txt").exists());
+}
