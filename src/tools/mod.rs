@@ -1,0 +1,246 @@
+//! Tools: the [`Tool`] trait the engine calls, the result type every tool returns, and the
+//! built-in tools of SPEC §2.3 (`read_file`, `write_file`, `list_dir`, `search_files`,
+//! `shell`, `http_get`). `ask_user` is provided by the engine (it needs the human-input flow).
+//!
+//! A tool never ends a run: every failure, including invalid arguments, a refused path or
+//! a program that exits non-zero, is a [`ToolOutput`] with `success: false` that is fed
+//! back to the model. See `docs/tools.md` for the confinement, shell and limit rules.
+
+use std::future::Future;
+use std::pin::Pin;
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+use tokio::sync::watch;
+
+mod builtin;
+mod http_get;
+mod list_dir;
+mod read_file;
+mod search_files;
+mod shell;
+mod text;
+mod workspace;
+mod write_file;
+
+pub use builtin::build_builtin;
+pub use http_get::{HttpGetTool, host_allowed};
+pub use list_dir::ListDirTool;
+pub use read_file::ReadFileTool;
+pub use search_files::SearchFilesTool;
+pub use shell::{ShellTool, scrub_env};
+pub use workspace::Workspace;
+pub use write_file::WriteFileTool;
+
+/// A boxed, sendable future: what [`Tool::call`] returns, so the trait stays object-safe.
+pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+
+/// Something the model can call. Used as `Arc<dyn Tool>`.
+pub trait Tool: Send + Sync {
+    /// The name the model calls the tool by.
+    fn name(&self) -> &str;
+    /// What the tool does, for the model.
+    fn description(&self) -> &str;
+    /// The JSON Schema (`type: object`) of the arguments, as the model sees it.
+    fn parameters(&self) -> &Value;
+    /// `true`: the tool must run alone; other calls of the same turn wait for it.
+    fn sequential(&self) -> bool {
+        false
+    }
+    /// `true`: running the call again after a crash is safe (read-only tools, idempotent writes).
+    fn idempotent(&self) -> bool {
+        false
+    }
+    /// Runs one call. Failures are returned as `ToolOutput { success: false, .. }`, never panics.
+    fn call<'a>(&'a self, arguments: Value, ctx: &'a ToolContext) -> BoxFuture<'a, ToolOutput>;
+}
+
+/// What a tool call gets besides its arguments.
+#[derive(Debug, Clone)]
+pub struct ToolContext {
+    /// The id of the tool call (from the model, or made up by the engine).
+    pub call_id: String,
+    /// Flips to `true` when the run is interrupted (SIGINT/SIGTERM). Long-running tools
+    /// (shell, http_get, search_files) stop, kill their children and return an error.
+    pub cancel: watch::Receiver<bool>,
+}
+
+impl ToolContext {
+    /// A context whose cancellation follows `cancel`.
+    pub fn new(call_id: impl Into<String>, cancel: watch::Receiver<bool>) -> Self {
+        ToolContext {
+            call_id: call_id.into(),
+            cancel,
+        }
+    }
+
+    /// A context that is never cancelled (tests, one-off calls).
+    pub fn detached(call_id: impl Into<String>) -> Self {
+        let (_sender, cancel) = watch::channel(false);
+        ToolContext::new(call_id, cancel)
+    }
+
+    /// Whether the run has been interrupted.
+    pub fn is_cancelled(&self) -> bool {
+        *self.cancel.borrow()
+    }
+
+    /// Resolves when the run is interrupted; never, if the sender is gone without cancelling.
+    pub async fn cancelled(&self) {
+        let mut cancel = self.cancel.clone();
+        loop {
+            if *cancel.borrow_and_update() {
+                return;
+            }
+            if cancel.changed().await.is_err() {
+                std::future::pending::<()>().await;
+            }
+        }
+    }
+}
+
+/// The result of a tool call, serialised as
+/// `{"success": bool, "data": …, "error": string|null, "metadata": {…}}`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ToolOutput {
+    /// Whether the call did what was asked.
+    pub success: bool,
+    /// The result (may be present on failure too, e.g. a failed command's output).
+    pub data: Value,
+    /// Why the call failed, for the model.
+    pub error: Option<String>,
+    /// Facts about the call (line counts, truncation, duration, …).
+    #[serde(default)]
+    pub metadata: Map<String, Value>,
+}
+
+impl ToolOutput {
+    /// A successful result.
+    pub fn ok(data: impl Into<Value>) -> Self {
+        ToolOutput {
+            success: true,
+            data: data.into(),
+            error: None,
+            metadata: Map::new(),
+        }
+    }
+
+    /// A failed result with no data.
+    pub fn error(message: impl Into<String>) -> Self {
+        ToolOutput {
+            success: false,
+            data: Value::Null,
+            error: Some(message.into()),
+            metadata: Map::new(),
+        }
+    }
+
+    /// Adds (or replaces) one metadata entry.
+    pub fn with_meta(mut self, key: &str, value: impl Into<Value>) -> Self {
+        self.metadata.insert(key.to_string(), value.into());
+        self
+    }
+
+    /// Replaces the data.
+    pub fn with_data(mut self, data: impl Into<Value>) -> Self {
+        self.data = data.into();
+        self
+    }
+}
+
+/// A compiled argument schema. Every built-in checks its arguments with one before acting.
+pub struct ArgsValidator {
+    validator: jsonschema::Validator,
+}
+
+impl ArgsValidator {
+    /// Compiles `schema`. Fails when it is not a valid JSON Schema.
+    pub fn new(schema: &Value) -> Result<Self, String> {
+        let validator = jsonschema::validator_for(schema)
+            .map_err(|e| format!("invalid parameter schema: {e}"))?;
+        Ok(ArgsValidator { validator })
+    }
+
+    /// `Ok` when `arguments` match; otherwise the tool error to return, naming every
+    /// violation and where: `invalid arguments: "path" is a required property at /`.
+    // The error is the tool's answer, returned as is: boxing it would only add noise.
+    #[allow(clippy::result_large_err)]
+    pub fn check(&self, arguments: &Value) -> Result<(), ToolOutput> {
+        let problems: Vec<String> = self
+            .validator
+            .iter_errors(arguments)
+            .map(|e| {
+                let at = e.instance_path().as_str();
+                let at = if at.is_empty() { "/" } else { at };
+                format!("{e} at {at}")
+            })
+            .collect();
+        if problems.is_empty() {
+            Ok(())
+        } else {
+            Err(ToolOutput::error(format!(
+                "invalid arguments: {}",
+                problems.join("; ")
+            )))
+        }
+    }
+}
+
+/// Checks `arguments` against `schema` (compiling it each time; built-ins keep an
+/// [`ArgsValidator`] instead).
+#[allow(clippy::result_large_err)]
+pub fn validate_arguments(schema: &Value, arguments: &Value) -> Result<(), ToolOutput> {
+    match ArgsValidator::new(schema) {
+        Ok(validator) => validator.check(arguments),
+        Err(message) => Err(ToolOutput::error(message)),
+    }
+}
+
+/// The name, description and compiled schema every built-in carries.
+pub(crate) struct Signature {
+    pub name: &'static str,
+    pub description: String,
+    pub parameters: Value,
+    pub args: ArgsValidator,
+}
+
+impl Signature {
+    pub fn new(name: &'static str, description: impl Into<String>, parameters: Value) -> Self {
+        let args = ArgsValidator::new(&parameters)
+            .unwrap_or_else(|e| panic!("built-in tool {name} has a bad schema: {e}"));
+        Signature {
+            name,
+            description: description.into(),
+            parameters,
+            args,
+        }
+    }
+}
+
+impl Signature {
+    /// The arguments to act on, or the tool error. A missing argument object (`null`, as
+    /// some models send for a call without parameters) counts as `{}`.
+    #[allow(clippy::result_large_err)]
+    pub fn accept(&self, arguments: Value) -> Result<Value, ToolOutput> {
+        let arguments = if arguments.is_null() {
+            Value::Object(Map::new())
+        } else {
+            arguments
+        };
+        self.args.check(&arguments)?;
+        Ok(arguments)
+    }
+}
+
+/// Reads an optional string argument, `default` when absent.
+pub(crate) fn str_arg<'v>(arguments: &'v Value, key: &str, default: &'v str) -> &'v str {
+    arguments
+        .get(key)
+        .and_then(Value::as_str)
+        .unwrap_or(default)
+}
+
+/// Reads an optional non-negative integer argument.
+pub(crate) fn u64_arg(arguments: &Value, key: &str) -> Option<u64> {
+    arguments.get(key).and_then(Value::as_u64)
+}
