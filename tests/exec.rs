@@ -612,7 +612,7 @@ fn sigint_stops_the_run_with_exit_130() {
     let mock = MockServer::start();
     mock.push(MockResponse::text("a b c d e f g h").chunk_delay(Duration::from_millis(500)));
     let case = Case::new(&mock, "prompt: Hi\n");
-    let mut child = case.command(&["--output", "json"]).spawn();
+    let child = case.command(&["--output", "json"]).spawn();
     for _ in 0..100 {
         if mock.request_count() > 0 {
             break;

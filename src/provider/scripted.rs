@@ -21,10 +21,13 @@ use super::{BoxFuture, DeltaSink, Provider};
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ScriptedResponse {
+    /// The reply's text.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub text: Option<String>,
+    /// The reply's reasoning, shown as thinking.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub thinking: Option<String>,
+    /// Tool calls the model makes in this reply.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub tool_calls: Vec<ScriptedToolCall>,
     /// Token counts to report; zero when absent.
@@ -35,6 +38,7 @@ pub struct ScriptedResponse {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ScriptedToolCall {
+    /// The tool's name.
     pub name: String,
     /// A JSON value, or a string holding JSON text (which may be deliberately invalid,
     /// to test how the engine handles a model's broken arguments).
@@ -48,8 +52,10 @@ pub struct ScriptedToolCall {
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ScriptedUsage {
+    /// Prompt tokens to report.
     #[serde(default)]
     pub input_tokens: u64,
+    /// Completion tokens to report.
     #[serde(default)]
     pub output_tokens: u64,
 }

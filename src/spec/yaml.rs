@@ -93,7 +93,7 @@ impl YamlDocument {
             return span.value;
         };
         let offset = offset.min(text.len());
-        let before = &text[..floor_char_boundary(text, offset)];
+        let before = &text[..text.floor_char_boundary(offset)];
         let line_index = before.matches('\n').count();
         let column_in_line = before
             .rsplit('\n')
@@ -136,14 +136,6 @@ impl YamlDocument {
             .find(|text| !text.trim().is_empty())
             .map_or(0, |text| text.chars().take_while(|c| *c == ' ').count())
     }
-}
-
-/// `str::floor_char_boundary`, which is not stable yet.
-fn floor_char_boundary(text: &str, mut index: usize) -> usize {
-    while index > 0 && !text.is_char_boundary(index) {
-        index -= 1;
-    }
-    index
 }
 
 /// Looks up a JSON pointer (RFC 6901) in a value.
