@@ -23,6 +23,8 @@ use crate::engine::{AgentState, HaltReason, RunContext};
 use crate::fsutil::write_atomically;
 use crate::output::progress::Progress;
 use crate::output::result::{ResultError, ResultUsage, RunResult, Status};
+use crate::output::transcript::TranscriptWriter;
+use crate::output::transcript_events::TranscriptEvents;
 use crate::provider::{BuildOptions, Message};
 use crate::spec::inputs::{parse_var, read_vars_file, resolve_inputs};
 use crate::spec::load::load_agent;
@@ -241,6 +243,22 @@ pub fn run(args: ExecArgs) -> Exit {
             );
         }
     }
+    let transcript_path = prepared.run_dir.join("transcript.txt");
+    for path in std::iter::once(&transcript_path).chain(args.transcript.as_ref()) {
+        match std::fs::File::create(path) {
+            Ok(file) => sinks.push(Arc::new(TranscriptEvents::new(
+                &run_id,
+                TranscriptWriter::new(file),
+            ))),
+            Err(error) => {
+                return invalid(
+                    &spec.name,
+                    "run_dir",
+                    format!("cannot create {}: {error}", path.display()),
+                );
+            }
+        }
+    }
     match args.events.as_deref() {
         Some("-") => sinks.push(Arc::new(JsonlSink::new(std::io::stdout()))),
         Some(path) => match std::fs::File::create(path) {
@@ -362,7 +380,7 @@ pub fn run(args: ExecArgs) -> Exit {
         duration_ms: started.elapsed().as_millis() as u64,
         limit,
         error,
-        transcript: None,
+        transcript: Some(transcript_path.display().to_string()),
         events: Some(events_path.display().to_string()),
         warnings: Vec::new(),
     };

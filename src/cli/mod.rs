@@ -3,6 +3,7 @@
 
 mod exec;
 mod exit;
+mod render;
 mod schema;
 mod style;
 mod validate;
@@ -34,6 +35,13 @@ enum Command {
     },
     /// Run an agent.
     Exec(Box<exec::ExecArgs>),
+    /// Render a transcript as markdown, text for terminals, or its parsed tree as JSON.
+    Render {
+        /// The transcript file (transcript.txt of a run directory).
+        transcript: PathBuf,
+        #[arg(long, value_enum, default_value_t = render::RenderFormat::Markdown)]
+        format: render::RenderFormat,
+    },
     /// Print the JSON Schema of agent files.
     Schema {
         /// Write it to this file instead of stdout.
@@ -65,6 +73,7 @@ pub fn main() -> std::process::ExitCode {
         Command::Validate { paths, format } => validate::run(&paths, format),
         Command::Schema { out } => schema::run(out.as_deref()),
         Command::Exec(args) => exec::run(*args),
+        Command::Render { transcript, format } => render::run(&transcript, format),
     };
     exit.into()
 }

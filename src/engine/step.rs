@@ -37,6 +37,7 @@ pub async fn call_model(
     state: AgentState,
     ctx: &RunContext,
     options: &CallOptions,
+    step_id: &str,
 ) -> Result<(ModelResponse, AgentState), Halt> {
     if ctx.interrupted() {
         return Err(Halt::new(state, HaltReason::Interrupted));
@@ -57,7 +58,7 @@ pub async fn call_model(
     let message_id = new_id();
     ctx.emitter.emit(
         kind::MESSAGE_CREATED,
-        json!({"message": {"id": message_id, "role": "assistant", "metadata": {"inProgress": true}}}),
+        json!({"stepId": step_id, "message": {"id": message_id, "role": "assistant", "metadata": {"inProgress": true}}}),
     );
     let emitter = ctx.emitter.clone();
     let delta_id = message_id.clone();
@@ -93,7 +94,7 @@ pub async fn call_model(
     let message = response.to_message();
     ctx.emitter.emit(
         kind::MESSAGE_COMPLETED,
-        json!({"message": {"id": message_id, "role": "assistant", "content": response.text,
+        json!({"stepId": step_id, "message": {"id": message_id, "role": "assistant", "content": response.text,
             "thinking": response.thinking.iter().map(|t| t.text.clone()).collect::<Vec<_>>(),
             "toolCalls": response.tool_calls, "finishReason": response.finish_reason}}),
     );

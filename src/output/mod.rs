@@ -5,3 +5,4 @@ pub mod progress;
 pub mod render;
 pub mod result;
 pub mod transcript;
+pub mod transcript_events;

@@ -12,7 +12,7 @@ pub use tool_loop::LoopStrategy;
 use super::agent::{Agent, GenerateResult, Halt, HaltReason, RunContext, Turn};
 use super::budget::LimitHit;
 use super::state::AgentState;
-use super::step::{CallOptions, call_model, check_structured};
+use super::step::{CallOptions, check_structured};
 use crate::provider::{BoxFuture, Message, ResponseFormat};
 
 /// A strategy runs an agent from a state to a final answer.
@@ -82,14 +82,4 @@ pub(crate) fn conclude(
 /// The halt for a strategy bound such as `max_iterations`.
 pub(crate) fn bound_reached(state: AgentState, name: &str, detail: String) -> Halt {
     Halt::new(state, HaltReason::Limit(LimitHit::new(name, detail)))
-}
-
-/// One action call with the tools; used by loop, react and each plan step.
-pub(crate) async fn action_call(
-    agent: &Agent,
-    state: AgentState,
-    ctx: &RunContext,
-    options: &CallOptions,
-) -> Result<(crate::provider::ModelResponse, AgentState), Halt> {
-    call_model(agent, state, ctx, options).await
 }

@@ -10,7 +10,7 @@ use futures_util::future::join_all;
 use serde_json::{Value, json};
 
 use super::tool_loop::tool_title;
-use super::{Answer, ExecutionStrategy, action_call, action_options, bound_reached, conclude};
+use super::{Answer, ExecutionStrategy, action_options, bound_reached, conclude};
 use crate::engine::agent::{Agent, GenerateResult, Halt, HaltReason, RunContext};
 use crate::engine::events::kind;
 use crate::engine::plan::{PlanStep, PlanStepStatus};
@@ -112,7 +112,7 @@ impl ExecutionStrategy for PlanStrategy {
                 let step_id = start_step(ctx, &state, title);
                 let mut options = action_options(agent);
                 options.offer_tools = false;
-                let (response, next) = action_call(agent, state, ctx, &options)
+                let (response, next) = call_model(agent, state, ctx, &options, &step_id)
                     .await
                     .map_err(|halt| fail_step(ctx, halt, &step_id, title))?;
                 let (answer, next) = conclude(agent, response.text, next, &mut attempts)
@@ -175,7 +175,7 @@ impl PlanStrategy {
         let state = state.with_step(state.step + 1);
         let title = "Make a plan";
         let step_id = start_step(ctx, &state, title);
-        let (response, state) = call_model(agent, state, ctx, &options)
+        let (response, state) = call_model(agent, state, ctx, &options, &step_id)
             .await
             .map_err(|halt| fail_step(ctx, halt, &step_id, title))?;
         let steps = parse_plan(&response.text);
@@ -313,7 +313,7 @@ async fn run_step(
         state = state.with_step(state.step + 1);
         let title = format!("Plan step {}: {}", step.id, step.description);
         let step_id = start_step(ctx, &state, &title);
-        let (response, next) = action_call(agent, state, ctx, &options)
+        let (response, next) = call_model(agent, state, ctx, &options, &step_id)
             .await
             .map_err(|h| fail_step(ctx, h, &step_id, &title))?;
         state = next;

@@ -5,7 +5,7 @@
 use serde_json::json;
 
 use super::tool_loop::tool_title;
-use super::{Answer, ExecutionStrategy, action_call, action_options, bound_reached, conclude};
+use super::{Answer, ExecutionStrategy, action_options, bound_reached, conclude};
 use crate::engine::agent::{Agent, GenerateResult, RunContext};
 use crate::engine::events::kind;
 use crate::engine::state::AgentState;
@@ -63,7 +63,7 @@ impl ExecutionStrategy for ReactStrategy {
                 state = state.with_step(state.step + 1);
                 let title = "Reason and act";
                 let step_id = start_step(ctx, &state, title);
-                let (reasoning, next) = call_model(agent, state, ctx, &reason_options)
+                let (reasoning, next) = call_model(agent, state, ctx, &reason_options, &step_id)
                     .await
                     .map_err(|halt| fail_step(ctx, halt, &step_id, title))?;
                 state = next.with_reasoning(reasoning.text.clone());
@@ -75,7 +75,7 @@ impl ExecutionStrategy for ReactStrategy {
                 let mut options = action_options(agent);
                 options.system_suffix =
                     Some(format!("Your reasoning for this step:\n{}", reasoning.text));
-                let (response, next) = action_call(agent, state, ctx, &options)
+                let (response, next) = call_model(agent, state, ctx, &options, &step_id)
                     .await
                     .map_err(|halt| fail_step(ctx, halt, &step_id, title))?;
                 state = next;

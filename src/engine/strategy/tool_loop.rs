@@ -1,9 +1,9 @@
 //! `loop`: call the model, run the tool calls it made, repeat until a reply has none.
 
-use super::{Answer, ExecutionStrategy, action_call, action_options, bound_reached, conclude};
+use super::{Answer, ExecutionStrategy, action_options, bound_reached, conclude};
 use crate::engine::agent::{Agent, GenerateResult, RunContext};
 use crate::engine::state::AgentState;
-use crate::engine::step::{after_step, end_step, fail_step, run_tools, start_step};
+use crate::engine::step::{after_step, call_model, end_step, fail_step, run_tools, start_step};
 use crate::provider::BoxFuture;
 
 /// The default strategy.
@@ -44,7 +44,7 @@ impl ExecutionStrategy for LoopStrategy {
                 iterations += 1;
                 state = state.with_step(state.step + 1);
                 let step_id = start_step(ctx, &state, TITLE_CALL);
-                let (response, next) = action_call(agent, state, ctx, &options)
+                let (response, next) = call_model(agent, state, ctx, &options, &step_id)
                     .await
                     .map_err(|halt| fail_step(ctx, halt, &step_id, TITLE_CALL))?;
                 state = next;
