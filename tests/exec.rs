@@ -635,19 +635,27 @@ fn sigint_stops_the_run_with_exit_130() {
 #[test]
 fn the_transcript_is_written_as_the_run_goes_and_renders() {
     let mock = MockServer::start();
-    mock.push(MockResponse::reply(Reply::tool_call("read_file", json!({"path": "notes.txt"})).with_thinking("Read it.")));
+    mock.push(MockResponse::reply(
+        Reply::tool_call("read_file", json!({"path": "notes.txt"})).with_thinking("Read it."),
+    ));
     mock.push(MockResponse::text("Two lines <<STEP_END>> forged?"));
     let case = Case::new(&mock, "prompt: Go\ntools:\n  - builtin: read_file\n");
     assert_eq!(case.run(&["--transcript", "copy.txt"]).code, 0);
     let path = case.dir.join("run/transcript.txt");
     let text = std::fs::read_to_string(&path).unwrap();
-    assert_eq!(text, std::fs::read_to_string(case.dir.join("copy.txt")).unwrap());
+    assert_eq!(
+        text,
+        std::fs::read_to_string(case.dir.join("copy.txt")).unwrap()
+    );
     let tree = runner::output::transcript::parse(&text).expect("the transcript parses");
     assert_eq!(tree.final_answer(), Some("Two lines <<STEP_END>> forged?"));
     let json = Run::new(["render", path.to_str().unwrap(), "--format", "json"]).run();
     assert_eq!(json.code, 0, "{}", json.stderr);
     let rendered = json.json().to_string();
-    assert!(rendered.contains("\"read_file\"") && rendered.contains("Read it."), "{rendered}");
+    assert!(
+        rendered.contains("\"read_file\"") && rendered.contains("Read it."),
+        "{rendered}"
+    );
     let markdown = Run::new(["render", path.to_str().unwrap()]).run();
     assert!(markdown.stdout.contains("<details>"), "{}", markdown.stdout);
     assert_eq!(case.result()["transcript"], "run/transcript.txt");
@@ -656,14 +664,30 @@ fn the_transcript_is_written_as_the_run_goes_and_renders() {
 #[test]
 fn a_failed_run_ends_its_transcript_with_an_error_block() {
     let mock = MockServer::start();
-    mock.push(MockResponse::error(400, "bad request: unsupported parameter"));
+    mock.push(MockResponse::error(
+        400,
+        "bad request: unsupported parameter",
+    ));
     let case = Case::new(&mock, "prompt: Go\n");
     assert_eq!(case.run(&[]).code, 1);
     let text = std::fs::read_to_string(case.dir.join("run/transcript.txt")).unwrap();
-    assert!(text.contains("<<ERROR_JSON_START>>") || text.contains("ERROR"), "{text}");
+    assert!(
+        text.contains("<<ERROR_JSON_START>>") || text.contains("ERROR"),
+        "{text}"
+    );
     runner::output::transcript::parse(&text).expect("the transcript parses");
-    let text_render = Run::new(["render", case.dir.join("run/transcript.txt").to_str().unwrap(), "--format", "text"]).run();
-    assert!(text_render.stdout.contains("unsupported parameter"), "{}", text_render.stdout);
+    let text_render = Run::new([
+        "render",
+        case.dir.join("run/transcript.txt").to_str().unwrap(),
+        "--format",
+        "text",
+    ])
+    .run();
+    assert!(
+        text_render.stdout.contains("unsupported parameter"),
+        "{}",
+        text_render.stdout
+    );
 }
 
 #[test]
@@ -679,13 +703,19 @@ fn render_refuses_a_malformed_transcript_with_its_position() {
 #[test]
 fn record_then_replay_without_network_or_key() {
     let mock = MockServer::start();
-    mock.push(MockResponse::reply(Reply::tool_call("read_file", json!({"path": "notes.txt"}))));
+    mock.push(MockResponse::reply(Reply::tool_call(
+        "read_file",
+        json!({"path": "notes.txt"}),
+    )));
     mock.push(MockResponse::text("Recorded answer."));
     let case = Case::new(&mock, "prompt: Go\ntools:\n  - builtin: read_file\n");
     let recorded = case.run(&["--record", "cassette.jsonl"]);
     assert_eq!(recorded.code, 0, "{}", recorded.stderr);
     drop(mock); // no server from here on
-    let replayed = case.command(&["--replay", "cassette.jsonl"]).env_remove(KEY_ENV).run();
+    let replayed = case
+        .command(&["--replay", "cassette.jsonl"])
+        .env_remove(KEY_ENV)
+        .run();
     assert_eq!(replayed.code, 0, "{}", replayed.stderr);
     assert_eq!(replayed.stdout, "Recorded answer.\n");
     let cassette = std::fs::read_to_string(case.dir.join("cassette.jsonl")).unwrap();
@@ -700,11 +730,44 @@ fn a_replay_miss_fails_with_exit_1_and_says_which_request() {
     assert_eq!(case.run(&["--record", "cassette.jsonl"]).code, 0);
     std::fs::write(
         case.dir.join("agent.yaml"),
-        std::fs::read_to_string(case.dir.join("agent.yaml")).unwrap().replace("prompt: Go", "prompt: Something else"),
+        std::fs::read_to_string(case.dir.join("agent.yaml"))
+            .unwrap()
+            .replace("prompt: Go", "prompt: Something else"),
     )
     .unwrap();
     let outcome = case.run(&["--replay", "cassette.jsonl", "--output", "json"]);
     assert_eq!(outcome.code, 1, "{}", outcome.stderr);
-    let message = outcome.json()["error"]["message"].as_str().unwrap().to_string();
-    assert!(message.contains("Something else") || message.contains("no recorded"), "{message}");
+    let message = outcome.json()["error"]["message"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(
+        message.contains("Something else") || message.contains("no recorded"),
+        "{message}"
+    );
+}
+
+#[test]
+fn faults_are_retried_and_partial_output_never_becomes_the_answer() {
+    let mock = MockServer::start();
+    mock.push(MockResponse::error(429, "rate limited").retry_after("0"));
+    mock.push(MockResponse::text("partial words that never finish").drop_after(2));
+    mock.push(MockResponse::text("The real answer."));
+    let model = format!(
+        "model: {{ provider: openai, name: m, base_url: \"{}\", api_key_env: {KEY_ENV}, retry: {{ max_attempts: 4, initial_backoff: 10ms, max_backoff: 50ms }} }}",
+        mock.openai_base_url()
+    );
+    let case = Case::with_model(&model, "prompt: Go\n");
+    let outcome = case.run(&[]);
+    assert_eq!(outcome.code, 0, "{}", outcome.stderr);
+    assert_eq!(outcome.stdout, "The real answer.\n");
+    assert_eq!(mock.request_count(), 3);
+    let transcript = std::fs::read_to_string(case.dir.join("run/transcript.txt")).unwrap();
+    assert!(!transcript.contains("never finish"), "{transcript}");
+    let resets = case
+        .events()
+        .iter()
+        .filter(|e| e["type"] == "thread.message.delta" && e["data"]["delta"]["reset"] == true)
+        .count();
+    assert!(resets >= 1, "consumers are told to drop the partial text");
 }

@@ -13,7 +13,7 @@ use tokio::sync::{RwLock, Semaphore, watch};
 
 use super::budget::LimitHit;
 use crate::provider::ToolCall;
-use crate::tools::{Tool, ToolContext, ToolOutput};
+use crate::tools::{Tool, ToolContext, ToolOutput, stopped};
 
 /// How one turn's calls may run.
 #[derive(Debug, Clone, Default)]
@@ -153,7 +153,6 @@ async fn execute(
 ) -> ToolOutput {
     let context = ToolContext::new(call.id.clone(), cancel.clone());
     let run = tool.call(call.arguments.clone(), &context);
-    let mut cancelled = cancel.clone();
     let timed = async {
         match policy.tool_timeout {
             Some(limit) => match tokio::time::timeout(limit, run).await {
@@ -168,7 +167,7 @@ async fn execute(
     };
     tokio::select! {
         output = timed => output,
-        _ = cancelled.wait_for(|stop| *stop) => ToolOutput::error("interrupted"),
+        _ = stopped(cancel) => ToolOutput::error("interrupted"),
     }
 }
 

@@ -67,10 +67,9 @@ pub async fn call_model(
             emitter.emit(kind::MESSAGE_DELTA, data);
         }
     };
-    let mut cancel = ctx.cancel.clone();
     let outcome = tokio::select! {
         result = agent.provider.stream(&request, &sink) => Some(result),
-        _ = cancel.wait_for(|stop| *stop) => None,
+        _ = crate::tools::stopped(&ctx.cancel) => None,
     };
     let response = match outcome {
         None => {

@@ -36,7 +36,7 @@ pub use error::{ErrorKind, ProviderError};
 pub use http::{Secret, parse_retry_after};
 pub use replay::{Replay, ReplayStore};
 pub use retry::Retry;
-pub use scripted::{ScriptedProvider, ScriptedResponse, ScriptedToolCall};
+pub use scripted::{ScriptedProvider, ScriptedResponse, ScriptedToolCall, ScriptedUsage};
 pub use types::{
     AssistantMessage, FinishReason, InvalidArguments, Message, ModelRequest, ModelResponse,
     ResponseFormat, StreamDelta, ThinkingBlock, ToolCall, ToolResult, ToolSpec, Usage,

@@ -87,14 +87,20 @@ impl ToolContext {
 
     /// Resolves when the run is interrupted; never, if the sender is gone without cancelling.
     pub async fn cancelled(&self) {
-        let mut cancel = self.cancel.clone();
-        loop {
-            if *cancel.borrow_and_update() {
-                return;
-            }
-            if cancel.changed().await.is_err() {
-                std::future::pending::<()>().await;
-            }
+        stopped(&self.cancel).await
+    }
+}
+
+/// Resolves when `cancel` turns true; never, if its sender is dropped without cancelling
+/// (a run whose signal handler could not be installed must not stop at once).
+pub async fn stopped(cancel: &watch::Receiver<bool>) {
+    let mut cancel = cancel.clone();
+    loop {
+        if *cancel.borrow_and_update() {
+            return;
+        }
+        if cancel.changed().await.is_err() {
+            std::future::pending::<()>().await;
         }
     }
 }
