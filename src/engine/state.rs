@@ -69,66 +69,73 @@ impl AgentState {
         }
     }
 
-    fn next(&self) -> Self {
-        AgentState {
-            id: new_id(),
-            ..self.clone()
-        }
+    /// The successor of this state: the same value with a new id. States are values: an
+    /// operation consumes its input, so a caller that wants to keep (or branch from) the old
+    /// state clones it first, and the common path copies nothing.
+    fn next(mut self) -> Self {
+        self.id = new_id();
+        self
     }
 
     /// Appends one message.
-    pub fn with_message(&self, message: Message) -> Self {
+    pub fn with_message(self, message: Message) -> Self {
         let mut next = self.next();
         next.messages.push(message);
         next
     }
 
     /// Appends messages.
-    pub fn with_messages(&self, messages: impl IntoIterator<Item = Message>) -> Self {
+    pub fn with_messages(self, messages: impl IntoIterator<Item = Message>) -> Self {
         let mut next = self.next();
         next.messages.extend(messages);
         next
     }
 
     /// Replaces the whole history (context management).
-    pub fn with_context(&self, messages: Vec<Message>) -> Self {
+    pub fn with_context(self, messages: Vec<Message>) -> Self {
         let mut next = self.next();
         next.messages = messages;
         next
     }
 
-    pub fn with_step(&self, step: u64) -> Self {
+    pub fn with_step(self, step: u64) -> Self {
         let mut next = self.next();
         next.step = step;
         next
     }
 
-    pub fn with_metadata(&self, key: impl Into<String>, value: Value) -> Self {
+    /// The same state one step further.
+    pub fn next_step(self) -> Self {
+        let step = self.step + 1;
+        self.with_step(step)
+    }
+
+    pub fn with_metadata(self, key: impl Into<String>, value: Value) -> Self {
         let mut next = self.next();
         next.metadata.insert(key.into(), value);
         next
     }
 
-    pub fn with_reasoning(&self, reasoning: impl Into<String>) -> Self {
+    pub fn with_reasoning(self, reasoning: impl Into<String>) -> Self {
         let mut next = self.next();
         next.reasoning.push(reasoning.into());
         next
     }
 
-    pub fn with_plan(&self, plan: Vec<PlanStep>) -> Self {
+    pub fn with_plan(self, plan: Vec<PlanStep>) -> Self {
         let mut next = self.next();
         next.plan = Some(plan);
         next
     }
 
-    pub fn with_subagent_trace(&self, trace: SubagentTrace) -> Self {
+    pub fn with_subagent_trace(self, trace: SubagentTrace) -> Self {
         let mut next = self.next();
         next.subagent_traces.push(trace);
         next
     }
 
     /// Counts one model call and its usage.
-    pub fn with_llm_call(&self, usage: &Usage) -> Self {
+    pub fn with_llm_call(self, usage: &Usage) -> Self {
         let mut next = self.next();
         next.llm_calls += 1;
         next.usage = add_usage(&next.usage, usage);
@@ -136,7 +143,7 @@ impl AgentState {
     }
 
     /// Counts tool calls.
-    pub fn with_tool_calls(&self, count: u64) -> Self {
+    pub fn with_tool_calls(self, count: u64) -> Self {
         let mut next = self.next();
         next.tool_calls += count;
         next
@@ -173,12 +180,12 @@ mod tests {
     #[test]
     fn operations_return_new_states_and_leave_the_old_one() {
         let s0 = AgentState::initial();
-        let s1 = s0.with_message(Message::user("hello"));
-        let s2 = s1.with_messages([Message::assistant("hi")]);
+        let s1 = s0.clone().with_message(Message::user("hello"));
+        let s2 = s1.clone().with_messages([Message::assistant("hi")]);
         assert_eq!(s0.messages.len(), 0);
         assert_eq!(s2.messages.len(), 2);
         assert_ne!(s1.id, s2.id);
-        let s3 = s2.with_context(vec![Message::user("fresh")]);
+        let s3 = s2.clone().with_context(vec![Message::user("fresh")]);
         assert_eq!(s3.messages, vec![Message::user("fresh")]);
     }
 

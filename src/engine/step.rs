@@ -51,9 +51,11 @@ pub async fn call_model(
         state,
         metadata: Default::default(),
     };
-    let call = run_before(&agent.middleware, call).await;
-    let state = call.state.clone();
-    let request = build_request(agent, &state, options);
+    let mut call = run_before(&agent.middleware, call).await;
+    // The history moves into the request and back afterwards: no copy per call. `after` and
+    // `on_error` see the call's metadata; the state is the engine's again.
+    let mut state = std::mem::take(&mut call.state);
+    let mut request = build_request(agent, std::mem::take(&mut state.messages), options);
 
     let message_id = new_id();
     ctx.emitter.emit(
@@ -71,6 +73,7 @@ pub async fn call_model(
         result = agent.provider.stream(&request, &sink) => Some(result),
         _ = crate::tools::stopped(&ctx.cancel) => None,
     };
+    state.messages = std::mem::take(&mut request.messages);
     let response = match outcome {
         None => {
             return Err(Halt::new(state, HaltReason::Interrupted));
@@ -114,7 +117,7 @@ pub async fn call_model(
     Ok((response, state))
 }
 
-fn build_request(agent: &Agent, state: &AgentState, options: &CallOptions) -> ModelRequest {
+fn build_request(agent: &Agent, messages: Vec<Message>, options: &CallOptions) -> ModelRequest {
     let system = match (&agent.system, &options.system_suffix) {
         (Some(system), Some(suffix)) => Some(format!("{system}\n\n{suffix}")),
         (None, Some(suffix)) => Some(suffix.clone()),
@@ -135,7 +138,7 @@ fn build_request(agent: &Agent, state: &AgentState, options: &CallOptions) -> Mo
     };
     ModelRequest {
         system,
-        messages: state.messages.clone(),
+        messages,
         tools,
         response_format: options.response_format.clone(),
         ..ModelRequest::default()

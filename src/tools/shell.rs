@@ -178,6 +178,14 @@ impl ShellTool {
         if let End::Exited(s) = &end {
             status = Some(*s);
         } else {
+            // The child leads its own process group: kill the group, so programs it started
+            // (rustc under cargo, a test binary) do not outlive the timeout.
+            if let Some(pid) = child.id().and_then(|pid| i32::try_from(pid).ok()) {
+                // SAFETY: killpg only sends a signal; a stale group id makes it fail harmlessly.
+                unsafe {
+                    libc::killpg(pid, libc::SIGKILL);
+                }
+            }
             let _ = child.start_kill();
             status = child.wait().await.ok().or(status);
         }

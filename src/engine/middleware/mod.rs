@@ -17,7 +17,9 @@ use serde_json::{Map, Value};
 use super::state::AgentState;
 use crate::provider::{BoxFuture, Message, ModelResponse, ProviderError};
 
-/// What a middleware sees of one model call.
+/// What a middleware sees of one model call. `before` may replace `state` (the history the
+/// call sends and the run keeps); by `after` and `on_error` the state is back with the
+/// engine and `state` is empty.
 #[derive(Debug, Clone)]
 pub struct CallContext {
     pub agent: String,

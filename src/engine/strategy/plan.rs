@@ -104,7 +104,7 @@ impl ExecutionStrategy for PlanStrategy {
             }
             // Compose the final answer from the step results.
             let mut attempts = 0;
-            state = state.with_step(state.step + 1).with_message(Message::user(
+            state = state.next_step().with_message(Message::user(
                 "All plan steps are done. Compose the final answer from their results.",
             ));
             loop {
@@ -172,7 +172,7 @@ impl PlanStrategy {
             system_suffix: Some(instruction),
             unrecorded: true,
         };
-        let state = state.with_step(state.step + 1);
+        let state = state.next_step();
         let title = "Make a plan";
         let step_id = start_step(ctx, &state, title);
         let (response, state) = call_model(agent, state, ctx, &options, &step_id)
@@ -310,7 +310,7 @@ async fn run_step(
     let mut options = action_options(agent);
     options.response_format = None;
     for _ in 0..MAX_CALLS_PER_STEP {
-        state = state.with_step(state.step + 1);
+        state = state.next_step();
         let title = format!("Plan step {}: {}", step.id, step.description);
         let step_id = start_step(ctx, &state, &title);
         let (response, next) = call_model(agent, state, ctx, &options, &step_id)

@@ -60,7 +60,7 @@ impl ExecutionStrategy for ReactStrategy {
                     ));
                 }
                 steps += 1;
-                state = state.with_step(state.step + 1);
+                state = state.next_step();
                 let title = "Reason and act";
                 let step_id = start_step(ctx, &state, title);
                 let (reasoning, next) = call_model(agent, state, ctx, &reason_options, &step_id)

@@ -42,7 +42,7 @@ impl ExecutionStrategy for LoopStrategy {
                     ));
                 }
                 iterations += 1;
-                state = state.with_step(state.step + 1);
+                state = state.next_step();
                 let step_id = start_step(ctx, &state, TITLE_CALL);
                 let (response, next) = call_model(agent, state, ctx, &options, &step_id)
                     .await
