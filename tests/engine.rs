@@ -29,7 +29,7 @@ struct Sleeper {
 }
 
 impl Sleeper {
-    fn new(name: &str, millis: u64, log: &Arc<Mutex<Vec<String>>>) -> Arc<dyn Tool> {
+    fn tool(name: &str, millis: u64, log: &Arc<Mutex<Vec<String>>>) -> Arc<dyn Tool> {
         Arc::new(Sleeper {
             name: name.into(),
             millis,
@@ -102,7 +102,7 @@ fn agent(
         system: Some("You test.".into()),
         provider: Arc::new(ScriptedProvider::new("script", script())),
         price: None,
-        tools: vec![Sleeper::new("nap", 1, log)],
+        tools: vec![Sleeper::tool("nap", 1, log)],
         depends_on: Default::default(),
         strategy,
         middleware,
@@ -317,8 +317,8 @@ fn calls(names: &[&str]) -> Vec<ToolCall> {
 fn depends_on_orders_calls_within_a_turn_and_results_keep_call_order() {
     let log = Arc::new(Mutex::new(Vec::new()));
     let tools = [
-        Sleeper::new("report", 5, &log),
-        Sleeper::new("fetch", 60, &log),
+        Sleeper::tool("report", 5, &log),
+        Sleeper::tool("fetch", 60, &log),
     ]
     .into_iter()
     .map(|t| (t.name().to_string(), t))
@@ -355,9 +355,9 @@ fn a_sequential_tool_runs_alone() {
         parameters: json!({"type": "object"}),
     });
     let tools = [
-        Sleeper::new("a", 30, &log),
+        Sleeper::tool("a", 30, &log),
         alone,
-        Sleeper::new("b", 30, &log),
+        Sleeper::tool("b", 30, &log),
     ]
     .into_iter()
     .map(|t| (t.name().to_string(), t))
@@ -382,7 +382,7 @@ fn parallel_n_bounds_concurrency() {
     let log = Arc::new(Mutex::new(Vec::new()));
     let tools = ["a", "b", "c"]
         .iter()
-        .map(|n| (n.to_string(), Sleeper::new(n, 20, &log)))
+        .map(|n| (n.to_string(), Sleeper::tool(n, 20, &log)))
         .collect();
     let (_tx, cancel) = watch::channel(false);
     let policy = SchedulePolicy {
