@@ -110,6 +110,7 @@ fn agent(
         parallel_tools: None,
         stop_when: None,
         structured_retries: 1,
+        handoffs: Default::default(),
     }
 }
 
@@ -275,6 +276,7 @@ impl ExecutionStrategy for OneShot {
                     structured: None,
                     usage: Default::default(),
                     messages: vec![],
+                    handoff: None,
                 },
                 state,
             ))
@@ -334,6 +336,7 @@ fn depends_on_orders_calls_within_a_turn_and_results_keep_call_order() {
         &SchedulePolicy::default(),
         &Admit,
         &cancel,
+        None,
     ));
     assert!(hit.is_none());
     assert_eq!(
@@ -370,6 +373,7 @@ fn a_sequential_tool_runs_alone() {
         &SchedulePolicy::default(),
         &Admit,
         &cancel,
+        None,
     ));
     let log = log.lock().unwrap().clone();
     let start = log.iter().position(|l| l == "start alone").unwrap();
@@ -396,6 +400,7 @@ fn parallel_n_bounds_concurrency() {
         &policy,
         &Admit,
         &cancel,
+        None,
     ));
     let log = log.lock().unwrap().clone();
     let mut running: i32 = 0;

@@ -172,12 +172,12 @@ pub fn run(args: ExecArgs) -> Exit {
         Ok(build) => build,
         Err(message) => return invalid(&spec.name, "invalid_cassette", message),
     };
-    let env = |name: &str| std::env::var(name).ok();
+    let env: crate::compile::EnvLookup = Arc::new(|name: &str| std::env::var(name).ok());
     let declared_env: Vec<String> = spec.env.iter().map(|e| e.0.clone()).collect();
     let context = TemplateContext::new(
         &inputs,
         &declared_env,
-        &env,
+        &*env,
         (&spec.name, spec.description.as_deref()),
         &input_text,
         (&run_id, &session_id),
@@ -192,7 +192,8 @@ pub fn run(args: ExecArgs) -> Exit {
         context: &context,
         model_override,
         build: &build,
-        env: &env,
+        env: env.clone(),
+        inherited: None,
     };
     let agent = match compile_agent(&compile_input) {
         Ok(agent) => agent,

@@ -3,6 +3,7 @@
 
 mod model;
 mod prompts;
+mod subagents;
 
 pub use model::{ModelError, provider_config};
 pub use prompts::{TemplateContext, render_field};
@@ -49,24 +50,34 @@ pub struct CompileInput<'a> {
     /// `--model`, or the caller's model for a sub-agent without one.
     pub model_override: Option<ModelRef>,
     pub build: &'a BuildOptions,
-    pub env: &'a dyn Fn(&str) -> Option<String>,
+    pub env: EnvLookup,
+    /// The caller's model, for a sub-agent or handoff target without one (UAP §8.4).
+    pub inherited: Option<Arc<dyn Provider>>,
 }
+
+/// Reads environment variables (the process environment, or a map in tests).
+pub type EnvLookup = Arc<dyn Fn(&str) -> Option<String> + Send + Sync>;
 
 /// Builds the agent.
 pub fn compile_agent(input: &CompileInput<'_>) -> Result<Agent, CompileError> {
     let spec = input.spec;
-    let model = input
-        .model_override
-        .clone()
-        .or_else(|| spec.model.clone())
-        .ok_or(ModelError::NoModel)?;
-    let config = provider_config(&model)?;
-    let price = model.to_config().pricing.map(|p| Price {
-        input_per_mtok: p.input_per_mtok,
-        output_per_mtok: p.output_per_mtok,
-    });
-    let provider =
-        build_provider_with(&config, input.build, input.env).map_err(ModelError::Provider)?;
+    let (provider, price) = match (
+        input.model_override.clone().or_else(|| spec.model.clone()),
+        &input.inherited,
+    ) {
+        (Some(model), _) => {
+            let config = provider_config(&model)?;
+            let price = model.to_config().pricing.map(|p| Price {
+                input_per_mtok: p.input_per_mtok,
+                output_per_mtok: p.output_per_mtok,
+            });
+            let provider = build_provider_with(&config, input.build, &*input.env)
+                .map_err(ModelError::Provider)?;
+            (provider, price)
+        }
+        (None, Some(inherited)) => (inherited.clone(), None),
+        (None, None) => return Err(ModelError::NoModel.into()),
+    };
 
     let system = spec
         .system
@@ -106,6 +117,12 @@ pub fn compile_agent(input: &CompileInput<'_>) -> Result<Agent, CompileError> {
         parallel_tools: spec.execution.parallel_tools.and_then(|p| p.limit()),
         stop_when,
         structured_retries: 2,
+        handoffs: input
+            .spec
+            .handoffs
+            .iter()
+            .map(|h| subagents::handoff_target(input, h).map(|target| (h.name.clone(), target)))
+            .collect::<Result<_, _>>()?,
     })
 }
 
@@ -137,12 +154,7 @@ fn build_tools(input: &CompileInput<'_>) -> Result<Vec<Arc<dyn Tool>>, CompileEr
                 )?;
                 tools.push(tool);
             }
-            ToolEntry::SubAgent(tool) => {
-                return Err(CompileError::Unsupported(format!(
-                    "sub-agent tool `{}`: sub-agents cannot be run yet (issue #5); `runner validate` checks them",
-                    tool.name
-                )));
-            }
+            ToolEntry::SubAgent(tool) => tools.push(subagents::sub_agent_tool(input, tool)?),
             ToolEntry::Mcp(_) => {
                 return Err(CompileError::Unsupported(
                     "MCP tool servers cannot be run yet (issue #10); `runner validate` checks them"
@@ -151,10 +163,8 @@ fn build_tools(input: &CompileInput<'_>) -> Result<Vec<Arc<dyn Tool>>, CompileEr
             }
         }
     }
-    if !input.spec.handoffs.is_empty() {
-        return Err(CompileError::Unsupported(
-            "handoffs cannot be run yet (issue #5); `runner validate` checks them".into(),
-        ));
+    for handoff in &input.spec.handoffs {
+        tools.push(subagents::handoff_tool(input, handoff)?);
     }
     Ok(tools)
 }
@@ -216,7 +226,7 @@ fn build_middleware(
                 let summarizer = match &config.model {
                     Some(model) => {
                         let config = provider_config(model)?;
-                        build_provider_with(&config, input.build, input.env)
+                        build_provider_with(&config, input.build, &*input.env)
                             .map_err(ModelError::Provider)?
                     }
                     None => provider.clone(),

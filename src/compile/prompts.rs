@@ -40,6 +40,50 @@ impl TemplateContext {
         TemplateContext { values }
     }
 
+    /// The context of another agent of the same run: its own name, inputs and env vars,
+    /// the run's `now`, `input` and `run`.
+    pub fn for_agent(
+        &self,
+        name: &str,
+        description: Option<&str>,
+        inputs: &Map<String, Value>,
+        declared_env: &[String],
+        env: &dyn Fn(&str) -> Option<String>,
+    ) -> Self {
+        let input = self
+            .values
+            .get("input")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_string();
+        let now = self
+            .values
+            .get("now")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_string();
+        let run = self.values.get("run").cloned().unwrap_or(Value::Null);
+        let run_id = run
+            .get("id")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_string();
+        let session = run
+            .get("session_id")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_string();
+        TemplateContext::new(
+            inputs,
+            declared_env,
+            env,
+            (name, description),
+            &input,
+            (&run_id, &session),
+            &now,
+        )
+    }
+
     /// The same context with extra variables (a sub-agent prompt's arguments).
     pub fn with_values(&self, extra: &Map<String, Value>) -> Self {
         let mut values = self.values.clone();

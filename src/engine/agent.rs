@@ -13,6 +13,7 @@ use super::middleware::Middleware;
 use super::state::AgentState;
 use super::stop_when::StopWhen;
 use super::strategy::ExecutionStrategy;
+use super::subagent::AgentFactory;
 use crate::provider::{Message, Provider, Usage};
 use crate::tools::Tool;
 
@@ -37,6 +38,8 @@ pub struct Agent {
     pub stop_when: Option<StopWhen>,
     /// How often the model may retry a structured answer that does not match.
     pub structured_retries: u32,
+    /// Handoff tool name → the agent that takes over.
+    pub handoffs: HashMap<String, Arc<dyn AgentFactory>>,
 }
 
 /// What a run shares: its events, its budget, and the stop signal.
@@ -64,6 +67,8 @@ pub struct Turn {
     pub usage: Usage,
     /// The messages this call added to the history.
     pub messages: Vec<Message>,
+    /// Set by a strategy when the agent called a handoff tool: the tool's name.
+    pub handoff: Option<String>,
 }
 
 /// Why a run stopped without an answer; the state is kept for checkpoints and resume.
@@ -120,7 +125,37 @@ impl Agent {
             Some(message) => state.with_message(message),
             None => state,
         };
-        let (mut turn, state) = self.strategy.execute(self, state, ctx).await?;
+        let (mut turn, mut state) = self.strategy.execute(self, state, ctx).await?;
+        // Handoffs: the target continues the same conversation at the same depth, until an
+        // agent answers without handing over.
+        let mut current: Option<Agent> = None;
+        while let Some(tool) = turn.handoff.take() {
+            let owner = current.as_ref().unwrap_or(self);
+            let Some(factory) = owner.handoffs.get(&tool).cloned() else {
+                return Err(Halt::failed(
+                    state,
+                    "handoff",
+                    format!("`{tool}` is not a handoff of `{}`", owner.name),
+                ));
+            };
+            let target = match factory.build(&owner.provider) {
+                Ok(target) => target,
+                Err(message) => return Err(Halt::failed(state, "handoff", message)),
+            };
+            ctx.emitter.emit(
+                super::events::kind::HANDOFF,
+                serde_json::json!({"from": owner.name, "to": target.name, "toolName": tool}),
+            );
+            let handed = RunContext {
+                emitter: ctx.emitter.handed_off(&target.name),
+                budget: ctx.budget.clone(),
+                cancel: ctx.cancel.clone(),
+            };
+            let (next_turn, next_state) = target.strategy.execute(&target, state, &handed).await?;
+            turn = next_turn;
+            state = next_state;
+            current = Some(target);
+        }
         turn.messages = state
             .messages
             .get(before..)

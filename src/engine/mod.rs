@@ -12,6 +12,7 @@ pub mod state;
 pub mod step;
 pub mod stop_when;
 pub mod strategy;
+pub mod subagent;
 pub mod trace;
 
 pub use agent::{Agent, GenerateResult, Halt, HaltReason, RunContext, Turn};

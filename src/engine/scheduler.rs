@@ -3,6 +3,7 @@
 //! calls they depend on. Results come back in the order the model made the calls, whatever
 //! order they finished in.
 
+use std::any::Any;
 use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -48,6 +49,7 @@ pub async fn run_calls(
     policy: &SchedulePolicy,
     observer: &dyn CallObserver,
     cancel: &watch::Receiver<bool>,
+    run: Option<Arc<dyn Any + Send + Sync>>,
 ) -> (Vec<CallResult>, Option<LimitHit>) {
     let waits_for = dependency_indices(calls, tools, dependencies);
     let (done_senders, done_receivers): (Vec<_>, Vec<_>) =
@@ -63,6 +65,7 @@ pub async fn run_calls(
         let permits = &permits;
         let exclusive = &exclusive;
         let limit_hit = &limit_hit;
+        let run = &run;
         async move {
             for &other in waits {
                 let mut receiver = done_receivers[other].clone();
@@ -88,7 +91,7 @@ pub async fn run_calls(
                     };
                     let _permit = permits.acquire().await;
                     observer.started(call);
-                    execute(tool, call, policy, cancel).await
+                    execute(tool, call, policy, cancel, run.clone()).await
                 }
             };
             let output = truncate_output(output, policy.max_output_chars);
@@ -150,8 +153,10 @@ async fn execute(
     call: &ToolCall,
     policy: &SchedulePolicy,
     cancel: &watch::Receiver<bool>,
+    run: Option<Arc<dyn Any + Send + Sync>>,
 ) -> ToolOutput {
-    let context = ToolContext::new(call.id.clone(), cancel.clone());
+    let mut context = ToolContext::new(call.id.clone(), cancel.clone());
+    context.run = run;
     let run = tool.call(call.arguments.clone(), &context);
     let timed = async {
         match policy.tool_timeout {

@@ -13,6 +13,8 @@ use super::events::kind;
 use super::middleware::{CallContext, run_after, run_before, run_on_error};
 use super::scheduler::{CallObserver, SchedulePolicy, run_calls};
 use super::state::AgentState;
+use super::subagent::{AgentCallEnv, HANDOFF_KEY, TRACE_KEY};
+use super::trace::SubagentTrace;
 use crate::provider::{
     Message, ModelRequest, ModelResponse, ResponseFormat, StreamDelta, ToolCall, ToolSpec,
 };
@@ -157,14 +159,15 @@ fn delta_event(message_id: &str, delta: &StreamDelta) -> Option<Value> {
     }
 }
 
-/// Runs the tool calls of one reply and appends their results, in call order.
+/// Runs the tool calls of one reply and appends their results, in call order. Returns the
+/// handoff tool that was called, if any.
 pub async fn run_tools(
     agent: &Agent,
     calls: &[ToolCall],
     state: AgentState,
     ctx: &RunContext,
     step_id: &str,
-) -> Result<AgentState, Halt> {
+) -> Result<(AgentState, Option<String>), Halt> {
     for call in calls {
         ctx.emitter.emit(
             kind::TOOL_CALL_CREATED,
@@ -179,15 +182,34 @@ pub async fn run_tools(
     };
     let observer = EventObserver { ctx, step_id };
     let tools = agent.tool_map();
-    let (results, hit) = run_calls(
+    let env: Arc<dyn std::any::Any + Send + Sync> = Arc::new(AgentCallEnv {
+        ctx: ctx.clone(),
+        step_id: step_id.to_string(),
+        provider: agent.provider.clone(),
+    });
+    let (mut results, hit) = run_calls(
         calls,
         &tools,
         &agent.depends_on,
         &policy,
         &observer,
         &ctx.cancel,
+        Some(env),
     )
     .await;
+    let mut state = state.with_tool_calls(results.len() as u64);
+    let mut handoff = None;
+    for result in &mut results {
+        // A sub-agent's trace rides in its result's metadata into the caller's state.
+        if let Some(trace) = result.output.metadata.remove(TRACE_KEY)
+            && let Ok(trace) = serde_json::from_value::<SubagentTrace>(trace)
+        {
+            state = state.with_subagent_trace(trace);
+        }
+        if let Some(Value::String(name)) = result.output.metadata.get(HANDOFF_KEY) {
+            handoff.get_or_insert(name.clone());
+        }
+    }
     let messages = results.iter().map(|result| {
         Message::tool_result(
             &result.call,
@@ -195,16 +217,14 @@ pub async fn run_tools(
             !result.output.success,
         )
     });
-    let state = state
-        .with_tool_calls(results.len() as u64)
-        .with_messages(messages);
+    let state = state.with_messages(messages);
     if ctx.interrupted() {
         return Err(Halt::new(state, HaltReason::Interrupted));
     }
     if let Some(hit) = hit {
         return Err(Halt::new(state, HaltReason::Limit(hit)));
     }
-    Ok(state)
+    Ok((state, handoff))
 }
 
 /// The text the model gets back for a tool result.

@@ -6,8 +6,10 @@
 //! a program that exits non-zero, is a [`ToolOutput`] with `success: false` that is fed
 //! back to the model. See `docs/tools.md` for the confinement, shell and limit rules.
 
+use std::any::Any;
 use std::future::Future;
 use std::pin::Pin;
+use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
@@ -63,6 +65,9 @@ pub struct ToolContext {
     /// Flips to `true` when the run is interrupted (SIGINT/SIGTERM). Long-running tools
     /// (shell, http_get, search_files) stop, kill their children and return an error.
     pub cancel: watch::Receiver<bool>,
+    /// What the engine knows about the calling run, for tools that run agents themselves
+    /// (sub-agents, handoffs). Plain tools ignore it.
+    pub run: Option<Arc<dyn Any + Send + Sync>>,
 }
 
 impl ToolContext {
@@ -71,7 +76,14 @@ impl ToolContext {
         ToolContext {
             call_id: call_id.into(),
             cancel,
+            run: None,
         }
+    }
+
+    /// The same context carrying the calling run's data.
+    pub fn with_run(mut self, run: Arc<dyn Any + Send + Sync>) -> Self {
+        self.run = Some(run);
+        self
     }
 
     /// A context that is never cancelled (tests, one-off calls).

@@ -63,6 +63,7 @@ pub(crate) fn conclude(
                 structured,
                 usage: Default::default(),
                 messages: Vec::new(),
+                handoff: None,
             }),
             state,
         )),
@@ -76,6 +77,17 @@ pub(crate) fn conclude(
             "structured_output",
             format!("the final answer never matched the output schema: {feedback}"),
         )),
+    }
+}
+
+/// The turn that hands the conversation over (the engine runs the target next).
+pub(crate) fn handed_over(tool: String) -> Turn {
+    Turn {
+        output: String::new(),
+        structured: None,
+        usage: Default::default(),
+        messages: Vec::new(),
+        handoff: Some(tool),
     }
 }
 

@@ -322,9 +322,11 @@ async fn run_step(
             return Ok((Ok(response.text), state));
         }
         let title = tool_title(&response.tool_calls);
+        // Handoffs are not followed inside a plan step; the step goes on.
         state = run_tools(agent, &response.tool_calls, state, ctx, &step_id)
             .await
-            .map_err(|h| fail_step(ctx, h, &step_id, &title))?;
+            .map_err(|h| fail_step(ctx, h, &step_id, &title))?
+            .0;
         end_step(ctx, &state, &step_id, &title, true);
     }
     Err(bound_reached(

@@ -71,10 +71,14 @@ impl ExecutionStrategy for LoopStrategy {
                     }
                 }
                 let title = tool_title(&response.tool_calls);
-                state = run_tools(agent, &response.tool_calls, state, ctx, &step_id)
+                let (next, handoff) = run_tools(agent, &response.tool_calls, state, ctx, &step_id)
                     .await
                     .map_err(|halt| fail_step(ctx, halt, &step_id, &title))?;
+                state = next;
                 end_step(ctx, &state, &step_id, &title, true);
+                if let Some(tool) = handoff {
+                    return Ok((super::handed_over(tool), state));
+                }
                 state = after_step(agent, state, ctx)?;
             }
         })

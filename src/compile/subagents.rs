@@ -1,0 +1,161 @@
+//! Sub-agent tools and handoff targets from the agent file: the child agent's file is read
+//! when the parent is compiled, and the child is compiled each time it runs (so it picks up
+//! the caller's model, and a recursive agent only unfolds as deep as it actually goes).
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use serde_json::{Map, Value};
+
+use super::{
+    CompileError, CompileInput, EnvLookup, TemplateContext, compile_agent, file_dir, render_field,
+};
+use crate::engine::Agent;
+use crate::engine::subagent::{AgentFactory, HandoffTool, PromptRenderer, SubAgentTool};
+use crate::provider::{BuildOptions, Provider};
+use crate::spec::AgentSpec;
+use crate::spec::inputs::resolve_inputs;
+use crate::spec::load::load_agent;
+use crate::spec::tools::{AgentRef, Handoff, SubAgentTool as SubAgentSpec};
+use crate::tools::{ArgsValidator, Tool};
+
+/// An agent from the agent file, built on demand.
+pub struct SpecAgent {
+    spec: AgentSpec,
+    file_dir: PathBuf,
+    workspace: PathBuf,
+    /// The run's built-ins (`run`, `now`, `input`), shared by the whole tree.
+    context: TemplateContext,
+    build: BuildOptions,
+    env: EnvLookup,
+}
+
+impl SpecAgent {
+    fn resolve(input: &CompileInput<'_>, agent: &AgentRef) -> Result<Self, CompileError> {
+        let (spec, dir) = match agent {
+            AgentRef::Inline(spec) => ((**spec).clone(), input.file_dir.clone()),
+            AgentRef::Path(relative) => {
+                let path = input.file_dir.join(relative);
+                let (spec, _) = load_agent(&path).map_err(|diagnostics| {
+                    let first = diagnostics
+                        .iter()
+                        .find(|d| d.is_error())
+                        .map(ToString::to_string)
+                        .unwrap_or_default();
+                    CompileError::Template(format!(
+                        "sub-agent file {} is not valid: {first}",
+                        path.display()
+                    ))
+                })?;
+                (spec, file_dir(&path))
+            }
+        };
+        Ok(SpecAgent {
+            spec,
+            file_dir: dir,
+            workspace: input.workspace.clone(),
+            context: input.context.clone(),
+            build: input.build.clone(),
+            env: input.env.clone(),
+        })
+    }
+}
+
+impl AgentFactory for SpecAgent {
+    fn name(&self) -> &str {
+        &self.spec.name
+    }
+
+    fn build(&self, inherited: &Arc<dyn Provider>) -> Result<Agent, String> {
+        // The child's own inputs take their defaults; its templates see those, its declared
+        // env vars and the run's built-ins.
+        let inputs =
+            resolve_inputs(&self.spec.inputs, Map::new(), &[]).map_err(|e| e.to_string())?;
+        let declared_env: Vec<String> = self.spec.env.iter().map(|e| e.0.clone()).collect();
+        let context = self.context.for_agent(
+            &self.spec.name,
+            self.spec.description.as_deref(),
+            &inputs,
+            &declared_env,
+            &*self.env,
+        );
+        let input = CompileInput {
+            spec: &self.spec,
+            file_dir: self.file_dir.clone(),
+            workspace: self.workspace.clone(),
+            context: &context,
+            model_override: None,
+            build: &self.build,
+            env: self.env.clone(),
+            inherited: Some(inherited.clone()),
+        };
+        compile_agent(&input).map_err(|e| e.to_string())
+    }
+}
+
+/// Renders a sub-agent tool's `prompt` over the call's arguments (default: the arguments
+/// as JSON).
+struct ToolPrompt {
+    source: Option<String>,
+    file_dir: PathBuf,
+    context: TemplateContext,
+}
+
+impl PromptRenderer for ToolPrompt {
+    fn render(&self, arguments: &Value) -> Result<String, String> {
+        let Some(source) = &self.source else {
+            return Ok(arguments.to_string());
+        };
+        let values = arguments.as_object().cloned().unwrap_or_default();
+        render_field(
+            &self.file_dir,
+            "prompt",
+            source,
+            &self.context.with_values(&values),
+        )
+        .map_err(|e| e.to_string())
+    }
+}
+
+pub fn sub_agent_tool(
+    input: &CompileInput<'_>,
+    spec: &SubAgentSpec,
+) -> Result<Arc<dyn Tool>, CompileError> {
+    let error = |message: String| CompileError::Tool {
+        name: spec.name.clone(),
+        message,
+    };
+    let validator = ArgsValidator::new(&spec.parameters.0).map_err(error)?;
+    let agent = SpecAgent::resolve(input, &spec.agent)?;
+    Ok(Arc::new(SubAgentTool {
+        name: spec.name.clone(),
+        description: spec.description.clone(),
+        parameters: spec.parameters.0.clone(),
+        sequential: spec.sequential,
+        validator,
+        prompt: Arc::new(ToolPrompt {
+            source: spec.prompt.clone(),
+            file_dir: input.file_dir.clone(),
+            context: input.context.clone(),
+        }),
+        agent: Arc::new(agent),
+    }))
+}
+
+pub fn handoff_target(
+    input: &CompileInput<'_>,
+    spec: &Handoff,
+) -> Result<Arc<dyn AgentFactory>, CompileError> {
+    Ok(Arc::new(SpecAgent::resolve(input, &spec.agent)?))
+}
+
+pub fn handoff_tool(
+    input: &CompileInput<'_>,
+    spec: &Handoff,
+) -> Result<Arc<dyn Tool>, CompileError> {
+    Ok(Arc::new(HandoffTool::new(
+        spec.name.clone(),
+        spec.description.clone(),
+        handoff_target(input, spec)?,
+    )))
+}
