@@ -54,12 +54,9 @@ impl Case {
         read_json(&self.dir.join("run/result.json"))
     }
 
+    /// The run's events, each checked against schemas/events.schema.json.
     fn events(&self) -> Vec<Value> {
-        std::fs::read_to_string(self.dir.join("run/events.jsonl"))
-            .unwrap()
-            .lines()
-            .map(|line| serde_json::from_str(line).unwrap())
-            .collect()
+        support::read_events(&self.dir.join("run/events.jsonl"))
     }
 
     fn event_types(&self) -> Vec<String> {

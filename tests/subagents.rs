@@ -64,12 +64,9 @@ impl Tree {
             .run()
     }
 
+    /// The run's events, each checked against schemas/events.schema.json.
     fn events(&self) -> Vec<Value> {
-        std::fs::read_to_string(self.dir.join("run/events.jsonl"))
-            .unwrap()
-            .lines()
-            .map(|l| serde_json::from_str(l).unwrap())
-            .collect()
+        support::read_events(&self.dir.join("run/events.jsonl"))
     }
 }
 

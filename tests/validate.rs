@@ -191,6 +191,17 @@ fn committed_schema_is_current() {
 }
 
 #[test]
+fn committed_events_schema_is_current() {
+    let outcome = Run::new(["schema", "--events"]).run();
+    assert_eq!(outcome.code, 0);
+    let committed = std::fs::read_to_string(root().join("schemas/events.schema.json")).unwrap();
+    assert!(
+        committed == outcome.stdout,
+        "schemas/events.schema.json is stale: run `cargo run -- schema --events --out schemas/events.schema.json`"
+    );
+}
+
+#[test]
 fn schema_out_writes_the_file() {
     let dir = tempdir();
     let out = dir.join("agent.schema.json");

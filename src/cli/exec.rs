@@ -305,6 +305,10 @@ pub fn run(args: ExecArgs) -> Exit {
         kind::RUN_CREATED,
         json!({"status": "in_progress", "initialMessages": [Message::user(first_message.clone())], "sessionId": session_id}),
     );
+    emitter.emit(
+        kind::STATUS_CHANGED,
+        json!({"previousStatus": "queued", "currentStatus": "in_progress"}),
+    );
     let outcome = runtime.block_on(async {
         tokio::spawn(watch_signals(cancel_tx));
         agent
@@ -350,6 +354,10 @@ pub fn run(args: ExecArgs) -> Exit {
             (status, None, None, limit, error, *halt.state)
         }
     };
+    emitter.emit(
+        kind::STATUS_CHANGED,
+        json!({"previousStatus": "in_progress", "currentStatus": status}),
+    );
     match status {
         Status::Completed => emitter.emit(
             kind::RUN_COMPLETED,

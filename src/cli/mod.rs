@@ -47,6 +47,9 @@ enum Command {
         /// Write it to this file instead of stdout.
         #[arg(long)]
         out: Option<PathBuf>,
+        /// The schema of events.jsonl lines instead.
+        #[arg(long)]
+        events: bool,
     },
 }
 
@@ -71,7 +74,7 @@ pub fn main() -> std::process::ExitCode {
     };
     let exit = match cli.command {
         Command::Validate { paths, format } => validate::run(&paths, format),
-        Command::Schema { out } => schema::run(out.as_deref()),
+        Command::Schema { out, events } => schema::run(out.as_deref(), events),
         Command::Exec(args) => exec::run(*args),
         Command::Render { transcript, format } => render::run(&transcript, format),
     };

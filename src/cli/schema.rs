@@ -1,13 +1,19 @@
-//! `runner schema [--out FILE]`: the agent file's JSON Schema, generated from the types.
+//! `runner schema [--out FILE] [--events]`: the agent file's JSON Schema, generated from the
+//! types, or the schema of events.jsonl lines.
 
 use std::path::Path;
 
 use super::Exit;
 use crate::fsutil::write_atomically;
+use crate::output::events_schema::events_schema_text;
 use crate::spec::schema_gen::agent_schema_text;
 
-pub fn run(out: Option<&Path>) -> Exit {
-    let text = agent_schema_text();
+pub fn run(out: Option<&Path>, events: bool) -> Exit {
+    let text = if events {
+        events_schema_text()
+    } else {
+        agent_schema_text()
+    };
     match out {
         None => {
             print!("{text}");

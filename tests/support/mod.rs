@@ -91,3 +91,28 @@ impl Run {
         self.command.spawn().expect("the runner binary starts")
     }
 }
+
+/// Parses events.jsonl and checks every line against `schemas/events.schema.json`.
+pub fn read_events(path: &Path) -> Vec<serde_json::Value> {
+    let schema: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(root().join("schemas/events.schema.json")).unwrap(),
+    )
+    .unwrap();
+    let validator = jsonschema::validator_for(&schema).expect("the events schema compiles");
+    std::fs::read_to_string(path)
+        .unwrap()
+        .lines()
+        .map(|line| {
+            let event: serde_json::Value = serde_json::from_str(line).expect("each line is JSON");
+            let problems: Vec<String> = validator
+                .iter_errors(&event)
+                .map(|e| format!("{e} at {}", e.instance_path().as_str()))
+                .collect();
+            assert!(
+                problems.is_empty(),
+                "event does not match the schema: {problems:?}\n{line}"
+            );
+            event
+        })
+        .collect()
+}
