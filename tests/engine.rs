@@ -117,16 +117,16 @@ fn agent(
 fn context(events: Arc<Mutex<Vec<Event>>>) -> RunContext {
     let sink = move |event: &Event| events.lock().unwrap().push(event.clone());
     let (_tx, cancel) = watch::channel(false);
-    RunContext {
-        emitter: Emitter::root(
+    RunContext::new(
+        Emitter::root(
             EventBus::new(vec![Arc::new(sink)]),
             "tester",
             "run".into(),
             "thread".into(),
         ),
-        budget: Arc::new(Budget::new(RunLimits::default())),
+        Arc::new(Budget::new(RunLimits::default())),
         cancel,
-    }
+    )
 }
 
 fn runtime() -> tokio::runtime::Runtime {

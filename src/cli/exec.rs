@@ -281,11 +281,7 @@ pub fn run(args: ExecArgs) -> Exit {
     let emitter = Emitter::root(bus, &spec.name, run_id.clone(), session_id.clone());
     let budget = Arc::new(Budget::new(run_limits(&spec.limits)));
     let (cancel_tx, cancel_rx) = watch::channel(false);
-    let ctx = RunContext {
-        emitter: emitter.clone(),
-        budget: budget.clone(),
-        cancel: cancel_rx,
-    };
+    let ctx = RunContext::new(emitter.clone(), budget.clone(), cancel_rx);
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()

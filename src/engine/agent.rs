@@ -8,6 +8,7 @@ use serde_json::Value;
 use tokio::sync::{mpsc, watch};
 
 use super::budget::{Budget, LimitHit, Price};
+use super::checkpointing::Checkpointer;
 use super::events::{Emitter, Event, EventBus};
 use super::middleware::Middleware;
 use super::state::AgentState;
@@ -48,11 +49,35 @@ pub struct RunContext {
     pub emitter: Emitter,
     pub budget: Arc<Budget>,
     pub cancel: watch::Receiver<bool>,
+    /// Where the root agent's states are saved after each step (`None`: nowhere, and always
+    /// for sub-agents, whose state lives in their caller's trace).
+    pub checkpoints: Option<Arc<dyn Checkpointer>>,
+    /// Problems that did not stop the run (a checkpoint that could not be saved).
+    pub warnings: Arc<std::sync::Mutex<Vec<String>>>,
 }
 
 impl RunContext {
+    /// A context without checkpoints.
+    pub fn new(emitter: Emitter, budget: Arc<Budget>, cancel: watch::Receiver<bool>) -> Self {
+        RunContext {
+            emitter,
+            budget,
+            cancel,
+            checkpoints: None,
+            warnings: Arc::default(),
+        }
+    }
+
     pub fn interrupted(&self) -> bool {
         *self.cancel.borrow()
+    }
+
+    /// Notes a problem that does not stop the run.
+    pub fn warn(&self, message: String) {
+        eprintln!("warning: {message}");
+        if let Ok(mut warnings) = self.warnings.lock() {
+            warnings.push(message);
+        }
     }
 }
 
@@ -148,8 +173,7 @@ impl Agent {
             );
             let handed = RunContext {
                 emitter: ctx.emitter.handed_off(&target.name),
-                budget: ctx.budget.clone(),
-                cancel: ctx.cancel.clone(),
+                ..ctx.clone()
             };
             let (next_turn, next_state) = target.strategy.execute(&target, state, &handed).await?;
             turn = next_turn;
@@ -194,11 +218,7 @@ impl Agent {
             super::clock::new_id(),
             super::clock::new_id(),
         );
-        let ctx = RunContext {
-            emitter,
-            budget,
-            cancel,
-        };
+        let ctx = RunContext::new(emitter, budget, cancel);
         self.generate(input, state, &ctx).await
     }
 

@@ -3,6 +3,7 @@
 
 pub mod agent;
 pub mod budget;
+pub mod checkpointing;
 pub mod clock;
 pub mod events;
 pub mod middleware;

@@ -187,6 +187,9 @@ pub async fn run_tools(
         step_id: step_id.to_string(),
         provider: agent.provider.clone(),
     });
+    // The calls in flight are on disk before they run: a resume after a crash knows them.
+    let in_flight = super::checkpointing::in_flight(calls);
+    save_checkpoint(ctx, &state, Some(&in_flight), false);
     let (mut results, hit) = run_calls(
         calls,
         &tools,
@@ -358,7 +361,29 @@ pub fn after_step(agent: &Agent, state: AgentState, ctx: &RunContext) -> Result<
     if let Err(hit) = ctx.budget.check_time() {
         return Err(Halt::new(state, HaltReason::Limit(hit)));
     }
+    save_checkpoint(ctx, &state, None, true);
     Ok(state)
+}
+
+/// Saves the state when the run keeps checkpoints; a failed save is a warning, and the run
+/// goes on (UAP §12.4.7). `announce`: emit `agent.checkpoint.saved` (step ends only).
+pub fn save_checkpoint(
+    ctx: &RunContext,
+    state: &AgentState,
+    pending: Option<&Value>,
+    announce: bool,
+) {
+    let Some(store) = &ctx.checkpoints else {
+        return;
+    };
+    match store.save(state, pending) {
+        Ok(name) if announce => ctx.emitter.emit(
+            kind::CHECKPOINT_SAVED,
+            json!({"name": name, "step": state.step}),
+        ),
+        Ok(_) => {}
+        Err(message) => ctx.warn(format!("checkpoint not saved: {message}")),
+    }
 }
 
 /// Keeps the compiler honest about the trait objects the engine shares across tasks.

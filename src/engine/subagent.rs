@@ -125,10 +125,11 @@ async fn run_sub_agent(
     env: &AgentCallEnv,
     call_id: &str,
 ) -> ToolOutput {
+    // Same budget, stop signal and warnings; no checkpoints of its own.
     let child = RunContext {
         emitter: env.ctx.emitter.child(&agent.name),
-        budget: env.ctx.budget.clone(),
-        cancel: env.ctx.cancel.clone(),
+        checkpoints: None,
+        ..env.ctx.clone()
     };
     let run_id = child.emitter.run_id.clone();
     let started = now_ms();
