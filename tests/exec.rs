@@ -768,3 +768,47 @@ fn faults_are_retried_and_partial_output_never_becomes_the_answer() {
         .count();
     assert!(resets >= 1, "consumers are told to drop the partial text");
 }
+
+#[test]
+fn ask_user_takes_answers_from_a_file() {
+    let mock = MockServer::start();
+    mock.push(MockResponse::reply(Reply::tool_call(
+        "ask_user",
+        json!({"question": "Which branch?", "id": "branch"}),
+    )));
+    mock.push(MockResponse::text("Using main."));
+    let case = Case::new(&mock, "prompt: Go\ntools:\n  - builtin: ask_user\n");
+    std::fs::write(case.dir.join("answers.yaml"), "branch: main\n").unwrap();
+    let outcome = case.run(&["--answers", "answers.yaml"]);
+    assert_eq!(outcome.code, 0, "{}", outcome.stderr);
+    let tool = tool_message(&mock.requests()[1]).unwrap();
+    assert_eq!(tool["content"], "main");
+}
+
+#[test]
+fn ask_user_without_an_answer_pauses_the_run_with_exit_4() {
+    let mock = MockServer::start();
+    mock.push(MockResponse::reply(Reply::tool_call(
+        "ask_user",
+        json!({"question": "Which branch?"}),
+    )));
+    let case = Case::new(&mock, "prompt: Go\ntools:\n  - builtin: ask_user\n");
+    let outcome = case.run(&["--output", "json"]);
+    assert_eq!(outcome.code, 4, "{}", outcome.stderr);
+    let envelope = outcome.json();
+    assert_eq!(envelope["status"], "input_required");
+    assert!(
+        envelope["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("Which branch?")
+    );
+    assert!(
+        case.event_types()
+            .iter()
+            .any(|t| t == "thread.run.requires_action")
+    );
+    let transcript = std::fs::read_to_string(case.dir.join("run/transcript.txt")).unwrap();
+    assert!(transcript.contains("INPUT_REQUIRED"), "{transcript}");
+    runner::output::transcript::parse(&transcript).expect("parses");
+}

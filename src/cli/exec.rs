@@ -78,6 +78,9 @@ pub struct ExecArgs {
     /// Record every provider exchange to this cassette.
     #[arg(long, value_name = "FILE")]
     pub record: Option<PathBuf>,
+    /// Answers for `ask_user`: a YAML map (question id or text → answer) or a list in order.
+    #[arg(long, value_name = "FILE")]
+    pub answers: Option<PathBuf>,
     /// Serve provider exchanges from this cassette (no network, no key).
     #[arg(long, value_name = "FILE", conflicts_with = "record")]
     pub replay: Option<PathBuf>,
@@ -185,6 +188,10 @@ pub fn run(args: ExecArgs) -> Exit {
     );
     let workspace = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
     let dir = file_dir(&args.agent);
+    let answers = match answer_sources(args.answers.as_deref()) {
+        Ok(answers) => answers,
+        Err(message) => return invalid(&spec.name, "invalid_answers", message),
+    };
     let compile_input = CompileInput {
         spec: &spec,
         file_dir: dir.clone(),
@@ -194,6 +201,7 @@ pub fn run(args: ExecArgs) -> Exit {
         build: &build,
         env: env.clone(),
         inherited: None,
+        answers,
     };
     let agent = match compile_agent(&compile_input) {
         Ok(agent) => agent,
@@ -338,6 +346,23 @@ pub fn run(args: ExecArgs) -> Exit {
                 HaltReason::Failed { code, message } => {
                     (Status::Failed, None, Some(ResultError { code, message }))
                 }
+                HaltReason::InputRequired { question, id, call } => {
+                    emitter.emit(
+                        kind::REQUIRES_ACTION,
+                        json!({"status": "requires_action", "required_action": {"type": "user_input",
+                               "question": question, "id": id, "toolCallId": call.id}}),
+                    );
+                    (
+                        Status::InputRequired,
+                        None,
+                        Some(ResultError {
+                            code: "input_required".into(),
+                            message: format!(
+                                "the agent asks: {question} (answer with `runner resume {session_id} --answer TEXT`)"
+                            ),
+                        }),
+                    )
+                }
                 HaltReason::Interrupted => (
                     Status::Interrupted,
                     None,
@@ -410,6 +435,32 @@ pub fn run(args: ExecArgs) -> Exit {
         Status::InputRequired => Exit::InputRequired,
         Status::Interrupted => Exit::Interrupted,
     }
+}
+
+/// Where `ask_user` answers come from: the terminal when there is one, then `--answers`.
+fn answer_sources(path: Option<&Path>) -> Result<Vec<Arc<dyn crate::tools::AnswerSource>>, String> {
+    let mut sources: Vec<Arc<dyn crate::tools::AnswerSource>> = Vec::new();
+    if crate::tools::Terminal::available() {
+        sources.push(Arc::new(crate::tools::Terminal));
+    }
+    if let Some(path) = path {
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| format!("cannot read --answers {}: {e}", path.display()))?;
+        let document = crate::spec::yaml::load_yaml(&text).map_err(|errors| {
+            let first = &errors[0];
+            format!(
+                "{}:{}:{}: {}",
+                path.display(),
+                first.position.line,
+                first.position.column,
+                first.message
+            )
+        })?;
+        let file = crate::tools::AnswersFile::from_value(document.value)
+            .map_err(|e| format!("--answers {}: {e}", path.display()))?;
+        sources.push(Arc::new(file));
+    }
+    Ok(sources)
 }
 
 /// Prints the result on stdout, unless stdout carries the events.

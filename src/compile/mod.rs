@@ -53,6 +53,8 @@ pub struct CompileInput<'a> {
     pub env: EnvLookup,
     /// The caller's model, for a sub-agent or handoff target without one (UAP §8.4).
     pub inherited: Option<Arc<dyn Provider>>,
+    /// Where `ask_user` gets answers (terminal, `--answers`), in order.
+    pub answers: Vec<Arc<dyn crate::tools::AnswerSource>>,
 }
 
 /// Reads environment variables (the process environment, or a map in tests).
@@ -141,9 +143,14 @@ pub fn run_limits(limits: &Limits) -> RunLimits {
 }
 
 fn build_tools(input: &CompileInput<'_>) -> Result<Vec<Arc<dyn Tool>>, CompileError> {
-    let mut tools = Vec::new();
+    let mut tools: Vec<Arc<dyn Tool>> = Vec::new();
     for entry in &input.spec.tools {
         match entry {
+            ToolEntry::Builtin(crate::spec::tools::BuiltinTool::AskUser {}) => {
+                tools.push(Arc::new(crate::tools::AskUserTool::new(
+                    input.answers.clone(),
+                )));
+            }
             ToolEntry::Builtin(builtin) => {
                 let deny = secret_env_names(input.spec);
                 let tool = crate::tools::build_builtin(builtin, &input.workspace, &deny).map_err(

@@ -28,6 +28,7 @@ pub struct SpecAgent {
     context: TemplateContext,
     build: BuildOptions,
     env: EnvLookup,
+    answers: Vec<Arc<dyn crate::tools::AnswerSource>>,
 }
 
 impl SpecAgent {
@@ -57,6 +58,7 @@ impl SpecAgent {
             context: input.context.clone(),
             build: input.build.clone(),
             env: input.env.clone(),
+            answers: input.answers.clone(),
         })
     }
 }
@@ -88,6 +90,7 @@ impl AgentFactory for SpecAgent {
             build: &self.build,
             env: self.env.clone(),
             inherited: Some(inherited.clone()),
+            answers: self.answers.clone(),
         };
         compile_agent(&input).map_err(|e| e.to_string())
     }

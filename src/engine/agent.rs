@@ -112,6 +112,13 @@ pub enum HaltReason {
     Failed { code: String, message: String },
     /// SIGINT/SIGTERM (exit 130).
     Interrupted,
+    /// `ask_user` found no answer: the run pauses until `runner resume --answer` (exit 4).
+    /// The call's result is missing from the state; the answer becomes it.
+    InputRequired {
+        question: String,
+        id: Option<String>,
+        call: crate::provider::ToolCall,
+    },
 }
 
 impl Halt {

@@ -202,7 +202,15 @@ pub async fn run_tools(
     .await;
     let mut state = state.with_tool_calls(results.len() as u64);
     let mut handoff = None;
+    let mut input_required = None;
     for result in &mut results {
+        if let Some(request) = result.output.metadata.get(crate::tools::INPUT_REQUIRED_KEY) {
+            input_required.get_or_insert(HaltReason::InputRequired {
+                question: request["question"].as_str().unwrap_or_default().to_string(),
+                id: request["id"].as_str().map(String::from),
+                call: result.call.clone(),
+            });
+        }
         // A sub-agent's trace rides in its result's metadata into the caller's state.
         if let Some(trace) = result.output.metadata.remove(TRACE_KEY)
             && let Ok(trace) = serde_json::from_value::<SubagentTrace>(trace)
@@ -213,14 +221,26 @@ pub async fn run_tools(
             handoff.get_or_insert(name.clone());
         }
     }
-    let messages = results.iter().map(|result| {
-        Message::tool_result(
-            &result.call,
-            result_for_model(&result.output),
-            !result.output.success,
-        )
-    });
+    // An unanswered question has no result yet: the answer becomes it on resume.
+    let messages = results
+        .iter()
+        .filter(|result| {
+            !result
+                .output
+                .metadata
+                .contains_key(crate::tools::INPUT_REQUIRED_KEY)
+        })
+        .map(|result| {
+            Message::tool_result(
+                &result.call,
+                result_for_model(&result.output),
+                !result.output.success,
+            )
+        });
     let state = state.with_messages(messages);
+    if let Some(reason) = input_required {
+        return Err(Halt::new(state, reason));
+    }
     if ctx.interrupted() {
         return Err(Halt::new(state, HaltReason::Interrupted));
     }

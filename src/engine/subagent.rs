@@ -162,6 +162,13 @@ async fn run_sub_agent(
                 ),
                 HaltReason::Failed { code, message } => (code.clone(), message.clone()),
                 HaltReason::Interrupted => ("interrupted".to_string(), "interrupted".to_string()),
+                // Pausing the whole tree for a sub-agent's question is not supported yet.
+                HaltReason::InputRequired { question, .. } => (
+                    "input_required".to_string(),
+                    format!(
+                        "it asked the user \"{question}\", and sub-agents cannot wait for answers"
+                    ),
+                ),
             };
             child.emitter.emit(
                 kind::RUN_FAILED,

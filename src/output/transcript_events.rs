@@ -11,7 +11,7 @@ use serde_json::Value;
 
 use crate::engine::events::{Event, EventSink, kind};
 use crate::output::transcript::{
-    ErrorJson, Item, Recorder, StepStatus, ToolResult, TranscriptSink,
+    ErrorJson, InputRequired, Item, Recorder, StepStatus, ToolResult, TranscriptSink,
 };
 
 /// One buffered transcript operation of an open step.
@@ -137,6 +137,18 @@ impl<S: TranscriptSink> RunTranscript<S> {
                     .unwrap_or("");
                 let done = data.get("status").and_then(Value::as_str) == Some("completed");
                 self.close(&text("stepId"), number, title, done);
+            }
+            kind::REQUIRES_ACTION => {
+                let question = data
+                    .pointer("/required_action/question")
+                    .and_then(Value::as_str)
+                    .unwrap_or_default();
+                let _ = self.sink.input_required(InputRequired {
+                    prompt: question.to_string(),
+                    input_types: "text".into(),
+                    checkpoint_name: None,
+                    provided: None,
+                });
             }
             kind::CHECKPOINT_SAVED => {
                 let _ = self.sink.checkpoint(&text("name"));

@@ -15,6 +15,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use tokio::sync::watch;
 
+mod ask_user;
 mod builtin;
 mod http_get;
 mod list_dir;
@@ -25,6 +26,7 @@ mod text;
 mod workspace;
 mod write_file;
 
+pub use ask_user::{AnswerSource, AnswersFile, AskUserTool, INPUT_REQUIRED_KEY, Terminal};
 pub use builtin::build_builtin;
 pub use http_get::{HttpGetTool, host_allowed};
 pub use list_dir::ListDirTool;
