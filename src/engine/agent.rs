@@ -117,7 +117,7 @@ pub enum HaltReason {
     InputRequired {
         question: String,
         id: Option<String>,
-        call: crate::provider::ToolCall,
+        call: Box<crate::provider::ToolCall>,
     },
 }
 

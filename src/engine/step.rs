@@ -208,7 +208,7 @@ pub async fn run_tools(
             input_required.get_or_insert(HaltReason::InputRequired {
                 question: request["question"].as_str().unwrap_or_default().to_string(),
                 id: request["id"].as_str().map(String::from),
-                call: result.call.clone(),
+                call: Box::new(result.call.clone()),
             });
         }
         // A sub-agent's trace rides in its result's metadata into the caller's state.
