@@ -3,7 +3,9 @@
 
 mod exec;
 mod exit;
+mod launch;
 mod render;
+mod run_options;
 mod schema;
 mod style;
 mod validate;

@@ -79,6 +79,17 @@ impl Budget {
         }
     }
 
+    /// A budget that goes on counting from a resumed state's totals.
+    pub fn resumed(limits: RunLimits, state: &super::state::AgentState) -> Self {
+        let budget = Budget::new(limits);
+        if let Ok(mut totals) = budget.totals.lock() {
+            totals.llm_calls = state.llm_calls;
+            totals.tool_calls = state.tool_calls;
+            totals.usage = state.usage;
+        }
+        budget
+    }
+
     pub fn limits(&self) -> &RunLimits {
         &self.limits
     }

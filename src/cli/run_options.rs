@@ -1,0 +1,133 @@
+//! The options every command that runs an agent shares (`exec`, `resume`), and how they
+//! turn into sources, sinks and printed results.
+
+use std::io::IsTerminal;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use clap::{Args, ValueEnum};
+
+use crate::output::result::RunResult;
+use crate::provider::BuildOptions;
+use crate::tools::{AnswerSource, AnswersFile, Terminal};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum OutputFormat {
+    Text,
+    Json,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ColorChoice {
+    Auto,
+    Always,
+    Never,
+}
+
+/// How a run reports and what it may use.
+#[derive(Debug, Clone, Args)]
+pub struct RunOptions {
+    /// `text`: the final answer; `json`: the result envelope.
+    #[arg(long, value_enum, default_value_t = OutputFormat::Text)]
+    pub output: OutputFormat,
+    /// Where the run's files go (default .runner/runs/<run_id>).
+    #[arg(long)]
+    pub run_dir: Option<PathBuf>,
+    /// Write the transcript here too.
+    #[arg(long)]
+    pub transcript: Option<PathBuf>,
+    /// Write the JSONL events here too (`-`: stdout, instead of the result).
+    #[arg(long)]
+    pub events: Option<String>,
+    /// Answers for `ask_user`: a YAML map (question id or text → answer) or a list in order.
+    #[arg(long, value_name = "FILE")]
+    pub answers: Option<PathBuf>,
+    /// Record every provider exchange to this cassette.
+    #[arg(long, value_name = "FILE")]
+    pub record: Option<PathBuf>,
+    /// Serve provider exchanges from this cassette (no network, no key).
+    #[arg(long, value_name = "FILE", conflicts_with = "record")]
+    pub replay: Option<PathBuf>,
+    /// No progress on stderr.
+    #[arg(long)]
+    pub quiet: bool,
+    /// Colour on stderr.
+    #[arg(long, value_enum, default_value_t = ColorChoice::Auto)]
+    pub color: ColorChoice,
+}
+
+impl RunOptions {
+    /// Prints the result on stdout, unless stdout carries the events.
+    pub fn print_result(&self, result: &RunResult) {
+        if self.events.as_deref() == Some("-") {
+            return;
+        }
+        match self.output {
+            OutputFormat::Json => {
+                if let Ok(text) = serde_json::to_string_pretty(result) {
+                    println!("{text}");
+                }
+            }
+            OutputFormat::Text => {
+                if let Some(output) = &result.output {
+                    println!("{output}");
+                }
+            }
+        }
+    }
+
+    /// Recording or replaying, as asked.
+    pub fn build_options(&self) -> Result<BuildOptions, String> {
+        let mut build = BuildOptions::default();
+        if let Some(path) = &self.record {
+            build.record =
+                Some(crate::provider::CassetteRecorder::create(path).map_err(|e| e.to_string())?);
+        }
+        if let Some(path) = &self.replay {
+            build.replay =
+                Some(crate::provider::ReplayStore::load(path).map_err(|e| e.to_string())?);
+        }
+        Ok(build)
+    }
+
+    /// Where `ask_user` answers come from: the terminal when there is one, then `--answers`.
+    pub fn answer_sources(&self) -> Result<Vec<Arc<dyn AnswerSource>>, String> {
+        let mut sources: Vec<Arc<dyn AnswerSource>> = Vec::new();
+        if Terminal::available() {
+            sources.push(Arc::new(Terminal));
+        }
+        if let Some(path) = &self.answers {
+            sources.push(Arc::new(read_answers(path)?));
+        }
+        Ok(sources)
+    }
+
+    /// Whether progress on stderr may be coloured.
+    pub fn stderr_colored(&self) -> bool {
+        match self.color {
+            ColorChoice::Always => true,
+            ColorChoice::Never => false,
+            ColorChoice::Auto => {
+                std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
+                    && std::io::stderr().is_terminal()
+            }
+        }
+    }
+}
+
+fn read_answers(path: &Path) -> Result<AnswersFile, String> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| format!("cannot read --answers {}: {e}", path.display()))?;
+    let document = crate::spec::yaml::load_yaml(&text).map_err(|errors| {
+        let first = &errors[0];
+        format!(
+            "{}:{}:{}: {}",
+            path.display(),
+            first.position.line,
+            first.position.column,
+            first.message
+        )
+    })?;
+    AnswersFile::from_value(document.value)
+        .map_err(|e| format!("--answers {}: {e}", path.display()))
+}
