@@ -63,6 +63,11 @@ pub type EnvLookup = Arc<dyn Fn(&str) -> Option<String> + Send + Sync>;
 /// Builds the agent.
 pub fn compile_agent(input: &CompileInput<'_>) -> Result<Agent, CompileError> {
     let spec = input.spec;
+    if spec.tool_protocol == crate::spec::agent::ToolProtocol::Xml {
+        return Err(CompileError::Unsupported(
+            "`tool_protocol: xml` cannot be run yet (issue #7); `runner validate` checks the file".into(),
+        ));
+    }
     let (provider, price) = match (
         input.model_override.clone().or_else(|| spec.model.clone()),
         &input.inherited,
