@@ -65,7 +65,8 @@ pub fn compile_agent(input: &CompileInput<'_>) -> Result<Agent, CompileError> {
     let spec = input.spec;
     if spec.tool_protocol == crate::spec::agent::ToolProtocol::Xml {
         return Err(CompileError::Unsupported(
-            "`tool_protocol: xml` cannot be run yet (issue #7); `runner validate` checks the file".into(),
+            "`tool_protocol: xml` cannot be run yet (issue #7); `runner validate` checks the file"
+                .into(),
         ));
     }
     let (provider, price) = match (

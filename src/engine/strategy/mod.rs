@@ -95,3 +95,54 @@ pub(crate) fn handed_over(tool: String) -> Turn {
 pub(crate) fn bound_reached(state: AgentState, name: &str, detail: String) -> Halt {
     Halt::new(state, HaltReason::Limit(LimitHit::new(name, detail)))
 }
+
+/// What a step's action reply leads to.
+pub(crate) enum Next {
+    /// The run is over: the answer, or a handoff.
+    Done(Turn, AgentState),
+    /// Another step.
+    Again(AgentState),
+}
+
+/// Handles an action reply, for loop and react alike: no tool call means an answer (or a
+/// retry when it does not match the output schema); otherwise the calls run, and a handoff
+/// ends the turn. Closes the step either way.
+pub(crate) async fn act_on_reply(
+    agent: &Agent,
+    ctx: &RunContext,
+    response: crate::provider::ModelResponse,
+    state: AgentState,
+    step_id: &str,
+    attempts: &mut u32,
+) -> Result<Next, Halt> {
+    use super::step::{after_step, end_step, fail_step, run_tools};
+    if response.tool_calls.is_empty() {
+        let (answer, state) = conclude(agent, response.text, state, attempts)
+            .map_err(|halt| fail_step(ctx, halt, step_id, "Answer"))?;
+        return match answer {
+            Answer::Final(turn) => {
+                end_step(ctx, &state, step_id, "Answer", true);
+                Ok(Next::Done(turn, state))
+            }
+            Answer::Retry(state) => {
+                end_step(
+                    ctx,
+                    &state,
+                    step_id,
+                    "Answer did not match the output schema",
+                    false,
+                );
+                Ok(Next::Again(after_step(agent, state, ctx)?))
+            }
+        };
+    }
+    let title = tool_loop::tool_title(&response.tool_calls);
+    let (state, handoff) = run_tools(agent, &response.tool_calls, state, ctx, step_id)
+        .await
+        .map_err(|halt| fail_step(ctx, halt, step_id, &title))?;
+    end_step(ctx, &state, step_id, &title, true);
+    if let Some(tool) = handoff {
+        return Ok(Next::Done(handed_over(tool), state));
+    }
+    Ok(Next::Again(after_step(agent, state, ctx)?))
+}

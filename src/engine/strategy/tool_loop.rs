@@ -1,9 +1,9 @@
 //! `loop`: call the model, run the tool calls it made, repeat until a reply has none.
 
-use super::{Answer, ExecutionStrategy, action_options, bound_reached, conclude};
+use super::{ExecutionStrategy, Next, act_on_reply, action_options, bound_reached};
 use crate::engine::agent::{Agent, GenerateResult, RunContext};
 use crate::engine::state::AgentState;
-use crate::engine::step::{after_step, call_model, end_step, fail_step, run_tools, start_step};
+use crate::engine::step::{call_model, fail_step, start_step};
 use crate::provider::BoxFuture;
 
 /// The default strategy.
@@ -47,39 +47,10 @@ impl ExecutionStrategy for LoopStrategy {
                 let (response, next) = call_model(agent, state, ctx, &options, &step_id)
                     .await
                     .map_err(|halt| fail_step(ctx, halt, &step_id, TITLE_CALL))?;
-                state = next;
-                if response.tool_calls.is_empty() {
-                    let (answer, next) = conclude(agent, response.text, state, &mut attempts)
-                        .map_err(|halt| fail_step(ctx, halt, &step_id, TITLE_CALL))?;
-                    state = next;
-                    match answer {
-                        Answer::Final(turn) => {
-                            end_step(ctx, &state, &step_id, "Answer", true);
-                            return Ok((turn, state));
-                        }
-                        Answer::Retry(next) => {
-                            end_step(
-                                ctx,
-                                &next,
-                                &step_id,
-                                "Answer did not match the output schema",
-                                false,
-                            );
-                            state = after_step(agent, next, ctx)?;
-                            continue;
-                        }
-                    }
+                match act_on_reply(agent, ctx, response, next, &step_id, &mut attempts).await? {
+                    Next::Done(turn, state) => return Ok((turn, state)),
+                    Next::Again(next) => state = next,
                 }
-                let title = tool_title(&response.tool_calls);
-                let (next, handoff) = run_tools(agent, &response.tool_calls, state, ctx, &step_id)
-                    .await
-                    .map_err(|halt| fail_step(ctx, halt, &step_id, &title))?;
-                state = next;
-                end_step(ctx, &state, &step_id, &title, true);
-                if let Some(tool) = handoff {
-                    return Ok((super::handed_over(tool), state));
-                }
-                state = after_step(agent, state, ctx)?;
             }
         })
     }
