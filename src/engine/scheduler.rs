@@ -91,7 +91,7 @@ pub async fn run_calls(
                     };
                     let _permit = permits.acquire().await;
                     observer.started(call);
-                    execute(tool, call, policy, cancel, run.clone()).await
+                    spawn_call(tool, call, policy, cancel, run).await
                 }
             };
             let output = truncate_output(output, policy.max_output_chars);
@@ -146,6 +146,32 @@ fn admit<'t>(
         return Admission::Refused(Box::new(ToolOutput::error(message)), Some(hit));
     }
     Admission::Run(tool)
+}
+
+/// Runs the call as its own task, so calls of a turn truly run at once (a tool that never
+/// yields cannot hold the others back) and a tool that panics becomes a tool error.
+async fn spawn_call(
+    tool: &Arc<dyn Tool>,
+    call: &ToolCall,
+    policy: &SchedulePolicy,
+    cancel: &watch::Receiver<bool>,
+    run: &Option<Arc<dyn Any + Send + Sync>>,
+) -> ToolOutput {
+    let (tool, call, policy, cancel, run) = (
+        tool.clone(),
+        call.clone(),
+        policy.clone(),
+        cancel.clone(),
+        run.clone(),
+    );
+    let task = tokio::spawn(async move { execute(&tool, &call, &policy, &cancel, run).await });
+    match task.await {
+        Ok(output) => output,
+        Err(error) if error.is_panic() => {
+            ToolOutput::error("the tool failed unexpectedly (it panicked)")
+        }
+        Err(_) => ToolOutput::error("interrupted"),
+    }
 }
 
 async fn execute(
