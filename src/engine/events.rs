@@ -25,6 +25,7 @@ pub mod kind {
     pub const SUB_AGENT_STARTED: &str = "agent.sub_agent.invocation.started";
     pub const SUB_AGENT_COMPLETED: &str = "agent.sub_agent.invocation.completed";
     pub const REQUIRES_ACTION: &str = "thread.run.requires_action";
+    pub const USER_INPUT_PROVIDED: &str = "agent.user_input.provided";
     pub const RUN_FAILED: &str = "thread.run.failed";
     pub const RUN_COMPLETED: &str = "thread.run.completed";
     pub const LLM_USAGE: &str = "agent.llm.usage";

@@ -11,7 +11,7 @@ use serde_json::Value;
 
 use crate::engine::events::{Event, EventSink, kind};
 use crate::output::transcript::{
-    ErrorJson, InputRequired, Item, Recorder, StepStatus, ToolResult, TranscriptSink,
+    ErrorJson, InputRequired, Item, UserInput, Recorder, StepStatus, ToolResult, TranscriptSink,
 };
 
 /// One buffered transcript operation of an open step.
@@ -148,6 +148,12 @@ impl<S: TranscriptSink> RunTranscript<S> {
                     input_types: "text".into(),
                     checkpoint_name: None,
                     provided: None,
+                });
+            }
+            kind::USER_INPUT_PROVIDED => {
+                let _ = self.sink.user_input_provided(UserInput {
+                    input: data.get("answer").cloned().unwrap_or(Value::Null),
+                    kind: "text".into(),
                 });
             }
             kind::CHECKPOINT_SAVED => {
