@@ -4,6 +4,7 @@
 //! Flow: `spec` (what the user wrote) → `compile` → `engine` (how it runs), which talks to
 //! models through `provider` and acts through `tools`; `output` is what a run leaves behind.
 
+pub mod checkpoint;
 pub mod cli;
 pub mod compile;
 pub mod engine;

@@ -5,15 +5,19 @@
 
 use std::io::Read;
 use std::path::PathBuf;
+use std::sync::Arc;
 
 use clap::Args;
 use serde_json::Map;
 
 use super::Exit;
-use super::launch::{Launch, Opening, invalid, launch};
+use super::launch::{Launch, Opening, SessionCheckpointer, invalid, launch};
 use super::run_options::RunOptions;
+use super::session_store::{SessionFiles, sessions_dir};
+use crate::checkpoint::{FileCheckpointStore, SessionMetadata, SessionStatus, ThreadTree};
 use crate::engine::AgentState;
 use crate::engine::clock::new_id;
+use crate::engine::clock::now_rfc3339;
 use crate::spec::inputs::{parse_var, read_vars_file, resolve_inputs};
 use crate::spec::load::load_agent;
 use crate::spec::model::{ModelRef, ModelShorthand};
@@ -106,6 +110,41 @@ pub fn run(args: ExecArgs) -> Exit {
         }
         None => None,
     };
+    let checkpoints = match sessions_dir(&spec) {
+        None => None,
+        Some(dir) => match FileCheckpointStore::create(&dir) {
+            Ok(store) => {
+                let now = now_rfc3339();
+                let metadata = SessionMetadata {
+                    version: 1,
+                    session_id: session_id.clone(),
+                    agent: spec.name.clone(),
+                    agent_file: args.agent.display().to_string(),
+                    created: now.clone(),
+                    updated: now,
+                    status: SessionStatus::Running,
+                    steps: 0,
+                    run_ids: Vec::new(),
+                    parent: None,
+                    branch_name: None,
+                    thread_tree: ThreadTree::new(&session_id),
+                };
+                Some(SessionFiles::new(
+                    store,
+                    metadata,
+                    inputs.clone(),
+                    input_text.clone(),
+                ))
+            }
+            Err(error) => {
+                return invalid(
+                    &spec.name,
+                    "checkpoint_dir",
+                    format!("cannot use the checkpoint directory: {error}"),
+                );
+            }
+        },
+    };
     let mut state = AgentState::initial();
     for (key, value) in &spec.metadata {
         state = state.with_metadata(key.clone(), value.clone());
@@ -120,7 +159,8 @@ pub fn run(args: ExecArgs) -> Exit {
             session_id: session_id.clone(),
             state,
             opening: Opening::Prompt,
-            checkpoints: None,
+            checkpoints: checkpoints.map(|c| c as Arc<dyn SessionCheckpointer>),
+            answered: None,
         },
         &args.run,
     )

@@ -49,6 +49,8 @@ pub struct Launch {
     pub opening: Opening,
     /// Saves the root agent's state after each step.
     pub checkpoints: Option<Arc<dyn SessionCheckpointer>>,
+    /// The answer a resume gave to a waiting question: (question, answer, tool call id).
+    pub answered: Option<(String, String, String)>,
 }
 
 /// A checkpointer that also records how the run ended.
@@ -90,6 +92,7 @@ pub fn launch(launch: Launch, options: &RunOptions) -> Exit {
         state,
         opening,
         checkpoints,
+        answered,
     } = launch;
     let run_id = new_id();
     let started = Instant::now();
@@ -230,6 +233,12 @@ pub fn launch(launch: Launch, options: &RunOptions) -> Exit {
         kind::RUN_CREATED,
         json!({"status": "in_progress", "initialMessages": opening_messages, "sessionId": session_id}),
     );
+    if let Some((question, answer, call_id)) = &answered {
+        emitter.emit(
+            kind::USER_INPUT_PROVIDED,
+            json!({"question": question, "answer": answer, "toolCallId": call_id}),
+        );
+    }
     emitter.emit(
         kind::STATUS_CHANGED,
         json!({"previousStatus": "queued", "currentStatus": "in_progress"}),

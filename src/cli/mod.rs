@@ -5,8 +5,11 @@ mod exec;
 mod exit;
 mod launch;
 mod render;
+mod resume;
 mod run_options;
 mod schema;
+mod session_store;
+mod sessions;
 mod style;
 mod validate;
 
@@ -44,6 +47,10 @@ enum Command {
         #[arg(long, value_enum, default_value_t = render::RenderFormat::Markdown)]
         format: render::RenderFormat,
     },
+    /// Continue a session: after a crash, an interrupt, a limit, or with an answer.
+    Resume(Box<resume::ResumeArgs>),
+    /// List, show or delete sessions.
+    Sessions(sessions::SessionsArgs),
     /// Print the JSON Schema of agent files.
     Schema {
         /// Write it to this file instead of stdout.
@@ -78,6 +85,8 @@ pub fn main() -> std::process::ExitCode {
         Command::Validate { paths, format } => validate::run(&paths, format),
         Command::Schema { out, events } => schema::run(out.as_deref(), events),
         Command::Exec(args) => exec::run(*args),
+        Command::Resume(args) => resume::run(*args),
+        Command::Sessions(args) => sessions::run(args),
         Command::Render { transcript, format } => render::run(&transcript, format),
     };
     exit.into()

@@ -11,7 +11,7 @@ use serde_json::Value;
 
 use crate::engine::events::{Event, EventSink, kind};
 use crate::output::transcript::{
-    ErrorJson, InputRequired, Item, UserInput, Recorder, StepStatus, ToolResult, TranscriptSink,
+    ErrorJson, InputRequired, Item, Recorder, StepStatus, ToolResult, TranscriptSink, UserInput,
 };
 
 /// One buffered transcript operation of an open step.

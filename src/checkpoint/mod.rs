@@ -1,0 +1,15 @@
+//! Checkpoints (UAP §12.4): a session's state saved after every step, so a run that crashed,
+//! was interrupted, waits for an answer or hit a limit can be resumed, and any step can be
+//! branched from (UAP §7). `docs/checkpoints.md` describes the files.
+
+mod error;
+mod file_store;
+mod store;
+mod thread_tree;
+
+pub use error::CheckpointError;
+pub use file_store::FileCheckpointStore;
+pub use store::{
+    Checkpoint, CheckpointStore, ParentRef, SessionMetadata, SessionStatus, SessionSummary,
+};
+pub use thread_tree::{ThreadNode, ThreadTree};

@@ -1,0 +1,167 @@
+//! The CLI's checkpointer: saves the root agent's state into the file store after every
+//! step, with what `runner resume` needs to rebuild the run (the inputs, the input text,
+//! and the engine's pending data), and keeps the session's metadata current.
+
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+use serde_json::{Map, Value, json};
+
+use super::launch::SessionCheckpointer;
+use crate::checkpoint::{
+    Checkpoint, CheckpointStore, FileCheckpointStore, SessionMetadata, SessionStatus,
+};
+use crate::engine::AgentState;
+use crate::engine::checkpointing::Checkpointer;
+use crate::engine::clock::{new_id, now_rfc3339};
+use crate::output::result::Status;
+use crate::spec::AgentSpec;
+use crate::spec::agent::Checkpoints;
+
+/// Where an agent's sessions live: `checkpoints: {dir}`, or `.runner/sessions`; `None` when
+/// the agent turned checkpoints off.
+pub fn sessions_dir(spec: &AgentSpec) -> Option<PathBuf> {
+    match &spec.checkpoints {
+        Some(Checkpoints::Enabled(false)) => None,
+        Some(Checkpoints::Dir(dir)) => Some(PathBuf::from(&dir.dir)),
+        _ => Some(default_sessions_dir()),
+    }
+}
+
+pub fn default_sessions_dir() -> PathBuf {
+    Path::new(".runner").join("sessions")
+}
+
+/// Saves one session's checkpoints.
+pub struct SessionFiles {
+    store: FileCheckpointStore,
+    metadata: Mutex<SessionMetadata>,
+    /// Kept in every checkpoint so a resume renders the same prompts.
+    inputs: Map<String, Value>,
+    input_text: String,
+}
+
+impl SessionFiles {
+    pub fn new(
+        store: FileCheckpointStore,
+        metadata: SessionMetadata,
+        inputs: Map<String, Value>,
+        input_text: String,
+    ) -> Arc<Self> {
+        Arc::new(SessionFiles {
+            store,
+            metadata: Mutex::new(metadata),
+            inputs,
+            input_text,
+        })
+    }
+
+    fn write(
+        &self,
+        state: &AgentState,
+        status: SessionStatus,
+        pending: Option<&Value>,
+    ) -> Result<String, String> {
+        let checkpoint = Checkpoint {
+            version: 1,
+            session_id: self.session_id(),
+            checkpoint_id: new_id(),
+            timestamp: now_rfc3339(),
+            step: state.step,
+            agent: self.agent(),
+            status,
+            state: state.to_json(),
+            pending: Some(
+                json!({"inputs": self.inputs, "input_text": self.input_text, "engine": pending}),
+            ),
+        };
+        self.store
+            .save(&checkpoint.session_id, &checkpoint)
+            .map_err(|e| e.to_string())?;
+        let metadata = {
+            let Ok(mut metadata) = self.metadata.lock() else {
+                return Err("the session metadata lock is poisoned".into());
+            };
+            metadata.updated = checkpoint.timestamp.clone();
+            metadata.steps = state.step;
+            metadata.status = status;
+            metadata.clone()
+        };
+        self.store
+            .save_metadata(&metadata)
+            .map_err(|e| e.to_string())?;
+        Ok(format!("step-{}", state.step))
+    }
+
+    fn session_id(&self) -> String {
+        self.metadata
+            .lock()
+            .map(|m| m.session_id.clone())
+            .unwrap_or_default()
+    }
+
+    fn agent(&self) -> String {
+        self.metadata
+            .lock()
+            .map(|m| m.agent.clone())
+            .unwrap_or_default()
+    }
+}
+
+impl Checkpointer for SessionFiles {
+    fn save(&self, state: &AgentState, pending: Option<&Value>) -> Result<String, String> {
+        self.write(state, SessionStatus::Running, pending)
+    }
+}
+
+impl SessionCheckpointer for SessionFiles {
+    fn finish(
+        &self,
+        state: &AgentState,
+        status: Status,
+        pending: Option<&Value>,
+        run_id: &str,
+    ) -> Option<String> {
+        if let Ok(mut metadata) = self.metadata.lock()
+            && !metadata.run_ids.iter().any(|r| r == run_id)
+        {
+            metadata.run_ids.push(run_id.to_string());
+        }
+        let status = match status {
+            Status::Completed => SessionStatus::Completed,
+            Status::Failed | Status::Invalid => SessionStatus::Failed,
+            Status::LimitReached => SessionStatus::LimitReached,
+            Status::InputRequired => SessionStatus::InputRequired,
+            Status::Interrupted => SessionStatus::Interrupted,
+        };
+        self.write(state, status, pending)
+            .err()
+            .map(|e| format!("the final checkpoint was not saved: {e}"))
+    }
+}
+
+/// The inputs, input text and engine data kept in a checkpoint's `pending`.
+pub struct Resumable {
+    pub inputs: Map<String, Value>,
+    pub input_text: String,
+    pub engine: Option<Value>,
+}
+
+impl Resumable {
+    pub fn from_checkpoint(checkpoint: &Checkpoint) -> Self {
+        let pending = checkpoint.pending.clone().unwrap_or(Value::Null);
+        Resumable {
+            inputs: pending
+                .get("inputs")
+                .and_then(Value::as_object)
+                .cloned()
+                .unwrap_or_default(),
+            input_text: pending
+                .get("input_text")
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .to_string(),
+            engine: pending.get("engine").cloned().filter(|v| !v.is_null()),
+        }
+    }
+}

@@ -1,0 +1,87 @@
+//! `runner sessions [list | show ID | rm ID]`: the sessions kept under `.runner/sessions`.
+
+use std::path::PathBuf;
+
+use clap::{Args, Subcommand};
+
+use super::Exit;
+use super::session_store::default_sessions_dir;
+use crate::checkpoint::{CheckpointStore, FileCheckpointStore};
+
+#[derive(Debug, Args)]
+pub struct SessionsArgs {
+    #[command(subcommand)]
+    pub command: Option<SessionsCommand>,
+    /// The sessions directory.
+    #[arg(long, default_value_os_t = default_sessions_dir(), global = true)]
+    pub dir: PathBuf,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum SessionsCommand {
+    /// Every session: id, agent, status, steps, last update (the default).
+    List,
+    /// One session's metadata and its thread tree.
+    Show { id: String },
+    /// Delete a session and its checkpoints.
+    Rm { id: String },
+}
+
+pub fn run(args: SessionsArgs) -> Exit {
+    let store = match FileCheckpointStore::create(&args.dir) {
+        Ok(store) => store,
+        Err(error) => {
+            eprintln!("error: {error}");
+            return Exit::Invalid;
+        }
+    };
+    match args.command.unwrap_or(SessionsCommand::List) {
+        SessionsCommand::List => match store.list() {
+            Ok(sessions) => {
+                println!(
+                    "{:<36}  {:<20}  {:<14}  {:>5}  UPDATED",
+                    "SESSION", "AGENT", "STATUS", "STEPS"
+                );
+                for s in sessions {
+                    let status = serde_json::to_value(s.status)
+                        .ok()
+                        .and_then(|v| v.as_str().map(String::from))
+                        .unwrap_or_default();
+                    println!(
+                        "{:<36}  {:<20}  {:<14}  {:>5}  {}",
+                        s.session_id, s.agent, status, s.steps, s.updated
+                    );
+                }
+                Exit::Completed
+            }
+            Err(error) => {
+                eprintln!("error: {error}");
+                Exit::Failed
+            }
+        },
+        SessionsCommand::Show { id } => match store.metadata(&id) {
+            Ok(Some(metadata)) => {
+                if let Ok(text) = serde_json::to_string_pretty(&metadata) {
+                    println!("{text}");
+                }
+                println!("\nthread tree:\n{}", metadata.thread_tree.render());
+                Exit::Completed
+            }
+            Ok(None) => {
+                eprintln!("error: no session `{id}` in {}", args.dir.display());
+                Exit::Invalid
+            }
+            Err(error) => {
+                eprintln!("error: {error}");
+                Exit::Failed
+            }
+        },
+        SessionsCommand::Rm { id } => match store.delete(&id) {
+            Ok(()) => Exit::Completed,
+            Err(error) => {
+                eprintln!("error: {error}");
+                Exit::Invalid
+            }
+        },
+    }
+}
