@@ -323,3 +323,104 @@ fn branching_from_a_step_starts_a_new_session_in_the_tree() {
         "the branch starts from the state after step 1"
     );
 }
+
+/// Kills the run with SIGKILL at many points of a five-step run whose tool appends to a
+/// file, resuming after each kill: the run finishes, and no call ever ran twice.
+#[test]
+fn killed_at_any_point_the_session_resumes_without_repeating_a_tool_call() {
+    const CALLS: usize = 5;
+    let mock = MockServer::start();
+    mock.route(|request| {
+        let done = request.body["messages"]
+            .as_array()
+            .map_or(0, |m| m.iter().filter(|m| m["role"] == "tool").count());
+        let reply = if done >= CALLS {
+            Reply::text("all appended")
+        } else {
+            Reply::tool_call(
+                "shell",
+                json!({"command": format!("./append.sh call-{}", done + 1)}),
+            )
+        };
+        Some(MockResponse::reply(reply).chunk_delay(Duration::from_millis(15)))
+    });
+    let project = Project::new(
+        &mock,
+        "prompt: Append five lines.\ntools:\n  - builtin: shell\n    allow: [./append.sh]\n",
+    );
+    let script = project.dir.join("append.sh");
+    std::fs::write(
+        &script,
+        "#!/bin/sh\nsleep 0.03\necho \"$1\" >> side-effects.log\n",
+    )
+    .unwrap();
+    std::process::Command::new("chmod")
+        .args(["+x", script.to_str().unwrap()])
+        .status()
+        .unwrap();
+
+    let delays = [40u64, 90, 25, 140, 60, 110, 35, 75, 160, 50];
+    let mut finished = false;
+    for attempt in 0..40 {
+        let started_before = project
+            .session_file("crash-test", "checkpoint.json")
+            .exists();
+        let args: Vec<String> = if started_before {
+            vec![
+                "resume".into(),
+                "crash-test".into(),
+                "--run-dir".into(),
+                format!("run-{attempt}"),
+            ]
+        } else {
+            ["exec", "agent.yaml", "--session", "crash-test", "--run-dir"]
+                .iter()
+                .map(|s| s.to_string())
+                .chain([format!("run-{attempt}")])
+                .collect()
+        };
+        let mut child = Run::new(&args)
+            .current_dir(&project.dir)
+            .env(KEY_ENV, "sk-test")
+            .spawn();
+        let kill_after = delays.get(attempt).copied();
+        if let Some(delay) = kill_after {
+            std::thread::sleep(Duration::from_millis(delay));
+            let _ = child.kill();
+        }
+        let output = child.wait_with_output().unwrap();
+        // Every run's transcript holds its completed steps, whatever happened to the process.
+        let transcript =
+            std::fs::read_to_string(project.dir.join(format!("run-{attempt}/transcript.txt")))
+                .unwrap_or_default();
+        let partial = runner::output::transcript::parse_partial(&transcript);
+        assert!(
+            partial.tail.is_none() || kill_after.is_some(),
+            "a finished run has a complete transcript"
+        );
+        if output.status.code() == Some(0) {
+            finished = true;
+            break;
+        }
+    }
+    assert!(finished, "the session never finished");
+    eprintln!(
+        "crash test: {} runs",
+        std::fs::read_dir(&project.dir)
+            .unwrap()
+            .filter(|e| e
+                .as_ref()
+                .unwrap()
+                .file_name()
+                .to_string_lossy()
+                .starts_with("run-"))
+            .count()
+    );
+    let log = std::fs::read_to_string(project.dir.join("side-effects.log")).unwrap_or_default();
+    let mut lines: Vec<&str> = log.lines().collect();
+    let total = lines.len();
+    lines.sort();
+    lines.dedup();
+    assert_eq!(lines.len(), total, "a tool call ran twice: {log}");
+    assert!(total <= CALLS, "{log}");
+}
