@@ -10,6 +10,7 @@ pub mod compile;
 pub mod engine;
 pub mod fsutil;
 pub mod output;
+pub mod protocol;
 pub mod provider;
 pub mod spec;
 pub mod testing;

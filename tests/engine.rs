@@ -111,6 +111,7 @@ fn agent(
         stop_when: None,
         structured_retries: 1,
         handoffs: Default::default(),
+        xml_tools: None,
     }
 }
 

@@ -812,3 +812,107 @@ fn ask_user_without_an_answer_pauses_the_run_with_exit_4() {
     assert!(transcript.contains("INPUT_REQUIRED"), "{transcript}");
     runner::output::transcript::parse(&transcript).expect("parses");
 }
+
+/// An OpenAI stream whose content arrives three bytes at a time (splitting tag names and
+/// entities), whatever the text.
+fn tiny_chunks(text: &str) -> MockResponse {
+    let mut body = String::new();
+    let mut rest = text;
+    while !rest.is_empty() {
+        let mut cut = 3.min(rest.len());
+        while !rest.is_char_boundary(cut) {
+            cut += 1;
+        }
+        let chunk = json!({"id": "x", "object": "chat.completion.chunk", "model": "m",
+            "choices": [{"index": 0, "delta": {"content": &rest[..cut]}, "finish_reason": null}]});
+        body.push_str(&format!("data: {chunk}\n\n"));
+        rest = &rest[cut..];
+    }
+    let end = json!({"id": "x", "object": "chat.completion.chunk", "model": "m",
+        "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}],
+        "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}});
+    body.push_str(&format!("data: {end}\n\ndata: [DONE]\n\n"));
+    MockResponse::sse(body)
+}
+
+#[test]
+fn the_xml_protocol_runs_tools_from_text_streamed_in_tiny_chunks() {
+    let mock = MockServer::start();
+    mock.push(tiny_chunks(
+        "I will read it.<thinking>The notes &amp; more</thinking>\n<read_file>\n<path>notes.txt</path>\n<limit>1</limit>\n</read_file>",
+    ));
+    mock.push(tiny_chunks("I think I am done."));
+    mock.push(tiny_chunks(
+        "<attempt_completion><result>First line: line one</result></attempt_completion> trailing",
+    ));
+    let case = Case::new(
+        &mock,
+        "system: You read notes.\nprompt: Go\ntool_protocol: xml\ntools:\n  - builtin: read_file\n",
+    );
+    let outcome = case.run(&["--output", "json"]);
+    assert_eq!(outcome.code, 0, "{}", outcome.stderr);
+    assert_eq!(outcome.json()["output"], "First line: line one");
+    let requests = mock.requests();
+    assert!(
+        requests[0].body.get("tools").is_none(),
+        "no native tools are sent"
+    );
+    let system = requests[0].system_prompt().unwrap();
+    assert!(
+        system.starts_with("You read notes.")
+            && system.contains("### read_file")
+            && system.contains("<path> (string, required)"),
+        "{system}"
+    );
+    let second = requests[1].body["messages"].to_string();
+    assert!(
+        second.contains("<tool_result tool_name=\\\"read_file\\\">line one"),
+        "{second}"
+    );
+    assert!(
+        !second.contains("\"tool\""),
+        "results go back as user messages: {second}"
+    );
+    let third = requests[2].last_user_text().unwrap();
+    assert!(
+        third.starts_with("Error: your reply had no tool call"),
+        "{third}"
+    );
+    // The run looks like a native one: a tool block with typed JSON input, and thinking.
+    let started = case
+        .events()
+        .into_iter()
+        .find(|e| e["type"] == "agent.tool.execution.started")
+        .unwrap();
+    assert_eq!(
+        started["data"]["input"],
+        json!({"path": "notes.txt", "limit": 1})
+    );
+    let transcript = std::fs::read_to_string(case.dir.join("run/transcript.txt")).unwrap();
+    assert!(
+        transcript.contains("The notes & more")
+            && transcript.contains("<<TOOL_STEP_START/read_file:"),
+        "{transcript}"
+    );
+}
+
+#[test]
+fn a_value_that_does_not_fit_its_type_is_a_tool_error() {
+    let mock = MockServer::start();
+    mock.push(tiny_chunks(
+        "<read_file><path>notes.txt</path><limit>many</limit></read_file>",
+    ));
+    mock.push(tiny_chunks(
+        "<attempt_completion><result>ok</result></attempt_completion>",
+    ));
+    let case = Case::new(
+        &mock,
+        "prompt: Go\ntool_protocol: xml\ntools:\n  - builtin: read_file\n",
+    );
+    assert_eq!(case.run(&[]).code, 0);
+    let second = mock.requests()[1].body["messages"].to_string();
+    assert!(
+        second.contains("Error: invalid arguments: parameter `limit` must be an integer"),
+        "{second}"
+    );
+}

@@ -63,12 +63,6 @@ pub type EnvLookup = Arc<dyn Fn(&str) -> Option<String> + Send + Sync>;
 /// Builds the agent.
 pub fn compile_agent(input: &CompileInput<'_>) -> Result<Agent, CompileError> {
     let spec = input.spec;
-    if spec.tool_protocol == crate::spec::agent::ToolProtocol::Xml {
-        return Err(CompileError::Unsupported(
-            "`tool_protocol: xml` cannot be run yet (issue #7); `runner validate` checks the file"
-                .into(),
-        ));
-    }
     let (provider, price) = match (
         input.model_override.clone().or_else(|| spec.model.clone()),
         &input.inherited,
@@ -93,6 +87,8 @@ pub fn compile_agent(input: &CompileInput<'_>) -> Result<Agent, CompileError> {
         .map(|source| render_field(&input.file_dir, "system", source, input.context))
         .transpose()?;
     let tools = build_tools(input)?;
+    let xml_tools = (spec.tool_protocol == crate::spec::agent::ToolProtocol::Xml)
+        .then(|| crate::engine::xml_turn::XmlTools::new(&tools));
     let depends_on: HashMap<String, Vec<String>> = spec
         .tools
         .iter()
@@ -121,6 +117,7 @@ pub fn compile_agent(input: &CompileInput<'_>) -> Result<Agent, CompileError> {
         depends_on,
         strategy,
         middleware,
+        xml_tools,
         output_schema: spec.output.as_ref().map(|o| o.schema.0.clone()),
         parallel_tools: spec.execution.parallel_tools.and_then(|p| p.limit()),
         stop_when,

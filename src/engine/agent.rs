@@ -41,6 +41,8 @@ pub struct Agent {
     pub structured_retries: u32,
     /// Handoff tool name → the agent that takes over.
     pub handoffs: HashMap<String, Arc<dyn AgentFactory>>,
+    /// Set when tools are offered as XML in the text (`tool_protocol: xml`).
+    pub xml_tools: Option<super::xml_turn::XmlTools>,
 }
 
 /// What a run shares: its events, its budget, and the stop signal.

@@ -15,6 +15,7 @@ pub mod stop_when;
 pub mod strategy;
 pub mod subagent;
 pub mod trace;
+pub mod xml_turn;
 
 pub use agent::{Agent, GenerateResult, Halt, HaltReason, RunContext, Turn};
 pub use state::AgentState;

@@ -135,7 +135,7 @@ fn admit<'t>(
         );
     };
     if let Some(invalid) = &call.invalid_arguments {
-        let message = format!("the arguments are not valid JSON: {}", invalid.error);
+        let message = format!("invalid arguments: {}", invalid.error);
         return Admission::Refused(Box::new(ToolOutput::error(message)), None);
     }
     if let Err(hit) = observer.admit(call) {

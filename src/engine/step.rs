@@ -15,6 +15,7 @@ use super::scheduler::{CallObserver, SchedulePolicy, run_calls};
 use super::state::AgentState;
 use super::subagent::{AgentCallEnv, HANDOFF_KEY, TRACE_KEY};
 use super::trace::SubagentTrace;
+use crate::protocol::XmlStreamParser;
 use crate::provider::{
     Message, ModelRequest, ModelResponse, ResponseFormat, StreamDelta, ToolCall, ToolSpec,
 };
@@ -33,7 +34,12 @@ pub struct CallOptions {
     pub unrecorded: bool,
 }
 
-/// Makes one model call from `state` and records the reply in the returned state.
+/// Consecutive replies without a valid action (text protocol) before the run fails.
+const MAX_FORMAT_RETRIES: u32 = 4;
+
+/// Makes one model call from `state` and records the reply in the returned state. With the
+/// text protocol, a reply without a valid action is answered with what was wrong and asked
+/// again (each retry is a model call counted by the limits).
 pub async fn call_model(
     agent: &Agent,
     state: AgentState,
@@ -41,6 +47,36 @@ pub async fn call_model(
     options: &CallOptions,
     step_id: &str,
 ) -> Result<(ModelResponse, AgentState), Halt> {
+    let mut state = state;
+    let mut retries = 0;
+    loop {
+        let (response, next, feedback) =
+            call_model_once(agent, state, ctx, options, step_id).await?;
+        let Some(feedback) = feedback else {
+            return Ok((response, next));
+        };
+        if retries >= MAX_FORMAT_RETRIES {
+            return Err(Halt::failed(
+                next,
+                "xml_format",
+                format!(
+                    "{} replies in a row had no valid action: {feedback}",
+                    retries + 1
+                ),
+            ));
+        }
+        retries += 1;
+        state = next.with_message(Message::user(feedback));
+    }
+}
+
+async fn call_model_once(
+    agent: &Agent,
+    state: AgentState,
+    ctx: &RunContext,
+    options: &CallOptions,
+    step_id: &str,
+) -> Result<(ModelResponse, AgentState, Option<String>), Halt> {
     if ctx.interrupted() {
         return Err(Halt::new(state, HaltReason::Interrupted));
     }
@@ -57,7 +93,18 @@ pub async fn call_model(
     // The history moves into the request and back afterwards: no copy per call. `after` and
     // `on_error` see the call's metadata; the state is the engine's again.
     let mut state = std::mem::take(&mut call.state);
-    let mut request = build_request(agent, std::mem::take(&mut state.messages), options);
+    let xml = agent.xml_tools.as_ref();
+    let messages = match xml {
+        // The text protocol shows the model a rewritten history; the state keeps its own.
+        Some(_) => super::xml_turn::wire_history(&state.messages),
+        None => std::mem::take(&mut state.messages),
+    };
+    let mut request = build_request(agent, messages, options);
+    let parser = xml.filter(|_| options.offer_tools).map(|xml| {
+        Arc::new(std::sync::Mutex::new(XmlStreamParser::new(
+            xml.names.clone(),
+        )))
+    });
 
     let message_id = new_id();
     ctx.emitter.emit(
@@ -66,7 +113,19 @@ pub async fn call_model(
     );
     let emitter = ctx.emitter.clone();
     let delta_id = message_id.clone();
+    let stream_parser = parser.clone();
+    let tool_names = xml.map(|x| x.names.clone()).unwrap_or_default();
     let sink = move |delta: StreamDelta| {
+        // The text protocol's parser reads the reply as it arrives.
+        if let Some(parser) = &stream_parser
+            && let Ok(mut parser) = parser.lock()
+        {
+            match &delta {
+                StreamDelta::Text { text } => parser.push(text),
+                StreamDelta::Reset { .. } => *parser = XmlStreamParser::new(tool_names.clone()),
+                _ => {}
+            }
+        }
         if let Some(data) = delta_event(&delta_id, &delta) {
             emitter.emit(kind::MESSAGE_DELTA, data);
         }
@@ -75,7 +134,9 @@ pub async fn call_model(
         result = agent.provider.stream(&request, &sink) => Some(result),
         _ = crate::tools::stopped(&ctx.cancel) => None,
     };
-    state.messages = std::mem::take(&mut request.messages);
+    if xml.is_none() {
+        state.messages = std::mem::take(&mut request.messages);
+    }
     let response = match outcome {
         None => {
             return Err(Halt::new(state, HaltReason::Interrupted));
@@ -95,7 +156,26 @@ pub async fn call_model(
     let response = run_after(&agent.middleware, &call, response).await;
 
     let spend = ctx.budget.after_llm_call(&response.usage, agent.price);
-    let message = response.to_message();
+    let (response, message, feedback) = match parser {
+        Some(parser) => {
+            // The parser has read the reply as it streamed; take it out of the sink's hands.
+            let taken = parser.lock().map(|mut p| {
+                std::mem::replace(&mut *p, XmlStreamParser::new(Vec::<String>::new()))
+            });
+            let outcome = match taken {
+                Ok(parser) => parser.finish(),
+                Err(_) => crate::protocol::parse_reply(
+                    &response.text,
+                    xml.map(|x| x.names.clone()).unwrap_or_default(),
+                ),
+            };
+            super::xml_turn::apply(&agent.tools, response, outcome)
+        }
+        None => {
+            let message = response.to_message();
+            (response, message, None)
+        }
+    };
     ctx.emitter.emit(
         kind::MESSAGE_COMPLETED,
         json!({"stepId": step_id, "message": {"id": message_id, "role": "assistant", "content": response.text,
@@ -116,7 +196,7 @@ pub async fn call_model(
     if let Err(hit) = spend {
         return Err(Halt::new(state, HaltReason::Limit(hit)));
     }
-    Ok((response, state))
+    Ok((response, state, feedback))
 }
 
 fn build_request(agent: &Agent, messages: Vec<Message>, options: &CallOptions) -> ModelRequest {
@@ -125,7 +205,14 @@ fn build_request(agent: &Agent, messages: Vec<Message>, options: &CallOptions) -
         (None, Some(suffix)) => Some(suffix.clone()),
         (system, None) => system.clone(),
     };
-    let tools = if options.offer_tools {
+    let system = match (&agent.xml_tools, options.offer_tools) {
+        (Some(xml), true) => Some(match system {
+            Some(system) => format!("{system}\n\n{}", xml.prompt),
+            None => xml.prompt.clone(),
+        }),
+        _ => system,
+    };
+    let tools = if options.offer_tools && agent.xml_tools.is_none() {
         agent
             .tools
             .iter()
