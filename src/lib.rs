@@ -12,6 +12,7 @@ pub mod fsutil;
 pub mod output;
 pub mod protocol;
 pub mod provider;
+pub mod reload;
 pub mod spec;
 pub mod testing;
 pub mod tools;

@@ -135,6 +135,15 @@ pub fn launch(launch: Launch, options: &RunOptions) -> Exit {
         Ok(agent) => agent,
         Err(error) => return invalid(&spec.name, "invalid_agent", error.to_string()),
     };
+    let reloader = if options.watch {
+        let compile = super::watch::compiler(&compile_input);
+        match super::watch::SpecReloader::new(agent_file.clone(), spec.clone(), compile) {
+            Ok(reloader) => Some(Arc::new(reloader)),
+            Err(message) => return invalid(&spec.name, "watch", message),
+        }
+    } else {
+        None
+    };
     let first_message = match (&opening, &spec.prompt) {
         (Opening::Continue, _) => None,
         (Opening::Prompt, Some(source)) => match render_field(&dir, "prompt", source, &context) {
@@ -217,6 +226,7 @@ pub fn launch(launch: Launch, options: &RunOptions) -> Exit {
     let (cancel_tx, cancel_rx) = watch::channel(false);
     let mut ctx = RunContext::new(emitter.clone(), budget.clone(), cancel_rx);
     ctx.checkpoints = checkpoints.clone().map(|c| c as Arc<dyn Checkpointer>);
+    ctx.reload = reloader.map(|r| r as Arc<dyn crate::engine::checkpointing::Reloader>);
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
@@ -297,6 +307,15 @@ pub fn launch(launch: Launch, options: &RunOptions) -> Exit {
                         }),
                     )
                 }
+                // `generate` handles reloads itself; this arm cannot be reached.
+                HaltReason::Reloaded => (
+                    Status::Failed,
+                    None,
+                    Some(ResultError {
+                        code: "internal".into(),
+                        message: "a reload escaped the engine".into(),
+                    }),
+                ),
                 HaltReason::Interrupted => (
                     Status::Interrupted,
                     None,

@@ -12,6 +12,7 @@ mod session_store;
 mod sessions;
 mod style;
 mod validate;
+mod watch;
 
 use std::path::PathBuf;
 

@@ -48,6 +48,9 @@ pub struct RunOptions {
     /// Serve provider exchanges from this cassette (no network, no key).
     #[arg(long, value_name = "FILE", conflicts_with = "record")]
     pub replay: Option<PathBuf>,
+    /// Watch the agent file (and what it pulls in) and swap saved changes in between steps.
+    #[arg(long)]
+    pub watch: bool,
     /// No progress on stderr.
     #[arg(long)]
     pub quiet: bool,

@@ -56,6 +56,10 @@ pub struct RunContext {
     pub checkpoints: Option<Arc<dyn Checkpointer>>,
     /// Problems that did not stop the run (a checkpoint that could not be saved).
     pub warnings: Arc<std::sync::Mutex<Vec<String>>>,
+    /// `exec --watch`: new definitions of the root agent, swapped in between steps.
+    pub reload: Option<Arc<dyn super::checkpointing::Reloader>>,
+    /// A reloaded agent waiting to take over (set at a step boundary, taken by `generate`).
+    pub reloaded: Arc<std::sync::Mutex<Option<Agent>>>,
 }
 
 impl RunContext {
@@ -67,6 +71,8 @@ impl RunContext {
             cancel,
             checkpoints: None,
             warnings: Arc::default(),
+            reload: None,
+            reloaded: Arc::default(),
         }
     }
 
@@ -121,6 +127,9 @@ pub enum HaltReason {
         id: Option<String>,
         call: Box<crate::provider::ToolCall>,
     },
+    /// A new definition of the agent was saved (`exec --watch`): `generate` swaps it in and
+    /// goes on from the same state. Never leaves `generate`.
+    Reloaded,
 }
 
 impl Halt {
@@ -155,14 +164,27 @@ impl Agent {
     ) -> GenerateResult {
         let before = state.messages.len();
         let usage_before = state.usage;
-        let state = match input {
+        let mut state = match input {
             Some(message) => state.with_message(message),
             None => state,
         };
-        let (mut turn, mut state) = self.strategy.execute(self, state, ctx).await?;
         // Handoffs: the target continues the same conversation at the same depth, until an
-        // agent answers without handing over.
+        // agent answers without handing over. Reloads: the new definition continues the same
+        // state from the next step.
         let mut current: Option<Agent> = None;
+        let (mut turn, mut state) = loop {
+            let agent = current.as_ref().unwrap_or(self);
+            match agent.strategy.execute(agent, state, ctx).await {
+                Err(halt) if halt.reason == HaltReason::Reloaded => {
+                    let next = ctx.reloaded.lock().ok().and_then(|mut slot| slot.take());
+                    state = *halt.state;
+                    if let Some(next) = next {
+                        current = Some(next);
+                    }
+                }
+                other => break other?,
+            }
+        };
         while let Some(tool) = turn.handoff.take() {
             let owner = current.as_ref().unwrap_or(self);
             let Some(factory) = owner.handoffs.get(&tool).cloned() else {

@@ -18,3 +18,12 @@ pub trait Checkpointer: Send + Sync {
 pub fn in_flight(calls: &[crate::provider::ToolCall]) -> Value {
     serde_json::json!({"kind": "tools_in_flight", "calls": calls})
 }
+
+/// Hot reload at step boundaries: the engine asks after each step of the root agent whether
+/// a new definition is ready.
+pub trait Reloader: Send + Sync {
+    /// `Some(Ok((agent, changes)))`: swap in `agent` (`changes` names what differs);
+    /// `Some(Err(diagnostics))`: the saved file is invalid, keep running the old one;
+    /// `None`: nothing changed.
+    fn poll(&self) -> Option<Result<(super::agent::Agent, Vec<String>), Vec<String>>>;
+}

@@ -469,6 +469,33 @@ pub fn after_step(agent: &Agent, state: AgentState, ctx: &RunContext) -> Result<
         return Err(Halt::new(state, HaltReason::Limit(hit)));
     }
     save_checkpoint(ctx, &state, None, true);
+    if let Some(reload) = &ctx.reload
+        && ctx.emitter.depth == 0
+    {
+        match reload.poll() {
+            Some(Ok((next, changes))) => {
+                ctx.emitter.emit(
+                    kind::RELOADED,
+                    json!({"changes": changes, "step": state.step}),
+                );
+                if let Ok(mut slot) = ctx.reloaded.lock() {
+                    *slot = Some(next);
+                }
+                return Err(Halt::new(state, HaltReason::Reloaded));
+            }
+            Some(Err(diagnostics)) => {
+                for line in &diagnostics {
+                    eprintln!("{line}");
+                }
+                eprintln!(
+                    "warning: the saved agent file is invalid; the run goes on with the previous definition"
+                );
+                ctx.emitter
+                    .emit(kind::RELOAD_FAILED, json!({"diagnostics": diagnostics}));
+            }
+            None => {}
+        }
+    }
     Ok(state)
 }
 

@@ -163,6 +163,7 @@ async fn run_sub_agent(
                 HaltReason::Failed { code, message } => (code.clone(), message.clone()),
                 HaltReason::Interrupted => ("interrupted".to_string(), "interrupted".to_string()),
                 // Pausing the whole tree for a sub-agent's question is not supported yet.
+                HaltReason::Reloaded => ("reloaded".to_string(), "reloaded".to_string()),
                 HaltReason::InputRequired { question, .. } => (
                     "input_required".to_string(),
                     format!(

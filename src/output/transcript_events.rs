@@ -156,6 +156,18 @@ impl<S: TranscriptSink> RunTranscript<S> {
                     kind: "text".into(),
                 });
             }
+            // The transcript's tags have no reload block; a named checkpoint marks it.
+            kind::RELOADED => {
+                let changes: Vec<&str> = data["changes"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .filter_map(Value::as_str)
+                    .collect();
+                let _ = self
+                    .sink
+                    .checkpoint(&format!("definition reloaded: {}", changes.join(", ")));
+            }
             kind::CHECKPOINT_SAVED => {
                 let _ = self.sink.checkpoint(&text("name"));
             }

@@ -375,6 +375,27 @@ pub fn line_column(source: &str, offset: usize) -> (usize, usize) {
     (line, column)
 }
 
+/// The files a template pulls in (literal includes, recursively), for the reload watcher.
+pub fn included_files(source: &str, base_dir: &Path) -> Vec<PathBuf> {
+    let mut found = Vec::new();
+    let mut pending = vec![(source.to_string(), 0usize)];
+    while let Some((text, depth)) = pending.pop() {
+        for reference in find_includes(&text) {
+            if let Ok(path) = resolve_include(base_dir, &reference.name)
+                && !found.contains(&path)
+            {
+                if depth < MAX_INCLUDE_DEPTH
+                    && let Ok(included) = std::fs::read_to_string(&path)
+                {
+                    pending.push((included, depth + 1));
+                }
+                found.push(path);
+            }
+        }
+    }
+    found
+}
+
 /// Checks a `stop_when` expression: it compiles and reads only the known variables.
 pub fn check_expression(expression: &str, allowed: &[&str]) -> Vec<TemplateIssue> {
     let env = Environment::new();

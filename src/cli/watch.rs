@@ -1,0 +1,107 @@
+//! `exec --watch`: the agent file (and what it pulls in) is watched while the agent runs; a
+//! saved change is validated and, when valid, compiled and swapped in at the next step
+//! boundary. An invalid save is reported and the run goes on with the previous definition.
+
+use std::path::PathBuf;
+use std::sync::Mutex;
+
+use serde_json::Value;
+
+use crate::compile::{CompileInput, compile_agent};
+use crate::engine::Agent;
+use crate::engine::checkpointing::Reloader;
+use crate::reload::{FileWatcher, agent_files};
+use crate::spec::AgentSpec;
+use crate::spec::load::load_agent;
+
+/// Builds the agent from a (new) spec with the run's inputs, model, answers and options.
+pub type Compiler = Box<dyn Fn(&AgentSpec) -> Result<Agent, String> + Send + Sync>;
+
+pub struct SpecReloader {
+    watcher: FileWatcher,
+    agent_file: PathBuf,
+    current: Mutex<AgentSpec>,
+    compile: Compiler,
+}
+
+impl SpecReloader {
+    pub fn new(agent_file: PathBuf, spec: AgentSpec, compile: Compiler) -> Result<Self, String> {
+        let watcher = FileWatcher::new(&agent_files(&agent_file))
+            .map_err(|e| format!("cannot watch {}: {e}", agent_file.display()))?;
+        Ok(SpecReloader {
+            watcher,
+            agent_file,
+            current: Mutex::new(spec),
+            compile,
+        })
+    }
+}
+
+/// The top-level keys whose values differ.
+pub fn changed_keys(old: &AgentSpec, new: &AgentSpec) -> Vec<String> {
+    let (Ok(Value::Object(old)), Ok(Value::Object(new))) =
+        (serde_json::to_value(old), serde_json::to_value(new))
+    else {
+        return vec!["(unknown)".into()];
+    };
+    let mut keys: Vec<String> = old.keys().chain(new.keys()).cloned().collect();
+    keys.sort();
+    keys.dedup();
+    keys.retain(|key| old.get(key) != new.get(key));
+    keys
+}
+
+impl Reloader for SpecReloader {
+    fn poll(&self) -> Option<Result<(Agent, Vec<String>), Vec<String>>> {
+        if !self.watcher.changed() {
+            return None;
+        }
+        let spec = match load_agent(&self.agent_file) {
+            Ok((spec, _warnings)) => spec,
+            Err(diagnostics) => {
+                return Some(Err(diagnostics
+                    .iter()
+                    .filter(|d| d.is_error())
+                    .map(ToString::to_string)
+                    .collect()));
+            }
+        };
+        let agent = match (self.compile)(&spec) {
+            Ok(agent) => agent,
+            Err(message) => return Some(Err(vec![message])),
+        };
+        // Includes and sub-agent files may have changed with it.
+        let _ = self.watcher.set_files(&agent_files(&self.agent_file));
+        let Ok(mut current) = self.current.lock() else {
+            return Some(Ok((agent, Vec::new())));
+        };
+        let changes = changed_keys(&current, &spec);
+        *current = spec;
+        Some(Ok((agent, changes)))
+    }
+}
+
+/// A compiler that reuses everything but the spec from the first compile.
+pub fn compiler(input: &CompileInput<'_>) -> Compiler {
+    let file_dir = input.file_dir.clone();
+    let workspace = input.workspace.clone();
+    let context = input.context.clone();
+    let model_override = input.model_override.clone();
+    let build = input.build.clone();
+    let env = input.env.clone();
+    let answers = input.answers.clone();
+    Box::new(move |spec: &AgentSpec| {
+        let input = CompileInput {
+            spec,
+            file_dir: file_dir.clone(),
+            workspace: workspace.clone(),
+            context: &context,
+            model_override: model_override.clone(),
+            build: &build,
+            env: env.clone(),
+            inherited: None,
+            answers: answers.clone(),
+        };
+        compile_agent(&input).map_err(|e| e.to_string())
+    })
+}

@@ -1,0 +1,174 @@
+//! Hot reload: a watcher on the agent file and every file it pulls in (sub-agent and handoff
+//! files, template includes). Editors save by writing in place, by truncating, by writing a
+//! temp file and renaming it over, or by deleting and creating; watching the files'
+//! directories (not the files) sees all of these. Bursts are debounced: a change is reported
+//! once the files have been quiet for `DEBOUNCE`.
+
+use std::collections::HashSet;
+use std::path::{Path, PathBuf};
+use std::sync::mpsc::{Receiver, RecvTimeoutError, channel};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use notify::{RecommendedWatcher, RecursiveMode, Watcher};
+use serde_json::Value;
+
+use crate::spec::template::included_files;
+use crate::spec::yaml::load_yaml;
+
+/// How long the files must be quiet before a change is reported.
+pub const DEBOUNCE: Duration = Duration::from_millis(40);
+
+/// Watches a set of files.
+pub struct FileWatcher {
+    watcher: Mutex<RecommendedWatcher>,
+    events: Mutex<Receiver<PathBuf>>,
+    files: Arc<Mutex<HashSet<PathBuf>>>,
+    dirs: Mutex<HashSet<PathBuf>>,
+}
+
+fn absolute(path: &Path) -> PathBuf {
+    let joined = if path.is_absolute() {
+        path.to_path_buf()
+    } else {
+        std::env::current_dir().unwrap_or_default().join(path)
+    };
+    crate::spec::validate::normalize(&joined)
+}
+
+impl FileWatcher {
+    pub fn new(files: &[PathBuf]) -> notify::Result<Self> {
+        let (tx, rx) = channel();
+        let watcher = notify::recommended_watcher(move |event: notify::Result<notify::Event>| {
+            if let Ok(event) = event {
+                for path in event.paths {
+                    let _ = tx.send(path);
+                }
+            }
+        })?;
+        let watcher = FileWatcher {
+            watcher: Mutex::new(watcher),
+            events: Mutex::new(rx),
+            files: Arc::default(),
+            dirs: Mutex::default(),
+        };
+        watcher.set_files(files)?;
+        Ok(watcher)
+    }
+
+    /// Replaces the watched set (after a reload the includes may have changed).
+    pub fn set_files(&self, files: &[PathBuf]) -> notify::Result<()> {
+        let absolute: HashSet<PathBuf> = files.iter().map(|f| absolute(f)).collect();
+        let (Ok(mut watcher), Ok(mut dirs)) = (self.watcher.lock(), self.dirs.lock()) else {
+            return Ok(());
+        };
+        for file in &absolute {
+            if let Some(dir) = file.parent()
+                && dirs.insert(dir.to_path_buf())
+            {
+                watcher.watch(dir, RecursiveMode::NonRecursive)?;
+            }
+        }
+        if let Ok(mut watched) = self.files.lock() {
+            *watched = absolute;
+        }
+        Ok(())
+    }
+
+    fn relevant(&self, path: &Path) -> bool {
+        let path = absolute(path);
+        self.files
+            .lock()
+            .map(|files| files.contains(&path))
+            .unwrap_or(false)
+    }
+
+    /// Without blocking: whether a watched file changed since the last call. When one did,
+    /// waits until the burst of writes is over (at most a second).
+    pub fn changed(&self) -> bool {
+        let Ok(events) = self.events.lock() else {
+            return false;
+        };
+        let mut seen = false;
+        while let Ok(path) = events.try_recv() {
+            seen |= self.relevant(&path);
+        }
+        if seen {
+            let deadline = Instant::now() + Duration::from_secs(1);
+            loop {
+                match events.recv_timeout(DEBOUNCE) {
+                    Ok(_) if Instant::now() < deadline => continue,
+                    Ok(_)
+                    | Err(RecvTimeoutError::Timeout)
+                    | Err(RecvTimeoutError::Disconnected) => break,
+                }
+            }
+        }
+        seen
+    }
+
+    /// Blocks until a watched file changed (and the burst is over).
+    pub fn wait(&self) {
+        loop {
+            let path = match self.events.lock() {
+                Ok(events) => events.recv().ok(),
+                Err(_) => None,
+            };
+            let Some(path) = path else { return };
+            if self.relevant(&path) {
+                // Let the burst finish, then drain it.
+                std::thread::sleep(DEBOUNCE);
+                let _ = self.changed();
+                return;
+            }
+        }
+    }
+}
+
+/// The agent file and every file it pulls in: sub-agent and handoff files (recursively) and
+/// template includes. Files that do not parse contribute only themselves.
+pub fn agent_files(path: &Path) -> Vec<PathBuf> {
+    let mut files = Vec::new();
+    let mut pending = vec![path.to_path_buf()];
+    while let Some(file) = pending.pop() {
+        let file = crate::spec::validate::normalize(&file);
+        if files.contains(&file) {
+            continue;
+        }
+        files.push(file.clone());
+        let Ok(text) = std::fs::read_to_string(&file) else {
+            continue;
+        };
+        let Ok(document) = load_yaml(&text) else {
+            continue;
+        };
+        let dir = crate::compile::file_dir(&file);
+        collect_refs(&document.value, &dir, &mut pending, &mut files);
+    }
+    files
+}
+
+fn collect_refs(agent: &Value, dir: &Path, pending: &mut Vec<PathBuf>, files: &mut Vec<PathBuf>) {
+    for key in ["system", "prompt"] {
+        if let Some(Value::String(source)) = agent.get(key) {
+            files.extend(included_files(source, dir));
+        }
+    }
+    let entries = agent
+        .get("tools")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten();
+    let handoffs = agent
+        .get("handoffs")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten();
+    for entry in entries.chain(handoffs) {
+        match entry.get("agent") {
+            Some(Value::String(relative)) => pending.push(dir.join(relative)),
+            Some(inline @ Value::Object(_)) => collect_refs(inline, dir, pending, files),
+            _ => {}
+        }
+    }
+}

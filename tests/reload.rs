@@ -1,0 +1,124 @@
+//! `exec --watch`: saved changes of the agent file take effect at the next step boundary,
+//! with the history kept; an invalid save is refused and the run goes on.
+
+mod support;
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use runner::testing::mock_server::{MockResponse, MockServer, Reply};
+use serde_json::json;
+use support::{Run, tempdir};
+
+const KEY_ENV: &str = "RUNNER_TEST_KEY";
+
+fn agent(mock: &MockServer, system: &str) -> String {
+    format!(
+        "name: watched\nmodel: {{ provider: openai, name: m, base_url: \"{}\", api_key_env: {KEY_ENV} }}\nsystem: {system}\nprompt: Go\ntools:\n  - builtin: read_file\n",
+        mock.openai_base_url()
+    )
+}
+
+/// Saves the way many editors do: write a temp file, rename it over the original.
+fn save_by_rename(path: &Path, text: &str) {
+    let temp = path.with_extension("yaml.swp");
+    std::fs::write(&temp, text).unwrap();
+    std::fs::rename(&temp, path).unwrap();
+}
+
+fn wait_for_requests(mock: &MockServer, n: usize) {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while mock.request_count() < n && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+fn slow(reply: Reply) -> MockResponse {
+    MockResponse::reply(reply).chunk_delay(Duration::from_millis(150))
+}
+
+fn project(mock: &MockServer) -> (PathBuf, PathBuf) {
+    let dir = tempdir("reload");
+    std::fs::write(dir.join("notes.txt"), "line one\n").unwrap();
+    let file = dir.join("agent.yaml");
+    std::fs::write(&file, agent(mock, "You are OLD.")).unwrap();
+    (dir, file)
+}
+
+#[test]
+fn a_saved_change_shows_up_in_the_next_request_with_the_history_kept() {
+    let mock = MockServer::start();
+    mock.push(slow(Reply::tool_call(
+        "read_file",
+        json!({"path": "notes.txt"}),
+    )));
+    mock.push(MockResponse::text("done"));
+    let (dir, file) = project(&mock);
+    let child = Run::new(["exec", "agent.yaml", "--watch", "--run-dir", "run"])
+        .current_dir(&dir)
+        .env(KEY_ENV, "k")
+        .spawn();
+    wait_for_requests(&mock, 1);
+    save_by_rename(&file, &agent(&mock, "You are NEW."));
+    let output = child.wait_with_output().unwrap();
+    assert_eq!(
+        output.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let requests = mock.requests();
+    assert_eq!(requests[0].system_prompt().as_deref(), Some("You are OLD."));
+    assert_eq!(requests[1].system_prompt().as_deref(), Some("You are NEW."));
+    assert!(
+        requests[1].body["messages"]
+            .to_string()
+            .contains("line one"),
+        "the history is kept"
+    );
+    let events = support::read_events(&dir.join("run/events.jsonl"));
+    let reloaded = events
+        .iter()
+        .find(|e| e["type"] == "agent.definition.reloaded")
+        .expect("a reload event");
+    assert_eq!(reloaded["data"]["changes"], json!(["system"]));
+    let transcript = std::fs::read_to_string(dir.join("run/transcript.txt")).unwrap();
+    assert!(
+        transcript.contains("definition reloaded: system"),
+        "{transcript}"
+    );
+}
+
+#[test]
+fn an_invalid_save_is_refused_and_the_run_finishes_on_the_old_definition() {
+    let mock = MockServer::start();
+    mock.push(slow(Reply::tool_call(
+        "read_file",
+        json!({"path": "notes.txt"}),
+    )));
+    mock.push(MockResponse::text("done"));
+    let (dir, file) = project(&mock);
+    let child = Run::new(["exec", "agent.yaml", "--watch", "--run-dir", "run"])
+        .current_dir(&dir)
+        .env(KEY_ENV, "k")
+        .spawn();
+    wait_for_requests(&mock, 1);
+    save_by_rename(
+        &file,
+        &agent(&mock, "You are NEW.").replace("prompt:", "promt:"),
+    );
+    let output = child.wait_with_output().unwrap();
+    assert_eq!(output.status.code(), Some(0));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("unknown key `promt`"), "{stderr}");
+    assert_eq!(
+        mock.requests()[1].system_prompt().as_deref(),
+        Some("You are OLD.")
+    );
+    let events = support::read_events(&dir.join("run/events.jsonl"));
+    assert!(
+        events
+            .iter()
+            .any(|e| e["type"] == "agent.definition.reload_failed")
+    );
+}
