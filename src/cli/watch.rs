@@ -9,7 +9,7 @@ use serde_json::Value;
 
 use crate::compile::{CompileInput, compile_agent};
 use crate::engine::Agent;
-use crate::engine::checkpointing::Reloader;
+use crate::engine::checkpointing::{ReloadOutcome, Reloader};
 use crate::reload::{FileWatcher, agent_files};
 use crate::spec::AgentSpec;
 use crate::spec::load::load_agent;
@@ -52,7 +52,7 @@ pub fn changed_keys(old: &AgentSpec, new: &AgentSpec) -> Vec<String> {
 }
 
 impl Reloader for SpecReloader {
-    fn poll(&self) -> Option<Result<(Agent, Vec<String>), Vec<String>>> {
+    fn poll(&self) -> Option<ReloadOutcome> {
         if !self.watcher.changed() {
             return None;
         }
