@@ -122,3 +122,46 @@ fn an_invalid_save_is_refused_and_the_run_finishes_on_the_old_definition() {
             .any(|e| e["type"] == "agent.definition.reload_failed")
     );
 }
+
+#[test]
+fn validate_watch_reports_again_after_each_save() {
+    use std::io::{BufRead, BufReader};
+    let dir = tempdir("validate-watch");
+    let file = dir.join("agent.yaml");
+    std::fs::write(&file, "name: a\npromt: hi\n").unwrap();
+    let mut child = Run::new(["validate", "--watch", "agent.yaml"])
+        .current_dir(&dir)
+        .spawn();
+    let stdout = child.stdout.take().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines() {
+            if tx.send(line.unwrap_or_default()).is_err() {
+                break;
+            }
+        }
+    });
+    let next_summary = |rx: &std::sync::mpsc::Receiver<String>| -> Vec<String> {
+        let mut lines = Vec::new();
+        while let Ok(line) = rx.recv_timeout(Duration::from_secs(10)) {
+            let done = line.starts_with("-- ");
+            lines.push(line);
+            if done {
+                break;
+            }
+        }
+        lines
+    };
+    let first = next_summary(&rx);
+    assert!(
+        first.iter().any(|l| l.contains("unknown key `promt`")),
+        "{first:?}"
+    );
+    assert!(first.last().unwrap().contains("not valid"), "{first:?}");
+    save_by_rename(&file, "name: a\nprompt: hi\n");
+    let second = next_summary(&rx);
+    let _ = child.kill();
+    let _ = child.wait();
+    assert_eq!(second.len(), 1, "{second:?}");
+    assert!(second[0].contains("1 file(s) valid"), "{second:?}");
+}

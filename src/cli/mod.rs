@@ -38,6 +38,9 @@ enum Command {
         /// `text`: one `file:line:col: error[code]: message` per problem; `json`: a list.
         #[arg(long, value_enum, default_value_t = Format::Text)]
         format: Format,
+        /// Validate again on every save (until interrupted).
+        #[arg(long)]
+        watch: bool,
     },
     /// Run an agent.
     Exec(Box<exec::ExecArgs>),
@@ -83,7 +86,16 @@ pub fn main() -> std::process::ExitCode {
         }
     };
     let exit = match cli.command {
-        Command::Validate { paths, format } => validate::run(&paths, format),
+        Command::Validate {
+            paths,
+            format,
+            watch: false,
+        } => validate::run(&paths, format),
+        Command::Validate {
+            paths,
+            format,
+            watch: true,
+        } => validate::watch(&paths, format),
         Command::Schema { out, events } => schema::run(out.as_deref(), events),
         Command::Exec(args) => exec::run(*args),
         Command::Resume(args) => resume::run(*args),

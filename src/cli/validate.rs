@@ -1,9 +1,12 @@
-//! `runner validate PATH... [--format text|json]`.
+//! `runner validate PATH... [--format text|json] [--watch]`.
 
+use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
 
 use super::style::{paint, stdout_colored};
 use super::{Exit, Format};
+use crate::reload::{FileWatcher, agent_files};
+use crate::spec::validate::expand_paths;
 use crate::spec::{Diagnostic, Severity, validate_paths};
 
 pub fn run(paths: &[PathBuf], format: Format) -> Exit {
@@ -28,6 +31,45 @@ pub fn run(paths: &[PathBuf], format: Format) -> Exit {
         Exit::Invalid
     } else {
         Exit::Completed
+    }
+}
+
+/// `--watch`: validates, then again after every save of a checked file (or a file one of
+/// them pulls in), clearing the screen first on a terminal. Runs until interrupted.
+pub fn watch(paths: &[PathBuf], format: Format) -> Exit {
+    loop {
+        // Watch first, so a save during the validation is not missed.
+        let files = match expand_paths(paths) {
+            Ok(files) => files,
+            Err(message) => {
+                eprintln!("error: {message}");
+                return Exit::Invalid;
+            }
+        };
+        let watched: Vec<PathBuf> = files.iter().flat_map(|file| agent_files(file)).collect();
+        let watcher = match FileWatcher::new(&watched) {
+            Ok(watcher) => watcher,
+            Err(error) => {
+                eprintln!("error: cannot watch the files: {error}");
+                return Exit::Failed;
+            }
+        };
+        if std::io::stdout().is_terminal() {
+            print!("\x1b[2J\x1b[H");
+        }
+        let exit = run(paths, format);
+        let verdict = if exit == Exit::Completed {
+            "valid"
+        } else {
+            "not valid"
+        };
+        println!(
+            "-- {} file(s) {verdict}; watching {} file(s) for changes",
+            files.len(),
+            watched.len()
+        );
+        let _ = std::io::stdout().flush();
+        watcher.wait();
     }
 }
 
