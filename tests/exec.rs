@@ -916,3 +916,87 @@ fn a_value_that_does_not_fit_its_type_is_a_tool_error() {
         "{second}"
     );
 }
+
+#[test]
+fn tool_timeout_and_max_output_chars_shape_the_results() {
+    let mock = MockServer::start();
+    mock.push(MockResponse::reply(
+        Reply::tool_call("shell", json!({"command": "sleep 5"}))
+            .with_tool_call("read_file", json!({"path": "big.txt"})),
+    ));
+    mock.push(MockResponse::text("done"));
+    let case = Case::new(
+        &mock,
+        "prompt: Go\ntools:\n  - builtin: shell\n    allow: [sleep]\n  - builtin: read_file\nlimits: { tool_timeout: 300ms, max_output_chars: 50 }\n",
+    );
+    std::fs::write(case.dir.join("big.txt"), "x".repeat(500)).unwrap();
+    let outcome = case.run(&[]);
+    assert_eq!(outcome.code, 0, "{}", outcome.stderr);
+    let messages = mock.requests()[1].body["messages"].to_string();
+    assert!(messages.contains("timed out after 300ms"), "{messages}");
+    assert!(
+        messages.contains("characters cut (limits.max_output_chars)"),
+        "{messages}"
+    );
+}
+
+#[test]
+fn prune_tool_outputs_replaces_old_outputs_when_the_context_is_full() {
+    let mock = MockServer::start();
+    for _ in 0..3 {
+        mock.push(MockResponse::reply(Reply::tool_call(
+            "read_file",
+            json!({"path": "big.txt"}),
+        )));
+    }
+    mock.push(MockResponse::text("done"));
+    let case = Case::new(
+        &mock,
+        "prompt: Go\ntools:\n  - builtin: read_file\nmiddleware:\n  - prune_tool_outputs: { context_limit: 600, output_reserve: 100, protect_recent: 300 }\n",
+    );
+    std::fs::write(case.dir.join("big.txt"), "y".repeat(1200)).unwrap();
+    assert_eq!(case.run(&[]).code, 0);
+    let last = mock.requests().pop().unwrap().body["messages"].to_string();
+    assert!(last.contains("[output cleared to save context]"), "{last}");
+    assert!(
+        last.contains(&"y".repeat(1200)),
+        "the most recent output is kept"
+    );
+}
+
+#[test]
+fn summarize_replaces_old_history_with_a_summary_from_a_model_call() {
+    let mock = MockServer::start();
+    mock.route(|request| {
+        request
+            .system_prompt()
+            .filter(|s| s.contains("You summarise conversations"))
+            .map(|_| MockResponse::text("SUMMARY: the notes were read twice."))
+    });
+    for _ in 0..2 {
+        mock.push(MockResponse::reply(Reply::tool_call(
+            "read_file",
+            json!({"path": "big.txt"}),
+        )));
+    }
+    mock.push(MockResponse::text("done"));
+    let case = Case::new(
+        &mock,
+        "prompt: Go\ntools:\n  - builtin: read_file\nmiddleware:\n  - summarize: { threshold: 400, keep_recent: 2 }\n",
+    );
+    std::fs::write(case.dir.join("big.txt"), "z".repeat(1000)).unwrap();
+    assert_eq!(case.run(&[]).code, 0);
+    let requests = mock.requests();
+    assert!(
+        requests.iter().any(|r| r
+            .system_prompt()
+            .unwrap_or_default()
+            .contains("You summarise")),
+        "a summary call was made"
+    );
+    let last = requests.last().unwrap().body["messages"].to_string();
+    assert!(
+        last.contains("SUMMARY: the notes were read twice."),
+        "{last}"
+    );
+}

@@ -233,6 +233,36 @@ fn a_three_level_tree_runs_parallel_sub_agents_with_inherited_and_own_models() {
         (2, Some(research_run.as_str()))
     );
 
+    // Each sub-agent run left a trace in the root's state, kept in its checkpoint.
+    let session = envelope["session_id"].as_str().unwrap();
+    let checkpoint: Value = serde_json::from_str(
+        &std::fs::read_to_string(
+            tree.dir
+                .join(".runner/sessions")
+                .join(session)
+                .join("checkpoint.json"),
+        )
+        .unwrap(),
+    )
+    .unwrap();
+    let state =
+        runner::engine::AgentState::from_json(&checkpoint["state"]).expect("the state restores");
+    let mut traced: Vec<&str> = state
+        .subagent_traces
+        .iter()
+        .map(|t| t.subagent_type.as_str())
+        .collect();
+    traced.sort();
+    assert_eq!(traced, ["critic", "researcher"]);
+    let research_trace = state
+        .subagent_traces
+        .iter()
+        .find(|t| t.subagent_type == "researcher")
+        .unwrap();
+    assert_eq!(research_trace.prompt, "Research tides");
+    assert_eq!(research_trace.result.as_deref(), Some("research result"));
+    assert_eq!(research_trace.tool_executions[0].tool_name, "dig");
+
     // The transcript nests each sub-agent's steps inside its tool block.
     let text = std::fs::read_to_string(tree.dir.join("run/transcript.txt")).unwrap();
     let transcript = runner::output::transcript::parse(&text).expect("the transcript parses");

@@ -13,7 +13,7 @@ use serde_json::{Map, Value, json};
 
 use super::anthropic_stream::AnthropicStream;
 use super::error::{ErrorKind, ProviderError, shorten};
-use super::http::HttpClient;
+use super::http::{HttpClient, exchange};
 use super::openai::HttpSettings;
 use super::types::{Message, ModelRequest, ModelResponse};
 use super::{BoxFuture, DeltaSink, Provider};
@@ -91,23 +91,19 @@ impl AnthropicProvider {
         req: &ModelRequest,
         sink: &DeltaSink<'_>,
     ) -> Result<ModelResponse, ProviderError> {
-        let body = serde_json::to_vec(&self.request_body(req)).map_err(|e| {
-            ProviderError::new(ErrorKind::Config, self.http.provider.clone(), e.to_string())
-        })?;
-        let mut resp = self.http.post(&self.url, self.headers(), body).await?;
-        if resp.is_json() {
-            let bytes = resp.read_to_end(usize::MAX).await?;
-            return parse_message(&self.http.provider, &self.model, &bytes, sink);
-        }
-        let mut stream = AnthropicStream::new(&self.http.provider, &self.model);
-        while let Some(chunk) = resp.next_chunk().await? {
-            stream.feed(&chunk, sink)?;
-            if stream.is_done() {
-                resp.drain().await;
-                break;
-            }
-        }
-        stream.finish(sink)
+        let provider = &self.http.provider;
+        let stream = AnthropicStream::new(provider, &self.model);
+        let whole = |bytes: &[u8]| parse_message(provider, &self.model, bytes, sink);
+        exchange(
+            &self.http,
+            &self.url,
+            self.headers(),
+            &self.request_body(req),
+            stream,
+            whole,
+            sink,
+        )
+        .await
     }
 }
 

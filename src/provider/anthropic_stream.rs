@@ -372,3 +372,15 @@ fn apply_delta(block: &mut Block, delta: AnyDelta<'_>, sink: &DeltaSink<'_>) {
         _ => {} // citations_delta and other additions
     }
 }
+
+impl super::http::WireStream for AnthropicStream {
+    fn feed(&mut self, bytes: &[u8], sink: &DeltaSink<'_>) -> Result<(), ProviderError> {
+        AnthropicStream::feed(self, bytes, sink)
+    }
+    fn is_done(&self) -> bool {
+        AnthropicStream::is_done(self)
+    }
+    fn finish(self, sink: &DeltaSink<'_>) -> Result<ModelResponse, ProviderError> {
+        AnthropicStream::finish(self, sink)
+    }
+}

@@ -9,7 +9,9 @@ use std::time::{Duration, SystemTime};
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
 use tokio::time::{Instant, timeout_at};
 
+use super::DeltaSink;
 use super::error::{ErrorKind, ProviderError, error_message_from_body};
+use super::types::ModelResponse;
 
 /// An API key. Its `Debug` never shows the value; it is only ever put in a header.
 #[derive(Clone, PartialEq, Eq)]
@@ -260,4 +262,41 @@ pub fn parse_retry_after(value: &str, now: SystemTime) -> Option<Duration> {
 
 fn duration_from_secs(secs: f64) -> Option<Duration> {
     (secs.is_finite() && secs >= 0.0).then(|| Duration::from_secs_f64(secs.min(86_400.0)))
+}
+
+/// A wire format's incremental reader of a streamed answer (OpenAI chunks, Anthropic events).
+pub trait WireStream {
+    fn feed(&mut self, bytes: &[u8], sink: &DeltaSink<'_>) -> Result<(), ProviderError>;
+    /// The terminal event arrived: the rest of the body can be drained.
+    fn is_done(&self) -> bool;
+    fn finish(self, sink: &DeltaSink<'_>) -> Result<ModelResponse, ProviderError>;
+}
+
+/// One exchange, the same for every wire: POST the body, then read either a whole JSON
+/// answer (`whole`) or a stream (`stream`), stopping at its terminal event.
+pub async fn exchange<S: WireStream>(
+    http: &HttpClient,
+    url: &str,
+    headers: Vec<(&'static str, String)>,
+    body: &serde_json::Value,
+    stream: S,
+    whole: impl FnOnce(&[u8]) -> Result<ModelResponse, ProviderError>,
+    sink: &DeltaSink<'_>,
+) -> Result<ModelResponse, ProviderError> {
+    let body = serde_json::to_vec(body)
+        .map_err(|e| ProviderError::new(ErrorKind::Config, http.provider.clone(), e.to_string()))?;
+    let mut resp = http.post(url, headers, body).await?;
+    if resp.is_json() {
+        let bytes = resp.read_to_end(usize::MAX).await?;
+        return whole(&bytes);
+    }
+    let mut stream = stream;
+    while let Some(chunk) = resp.next_chunk().await? {
+        stream.feed(&chunk, sink)?;
+        if stream.is_done() {
+            resp.drain().await;
+            break;
+        }
+    }
+    stream.finish(sink)
 }

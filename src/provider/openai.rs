@@ -11,7 +11,7 @@ use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
 use super::error::{ErrorKind, ProviderError, shorten};
-use super::http::{HttpClient, Secret};
+use super::http::{HttpClient, Secret, exchange};
 use super::openai_stream::{Accumulator, Delta, OpenAiStream, WireUsage};
 use super::types::{Message, ModelRequest, ModelResponse, StreamDelta};
 use super::{BoxFuture, DeltaSink, Provider};
@@ -101,23 +101,19 @@ impl OpenAiProvider {
         req: &ModelRequest,
         sink: &DeltaSink<'_>,
     ) -> Result<ModelResponse, ProviderError> {
-        let body = serde_json::to_vec(&self.request_body(req)).map_err(|e| {
-            ProviderError::new(ErrorKind::Config, self.http.provider.clone(), e.to_string())
-        })?;
-        let mut resp = self.http.post(&self.url, self.headers(), body).await?;
-        if resp.is_json() {
-            let bytes = resp.read_to_end(usize::MAX).await?;
-            return parse_completion(&self.http.provider, &self.model, &bytes, sink);
-        }
-        let mut stream = OpenAiStream::new(&self.http.provider, &self.model);
-        while let Some(chunk) = resp.next_chunk().await? {
-            stream.feed(&chunk, sink)?;
-            if stream.is_done() {
-                resp.drain().await;
-                break;
-            }
-        }
-        stream.finish(sink)
+        let provider = &self.http.provider;
+        let stream = OpenAiStream::new(provider, &self.model);
+        let whole = |bytes: &[u8]| parse_completion(provider, &self.model, bytes, sink);
+        exchange(
+            &self.http,
+            &self.url,
+            self.headers(),
+            &self.request_body(req),
+            stream,
+            whole,
+            sink,
+        )
+        .await
     }
 }
 

@@ -350,3 +350,15 @@ impl Accumulator {
 fn fallback_id(pos: usize) -> String {
     format!("call_{pos}")
 }
+
+impl super::http::WireStream for OpenAiStream {
+    fn feed(&mut self, bytes: &[u8], sink: &DeltaSink<'_>) -> Result<(), ProviderError> {
+        OpenAiStream::feed(self, bytes, sink)
+    }
+    fn is_done(&self) -> bool {
+        OpenAiStream::is_done(self)
+    }
+    fn finish(self, sink: &DeltaSink<'_>) -> Result<ModelResponse, ProviderError> {
+        OpenAiStream::finish(self, sink)
+    }
+}
