@@ -165,3 +165,64 @@ fn validate_watch_reports_again_after_each_save() {
     assert_eq!(second.len(), 1, "{second:?}");
     assert!(second[0].contains("1 file(s) valid"), "{second:?}");
 }
+
+#[test]
+fn chat_over_a_pipe_keeps_the_history_across_an_edit() {
+    use std::io::{BufRead, BufReader, Write};
+    let mock = MockServer::start();
+    mock.push(MockResponse::text("Hello Ann."));
+    mock.push(MockResponse::text("You are Ann."));
+    let (dir, file) = project(&mock);
+    let mut child = Run::new(["chat", "agent.yaml", "--run-dir", "run"])
+        .current_dir(&dir)
+        .env(KEY_ENV, "k")
+        .spawn_interactive();
+    let mut stdin = child.stdin.take().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    let stdout = child.stdout.take().unwrap();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines() {
+            if tx.send(line.unwrap_or_default()).is_err() {
+                break;
+            }
+        }
+    });
+    writeln!(stdin, "My name is Ann.").unwrap();
+    assert_eq!(
+        rx.recv_timeout(Duration::from_secs(10)).unwrap(),
+        "Hello Ann."
+    );
+    save_by_rename(&file, &agent(&mock, "You are NEW."));
+    std::thread::sleep(Duration::from_millis(200));
+    writeln!(stdin, "Who am I?").unwrap();
+    assert_eq!(
+        rx.recv_timeout(Duration::from_secs(10)).unwrap(),
+        "You are Ann."
+    );
+    writeln!(stdin, "/save").unwrap();
+    let saved = rx.recv_timeout(Duration::from_secs(10)).unwrap();
+    assert!(saved.starts_with("saved session "), "{saved}");
+    writeln!(stdin, "/exit").unwrap();
+    let status = child.wait().unwrap();
+    assert!(status.success());
+    let requests = mock.requests();
+    assert_eq!(requests[0].system_prompt().as_deref(), Some("You are OLD."));
+    assert_eq!(
+        requests[1].system_prompt().as_deref(),
+        Some("You are NEW."),
+        "reloaded between turns"
+    );
+    let history = requests[1].body["messages"].to_string();
+    assert!(
+        history.contains("My name is Ann.") && history.contains("Hello Ann."),
+        "{history}"
+    );
+    let session = saved.trim_start_matches("saved session ");
+    assert!(
+        dir.join(".runner/sessions")
+            .join(session)
+            .join("checkpoint.json")
+            .is_file(),
+        "resumable"
+    );
+}

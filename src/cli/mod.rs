@@ -1,6 +1,7 @@
 //! The command line: one file per subcommand. `main` maps every outcome to the exit codes
 //! of SPEC §3.1, so scripts can rely on them.
 
+mod chat;
 mod exec;
 mod exit;
 mod launch;
@@ -51,6 +52,8 @@ enum Command {
         #[arg(long, value_enum, default_value_t = render::RenderFormat::Markdown)]
         format: render::RenderFormat,
     },
+    /// Talk with an agent, a line at a time (stdin may be a pipe).
+    Chat(chat::ChatArgs),
     /// Continue a session: after a crash, an interrupt, a limit, or with an answer.
     Resume(Box<resume::ResumeArgs>),
     /// List, show or delete sessions.
@@ -99,6 +102,7 @@ pub fn main() -> std::process::ExitCode {
         Command::Schema { out, events } => schema::run(out.as_deref(), events),
         Command::Exec(args) => exec::run(*args),
         Command::Resume(args) => resume::run(*args),
+        Command::Chat(args) => chat::run(args),
         Command::Sessions(args) => sessions::run(args),
         Command::Render { transcript, format } => render::run(&transcript, format),
     };

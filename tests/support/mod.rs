@@ -116,3 +116,14 @@ pub fn read_events(path: &Path) -> Vec<serde_json::Value> {
         })
         .collect()
 }
+
+impl Run {
+    /// Starts the binary with stdin, stdout and stderr piped (interactive tests).
+    pub fn spawn_interactive(mut self) -> std::process::Child {
+        self.command
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        self.command.spawn().expect("the runner binary starts")
+    }
+}
