@@ -1000,3 +1000,24 @@ fn summarize_replaces_old_history_with_a_summary_from_a_model_call() {
         "{last}"
     );
 }
+
+#[test]
+fn events_dash_puts_the_event_stream_on_stdout_instead_of_the_result() {
+    let mock = MockServer::start();
+    mock.push(MockResponse::text("answer"));
+    let case = Case::new(&mock, "prompt: Go\n");
+    let outcome = case.run(&["--events", "-", "--output", "json"]);
+    assert_eq!(outcome.code, 0, "{}", outcome.stderr);
+    let lines: Vec<Value> = outcome
+        .stdout
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("each line is an event"))
+        .collect();
+    assert_eq!(lines.first().unwrap()["type"], "agent.run.created");
+    assert_eq!(lines.last().unwrap()["type"], "thread.run.completed");
+    assert_eq!(
+        case.result()["output"],
+        "answer",
+        "result.json is still written"
+    );
+}
