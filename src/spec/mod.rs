@@ -11,6 +11,8 @@ pub mod limits;
 pub mod load;
 pub mod middleware;
 pub mod model;
+pub mod paths;
+pub mod schema_alternatives;
 pub mod schema_check;
 pub mod schema_gen;
 pub mod template;
@@ -21,4 +23,5 @@ pub mod yaml;
 
 pub use agent::AgentSpec;
 pub use diagnostic::{Code, Diagnostic, Severity};
+pub use paths::normalize;
 pub use validate::{Validator, validate_paths};

@@ -5,13 +5,14 @@
 //! value, so a schema error in one key never hides a template error in another.
 
 use std::collections::{BTreeSet, HashMap};
-use std::path::{Component, Path, PathBuf};
+use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value};
 
 use super::diagnostic::{Code, Diagnostic, did_you_mean};
 use super::execution::STRATEGY_OPTIONS;
 use super::limits::STOP_WHEN_VARIABLES;
+pub use super::paths::{expand_paths, normalize};
 use super::schema_check::schema_diagnostics;
 use super::template::{
     TemplateIssue, TemplateScope, check_expression, check_template, used_variables,
@@ -659,61 +660,6 @@ fn file_name(path: &Path) -> String {
         || path.display().to_string(),
         |n| n.to_string_lossy().to_string(),
     )
-}
-
-/// Removes `.` and folds `..` lexically, so reported paths stay readable.
-pub fn normalize(path: &Path) -> PathBuf {
-    let mut out = PathBuf::new();
-    for part in path.components() {
-        match part {
-            Component::CurDir => {}
-            Component::ParentDir => {
-                if !out.pop() {
-                    out.push("..");
-                }
-            }
-            other => out.push(other),
-        }
-    }
-    out
-}
-
-/// Expands files and directories (recursively: `.yaml` and `.yml`, skipping hidden
-/// directories, `target` and `node_modules`) into a sorted list of agent files.
-pub fn expand_paths(paths: &[PathBuf]) -> Result<Vec<PathBuf>, String> {
-    let mut files = Vec::new();
-    for path in paths {
-        if path.is_dir() {
-            collect_dir(path, &mut files).map_err(|e| format!("{}: {e}", path.display()))?;
-        } else if path.exists() {
-            files.push(path.clone());
-        } else {
-            return Err(format!("{}: no such file or directory", path.display()));
-        }
-    }
-    Ok(files)
-}
-
-fn collect_dir(dir: &Path, files: &mut Vec<PathBuf>) -> std::io::Result<()> {
-    let mut entries: Vec<PathBuf> = std::fs::read_dir(dir)?
-        .filter_map(Result::ok)
-        .map(|entry| entry.path())
-        .collect();
-    entries.sort();
-    for entry in entries {
-        let name = entry
-            .file_name()
-            .map(|n| n.to_string_lossy().to_string())
-            .unwrap_or_default();
-        if entry.is_dir() {
-            if !name.starts_with('.') && name != "target" && name != "node_modules" {
-                collect_dir(&entry, files)?;
-            }
-        } else if name.ends_with(".yaml") || name.ends_with(".yml") {
-            files.push(entry);
-        }
-    }
-    Ok(())
 }
 
 /// Validates files and directories; returns every diagnostic.
