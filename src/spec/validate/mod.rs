@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value};
 
-use super::diagnostic::{Code, Diagnostic, did_you_mean};
+use super::diagnostic::{Code, Diagnostic};
 use super::execution::STRATEGY_OPTIONS;
 use super::limits::STOP_WHEN_VARIABLES;
 pub use super::paths::{expand_paths, normalize};
@@ -19,6 +19,8 @@ use super::template::{
 };
 use super::user_schema::check_user_schema;
 use super::yaml::{YamlDocument, load_yaml, pointer_push};
+
+mod tools_check;
 
 /// Validates agent files, following their references once each.
 #[derive(Default)]
@@ -356,210 +358,6 @@ impl Validator {
                 .with_hint("add `pricing: {input_per_mtok: ..., output_per_mtok: ...}` to the model mapping"),
             );
         }
-    }
-
-    fn check_tools(
-        &mut self,
-        file: &FileContext<'_>,
-        at: &str,
-        agent: &Map<String, Value>,
-        env: &BTreeSet<String>,
-    ) {
-        let tools_at = pointer_push(at, "tools");
-        let handoffs_at = pointer_push(at, "handoffs");
-        let tools = agent
-            .get("tools")
-            .and_then(Value::as_array)
-            .cloned()
-            .unwrap_or_default();
-        let handoffs = agent
-            .get("handoffs")
-            .and_then(Value::as_array)
-            .cloned()
-            .unwrap_or_default();
-
-        // Names first, so duplicates and depends_on can be checked against all of them.
-        let mut seen: HashMap<String, String> = HashMap::new();
-        let named = tools
-            .iter()
-            .enumerate()
-            .map(|(i, t)| (pointer_push(&tools_at, &i.to_string()), t))
-            .chain(
-                handoffs
-                    .iter()
-                    .enumerate()
-                    .map(|(i, t)| (pointer_push(&handoffs_at, &i.to_string()), t)),
-            );
-        for (pointer, tool) in named {
-            let (name, name_at) = match (tool.get("builtin"), tool.get("name")) {
-                (Some(Value::String(builtin)), _) => {
-                    (builtin.clone(), pointer_push(&pointer, "builtin"))
-                }
-                (_, Some(Value::String(name))) => (name.clone(), pointer_push(&pointer, "name")),
-                _ => continue,
-            };
-            if let Some(first) = seen.get(&name) {
-                let first_line = file.doc.value_position(first).line;
-                self.diagnostics.push(
-                    Diagnostic::error(
-                        file.path,
-                        file.doc.value_position(&name_at),
-                        Code::DuplicateTool,
-                        &name_at,
-                        format!("tool name `{name}` is already used on line {first_line}"),
-                    )
-                    .with_hint("tool names must be unique per agent; rename one of them"),
-                );
-            } else {
-                seen.insert(name, name_at);
-            }
-        }
-
-        for (index, tool) in tools.iter().enumerate() {
-            let pointer = pointer_push(&tools_at, &index.to_string());
-            if let Some(Value::Object(server)) = tool.get("mcp") {
-                self.check_mcp(file, &pointer_push(&pointer, "mcp"), server, env);
-                continue;
-            }
-            if tool.get("builtin").is_some() {
-                continue;
-            }
-            let Some(tool) = tool.as_object() else {
-                continue;
-            };
-            let parameters = tool.get("parameters");
-            if let Some(parameters) = parameters {
-                self.user_schema(
-                    file,
-                    &pointer_push(&pointer, "parameters"),
-                    parameters,
-                    true,
-                    Code::ParameterSchema,
-                );
-            }
-            if let Some(Value::String(prompt)) = tool.get("prompt") {
-                let scope = TemplateScope {
-                    variables: parameters
-                        .and_then(|p| p.get("properties"))
-                        .and_then(Value::as_object)
-                        .map(|p| p.keys().cloned().collect())
-                        .unwrap_or_default(),
-                    env: env.clone(),
-                    declare_hint: "a sub-agent prompt can read only the tool's parameters: add it to `parameters.properties`",
-                };
-                self.template(file, &pointer_push(&pointer, "prompt"), prompt, &scope);
-            }
-            if let Some(Value::Array(dependencies)) = tool.get("depends_on") {
-                for (i, dependency) in dependencies.iter().enumerate() {
-                    let Some(name) = dependency.as_str() else {
-                        continue;
-                    };
-                    if !seen.contains_key(name) {
-                        let dep_at =
-                            pointer_push(&pointer_push(&pointer, "depends_on"), &i.to_string());
-                        let hint = did_you_mean(name, seen.keys().map(String::as_str))
-                            .map(|close| format!("did you mean `{close}`?"));
-                        self.diagnostics.push(
-                            Diagnostic::error(
-                                file.path,
-                                file.doc.value_position(&dep_at),
-                                Code::UnknownTool,
-                                &dep_at,
-                                format!(
-                                    "`depends_on` names `{name}`, which is not a tool of this agent"
-                                ),
-                            )
-                            .with_optional_hint(hint),
-                        );
-                    }
-                }
-            }
-            self.check_agent_ref(file, &pointer_push(&pointer, "agent"), tool.get("agent"));
-        }
-        for (index, handoff) in handoffs.iter().enumerate() {
-            let pointer = pointer_push(&handoffs_at, &index.to_string());
-            self.check_agent_ref(file, &pointer_push(&pointer, "agent"), handoff.get("agent"));
-        }
-    }
-
-    fn check_mcp(
-        &mut self,
-        file: &FileContext<'_>,
-        at: &str,
-        server: &Map<String, Value>,
-        env: &BTreeSet<String>,
-    ) {
-        let Some(Value::Object(headers)) = server.get("headers") else {
-            return;
-        };
-        let scope = TemplateScope {
-            variables: BTreeSet::new(),
-            env: env.clone(),
-            declare_hint: "headers can read declared `env` vars and the built-ins",
-        };
-        let headers_at = pointer_push(at, "headers");
-        for (name, value) in headers {
-            if let Value::String(source) = value {
-                self.template(file, &pointer_push(&headers_at, name), source, &scope);
-            }
-        }
-    }
-
-    fn check_agent_ref(&mut self, file: &FileContext<'_>, pointer: &str, agent: Option<&Value>) {
-        match agent {
-            Some(Value::String(relative)) => self.check_reference(file, pointer, relative),
-            Some(inline @ Value::Object(_)) => self.check_agent(file, inline, pointer),
-            _ => {}
-        }
-    }
-
-    fn check_reference(&mut self, file: &FileContext<'_>, pointer: &str, relative: &str) {
-        let target = normalize(&file.base_dir.join(relative));
-        let at = file.doc.value_position(pointer);
-        if !target.is_file() {
-            self.diagnostics.push(
-                Diagnostic::error(
-                    file.path,
-                    at,
-                    Code::MissingFile,
-                    pointer,
-                    format!("agent file `{relative}` does not exist"),
-                )
-                .with_hint(format!(
-                    "paths are relative to this file; looked for {}",
-                    target.display()
-                )),
-            );
-            return;
-        }
-        let key = canonical(&target);
-        if let Some(index) = self.stack.iter().position(|(path, _)| *path == key) {
-            let bounded = self.stack[index..].iter().any(|(_, bounded)| *bounded);
-            if !bounded {
-                let chain: Vec<String> = self.stack[index..]
-                    .iter()
-                    .map(|(path, _)| file_name(path))
-                    .chain([file_name(&key)])
-                    .collect();
-                self.diagnostics.push(
-                    Diagnostic::error(
-                        file.path,
-                        at,
-                        Code::Cycle,
-                        pointer,
-                        format!(
-                            "sub-agent cycle without a depth bound: {}",
-                            chain.join(" → ")
-                        ),
-                    )
-                    .with_hint(
-                        "set `limits.max_depth` in one of these agents to bound the recursion",
-                    ),
-                );
-            }
-            return;
-        }
-        self.validate_file(&target);
     }
 
     fn template(
