@@ -2,13 +2,14 @@
 //!
 //! The library is usable without the CLI; the `runner` binary is a thin front-end.
 //! Flow: `spec` (what the user wrote) → `compile` → `engine` (how it runs), which talks to
-//! models through `provider` and acts through `tools`; `output` is what a run leaves behind.
+//! models through `provider` and acts through `tools` (and MCP servers, `mcp`); `output` is what a run leaves behind.
 
 pub mod checkpoint;
 pub mod cli;
 pub mod compile;
 pub mod engine;
 pub mod fsutil;
+pub mod mcp;
 pub mod output;
 pub mod protocol;
 pub mod provider;

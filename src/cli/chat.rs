@@ -14,6 +14,7 @@ use tokio::sync::watch;
 
 use super::Exit;
 use super::launch::SessionCheckpointer;
+use super::servers::RunningServers;
 use super::session_store::{SessionFiles, sessions_dir};
 use super::watch::{SpecReloader, compiler};
 use crate::checkpoint::{FileCheckpointStore, SessionMetadata, SessionStatus, ThreadTree};
@@ -23,6 +24,7 @@ use crate::engine::checkpointing::{Checkpointer, Reloader};
 use crate::engine::clock::{new_id, now_rfc3339};
 use crate::engine::events::{Emitter, EventBus, EventSink, JsonlSink, kind};
 use crate::engine::{AgentState, RunContext};
+use crate::mcp::McpServers;
 use crate::output::result::Status;
 use crate::provider::BuildOptions;
 use crate::spec::inputs::{parse_var, resolve_inputs};
@@ -81,7 +83,16 @@ pub fn run(args: ChatArgs) -> Exit {
         &now_rfc3339(),
     );
     let build = BuildOptions::default();
-    let input = CompileInput {
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+    {
+        Ok(runtime) => runtime,
+        Err(error) => return fail(format!("cannot start the async runtime: {error}")),
+    };
+    let (_stop, cancel) = watch::channel(false);
+    let mut input = CompileInput {
         spec: &spec,
         file_dir: file_dir(&args.agent),
         workspace: std::env::current_dir().unwrap_or_else(|_| PathBuf::from(".")),
@@ -91,7 +102,20 @@ pub fn run(args: ChatArgs) -> Exit {
         env: env.clone(),
         inherited: None,
         answers: Vec::new(),
+        mcp: McpServers::none(),
     };
+    let servers = match RunningServers::start(&runtime, &input, cancel.clone()) {
+        Ok(servers) => servers,
+        Err(failure) => {
+            eprintln!("error: {}", failure.message);
+            return match failure.status {
+                Status::Interrupted => Exit::Interrupted,
+                Status::Failed => Exit::Failed,
+                _ => Exit::Invalid,
+            };
+        }
+    };
+    input.mcp = servers.servers();
     let mut agent = match compile_agent(&input) {
         Ok(agent) => agent,
         Err(error) => return fail(error.to_string()),
@@ -118,7 +142,6 @@ pub fn run(args: ChatArgs) -> Exit {
         run_id.clone(),
         session_id.clone(),
     );
-    let (_stop, cancel) = watch::channel(false);
     let mut ctx = RunContext::new(
         emitter.clone(),
         Arc::new(Budget::new(run_limits(&spec.limits))),
@@ -150,14 +173,7 @@ pub fn run(args: ChatArgs) -> Exit {
             )
         });
     ctx.checkpoints = files.clone().map(|f| f as Arc<dyn Checkpointer>);
-    let runtime = match tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-    {
-        Ok(runtime) => runtime,
-        Err(error) => return fail(format!("cannot start the async runtime: {error}")),
-    };
+
     emitter.emit(
         kind::RUN_CREATED,
         json!({"status": "in_progress", "initialMessages": [], "sessionId": session_id}),

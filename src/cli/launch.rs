@@ -12,6 +12,7 @@ use tokio::sync::watch;
 
 use super::Exit;
 use super::run_options::RunOptions;
+use super::servers::RunningServers;
 use crate::compile::{
     CompileInput, TemplateContext, compile_agent, file_dir, render_field, run_limits,
 };
@@ -21,6 +22,7 @@ use crate::engine::clock::{new_id, now_rfc3339};
 use crate::engine::events::{Emitter, EventBus, EventSink, JsonlSink, kind};
 use crate::engine::{AgentState, HaltReason, RunContext};
 use crate::fsutil::write_atomically;
+use crate::mcp::McpServers;
 use crate::output::progress::Progress;
 use crate::output::result::{ResultError, ResultUsage, RunResult, Status};
 use crate::output::transcript::TranscriptWriter;
@@ -74,10 +76,40 @@ pub fn invalid(
     code: &str,
     message: String,
 ) -> Exit {
+    not_started(
+        options,
+        Status::Invalid,
+        agent,
+        (run_id, session_id),
+        code,
+        message,
+    )
+}
+
+/// Reports a run that ended before its first step, with the envelope when asked.
+fn not_started(
+    options: &RunOptions,
+    status: Status,
+    agent: &str,
+    ids: (&str, &str),
+    code: &str,
+    message: String,
+) -> Exit {
     eprintln!("error: {message}");
-    let result = RunResult::invalid(agent, run_id, session_id, code, message);
+    let result = RunResult::not_started(status, agent, ids, code, message);
     options.print_result(&result);
-    Exit::Invalid
+    exit_for(status)
+}
+
+fn exit_for(status: Status) -> Exit {
+    match status {
+        Status::Completed => Exit::Completed,
+        Status::Failed => Exit::Failed,
+        Status::Invalid => Exit::Invalid,
+        Status::LimitReached => Exit::LimitReached,
+        Status::InputRequired => Exit::InputRequired,
+        Status::Interrupted => Exit::Interrupted,
+    }
 }
 
 /// Runs the agent and returns the exit code.
@@ -120,7 +152,21 @@ pub fn launch(launch: Launch, options: &RunOptions) -> Exit {
         Ok(answers) => answers,
         Err(message) => return invalid(&spec.name, "invalid_answers", message),
     };
-    let compile_input = CompileInput {
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+    {
+        Ok(runtime) => runtime,
+        Err(error) => {
+            eprintln!("error: cannot start the async runtime: {error}");
+            return Exit::Failed;
+        }
+    };
+    // Signals are watched from here on: an interrupt while MCP servers start stops them too.
+    let (cancel_tx, cancel_rx) = watch::channel(false);
+    runtime.spawn(watch_signals(cancel_tx));
+    let mut compile_input = CompileInput {
         spec: &spec,
         file_dir: dir.clone(),
         workspace,
@@ -130,7 +176,23 @@ pub fn launch(launch: Launch, options: &RunOptions) -> Exit {
         env: env.clone(),
         inherited: None,
         answers,
+        mcp: McpServers::none(),
     };
+    let servers = match RunningServers::start(&runtime, &compile_input, cancel_rx.clone()) {
+        Ok(servers) => servers,
+        Err(failure) => {
+            let ids = (run_id.as_str(), session_id.as_str());
+            return not_started(
+                options,
+                failure.status,
+                &spec.name,
+                ids,
+                failure.code,
+                failure.message,
+            );
+        }
+    };
+    compile_input.mcp = servers.servers();
     let agent = match compile_agent(&compile_input) {
         Ok(agent) => agent,
         Err(error) => return invalid(&spec.name, "invalid_agent", error.to_string()),
@@ -223,21 +285,9 @@ pub fn launch(launch: Launch, options: &RunOptions) -> Exit {
     let emitter = Emitter::root(bus, &spec.name, run_id.clone(), session_id.clone());
     // A resumed session keeps counting where it stopped: limits are per session.
     let budget = Arc::new(Budget::resumed(run_limits(&spec.limits), &state));
-    let (cancel_tx, cancel_rx) = watch::channel(false);
     let mut ctx = RunContext::new(emitter.clone(), budget.clone(), cancel_rx);
     ctx.checkpoints = checkpoints.clone().map(|c| c as Arc<dyn Checkpointer>);
     ctx.reload = reloader.map(|r| r as Arc<dyn crate::engine::checkpointing::Reloader>);
-    let runtime = match tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-    {
-        Ok(runtime) => runtime,
-        Err(error) => {
-            eprintln!("error: cannot start the async runtime: {error}");
-            return Exit::Failed;
-        }
-    };
     let opening_messages: Vec<Message> = first_message.iter().map(Message::user).collect();
     emitter.emit(
         kind::RUN_CREATED,
@@ -253,12 +303,7 @@ pub fn launch(launch: Launch, options: &RunOptions) -> Exit {
         kind::STATUS_CHANGED,
         json!({"previousStatus": "queued", "currentStatus": "in_progress"}),
     );
-    let outcome = runtime.block_on(async {
-        tokio::spawn(watch_signals(cancel_tx));
-        agent
-            .generate(first_message.map(Message::user), state, &ctx)
-            .await
-    });
+    let outcome = runtime.block_on(agent.generate(first_message.map(Message::user), state, &ctx));
 
     let totals = budget.totals();
     let mut pending = None;
@@ -387,14 +432,7 @@ pub fn launch(launch: Launch, options: &RunOptions) -> Exit {
         eprintln!("error[{}]: {}", error.code, error.message);
     }
     options.print_result(&result);
-    match status {
-        Status::Completed => Exit::Completed,
-        Status::Failed => Exit::Failed,
-        Status::Invalid => Exit::Invalid,
-        Status::LimitReached => Exit::LimitReached,
-        Status::InputRequired => Exit::InputRequired,
-        Status::Interrupted => Exit::Interrupted,
-    }
+    exit_for(status)
 }
 
 /// Flips the stop signal on SIGINT or SIGTERM; the engine stops at once and the run ends

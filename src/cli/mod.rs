@@ -9,9 +9,11 @@ mod render;
 mod resume;
 mod run_options;
 mod schema;
+mod servers;
 mod session_store;
 mod sessions;
 mod style;
+mod tools;
 mod validate;
 mod watch;
 
@@ -58,6 +60,14 @@ enum Command {
     Resume(Box<resume::ResumeArgs>),
     /// List, show or delete sessions.
     Sessions(sessions::SessionsArgs),
+    /// List the tools an agent's model would see (starting its MCP servers to ask them).
+    Tools {
+        /// The agent file.
+        agent: PathBuf,
+        /// `text`: one line per tool; `json`: names, kinds, servers and parameter schemas.
+        #[arg(long, value_enum, default_value_t = Format::Text)]
+        format: Format,
+    },
     /// Print the JSON Schema of agent files.
     Schema {
         /// Write it to this file instead of stdout.
@@ -104,6 +114,7 @@ pub fn main() -> std::process::ExitCode {
         Command::Resume(args) => resume::run(*args),
         Command::Chat(args) => chat::run(args),
         Command::Sessions(args) => sessions::run(args),
+        Command::Tools { agent, format } => tools::run(&agent, format),
         Command::Render { transcript, format } => render::run(&transcript, format),
     };
     exit.into()

@@ -90,6 +90,7 @@ pub fn compiler(input: &CompileInput<'_>) -> Compiler {
     let build = input.build.clone();
     let env = input.env.clone();
     let answers = input.answers.clone();
+    let mcp = input.mcp.clone();
     Box::new(move |spec: &AgentSpec| {
         let input = CompileInput {
             spec,
@@ -101,6 +102,7 @@ pub fn compiler(input: &CompileInput<'_>) -> Compiler {
             env: env.clone(),
             inherited: None,
             answers: answers.clone(),
+            mcp: mcp.clone(),
         };
         compile_agent(&input).map_err(|e| e.to_string())
     })

@@ -1,10 +1,12 @@
 //! Compiles an agent file into an engine `Agent`: providers built, tools registered,
 //! templates rendered. This is the only place where the spec meets the engine.
 
+mod mcp;
 mod model;
 mod prompts;
 mod subagents;
 
+pub use mcp::start_servers as start_mcp_servers;
 pub use model::{ModelError, provider_config};
 pub use prompts::{TemplateContext, render_field};
 
@@ -17,6 +19,7 @@ use crate::engine::budget::{Price, RunLimits};
 use crate::engine::middleware::{Logging, Middleware, PruneToolOutputs, SlidingWindow, Summarize};
 use crate::engine::stop_when::StopWhen;
 use crate::engine::strategy::{ExecutionStrategy, LoopStrategy, PlanStrategy, ReactStrategy};
+use crate::mcp::McpServers;
 use crate::provider::{BuildOptions, Provider, build_provider_with};
 use crate::spec::AgentSpec;
 use crate::spec::execution::Strategy;
@@ -36,7 +39,7 @@ pub enum CompileError {
     #[error("tool `{name}`: {message}")]
     Tool { name: String, message: String },
     #[error("{0}")]
-    Unsupported(String),
+    Mcp(crate::mcp::StartError),
 }
 
 /// What compiling needs besides the file.
@@ -55,6 +58,26 @@ pub struct CompileInput<'a> {
     pub inherited: Option<Arc<dyn Provider>>,
     /// Where `ask_user` gets answers (terminal, `--answers`), in order.
     pub answers: Vec<Arc<dyn crate::tools::AnswerSource>>,
+    /// The run's MCP servers, started by [`start_mcp_servers`] before compiling.
+    pub mcp: Arc<McpServers>,
+}
+
+impl<'a> CompileInput<'a> {
+    /// The same input with the run's started MCP servers.
+    pub fn with_mcp(&self, mcp: Arc<McpServers>) -> CompileInput<'a> {
+        CompileInput {
+            spec: self.spec,
+            file_dir: self.file_dir.clone(),
+            workspace: self.workspace.clone(),
+            context: self.context,
+            model_override: self.model_override.clone(),
+            build: self.build,
+            env: self.env.clone(),
+            inherited: self.inherited.clone(),
+            answers: self.answers.clone(),
+            mcp,
+        }
+    }
 }
 
 /// Reads environment variables (the process environment, or a map in tests).
@@ -86,7 +109,7 @@ pub fn compile_agent(input: &CompileInput<'_>) -> Result<Agent, CompileError> {
         .as_deref()
         .map(|source| render_field(&input.file_dir, "system", source, input.context))
         .transpose()?;
-    let tools = build_tools(input)?;
+    let tools: Vec<Arc<dyn Tool>> = build_tools(input)?.into_iter().map(|t| t.tool).collect();
     let xml_tools = (spec.tool_protocol == crate::spec::agent::ToolProtocol::Xml)
         .then(|| crate::engine::xml_turn::XmlTools::new(&tools));
     let depends_on: HashMap<String, Vec<String>> = spec
@@ -145,14 +168,43 @@ pub fn run_limits(limits: &Limits) -> RunLimits {
     }
 }
 
-fn build_tools(input: &CompileInput<'_>) -> Result<Vec<Arc<dyn Tool>>, CompileError> {
-    let mut tools: Vec<Arc<dyn Tool>> = Vec::new();
+/// One of an agent's tools and where it comes from (for messages and `runner tools`).
+pub struct AgentTool {
+    /// `builtin`, `sub-agent`, `handoff` or `mcp`.
+    pub kind: &'static str,
+    /// The MCP server's command line or URL, for `mcp` tools.
+    pub server: Option<String>,
+    pub tool: Arc<dyn Tool>,
+}
+
+impl AgentTool {
+    fn new(kind: &'static str, tool: Arc<dyn Tool>) -> Self {
+        AgentTool {
+            kind,
+            server: None,
+            tool,
+        }
+    }
+
+    fn origin(&self) -> String {
+        match &self.server {
+            Some(server) => format!("MCP server `{server}`"),
+            None => format!("the {} tool", self.kind),
+        }
+    }
+}
+
+/// The agent's tools, in file order (handoffs last). Two tools with one name are an error:
+/// the model could not tell them apart.
+pub fn build_tools(input: &CompileInput<'_>) -> Result<Vec<AgentTool>, CompileError> {
+    let mut tools: Vec<AgentTool> = Vec::new();
     for entry in &input.spec.tools {
         match entry {
             ToolEntry::Builtin(crate::spec::tools::BuiltinTool::AskUser {}) => {
-                tools.push(Arc::new(crate::tools::AskUserTool::new(
-                    input.answers.clone(),
-                )));
+                tools.push(AgentTool::new(
+                    "builtin",
+                    Arc::new(crate::tools::AskUserTool::new(input.answers.clone())),
+                ));
             }
             ToolEntry::Builtin(builtin) => {
                 let deny = secret_env_names(input.spec);
@@ -162,19 +214,42 @@ fn build_tools(input: &CompileInput<'_>) -> Result<Vec<Arc<dyn Tool>>, CompileEr
                         message,
                     },
                 )?;
-                tools.push(tool);
+                tools.push(AgentTool::new("builtin", tool));
             }
-            ToolEntry::SubAgent(tool) => tools.push(subagents::sub_agent_tool(input, tool)?),
-            ToolEntry::Mcp(_) => {
-                return Err(CompileError::Unsupported(
-                    "MCP tool servers cannot be run yet (issue #10); `runner validate` checks them"
-                        .into(),
-                ));
+            ToolEntry::SubAgent(tool) => tools.push(AgentTool::new(
+                "sub-agent",
+                subagents::sub_agent_tool(input, tool)?,
+            )),
+            ToolEntry::Mcp(entry) => {
+                let server = Some(crate::mcp::Endpoint::label_of(&entry.mcp));
+                for tool in mcp::entry_tools(input, &entry.mcp)? {
+                    tools.push(AgentTool {
+                        kind: "mcp",
+                        server: server.clone(),
+                        tool,
+                    });
+                }
             }
         }
     }
     for handoff in &input.spec.handoffs {
-        tools.push(subagents::handoff_tool(input, handoff)?);
+        tools.push(AgentTool::new(
+            "handoff",
+            subagents::handoff_tool(input, handoff)?,
+        ));
+    }
+    for (index, tool) in tools.iter().enumerate() {
+        let name = tool.tool.name();
+        if let Some(first) = tools[..index].iter().find(|t| t.tool.name() == name) {
+            return Err(CompileError::Tool {
+                name: name.to_string(),
+                message: format!(
+                    "two tools have this name: {} and {}; give the MCP entry a `prefix`, or list only the tools you need in its `tools`",
+                    first.origin(),
+                    tool.origin()
+                ),
+            });
+        }
     }
     Ok(tools)
 }

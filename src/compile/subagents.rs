@@ -12,6 +12,7 @@ use super::{
 };
 use crate::engine::Agent;
 use crate::engine::subagent::{AgentFactory, HandoffTool, PromptRenderer, SubAgentTool};
+use crate::mcp::McpServers;
 use crate::provider::{BuildOptions, Provider};
 use crate::spec::AgentSpec;
 use crate::spec::inputs::resolve_inputs;
@@ -29,10 +30,12 @@ pub struct SpecAgent {
     build: BuildOptions,
     env: EnvLookup,
     answers: Vec<Arc<dyn crate::tools::AnswerSource>>,
+    /// The run's MCP servers (the child's own `mcp` entries were started with the run).
+    mcp: Arc<McpServers>,
 }
 
 impl SpecAgent {
-    fn resolve(input: &CompileInput<'_>, agent: &AgentRef) -> Result<Self, CompileError> {
+    pub fn resolve(input: &CompileInput<'_>, agent: &AgentRef) -> Result<Self, CompileError> {
         let (spec, dir) = match agent {
             AgentRef::Inline(spec) => ((**spec).clone(), input.file_dir.clone()),
             AgentRef::Path(relative) => {
@@ -59,7 +62,43 @@ impl SpecAgent {
             build: input.build.clone(),
             env: input.env.clone(),
             answers: input.answers.clone(),
+            mcp: input.mcp.clone(),
         })
+    }
+
+    /// The child's template context: its own inputs take their defaults; its templates see
+    /// those, its declared env vars and the run's built-ins.
+    pub fn context(&self) -> Result<TemplateContext, String> {
+        let inputs =
+            resolve_inputs(&self.spec.inputs, Map::new(), &[]).map_err(|e| e.to_string())?;
+        let declared_env: Vec<String> = self.spec.env.iter().map(|e| e.0.clone()).collect();
+        Ok(self.context.for_agent(
+            &self.spec.name,
+            self.spec.description.as_deref(),
+            &inputs,
+            &declared_env,
+            &*self.env,
+        ))
+    }
+
+    /// What compiling the child needs.
+    pub fn input<'a>(
+        &'a self,
+        context: &'a TemplateContext,
+        inherited: Option<Arc<dyn Provider>>,
+    ) -> CompileInput<'a> {
+        CompileInput {
+            spec: &self.spec,
+            file_dir: self.file_dir.clone(),
+            workspace: self.workspace.clone(),
+            context,
+            model_override: None,
+            build: &self.build,
+            env: self.env.clone(),
+            inherited,
+            answers: self.answers.clone(),
+            mcp: self.mcp.clone(),
+        }
     }
 }
 
@@ -69,30 +108,8 @@ impl AgentFactory for SpecAgent {
     }
 
     fn build(&self, inherited: &Arc<dyn Provider>) -> Result<Agent, String> {
-        // The child's own inputs take their defaults; its templates see those, its declared
-        // env vars and the run's built-ins.
-        let inputs =
-            resolve_inputs(&self.spec.inputs, Map::new(), &[]).map_err(|e| e.to_string())?;
-        let declared_env: Vec<String> = self.spec.env.iter().map(|e| e.0.clone()).collect();
-        let context = self.context.for_agent(
-            &self.spec.name,
-            self.spec.description.as_deref(),
-            &inputs,
-            &declared_env,
-            &*self.env,
-        );
-        let input = CompileInput {
-            spec: &self.spec,
-            file_dir: self.file_dir.clone(),
-            workspace: self.workspace.clone(),
-            context: &context,
-            model_override: None,
-            build: &self.build,
-            env: self.env.clone(),
-            inherited: Some(inherited.clone()),
-            answers: self.answers.clone(),
-        };
-        compile_agent(&input).map_err(|e| e.to_string())
+        let context = self.context()?;
+        compile_agent(&self.input(&context, Some(inherited.clone()))).map_err(|e| e.to_string())
     }
 }
 

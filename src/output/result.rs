@@ -79,10 +79,22 @@ impl RunResult {
         code: &str,
         message: String,
     ) -> Self {
+        Self::not_started(Status::Invalid, agent, (run_id, session_id), code, message)
+    }
+
+    /// A result for a run that ended before its first step: invalid, or failed or
+    /// interrupted while its MCP servers were starting.
+    pub fn not_started(
+        status: Status,
+        agent: &str,
+        (run_id, session_id): (&str, &str),
+        code: &str,
+        message: String,
+    ) -> Self {
         RunResult {
             version: 1,
-            status: Status::Invalid,
-            exit_code: Status::Invalid.exit_code(),
+            status,
+            exit_code: status.exit_code(),
             agent: agent.to_string(),
             run_id: run_id.to_string(),
             session_id: session_id.to_string(),

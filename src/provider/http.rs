@@ -49,6 +49,20 @@ const MAX_ERROR_BODY: usize = 64 * 1024;
 /// (reading to the end lets the connection be reused).
 const DRAIN_AFTER_DONE: Duration = Duration::from_secs(1);
 
+/// An HTTP client with rustls on the ring backend, connecting within `timeout` (at most
+/// 30 s). Providers and MCP servers over HTTP both use it.
+pub fn http_client(timeout: Duration) -> Result<reqwest::Client, String> {
+    static CRYPTO: Once = Once::new();
+    CRYPTO.call_once(|| {
+        // Fails only when the application installed a provider first: keep theirs.
+        let _ = rustls::crypto::ring::default_provider().install_default();
+    });
+    reqwest::Client::builder()
+        .connect_timeout(timeout.min(Duration::from_secs(30)))
+        .build()
+        .map_err(|e| format!("HTTP client: {e}"))
+}
+
 impl HttpClient {
     pub fn new(
         provider: &str,
@@ -57,17 +71,8 @@ impl HttpClient {
         timeout: Duration,
         idle_timeout: Duration,
     ) -> Result<Self, ProviderError> {
-        static CRYPTO: Once = Once::new();
-        CRYPTO.call_once(|| {
-            // Fails only when the application installed a provider first: keep theirs.
-            let _ = rustls::crypto::ring::default_provider().install_default();
-        });
-        let client = reqwest::Client::builder()
-            .connect_timeout(timeout.min(Duration::from_secs(30)))
-            .build()
-            .map_err(|e| {
-                ProviderError::new(ErrorKind::Config, provider, format!("HTTP client: {e}"))
-            })?;
+        let client = http_client(timeout)
+            .map_err(|message| ProviderError::new(ErrorKind::Config, provider, message))?;
         Ok(HttpClient {
             client,
             provider: provider.to_string(),

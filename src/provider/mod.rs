@@ -33,7 +33,7 @@ pub use config::{
     BuildOptions, ProviderConfig, ProviderKind, RetryConfig, build_provider, build_provider_with,
 };
 pub use error::{ErrorKind, ProviderError};
-pub use http::{Secret, parse_retry_after};
+pub use http::{Secret, http_client, parse_retry_after};
 pub use replay::{Replay, ReplayStore};
 pub use retry::Retry;
 pub use scripted::{ScriptedProvider, ScriptedResponse, ScriptedToolCall, ScriptedUsage};

@@ -22,6 +22,6 @@ pub mod validate;
 pub mod yaml;
 
 pub use agent::AgentSpec;
-pub use diagnostic::{Code, Diagnostic, Severity};
+pub use diagnostic::{Code, Diagnostic, Severity, did_you_mean};
 pub use paths::normalize;
 pub use validate::{Validator, validate_paths};

@@ -19,6 +19,12 @@ pub fn normalize(path: &Path) -> PathBuf {
     out
 }
 
+/// The path with symlinks resolved, so one file reached two ways is recognised; the
+/// normalised path when it does not exist.
+pub fn canonical(path: &Path) -> PathBuf {
+    path.canonicalize().unwrap_or_else(|_| normalize(path))
+}
+
 /// Expands files and directories (recursively: `.yaml` and `.yml`, skipping hidden
 /// directories, `target` and `node_modules`) into a sorted list of agent files.
 pub fn expand_paths(paths: &[PathBuf]) -> Result<Vec<PathBuf>, String> {

@@ -35,11 +35,16 @@ pub fn branch_score(errors: &[ValidationError<'_>], node: &str) -> u32 {
                     5
                 }
                 ValidationErrorKind::AnyOf { context }
-                | ValidationErrorKind::OneOfNotValid { context } => context
-                    .iter()
-                    .map(|branch| branch_score(branch, path))
-                    .min()
-                    .unwrap_or(1),
+                | ValidationErrorKind::OneOfNotValid { context } => {
+                    let inner = context
+                        .iter()
+                        .map(|branch| branch_score(branch, path))
+                        .min()
+                        .unwrap_or(1);
+                    // A mistake below the node (`mcp: {comand: …}`) means the node's own
+                    // keys fit this branch: it beats branches whose keys do not fit.
+                    if at_node { inner } else { inner.min(3) }
+                }
                 _ => 1,
             }
         })

@@ -179,7 +179,9 @@ pub struct McpStdio {
     /// Its arguments.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub args: Vec<String>,
-    /// Extra environment variables for the server process.
+    /// Extra environment variables for the server process. Values are templates, so a
+    /// token can be passed from a declared `env` var: `GITHUB_TOKEN: "{{ env.GITHUB_TOKEN }}"`
+    /// (the server does not inherit names ending in `_TOKEN` or `_API_KEY`).
     #[serde(default, skip_serializing_if = "IndexMap::is_empty")]
     pub env: IndexMap<String, String>,
     /// Only these tools of the server (default: every tool it lists).
@@ -211,4 +213,33 @@ pub struct McpHttp {
     /// How long the server may take to answer `initialize` and list its tools (default 30s).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub startup_timeout: Option<HumanDuration>,
+}
+
+impl McpServer {
+    /// The allowlist of server tool names (`None`: every tool the server lists).
+    pub fn allowlist(&self) -> Option<&[String]> {
+        match self {
+            McpServer::Stdio(s) => s.tools.as_deref(),
+            McpServer::Http(h) => h.tools.as_deref(),
+        }
+    }
+
+    /// What is prepended to the server's tool names.
+    pub fn prefix(&self) -> &str {
+        match self {
+            McpServer::Stdio(s) => s.prefix.as_deref(),
+            McpServer::Http(h) => h.prefix.as_deref(),
+        }
+        .unwrap_or_default()
+    }
+
+    /// How long the server may take to start and list its tools.
+    pub fn startup_timeout(&self) -> std::time::Duration {
+        match self {
+            McpServer::Stdio(s) => s.startup_timeout.as_ref(),
+            McpServer::Http(h) => h.startup_timeout.as_ref(),
+        }
+        .map(|d| d.0)
+        .unwrap_or(std::time::Duration::from_secs(30))
+    }
 }

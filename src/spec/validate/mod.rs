@@ -12,7 +12,7 @@ use serde_json::{Map, Value};
 use super::diagnostic::{Code, Diagnostic};
 use super::execution::STRATEGY_OPTIONS;
 use super::limits::STOP_WHEN_VARIABLES;
-pub use super::paths::{expand_paths, normalize};
+pub use super::paths::{canonical, expand_paths, normalize};
 use super::schema_check::schema_diagnostics;
 use super::template::{
     TemplateIssue, TemplateScope, check_expression, check_template, used_variables,
@@ -447,10 +447,6 @@ fn fits_type(value: &Value, kind: &str) -> bool {
         "object" => value.is_object(),
         _ => true,
     }
-}
-
-fn canonical(path: &Path) -> PathBuf {
-    path.canonicalize().unwrap_or_else(|_| normalize(path))
 }
 
 fn file_name(path: &Path) -> String {

@@ -135,6 +135,8 @@ impl Validator {
         }
     }
 
+    /// `env` values and `headers` values are templates over declared env vars and the
+    /// built-ins.
     fn check_mcp(
         &mut self,
         file: &FileContext<'_>,
@@ -142,18 +144,20 @@ impl Validator {
         server: &Map<String, Value>,
         env: &BTreeSet<String>,
     ) {
-        let Some(Value::Object(headers)) = server.get("headers") else {
-            return;
-        };
         let scope = TemplateScope {
             variables: BTreeSet::new(),
             env: env.clone(),
-            declare_hint: "headers can read declared `env` vars and the built-ins",
+            declare_hint: "an MCP entry's `env` and `headers` can read declared `env` vars and the built-ins",
         };
-        let headers_at = pointer_push(at, "headers");
-        for (name, value) in headers {
-            if let Value::String(source) = value {
-                self.template(file, &pointer_push(&headers_at, name), source, &scope);
+        for key in ["env", "headers"] {
+            let Some(Value::Object(values)) = server.get(key) else {
+                continue;
+            };
+            let values_at = pointer_push(at, key);
+            for (name, value) in values {
+                if let Value::String(source) = value {
+                    self.template(file, &pointer_push(&values_at, name), source, &scope);
+                }
             }
         }
     }

@@ -1,0 +1,127 @@
+//! The agent file's `mcp` entries: endpoints rendered from their templates, every server of
+//! the agent tree started before the run, and each entry's tools taken from its server.
+
+use std::collections::HashSet;
+use std::sync::Arc;
+
+use super::subagents::SpecAgent;
+use super::{CompileError, CompileInput, build_tools, render_field, secret_env_names};
+use crate::mcp::{Endpoint, McpServers, StartOptions};
+use crate::spec::paths::canonical;
+use crate::spec::tools::{AgentRef, McpServer, ToolEntry};
+use crate::tools::Tool;
+
+/// The tools one `mcp` entry gives its agent, from the run's started servers.
+pub fn entry_tools(
+    input: &CompileInput<'_>,
+    server: &McpServer,
+) -> Result<Vec<Arc<dyn Tool>>, CompileError> {
+    let endpoint = endpoint(input, server)?;
+    input
+        .mcp
+        .tools(&endpoint, server.prefix(), server.allowlist())
+        .map_err(CompileError::Mcp)
+}
+
+/// Starts every MCP server of the agent tree (the agent, its sub-agents and handoff
+/// targets, to any depth), then builds every agent's tool list once, so an unknown
+/// allowlisted tool or a name collision stops the run before it starts rather than when a
+/// sub-agent is first called.
+pub async fn start_servers(
+    input: &CompileInput<'_>,
+    cancel: tokio::sync::watch::Receiver<bool>,
+) -> Result<Arc<McpServers>, CompileError> {
+    let mut endpoints = Vec::new();
+    let mut deny_env = Vec::new();
+    for_each_agent(input, &mut |agent| {
+        deny_env.extend(secret_env_names(agent.spec));
+        for entry in &agent.spec.tools {
+            if let ToolEntry::Mcp(entry) = entry {
+                endpoints.push((endpoint(agent, &entry.mcp)?, entry.mcp.startup_timeout()));
+            }
+        }
+        Ok(())
+    })?;
+    if endpoints.is_empty() {
+        return Ok(McpServers::none());
+    }
+    let options = StartOptions {
+        workspace: input.workspace.clone(),
+        deny_env,
+        cancel,
+    };
+    let servers = McpServers::start(endpoints, &options)
+        .await
+        .map_err(CompileError::Mcp)?;
+    let started = input.with_mcp(servers.clone());
+    if let Err(error) = for_each_agent(&started, &mut |agent| build_tools(agent).map(drop)) {
+        servers.shutdown().await;
+        return Err(error);
+    }
+    Ok(servers)
+}
+
+/// The entry's endpoint with its `env` and `headers` templates rendered.
+fn endpoint(input: &CompileInput<'_>, server: &McpServer) -> Result<Endpoint, CompileError> {
+    let render =
+        |field: String, source: &str| render_field(&input.file_dir, &field, source, input.context);
+    Ok(match server {
+        McpServer::Stdio(stdio) => Endpoint::Stdio {
+            command: stdio.command.clone(),
+            args: stdio.args.clone(),
+            env: stdio
+                .env
+                .iter()
+                .map(|(name, value)| Ok((name.clone(), render(format!("mcp.env.{name}"), value)?)))
+                .collect::<Result<_, CompileError>>()?,
+        },
+        McpServer::Http(http) => Endpoint::Http {
+            url: http.url.clone(),
+            headers: http
+                .headers
+                .iter()
+                .map(|(name, value)| {
+                    Ok((name.clone(), render(format!("mcp.headers.{name}"), value)?))
+                })
+                .collect::<Result<_, CompileError>>()?,
+        },
+    })
+}
+
+/// Calls `visit` for the agent and every agent it can reach through sub-agent tools and
+/// handoffs; an agent file reached twice (recursion) is visited once more, not forever.
+fn for_each_agent(
+    input: &CompileInput<'_>,
+    visit: &mut dyn FnMut(&CompileInput<'_>) -> Result<(), CompileError>,
+) -> Result<(), CompileError> {
+    let mut seen = HashSet::new();
+    walk(input, visit, &mut seen)
+}
+
+fn walk(
+    input: &CompileInput<'_>,
+    visit: &mut dyn FnMut(&CompileInput<'_>) -> Result<(), CompileError>,
+    seen: &mut HashSet<std::path::PathBuf>,
+) -> Result<(), CompileError> {
+    visit(input)?;
+    let references = input
+        .spec
+        .tools
+        .iter()
+        .filter_map(|entry| match entry {
+            ToolEntry::SubAgent(tool) => Some(&tool.agent),
+            _ => None,
+        })
+        .chain(input.spec.handoffs.iter().map(|h| &h.agent));
+    for reference in references {
+        if let AgentRef::Path(relative) = reference
+            && !seen.insert(canonical(&input.file_dir.join(relative)))
+        {
+            continue;
+        }
+        let child = SpecAgent::resolve(input, reference)?;
+        let context = child.context().map_err(CompileError::Template)?;
+        walk(&child.input(&context, None), visit, seen)?;
+    }
+    Ok(())
+}

@@ -1,0 +1,362 @@
+//! One live MCP server: connected, initialised, its tools listed, ready for calls, and
+//! closed at the end of the run. The rmcp types stay inside this file.
+
+use std::collections::HashMap;
+use std::path::Path;
+use std::time::Duration;
+
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, ClientCapabilities, ClientConfig, Implementation,
+};
+use rmcp::service::RunningService;
+use rmcp::transport::StreamableHttpClientTransport;
+use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+use rmcp::{Peer, RoleClient, ServiceExt};
+use serde_json::Value;
+use tokio::sync::watch;
+
+use super::endpoint::Endpoint;
+use super::process::{ServerProcess, spawn};
+use crate::tools::stopped;
+
+/// A tool as the server lists it.
+#[derive(Debug, Clone)]
+pub struct ServerTool {
+    pub name: String,
+    pub description: String,
+    /// The server's own JSON Schema of the arguments.
+    pub input_schema: Value,
+    /// The server says calling it twice with the same arguments does no more harm.
+    pub idempotent: bool,
+}
+
+/// Why a server could not be used.
+#[derive(Debug, Clone)]
+pub struct StartError {
+    /// The server, as messages name it (command line or URL).
+    pub server: String,
+    pub kind: StartErrorKind,
+    pub message: String,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StartErrorKind {
+    /// The agent file is wrong (no such program, a bad URL or header, an unknown tool
+    /// name): exit 2.
+    Config,
+    /// The server started but failed, or never answered: exit 1.
+    Failed,
+    /// The run was interrupted while connecting: exit 130.
+    Interrupted,
+}
+
+impl std::fmt::Display for StartError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "MCP server `{}`: {}", self.server, self.message)
+    }
+}
+
+/// What opening a connection needs besides the endpoint.
+pub struct OpenOptions<'a> {
+    /// Bound on start-up: spawning or connecting, `initialize` and `tools/list`.
+    pub timeout: Duration,
+    /// The working directory of stdio servers.
+    pub workspace: &'a Path,
+    /// Env var names stdio servers must not inherit (the agents' key variables).
+    pub deny_env: &'a [String],
+    /// The run's stop signal.
+    pub cancel: watch::Receiver<bool>,
+}
+
+/// A connected server.
+pub struct Connection {
+    pub label: String,
+    pub tools: Vec<ServerTool>,
+    peer: Peer<RoleClient>,
+    service: tokio::sync::Mutex<Option<RunningService<RoleClient, ClientConfig>>>,
+    process: Option<ServerProcess>,
+}
+
+impl Connection {
+    /// Starts or reaches the server, initialises the session and lists its tools, all
+    /// within `options.timeout`.
+    pub async fn open(endpoint: &Endpoint, options: OpenOptions<'_>) -> Result<Self, StartError> {
+        let label = endpoint.label();
+        let fail = |kind, message: String| StartError {
+            server: label.clone(),
+            kind,
+            message,
+        };
+        match endpoint {
+            Endpoint::Stdio { command, args, env } => {
+                let spawned = spawn(command, args, env, options.workspace, options.deny_env)
+                    .map_err(|error| {
+                        fail(StartErrorKind::Config, spawn_problem(command, &error))
+                    })?;
+                let transport = (spawned.stdout, spawned.stdin);
+                let process = spawned.process;
+                match handshake(transport, &options).await {
+                    Ok((service, tools)) => {
+                        Ok(Connection::new(label, service, tools, Some(process)))
+                    }
+                    Err(problem) => {
+                        let message = stdio_problem(&process, problem, options.timeout).await;
+                        process.kill_now().await;
+                        Err(fail(StartErrorKind::Failed, message).interrupted_if(&options))
+                    }
+                }
+            }
+            Endpoint::Http { url, headers } => {
+                let config =
+                    http_config(url, headers).map_err(|m| fail(StartErrorKind::Config, m))?;
+                let client = crate::provider::http_client(options.timeout)
+                    .map_err(|m| fail(StartErrorKind::Config, m))?;
+                let transport = StreamableHttpClientTransport::with_client(client, config);
+                match handshake(transport, &options).await {
+                    Ok((service, tools)) => Ok(Connection::new(label, service, tools, None)),
+                    Err(problem) => {
+                        let message = problem.describe(options.timeout);
+                        Err(fail(StartErrorKind::Failed, message).interrupted_if(&options))
+                    }
+                }
+            }
+        }
+    }
+
+    fn new(
+        label: String,
+        service: RunningService<RoleClient, ClientConfig>,
+        tools: Vec<ServerTool>,
+        process: Option<ServerProcess>,
+    ) -> Self {
+        Connection {
+            label,
+            tools,
+            peer: service.peer().clone(),
+            service: tokio::sync::Mutex::new(Some(service)),
+            process,
+        }
+    }
+
+    /// Calls a tool: `Ok` with the `tools/call` result as JSON (including results with
+    /// `isError`), `Err` when the server could not be asked or did not answer properly.
+    pub async fn call(&self, name: &str, arguments: Value) -> Result<Value, String> {
+        let arguments = match arguments {
+            Value::Object(map) => map,
+            Value::Null => Default::default(),
+            other => return Err(format!("the arguments must be a JSON object, not {other}")),
+        };
+        let params = CallToolRequestParams::new(name.to_string()).with_arguments(arguments);
+        match self.peer.call_tool_once(params).await {
+            Ok(CallToolResponse::Complete(result)) => {
+                serde_json::to_value(&result).map_err(|e| format!("unreadable result: {e}"))
+            }
+            Ok(CallToolResponse::InputRequired(_)) => Err(
+                "the server asked for more input from the client, which runner does not provide"
+                    .into(),
+            ),
+            Ok(_) => Err(
+                "the server answered with a task or another kind of result, which runner does not poll".into(),
+            ),
+            Err(error) => Err(self.call_problem(error.to_string())),
+        }
+    }
+
+    fn call_problem(&self, error: String) -> String {
+        match self.process.as_ref().map(ServerProcess::stderr_tail) {
+            Some(tail) if !tail.is_empty() && self.peer.is_transport_closed() => {
+                format!("{error}; the server has gone away. Its stderr ends with:\n{tail}")
+            }
+            _ => error,
+        }
+    }
+
+    /// Ends the session and stops the server process (stdin closed, then SIGTERM, then
+    /// SIGKILL for its whole process group). Safe to call twice.
+    pub async fn close(&self) {
+        if let Some(mut service) = self.service.lock().await.take() {
+            let _ = service.close_with_timeout(Duration::from_secs(2)).await;
+        }
+        if let Some(process) = &self.process {
+            process.stop().await;
+        }
+    }
+}
+
+/// Why a handshake failed.
+enum Problem {
+    TimedOut,
+    Interrupted,
+    Protocol(String),
+}
+
+impl Problem {
+    fn describe(&self, timeout: Duration) -> String {
+        match self {
+            Problem::TimedOut => format!(
+                "did not answer `initialize` and `tools/list` within {}s (raise `startup_timeout` if it is just slow)",
+                timeout.as_secs_f64()
+            ),
+            Problem::Interrupted => "interrupted while starting".into(),
+            Problem::Protocol(message) => message.clone(),
+        }
+    }
+}
+
+impl StartError {
+    fn interrupted_if(mut self, options: &OpenOptions<'_>) -> Self {
+        if *options.cancel.borrow() {
+            self.kind = StartErrorKind::Interrupted;
+        }
+        self
+    }
+}
+
+/// `initialize` then `tools/list`, bounded by the start-up timeout and the stop signal.
+async fn handshake<T, E, A>(
+    transport: T,
+    options: &OpenOptions<'_>,
+) -> Result<(RunningService<RoleClient, ClientConfig>, Vec<ServerTool>), Problem>
+where
+    T: rmcp::transport::IntoTransport<RoleClient, E, A>,
+    E: std::error::Error + Send + Sync + 'static,
+{
+    let client = ClientConfig::new(
+        ClientCapabilities::default(),
+        Implementation::new("runner", env!("CARGO_PKG_VERSION")),
+    );
+    let work =
+        async {
+            let service = client.serve(transport).await.map_err(|e| {
+                Problem::Protocol(format!("`initialize` failed: {}", init_problem(&e)))
+            })?;
+            let tools =
+                service.peer().list_all_tools().await.map_err(|e| {
+                    Problem::Protocol(format!("`tools/list` failed: {}", chain(&e)))
+                })?;
+            Ok((service, tools.into_iter().map(server_tool).collect()))
+        };
+    tokio::select! {
+        outcome = tokio::time::timeout(options.timeout, work) => {
+            outcome.unwrap_or(Err(Problem::TimedOut))
+        }
+        _ = stopped(&options.cancel) => Err(Problem::Interrupted),
+    }
+}
+
+fn server_tool(tool: rmcp::model::Tool) -> ServerTool {
+    ServerTool {
+        description: tool
+            .description
+            .as_deref()
+            .or(tool.title.as_deref())
+            .unwrap_or_default()
+            .to_string(),
+        input_schema: Value::Object((*tool.input_schema).clone()),
+        idempotent: tool
+            .annotations
+            .as_ref()
+            .and_then(|a| a.idempotent_hint)
+            .unwrap_or(false),
+        name: tool.name.into_owned(),
+    }
+}
+
+/// The message for a stdio server that failed its handshake: whether it exited, and what
+/// it said on stderr.
+async fn stdio_problem(process: &ServerProcess, problem: Problem, timeout: Duration) -> String {
+    let mut message = match process.exited_within(Duration::from_millis(200)).await {
+        Some(status) if !matches!(problem, Problem::TimedOut) => {
+            format!("exited ({status}) before answering `initialize`")
+        }
+        _ => problem.describe(timeout),
+    };
+    let tail = process.stderr_tail();
+    if tail.is_empty() {
+        message.push_str(" (it wrote nothing to stderr)");
+    } else {
+        message.push_str(&format!(". Its stderr ends with:\n{tail}"));
+    }
+    message
+}
+
+fn spawn_problem(command: &str, error: &std::io::Error) -> String {
+    match error.kind() {
+        std::io::ErrorKind::NotFound => format!(
+            "cannot start `{command}`: program not found (check `command`; it is looked up on PATH)"
+        ),
+        std::io::ErrorKind::PermissionDenied => {
+            format!("cannot start `{command}`: permission denied (is it executable?)")
+        }
+        _ => format!("cannot start `{command}`: {error}"),
+    }
+}
+
+/// The transport's settings: the URL checked, the headers as sensitive values.
+fn http_config(
+    url: &str,
+    headers: &[(String, String)],
+) -> Result<StreamableHttpClientTransportConfig, String> {
+    use reqwest::header::{HeaderName, HeaderValue};
+    match reqwest::Url::parse(url) {
+        Ok(parsed) if matches!(parsed.scheme(), "http" | "https") => {}
+        Ok(parsed) => {
+            return Err(format!(
+                "`url` must be http or https, not `{}`",
+                parsed.scheme()
+            ));
+        }
+        Err(error) => return Err(format!("`url` is not a valid URL: {error}")),
+    }
+    let mut map = HashMap::new();
+    for (name, value) in headers {
+        let header = HeaderName::from_bytes(name.as_bytes())
+            .map_err(|_| format!("header `{name}` is not a valid header name"))?;
+        // The message never repeats the value: it usually carries a token.
+        let mut value = HeaderValue::from_str(value).map_err(|_| {
+            format!("the value of header `{name}` is not a valid header value (after rendering)")
+        })?;
+        value.set_sensitive(true);
+        map.insert(header, value);
+    }
+    Ok(StreamableHttpClientTransportConfig::with_uri(url).custom_headers(map))
+}
+
+/// What went wrong in `initialize`, without the SDK's type names: for a transport error, the
+/// underlying (HTTP or I/O) error and its causes.
+fn init_problem(error: &rmcp::service::ClientInitializeError) -> String {
+    use rmcp::service::ClientInitializeError;
+    use rmcp::transport::streamable_http_client::StreamableHttpError;
+    match error {
+        ClientInitializeError::TransportError { error, .. } => {
+            match error
+                .error
+                .downcast_ref::<StreamableHttpError<reqwest::Error>>()
+            {
+                Some(StreamableHttpError::Client(http)) => chain(http),
+                Some(other) => chain(other),
+                None => chain(&*error.error),
+            }
+        }
+        ClientInitializeError::ExpectedInitResponse(None) => {
+            "the server closed the connection without answering".into()
+        }
+        other => chain(other),
+    }
+}
+
+/// An error and its sources, `: `-joined (reqwest hides the cause, e.g. "connection
+/// refused", one level down).
+fn chain(error: &dyn std::error::Error) -> String {
+    let mut text = error.to_string();
+    let mut source = error.source();
+    while let Some(cause) = source {
+        let cause_text = cause.to_string();
+        if !text.contains(&cause_text) {
+            text.push_str(": ");
+            text.push_str(&cause_text);
+        }
+        source = cause.source();
+    }
+    text
+}
