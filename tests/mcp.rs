@@ -58,7 +58,7 @@ impl Case {
             self.dir.join(file),
             format!(
                 "name: {}\nmodel: {{ provider: openai, name: mock-model, base_url: \"{}\", api_key_env: {KEY_ENV}, retry: {{ max_attempts: 1 }} }}\n{body}",
-                file.trim_end_matches(".yaml"),
+                file.split('.').next().unwrap_or(file),
                 mock.openai_base_url()
             ),
         )
@@ -634,5 +634,110 @@ fn the_reference_server_is_pinned() {
     assert!(
         version.chars().all(|c| c.is_ascii_digit() || c == '.'),
         "an exact version, not a range: {version}"
+    );
+}
+
+#[test]
+fn a_reload_keeps_the_running_server_and_refuses_a_changed_one() {
+    let mock = MockServer::start();
+    let slow = |reply: Reply| MockResponse::reply(reply).chunk_delay(Duration::from_millis(150));
+    mock.push(slow(Reply::tool_call("echo", json!({"message": "one"}))));
+    mock.push(slow(Reply::tool_call("get-sum", json!({"a": 1, "b": 1}))));
+    mock.push(MockResponse::text("done"));
+    let body = |system: &str, entry: &str| {
+        format!(
+            "system: {system}\nprompt: Go\ntools:\n{}",
+            stdio_entry(entry)
+        )
+    };
+    let case = Case::new(&mock, &body("You are OLD.", "      tools: [echo]\n"));
+    let save = |text: String| {
+        let temp = case.dir.join("agent.yaml.swp");
+        std::fs::write(&temp, text).unwrap();
+        std::fs::rename(&temp, case.dir.join("agent.yaml")).unwrap();
+    };
+    let wait_for = |n: usize| {
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while mock.request_count() < n {
+            assert!(Instant::now() < deadline, "request {n} never came");
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    };
+    let child = case.command(&["--watch"]).spawn();
+    wait_for(1);
+    // Same server, a wider allowlist: applied at the next step.
+    case.write(
+        "agent.yaml.next",
+        &mock,
+        &body("You are NEW.", "      tools: [echo, get-sum]\n"),
+    );
+    save(std::fs::read_to_string(case.dir.join("agent.yaml.next")).unwrap());
+    wait_for(2);
+    // A different server (its env changed): refused, the run goes on as it was.
+    case.write(
+        "agent.yaml.next",
+        &mock,
+        &body(
+            "You are NEWER.",
+            "      tools: [echo, get-sum]\n      env: { LOG_LEVEL: debug }\n",
+        ),
+    );
+    save(std::fs::read_to_string(case.dir.join("agent.yaml.next")).unwrap());
+    let output = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(0), "{stderr}");
+    assert!(stderr.contains("was not started with the run"), "{stderr}");
+
+    let requests = mock.requests();
+    let tool_names = |r: &MockRequest| -> Vec<String> {
+        r.body["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t["function"]["name"].as_str().unwrap().to_string())
+            .collect()
+    };
+    assert_eq!(tool_names(&requests[0]), ["echo"]);
+    assert_eq!(requests[1].system_prompt().as_deref(), Some("You are NEW."));
+    assert_eq!(tool_names(&requests[1]), ["echo", "get-sum"]);
+    assert_eq!(requests[2].system_prompt().as_deref(), Some("You are NEW."));
+    assert!(tool_results(&requests[2]).iter().any(|r| r.contains('2')));
+    case.assert_stopped("server.pid");
+}
+
+/// A stdio server (a shell script) that starts properly, then dies on its first call.
+const CRASHING_SERVER: &str = r#"id() { printf '%s' "$1" | sed -n 's/.*"id":\([0-9]*\).*/\1/p'; }
+read -r line
+printf '{"jsonrpc":"2.0","id":%s,"result":{"protocolVersion":"2025-06-18","capabilities":{"tools":{}},"serverInfo":{"name":"crashy","version":"1"}}}\n' "$(id "$line")"
+read -r line
+read -r line
+printf '{"jsonrpc":"2.0","id":%s,"result":{"tools":[{"name":"boom","description":"Crashes.","inputSchema":{"type":"object"}}]}}\n' "$(id "$line")"
+read -r line
+echo "panic: boom went wrong" >&2
+exit 7
+"#;
+
+#[test]
+fn a_server_that_dies_during_a_call_is_a_failed_tool_result_and_the_run_goes_on() {
+    let mock = MockServer::start();
+    mock.push(MockResponse::reply(Reply::tool_call("boom", json!({}))));
+    mock.push(MockResponse::text("The tool crashed; stopping here."));
+    let case = Case::new(
+        &mock,
+        "prompt: Go\ntools:\n  - mcp:\n      command: sh\n      args: [crash.sh]\n",
+    );
+    std::fs::write(case.dir.join("crash.sh"), CRASHING_SERVER).unwrap();
+    let outcome = case.run();
+    assert_eq!(outcome.code, 0, "{}", outcome.stderr);
+    let result = &tool_results(&mock.requests()[1])[0];
+    assert!(
+        result.starts_with("Error: MCP server `sh crash.sh`:")
+            && result.contains("the server exited (exit status: 7)")
+            && result.contains("panic: boom went wrong"),
+        "{result}"
+    );
+    assert_eq!(
+        completed_tools(&case.events()),
+        [("boom".to_string(), false)]
     );
 }

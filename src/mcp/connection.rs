@@ -158,17 +158,28 @@ impl Connection {
             Ok(_) => Err(
                 "the server answered with a task or another kind of result, which runner does not poll".into(),
             ),
-            Err(error) => Err(self.call_problem(error.to_string())),
+            Err(error) => Err(self.call_problem(error.to_string()).await),
         }
     }
 
-    fn call_problem(&self, error: String) -> String {
-        match self.process.as_ref().map(ServerProcess::stderr_tail) {
-            Some(tail) if !tail.is_empty() && self.peer.is_transport_closed() => {
-                format!("{error}; the server has gone away. Its stderr ends with:\n{tail}")
-            }
-            _ => error,
+    /// A failed call's message; for a stdio server that has gone, how it ended and the end
+    /// of its stderr.
+    async fn call_problem(&self, error: String) -> String {
+        let Some(process) = &self.process else {
+            return error;
+        };
+        if !self.peer.is_transport_closed() {
+            return error;
         }
+        let mut message = match process.exited_within(Duration::from_millis(200)).await {
+            Some(status) => format!("{error}; the server exited ({status})"),
+            None => format!("{error}; the server closed the connection"),
+        };
+        let tail = process.stderr_tail();
+        if !tail.is_empty() {
+            message.push_str(&format!(". Its stderr ends with:\n{tail}"));
+        }
+        message
     }
 
     /// Ends the session and stops the server process (stdin closed, then SIGTERM, then
