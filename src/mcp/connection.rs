@@ -101,7 +101,6 @@ impl Connection {
                     }
                     Err(problem) => {
                         let message = stdio_problem(&process, problem, options.timeout).await;
-                        process.kill_now().await;
                         Err(fail(StartErrorKind::Failed, message).interrupted_if(&options))
                     }
                 }
@@ -175,7 +174,7 @@ impl Connection {
             Some(status) => format!("{error}; the server exited ({status})"),
             None => format!("{error}; the server closed the connection"),
         };
-        let tail = process.stderr_tail();
+        let tail = process.stderr_tail().await;
         if !tail.is_empty() {
             message.push_str(&format!(". Its stderr ends with:\n{tail}"));
         }
@@ -274,15 +273,18 @@ fn server_tool(tool: rmcp::model::Tool) -> ServerTool {
 }
 
 /// The message for a stdio server that failed its handshake: whether it exited, and what
-/// it said on stderr.
+/// it said on stderr. The server is killed first, so its stderr is complete.
 async fn stdio_problem(process: &ServerProcess, problem: Problem, timeout: Duration) -> String {
-    let mut message = match process.exited_within(Duration::from_millis(200)).await {
-        Some(status) if !matches!(problem, Problem::TimedOut) => {
-            format!("exited ({status}) before answering `initialize`")
-        }
-        _ => problem.describe(timeout),
+    let exited = match problem {
+        Problem::TimedOut | Problem::Interrupted => None,
+        Problem::Protocol(_) => process.exited_within(Duration::from_millis(200)).await,
     };
-    let tail = process.stderr_tail();
+    process.kill_now().await;
+    let mut message = match exited {
+        Some(status) => format!("exited ({status}) before answering `initialize`"),
+        None => problem.describe(timeout),
+    };
+    let tail = process.stderr_tail().await;
     if tail.is_empty() {
         message.push_str(" (it wrote nothing to stderr)");
     } else {

@@ -33,6 +33,8 @@ pub struct ServerProcess {
     /// The process id, which is also its process group id.
     group: Option<i32>,
     stderr: Arc<Mutex<Vec<u8>>>,
+    /// The task draining stderr; it ends when the pipe closes.
+    stderr_reader: tokio::sync::Mutex<Option<tokio::task::JoinHandle<()>>>,
     stopped: AtomicBool,
 }
 
@@ -65,15 +67,17 @@ pub fn spawn(
         ));
     };
     let stderr = Arc::new(Mutex::new(Vec::new()));
-    if let Some(pipe) = child.stderr.take() {
-        tokio::spawn(keep_tail(pipe, stderr.clone()));
-    }
+    let stderr_reader = child
+        .stderr
+        .take()
+        .map(|pipe| tokio::spawn(keep_tail(pipe, stderr.clone())));
     let group = child.id().and_then(|id| i32::try_from(id).ok());
     Ok(Spawned {
         process: ServerProcess {
             child: tokio::sync::Mutex::new(child),
             group,
             stderr,
+            stderr_reader: tokio::sync::Mutex::new(stderr_reader),
             stopped: AtomicBool::new(false),
         },
         stdout,
@@ -100,7 +104,17 @@ async fn keep_tail(mut pipe: impl AsyncRead + Unpin, tail: Arc<Mutex<Vec<u8>>>) 
 
 impl ServerProcess {
     /// The end of what the server wrote to stderr, trimmed; empty when it wrote nothing.
-    pub fn stderr_tail(&self) -> String {
+    /// Waits a moment for the pipe to be drained (a server that just died may have written
+    /// its last words a moment ago); a pipe kept open by a grandchild does not block it.
+    pub async fn stderr_tail(&self) -> String {
+        let mut reader = self.stderr_reader.lock().await;
+        if let Some(handle) = reader.as_mut()
+            && tokio::time::timeout(Duration::from_millis(300), handle)
+                .await
+                .is_ok()
+        {
+            *reader = None;
+        }
         let tail = self.stderr.lock().unwrap_or_else(|e| e.into_inner());
         String::from_utf8_lossy(&tail).trim().to_string()
     }
