@@ -741,3 +741,34 @@ fn a_server_that_dies_during_a_call_is_a_failed_tool_result_and_the_run_goes_on(
         [("boom".to_string(), false)]
     );
 }
+
+#[test]
+fn an_interrupt_while_a_server_starts_stops_it_with_exit_130() {
+    let mock = MockServer::start();
+    let case = Case::new(
+        &mock,
+        "prompt: Hi\ntools:\n  - mcp:\n      command: sh\n      args: [\"-c\", \"echo $$ > hang.pid; exec sleep 60\"]\n",
+    );
+    let started = Instant::now();
+    let child = case.command(&[]).spawn();
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while !case.dir.join("hang.pid").exists() {
+        assert!(Instant::now() < deadline, "the server never started");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    let output = child.wait_with_output().unwrap();
+    assert_eq!(output.status.code(), Some(130));
+    assert!(
+        started.elapsed() < Duration::from_secs(20),
+        "not the 30s start-up timeout"
+    );
+    let envelope: Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(envelope["status"], "interrupted");
+    assert_eq!(envelope["error"]["code"], "mcp_server");
+    case.assert_stopped("hang.pid");
+    assert_eq!(mock.request_count(), 0);
+}

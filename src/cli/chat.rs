@@ -14,7 +14,7 @@ use tokio::sync::watch;
 
 use super::Exit;
 use super::launch::SessionCheckpointer;
-use super::servers::RunningServers;
+use super::servers::{RunningServers, runtime};
 use super::session_store::{SessionFiles, sessions_dir};
 use super::watch::{SpecReloader, compiler};
 use crate::checkpoint::{FileCheckpointStore, SessionMetadata, SessionStatus, ThreadTree};
@@ -83,13 +83,9 @@ pub fn run(args: ChatArgs) -> Exit {
         &now_rfc3339(),
     );
     let build = BuildOptions::default();
-    let runtime = match tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-    {
+    let runtime = match runtime() {
         Ok(runtime) => runtime,
-        Err(error) => return fail(format!("cannot start the async runtime: {error}")),
+        Err(message) => return fail(message),
     };
     let (_stop, cancel) = watch::channel(false);
     let mut input = CompileInput {

@@ -12,7 +12,7 @@ use tokio::sync::watch;
 
 use super::Exit;
 use super::run_options::RunOptions;
-use super::servers::RunningServers;
+use super::servers::{RunningServers, runtime};
 use crate::compile::{
     CompileInput, TemplateContext, compile_agent, file_dir, render_field, run_limits,
 };
@@ -152,20 +152,16 @@ pub fn launch(launch: Launch, options: &RunOptions) -> Exit {
         Ok(answers) => answers,
         Err(message) => return invalid(&spec.name, "invalid_answers", message),
     };
-    let runtime = match tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-    {
+    let runtime = match runtime() {
         Ok(runtime) => runtime,
-        Err(error) => {
-            eprintln!("error: cannot start the async runtime: {error}");
+        Err(message) => {
+            eprintln!("error: {message}");
             return Exit::Failed;
         }
     };
     // Signals are watched from here on: an interrupt while MCP servers start stops them too.
     let (cancel_tx, cancel_rx) = watch::channel(false);
-    runtime.spawn(watch_signals(cancel_tx));
+    watch_signals(&runtime, cancel_tx);
     let mut compile_input = CompileInput {
         spec: &spec,
         file_dir: dir.clone(),
@@ -436,18 +432,22 @@ pub fn launch(launch: Launch, options: &RunOptions) -> Exit {
 }
 
 /// Flips the stop signal on SIGINT or SIGTERM; the engine stops at once and the run ends
-/// with status `interrupted`.
-async fn watch_signals(cancel: watch::Sender<bool>) {
+/// with status `interrupted`. The handlers are installed before this returns, so a signal
+/// that comes while MCP servers start is not lost.
+fn watch_signals(runtime: &tokio::runtime::Runtime, cancel: watch::Sender<bool>) {
     use tokio::signal::unix::{SignalKind, signal};
+    let _context = runtime.enter();
     let (Ok(mut interrupt), Ok(mut terminate)) = (
         signal(SignalKind::interrupt()),
         signal(SignalKind::terminate()),
     ) else {
         return;
     };
-    tokio::select! {
-        _ = interrupt.recv() => {}
-        _ = terminate.recv() => {}
-    }
-    let _ = cancel.send(true);
+    runtime.spawn(async move {
+        tokio::select! {
+            _ = interrupt.recv() => {}
+            _ = terminate.recv() => {}
+        }
+        let _ = cancel.send(true);
+    });
 }

@@ -59,6 +59,15 @@ impl RunningServers {
     }
 }
 
+/// The async runtime of a run: two workers (the machine's tools are mostly waiting on I/O).
+pub fn runtime() -> Result<Runtime, String> {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .map_err(|error| format!("cannot start the async runtime: {error}"))
+}
+
 impl Drop for RunningServers {
     fn drop(&mut self) {
         self.runtime.block_on(self.servers.shutdown());

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use serde_json::{Map, Value, json};
 use tokio::sync::watch;
 
-use super::servers::RunningServers;
+use super::servers::{RunningServers, runtime};
 use super::{Exit, Format};
 use crate::compile::{CompileInput, EnvLookup, TemplateContext, build_tools, file_dir};
 use crate::engine::clock::{new_id, now_rfc3339};
@@ -40,14 +40,10 @@ pub fn run(agent_file: &Path, format: Format) -> Exit {
         (&id, &id),
         &now_rfc3339(),
     );
-    let runtime = match tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-    {
+    let runtime = match runtime() {
         Ok(runtime) => runtime,
-        Err(error) => {
-            eprintln!("error: cannot start the async runtime: {error}");
+        Err(message) => {
+            eprintln!("error: {message}");
             return Exit::Failed;
         }
     };

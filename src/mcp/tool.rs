@@ -19,11 +19,28 @@ pub struct McpTool {
 impl McpTool {
     pub fn new(prefix: &str, tool: ServerTool, server: Arc<Connection>) -> Self {
         McpTool {
-            name: format!("{prefix}{}", tool.name),
+            name: model_name(prefix, &tool.name),
             tool,
             server,
         }
     }
+}
+
+/// The name the model sees. Model APIs accept `[A-Za-z0-9_-]{1,64}` while MCP also allows
+/// dots (`github.list_issues`), so other characters become `_` and the name is cut at 64;
+/// two tools that end up with one name are reported as a collision.
+pub fn model_name(prefix: &str, name: &str) -> String {
+    format!("{prefix}{name}")
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .take(64)
+        .collect()
 }
 
 impl Tool for McpTool {
@@ -58,5 +75,18 @@ impl Tool for McpTool {
                     .with_meta("cancelled", true),
             }
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::model_name;
+
+    #[test]
+    fn names_are_made_acceptable_to_model_apis() {
+        assert_eq!(model_name("ev_", "get-sum"), "ev_get-sum");
+        assert_eq!(model_name("", "github.list_issues"), "github_list_issues");
+        assert_eq!(model_name("x/", "é"), "x__");
+        assert_eq!(model_name("", &"a".repeat(100)).len(), 64);
     }
 }
