@@ -141,7 +141,8 @@ fn stdio_server_tools_are_called_with_the_servers_schemas_and_results_mapped() {
             .with_tool_call("ev_get-sum", json!({"a": 2, "b": 3}))
             .with_tool_call("ev_get-sum", json!({"a": "two"}))
             .with_tool_call("ev_get-tiny-image", json!({}))
-            .with_tool_call("ev_get-resource-reference", json!({})),
+            .with_tool_call("ev_get-resource-reference", json!({}))
+            .with_tool_call("ev_get-structured-content", json!({"location": "Chicago"})),
     ));
     mock.push(MockResponse::text("All done."));
     let case = Case::new(
@@ -149,7 +150,7 @@ fn stdio_server_tools_are_called_with_the_servers_schemas_and_results_mapped() {
         &format!(
             "prompt: Use the tools.\ntools:\n{}",
             stdio_entry(
-                "      tools: [echo, get-sum, get-tiny-image, get-resource-reference]\n      prefix: ev_\n"
+                "      tools: [echo, get-sum, get-tiny-image, get-resource-reference, get-structured-content]\n      prefix: ev_\n"
             )
         ),
     );
@@ -170,7 +171,8 @@ fn stdio_server_tools_are_called_with_the_servers_schemas_and_results_mapped() {
             "ev_echo",
             "ev_get-sum",
             "ev_get-tiny-image",
-            "ev_get-resource-reference"
+            "ev_get-resource-reference",
+            "ev_get-structured-content"
         ]
     );
     let echo = &tools[0]["function"];
@@ -183,7 +185,7 @@ fn stdio_server_tools_are_called_with_the_servers_schemas_and_results_mapped() {
 
     // Text, isError, image and embedded resource content, in the model's call order.
     let results = tool_results(&requests[1]);
-    assert_eq!(results.len(), 5, "{results:?}");
+    assert_eq!(results.len(), 6, "{results:?}");
     assert_eq!(results[0], "Echo: hello");
     assert!(results[1].contains('5'), "{}", results[1]);
     assert!(
@@ -206,14 +208,32 @@ fn stdio_server_tools_are_called_with_the_servers_schemas_and_results_mapped() {
         results[4]
     );
 
+    // Structured content: the text goes to the model, the value is kept in the metadata.
+    let events = case.events();
+    let structured = events
+        .iter()
+        .find(|e| {
+            e["type"] == "agent.tool.execution.completed"
+                && e["data"]["toolName"] == "ev_get-structured-content"
+        })
+        .unwrap();
+    let result = &structured["data"]["result"];
+    assert_eq!(result["success"], true);
+    assert!(
+        result["metadata"]["structured"]["temperature"].is_number(),
+        "{result}"
+    );
+    assert!(results[5].contains("temperature"), "{}", results[5]);
+
     // The calls ran concurrently over the one connection; completions come in any order.
-    let mut completed = completed_tools(&case.events());
+    let mut completed = completed_tools(&events);
     completed.sort();
     assert_eq!(
         completed,
         [
             ("ev_echo".to_string(), true),
             ("ev_get-resource-reference".to_string(), true),
+            ("ev_get-structured-content".to_string(), true),
             ("ev_get-sum".to_string(), false),
             ("ev_get-sum".to_string(), true),
             ("ev_get-tiny-image".to_string(), true),
