@@ -792,3 +792,28 @@ fn an_interrupt_while_a_server_starts_stops_it_with_exit_130() {
     case.assert_stopped("hang.pid");
     assert_eq!(mock.request_count(), 0);
 }
+
+#[test]
+fn the_mcp_example_runs_offline() {
+    everything();
+    let dir = tempdir("mcp-example");
+    let outcome = Run::new([
+        "exec",
+        "examples/mcp.yaml",
+        "--run-dir",
+        dir.to_str().unwrap(),
+    ])
+    .run();
+    assert_eq!(outcome.code, 0, "{}", outcome.stderr);
+    assert_eq!(outcome.stdout, "The server says 19 + 23 = 42.\n");
+    let events = support::read_events(&dir.join("events.jsonl"));
+    let done = events
+        .iter()
+        .find(|e| e["type"] == "agent.tool.execution.completed")
+        .unwrap();
+    assert_eq!(done["data"]["toolName"], "ev_get-sum");
+    assert_eq!(
+        done["data"]["result"]["data"],
+        "The sum of 19 and 23 is 42."
+    );
+}
