@@ -450,6 +450,18 @@ fn servers_that_cannot_start_are_clear_errors_before_any_model_call() {
             vec!["did not answer `initialize`", "within 1s"],
         ),
     ];
+    // A listener that never accepts: the kernel completes the handshake, nobody answers.
+    let silent = TcpListener::bind("127.0.0.1:0").unwrap();
+    let silent_entry = format!(
+        "url: http://127.0.0.1:{}/mcp\n      startup_timeout: 1s\n",
+        silent.local_addr().unwrap().port()
+    );
+    let cases = cases.into_iter().chain([(
+        silent_entry.as_str(),
+        1,
+        "failed",
+        vec!["did not answer `initialize`", "within 1s"],
+    )]);
     for (entry, code, status, phrases) in cases {
         let case = Case::new(
             &mock,
