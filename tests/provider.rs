@@ -1,7 +1,10 @@
 //! Integration tests of the provider layer: every test goes through real HTTP to the
 //! mock model server on 127.0.0.1 (no internet), or through the scripted and replay
-//! providers which need no network at all.
+//! providers which need no network at all
+//! (as do the exact request bodies in `bodies`).
 
+#[path = "provider/bodies.rs"]
+mod bodies;
 #[path = "provider/common.rs"]
 mod common;
 #[path = "provider/errors.rs"]

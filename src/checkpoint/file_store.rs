@@ -9,7 +9,7 @@ use serde::de::DeserializeOwned;
 
 use super::error::CheckpointError;
 use super::store::{
-    CHECKPOINT_VERSION, Checkpoint, CheckpointStore, SessionMetadata, SessionSummary,
+    CHECKPOINT_VERSION, Checkpoint, CheckpointRef, CheckpointStore, SessionMetadata, SessionSummary,
 };
 use crate::engine::AgentState;
 use crate::fsutil::write_atomically;
@@ -46,17 +46,21 @@ impl FileCheckpointStore {
     }
 
     fn write_json<T: serde::Serialize>(path: &Path, value: &T) -> Result<(), CheckpointError> {
+        let bytes = serde_json::to_vec_pretty(value).map_err(|e| CheckpointError::Corrupt {
+            path: path.to_path_buf(),
+            reason: e.to_string(),
+        })?;
+        Self::write_bytes(path, &bytes)
+    }
+
+    fn write_bytes(path: &Path, bytes: &[u8]) -> Result<(), CheckpointError> {
         if let Some(parent) = path.parent() {
             std::fs::create_dir_all(parent).map_err(|source| CheckpointError::Io {
                 path: parent.to_path_buf(),
                 source,
             })?;
         }
-        let bytes = serde_json::to_vec_pretty(value).map_err(|e| CheckpointError::Corrupt {
-            path: path.to_path_buf(),
-            reason: e.to_string(),
-        })?;
-        write_atomically(path, &bytes).map_err(|source| CheckpointError::Io {
+        write_atomically(path, bytes).map_err(|source| CheckpointError::Io {
             path: path.to_path_buf(),
             source,
         })
@@ -110,13 +114,21 @@ impl FileCheckpointStore {
 }
 
 impl CheckpointStore for FileCheckpointStore {
-    fn save(&self, session_id: &str, checkpoint: &Checkpoint) -> Result<(), CheckpointError> {
+    fn save(
+        &self,
+        session_id: &str,
+        checkpoint: &CheckpointRef<'_>,
+    ) -> Result<(), CheckpointError> {
         let dir = self.session_dir(session_id)?;
-        Self::write_json(
-            &dir.join("steps").join(format!("{}.json", checkpoint.step)),
-            checkpoint,
-        )?;
-        Self::write_json(&dir.join("checkpoint.json"), checkpoint)
+        let step = dir.join("steps").join(format!("{}.json", checkpoint.step));
+        // Serialised once for both files: it holds the whole history.
+        let bytes =
+            serde_json::to_vec_pretty(checkpoint).map_err(|e| CheckpointError::Corrupt {
+                path: step.clone(),
+                reason: e.to_string(),
+            })?;
+        Self::write_bytes(&step, &bytes)?;
+        Self::write_bytes(&dir.join("checkpoint.json"), &bytes)
     }
 
     fn load(&self, session_id: &str) -> Result<Option<Checkpoint>, CheckpointError> {

@@ -10,6 +10,7 @@ mod thread_tree;
 pub use error::CheckpointError;
 pub use file_store::FileCheckpointStore;
 pub use store::{
-    Checkpoint, CheckpointStore, ParentRef, SessionMetadata, SessionStatus, SessionSummary,
+    Checkpoint, CheckpointRef, CheckpointStore, ParentRef, SessionMetadata, SessionStatus,
+    SessionSummary,
 };
 pub use thread_tree::{ThreadNode, ThreadTree};

@@ -6,6 +6,7 @@ use serde_json::Value;
 
 use super::error::CheckpointError;
 use super::thread_tree::ThreadTree;
+use crate::engine::AgentState;
 
 /// The version of checkpoint and metadata files.
 pub const CHECKPOINT_VERSION: u32 = 1;
@@ -38,6 +39,24 @@ pub struct Checkpoint {
     /// What the engine needs to resume (calls in flight, an unanswered question, inputs).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pending: Option<Value>,
+}
+
+/// A checkpoint to save: the JSON of a [`Checkpoint`], with the state borrowed and
+/// serialised as it is (converting it to a `Value` first copied the whole history on
+/// every save, twice per step).
+#[derive(Debug, Clone, Copy, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CheckpointRef<'a> {
+    pub version: u32,
+    pub session_id: &'a str,
+    pub checkpoint_id: &'a str,
+    pub timestamp: &'a str,
+    pub step: u64,
+    pub agent: &'a str,
+    pub status: SessionStatus,
+    pub state: &'a AgentState,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pending: Option<&'a Value>,
 }
 
 /// Where a branch came from.
@@ -83,7 +102,8 @@ pub struct SessionSummary {
 /// Saves and loads checkpoints (UAP §12.4.1, plus per-step access for branching).
 pub trait CheckpointStore: Send + Sync {
     /// Saves `checkpoint` as the session's latest and as the one of its step.
-    fn save(&self, session_id: &str, checkpoint: &Checkpoint) -> Result<(), CheckpointError>;
+    fn save(&self, session_id: &str, checkpoint: &CheckpointRef<'_>)
+    -> Result<(), CheckpointError>;
     /// The latest checkpoint.
     fn load(&self, session_id: &str) -> Result<Option<Checkpoint>, CheckpointError>;
     /// The checkpoint taken after `step`.
@@ -95,4 +115,54 @@ pub trait CheckpointStore: Send + Sync {
     fn list(&self) -> Result<Vec<SessionSummary>, CheckpointError>;
     fn metadata(&self, session_id: &str) -> Result<Option<SessionMetadata>, CheckpointError>;
     fn save_metadata(&self, metadata: &SessionMetadata) -> Result<(), CheckpointError>;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::provider::{Message, ToolCall};
+    use serde_json::json;
+
+    #[test]
+    fn a_checkpoint_ref_writes_the_bytes_of_the_checkpoint_it_reads_back_as() {
+        let call = ToolCall::from_raw("c1".into(), "read_file".into(), r#"{"path": "a"}"#);
+        let mut assistant = Message::assistant("Reading.");
+        if let Message::Assistant(a) = &mut assistant {
+            a.tool_calls.push(call.clone());
+        }
+        let state = AgentState::initial()
+            .with_message(Message::user("Hi é\n"))
+            .with_message(assistant)
+            .with_message(Message::tool_result(&call, "text", false))
+            .with_metadata("k", json!({"n": 1.5}))
+            .next_step();
+        let pending = json!({"inputs": {"x": 1}, "input_text": "", "engine": null});
+        let borrowed = CheckpointRef {
+            version: CHECKPOINT_VERSION,
+            session_id: "s",
+            checkpoint_id: "c",
+            timestamp: "t",
+            step: state.step,
+            agent: "a",
+            status: SessionStatus::Running,
+            state: &state,
+            pending: Some(&pending),
+        };
+        let owned = Checkpoint {
+            version: CHECKPOINT_VERSION,
+            session_id: "s".into(),
+            checkpoint_id: "c".into(),
+            timestamp: "t".into(),
+            step: state.step,
+            agent: "a".into(),
+            status: SessionStatus::Running,
+            state: state.to_json(),
+            pending: Some(pending.clone()),
+        };
+        let bytes = serde_json::to_vec_pretty(&borrowed).unwrap();
+        assert_eq!(bytes, serde_json::to_vec_pretty(&owned).unwrap());
+        let read: Checkpoint = serde_json::from_slice(&bytes).unwrap();
+        assert_eq!(read, owned);
+        assert_eq!(AgentState::from_json(&read.state).unwrap(), state);
+    }
 }

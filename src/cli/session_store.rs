@@ -9,7 +9,7 @@ use serde_json::{Map, Value, json};
 
 use super::launch::SessionCheckpointer;
 use crate::checkpoint::{
-    Checkpoint, CheckpointStore, FileCheckpointStore, SessionMetadata, SessionStatus,
+    Checkpoint, CheckpointRef, CheckpointStore, FileCheckpointStore, SessionMetadata, SessionStatus,
 };
 use crate::engine::AgentState;
 use crate::engine::checkpointing::Checkpointer;
@@ -62,27 +62,29 @@ impl SessionFiles {
         status: SessionStatus,
         pending: Option<&Value>,
     ) -> Result<String, String> {
-        let checkpoint = Checkpoint {
+        let session_id = self.session_id();
+        let (checkpoint_id, timestamp, agent) = (new_id(), now_rfc3339(), self.agent());
+        let pending =
+            json!({"inputs": self.inputs, "input_text": self.input_text, "engine": pending});
+        let checkpoint = CheckpointRef {
             version: 1,
-            session_id: self.session_id(),
-            checkpoint_id: new_id(),
-            timestamp: now_rfc3339(),
+            session_id: &session_id,
+            checkpoint_id: &checkpoint_id,
+            timestamp: &timestamp,
             step: state.step,
-            agent: self.agent(),
+            agent: &agent,
             status,
-            state: state.to_json(),
-            pending: Some(
-                json!({"inputs": self.inputs, "input_text": self.input_text, "engine": pending}),
-            ),
+            state,
+            pending: Some(&pending),
         };
         self.store
-            .save(&checkpoint.session_id, &checkpoint)
+            .save(&session_id, &checkpoint)
             .map_err(|e| e.to_string())?;
         let metadata = {
             let Ok(mut metadata) = self.metadata.lock() else {
                 return Err("the session metadata lock is poisoned".into());
             };
-            metadata.updated = checkpoint.timestamp.clone();
+            metadata.updated = timestamp;
             metadata.steps = state.step;
             metadata.status = status;
             metadata.clone()

@@ -9,13 +9,14 @@
 //! A `response_format` is put in the system prompt as an instruction (this API has no
 //! JSON-schema mode); the engine validates the reply.
 
-use serde_json::{Map, Value, json};
+use serde_json::{Map, Value};
 
+use super::anthropic_body;
 use super::anthropic_stream::AnthropicStream;
 use super::error::{ErrorKind, ProviderError, shorten};
 use super::http::{HttpClient, exchange};
 use super::openai::HttpSettings;
-use super::types::{Message, ModelRequest, ModelResponse};
+use super::types::{ModelRequest, ModelResponse};
 use super::{BoxFuture, DeltaSink, Provider};
 
 /// The `anthropic-version` header sent with every request.
@@ -49,33 +50,9 @@ impl AnthropicProvider {
         })
     }
 
-    /// The JSON body for `req` (public for tests and cassettes).
-    pub fn request_body(&self, req: &ModelRequest) -> Value {
-        let mut body = Map::new();
-        body.insert("model".into(), Value::String(self.model.clone()));
-        body.insert("max_tokens".into(), json!(DEFAULT_MAX_TOKENS));
-        if let Some(system) = system_prompt(req) {
-            body.insert("system".into(), Value::String(system));
-        }
-        body.insert(
-            "messages".into(),
-            Value::Array(wire_messages(&req.messages)),
-        );
-        if !req.tools.is_empty() {
-            let tools = req.tools.iter().map(|t| {
-                json!({"name": t.name, "description": t.description, "input_schema": t.parameters})
-            });
-            body.insert("tools".into(), Value::Array(tools.collect()));
-        }
-        body.insert("stream".into(), Value::Bool(true));
-        for (k, v) in self.params.iter().chain(req.params.iter()) {
-            if v.is_null() {
-                body.remove(k);
-            } else {
-                body.insert(k.clone(), v.clone());
-            }
-        }
-        Value::Object(body)
+    /// The JSON body for `req`, borrowing it (public for tests).
+    pub fn request_body<'a>(&'a self, req: &'a ModelRequest) -> impl serde::Serialize + 'a {
+        anthropic_body::request_body(&self.model, &self.params, req)
     }
 
     fn headers(&self) -> Vec<(&'static str, String)> {
@@ -121,81 +98,6 @@ impl Provider for AnthropicProvider {
     ) -> BoxFuture<'a, Result<ModelResponse, ProviderError>> {
         Box::pin(self.call(req, sink))
     }
-}
-
-fn system_prompt(req: &ModelRequest) -> Option<String> {
-    let mut parts: Vec<String> = req.system.iter().cloned().collect();
-    for m in &req.messages {
-        if let Message::System { content } = m {
-            parts.push(content.clone());
-        }
-    }
-    if let Some(rf) = &req.response_format {
-        parts.push(format!(
-            "Reply with only a JSON value (no prose, no code fence) that matches this JSON Schema:\n{}",
-            rf.schema
-        ));
-    }
-    let joined = parts
-        .into_iter()
-        .filter(|p| !p.is_empty())
-        .collect::<Vec<_>>()
-        .join("\n\n");
-    (!joined.is_empty()).then_some(joined)
-}
-
-fn wire_messages(messages: &[Message]) -> Vec<Value> {
-    let mut turns: Vec<(&'static str, Vec<Value>)> = Vec::new();
-    for m in messages {
-        let (role, blocks) = match m {
-            Message::System { .. } => continue, // in the `system` field
-            Message::User { content } => ("user", vec![json!({"type": "text", "text": content})]),
-            Message::Tool(r) => {
-                let mut block = json!({"type": "tool_result", "tool_use_id": r.tool_call_id, "content": r.content});
-                if r.is_error {
-                    block["is_error"] = Value::Bool(true);
-                }
-                ("user", vec![block])
-            }
-            Message::Assistant(a) => {
-                let mut blocks = Vec::new();
-                for t in &a.thinking {
-                    if let Some(data) = &t.redacted {
-                        blocks.push(json!({"type": "redacted_thinking", "data": data}));
-                    } else if let Some(sig) = &t.signature {
-                        blocks.push(
-                            json!({"type": "thinking", "thinking": t.text, "signature": sig}),
-                        );
-                    } // unsigned reasoning (another provider's) cannot be sent back
-                }
-                if !a.text.is_empty() {
-                    blocks.push(json!({"type": "text", "text": a.text}));
-                }
-                for c in &a.tool_calls {
-                    let input = if c.arguments.is_object() {
-                        c.arguments.clone()
-                    } else {
-                        json!({})
-                    };
-                    blocks.push(
-                        json!({"type": "tool_use", "id": c.id, "name": c.name, "input": input}),
-                    );
-                }
-                if blocks.is_empty() {
-                    continue; // the API rejects empty turns
-                }
-                ("assistant", blocks)
-            }
-        };
-        match turns.last_mut() {
-            Some((last_role, last)) if *last_role == role => last.extend(blocks),
-            _ => turns.push((role, blocks)),
-        }
-    }
-    turns
-        .into_iter()
-        .map(|(role, content)| json!({"role": role, "content": content}))
-        .collect()
 }
 
 /// A non-streaming Messages response (`params: {stream: false}`), reported to the sink

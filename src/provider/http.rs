@@ -283,7 +283,7 @@ pub async fn exchange<S: WireStream>(
     http: &HttpClient,
     url: &str,
     headers: Vec<(&'static str, String)>,
-    body: &serde_json::Value,
+    body: &impl serde::Serialize,
     stream: S,
     whole: impl FnOnce(&[u8]) -> Result<ModelResponse, ProviderError>,
     sink: &DeltaSink<'_>,

@@ -15,18 +15,21 @@ use std::future::Future;
 use std::pin::Pin;
 
 pub mod anthropic;
+mod anthropic_body;
 pub mod anthropic_stream;
 pub mod cassette;
 pub mod config;
 pub mod error;
 mod http;
 pub mod openai;
+mod openai_body;
 pub mod openai_stream;
 pub mod replay;
 pub mod retry;
 pub mod scripted;
 pub mod sse;
 pub mod types;
+mod wire_body;
 
 pub use cassette::{CassetteRecorder, Recording};
 pub use config::{

@@ -8,12 +8,13 @@
 //! reject it).
 
 use serde::Deserialize;
-use serde_json::{Map, Value, json};
+use serde_json::{Map, Value};
 
 use super::error::{ErrorKind, ProviderError, shorten};
 use super::http::{HttpClient, Secret, exchange};
+use super::openai_body;
 use super::openai_stream::{Accumulator, Delta, OpenAiStream, WireUsage};
-use super::types::{Message, ModelRequest, ModelResponse, StreamDelta};
+use super::types::{ModelRequest, ModelResponse, StreamDelta};
 use super::{BoxFuture, DeltaSink, Provider};
 
 /// A Chat Completions endpoint.
@@ -54,38 +55,9 @@ impl OpenAiProvider {
         })
     }
 
-    /// The JSON body for `req` (public for tests and cassettes).
-    pub fn request_body(&self, req: &ModelRequest) -> Value {
-        let mut body = Map::new();
-        body.insert("model".into(), Value::String(self.model.clone()));
-        body.insert("messages".into(), Value::Array(wire_messages(req)));
-        if !req.tools.is_empty() {
-            let tools = req.tools.iter().map(|t| {
-                json!({"type": "function", "function": {
-                    "name": t.name, "description": t.description, "parameters": t.parameters}})
-            });
-            body.insert("tools".into(), Value::Array(tools.collect()));
-        }
-        if let Some(rf) = &req.response_format {
-            body.insert(
-                "response_format".into(),
-                json!({"type": "json_schema", "json_schema": {
-                    "name": rf.name, "schema": rf.schema, "strict": rf.strict}}),
-            );
-        }
-        body.insert("stream".into(), Value::Bool(true));
-        body.insert("stream_options".into(), json!({"include_usage": true}));
-        for (k, v) in self.params.iter().chain(req.params.iter()) {
-            if v.is_null() {
-                body.remove(k);
-            } else {
-                body.insert(k.clone(), v.clone());
-            }
-        }
-        if body.get("stream") != Some(&Value::Bool(true)) {
-            body.remove("stream_options");
-        }
-        Value::Object(body)
+    /// The JSON body for `req`, borrowing it (public for tests).
+    pub fn request_body<'a>(&'a self, req: &'a ModelRequest) -> impl serde::Serialize + 'a {
+        openai_body::request_body(&self.model, &self.params, req)
     }
 
     fn headers(&self) -> Vec<(&'static str, String)> {
@@ -156,42 +128,6 @@ fn is_azure(base_url: &str) -> bool {
     host.ends_with(".azure.com")
         || host.ends_with(".azure-api.net")
         || query.split('&').any(|p| p.starts_with("api-version="))
-}
-
-fn wire_messages(req: &ModelRequest) -> Vec<Value> {
-    let mut out = Vec::with_capacity(req.messages.len() + 1);
-    if let Some(system) = &req.system {
-        out.push(json!({"role": "system", "content": system}));
-    }
-    for m in &req.messages {
-        out.push(match m {
-            Message::System { content } => json!({"role": "system", "content": content}),
-            Message::User { content } => json!({"role": "user", "content": content}),
-            Message::Assistant(a) => {
-                // Reasoning is not sent back: Chat Completions has no field for it.
-                let mut msg = Map::new();
-                msg.insert("role".into(), "assistant".into());
-                let content = if a.text.is_empty() && !a.tool_calls.is_empty() {
-                    Value::Null
-                } else {
-                    Value::String(a.text.clone())
-                };
-                msg.insert("content".into(), content);
-                if !a.tool_calls.is_empty() {
-                    let calls = a.tool_calls.iter().map(|c| {
-                        json!({"id": c.id, "type": "function",
-                               "function": {"name": c.name, "arguments": c.arguments_text()}})
-                    });
-                    msg.insert("tool_calls".into(), Value::Array(calls.collect()));
-                }
-                Value::Object(msg)
-            }
-            Message::Tool(r) => {
-                json!({"role": "tool", "tool_call_id": r.tool_call_id, "content": r.content})
-            }
-        });
-    }
-    out
 }
 
 #[derive(Deserialize)]

@@ -1,0 +1,219 @@
+//! The Chat Completions request body, serialised from borrowed data (see
+//! [`super::wire_body`]): the system prompt and messages, tools, the response format, and
+//! streaming with usage, then `params` merged over it.
+
+use serde::Serialize;
+use serde::ser::Serializer;
+use serde_json::{Map, Value};
+
+use super::types::{Message, ModelRequest, ToolCall, ToolSpec};
+use super::wire_body::{Body, Field, TRUE};
+
+/// The body for `req` to `model`.
+pub(crate) fn request_body<'a>(
+    model: &'a str,
+    params: &'a Map<String, Value>,
+    req: &'a ModelRequest,
+) -> Body<'a, Wire<'a>> {
+    let mut body = Body::new();
+    body.push("model", Field::Wire(Wire::Str(model)));
+    body.push("messages", Field::Wire(Wire::Messages(Messages(req))));
+    if !req.tools.is_empty() {
+        body.push("tools", Field::Wire(Wire::Tools(Tools(&req.tools))));
+    }
+    if let Some(rf) = &req.response_format {
+        let format = ResponseFormat {
+            kind: "json_schema",
+            json_schema: JsonSchema {
+                name: &rf.name,
+                schema: &rf.schema,
+                strict: rf.strict,
+            },
+        };
+        body.push("response_format", Field::Wire(Wire::ResponseFormat(format)));
+    }
+    body.push("stream", Field::Json(&TRUE));
+    let options = StreamOptions {
+        include_usage: true,
+    };
+    body.push("stream_options", Field::Wire(Wire::StreamOptions(options)));
+    body.merge_params(params, &req.params);
+    // Servers reject stream options on a request that does not stream.
+    if !body.is_true("stream") {
+        body.remove("stream_options");
+    }
+    body
+}
+
+/// The body's own fields.
+#[derive(Serialize)]
+#[serde(untagged)]
+pub(crate) enum Wire<'a> {
+    Str(&'a str),
+    Messages(Messages<'a>),
+    Tools(Tools<'a>),
+    ResponseFormat(ResponseFormat<'a>),
+    StreamOptions(StreamOptions),
+}
+
+/// The system prompt, then the conversation.
+pub(crate) struct Messages<'a>(&'a ModelRequest);
+
+impl Serialize for Messages<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let system = self.0.system.as_deref();
+        let system = system.map(|content| WireMessage::System { content });
+        let rest = self.0.messages.iter().map(WireMessage::from);
+        serializer.collect_seq(system.into_iter().chain(rest))
+    }
+}
+
+#[derive(Serialize)]
+#[serde(tag = "role", rename_all = "snake_case")]
+enum WireMessage<'a> {
+    System {
+        content: &'a str,
+    },
+    User {
+        content: &'a str,
+    },
+    Assistant {
+        content: Option<&'a str>,
+        #[serde(skip_serializing_if = "Calls::is_empty")]
+        tool_calls: Calls<'a>,
+    },
+    Tool {
+        tool_call_id: &'a str,
+        content: &'a str,
+    },
+}
+
+impl<'a> From<&'a Message> for WireMessage<'a> {
+    fn from(m: &'a Message) -> Self {
+        match m {
+            Message::System { content } => WireMessage::System { content },
+            Message::User { content } => WireMessage::User { content },
+            // Reasoning is not sent back: Chat Completions has no field for it.
+            Message::Assistant(a) => WireMessage::Assistant {
+                content: (!a.text.is_empty() || a.tool_calls.is_empty()).then_some(&*a.text),
+                tool_calls: Calls(&a.tool_calls),
+            },
+            Message::Tool(r) => WireMessage::Tool {
+                tool_call_id: &r.tool_call_id,
+                content: &r.content,
+            },
+        }
+    }
+}
+
+struct Calls<'a>(&'a [ToolCall]);
+
+impl Calls<'_> {
+    fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+}
+
+impl Serialize for Calls<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_seq(self.0.iter().map(|c| WireCall {
+            id: &c.id,
+            kind: "function",
+            function: CallFunction {
+                name: &c.name,
+                arguments: Arguments(c),
+            },
+        }))
+    }
+}
+
+#[derive(Serialize)]
+struct WireCall<'a> {
+    id: &'a str,
+    #[serde(rename = "type")]
+    kind: &'static str,
+    function: CallFunction<'a>,
+}
+
+#[derive(Serialize)]
+struct CallFunction<'a> {
+    name: &'a str,
+    arguments: Arguments<'a>,
+}
+
+/// The arguments as a JSON string ([`ToolCall::arguments_text`]), written without an
+/// intermediate `String`.
+struct Arguments<'a>(&'a ToolCall);
+
+impl Serialize for Arguments<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match &self.0.invalid_arguments {
+            Some(invalid) => serializer.serialize_str(&invalid.raw),
+            None => serializer.collect_str(&self.0.arguments),
+        }
+    }
+}
+
+pub(crate) struct Tools<'a>(&'a [ToolSpec]);
+
+impl Serialize for Tools<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_seq(self.0.iter().map(|t| WireTool {
+            kind: "function",
+            function: ToolFunction {
+                name: &t.name,
+                description: &t.description,
+                parameters: &t.parameters,
+            },
+        }))
+    }
+}
+
+#[derive(Serialize)]
+struct WireTool<'a> {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    function: ToolFunction<'a>,
+}
+
+#[derive(Serialize)]
+struct ToolFunction<'a> {
+    name: &'a str,
+    description: &'a str,
+    parameters: &'a Value,
+}
+
+#[derive(Serialize)]
+pub(crate) struct ResponseFormat<'a> {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    json_schema: JsonSchema<'a>,
+}
+
+#[derive(Serialize)]
+struct JsonSchema<'a> {
+    name: &'a str,
+    schema: &'a Value,
+    strict: bool,
+}
+
+#[derive(Serialize)]
+pub(crate) struct StreamOptions {
+    include_usage: bool,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn arguments_are_the_same_text_as_arguments_text() {
+        let call = ToolCall::from_raw("c".into(), "f".into(), r#"{"a": [1, "x\"y"], "b": 1.5}"#);
+        let bad = ToolCall::from_raw("c".into(), "f".into(), "{oops");
+        for c in [call, bad] {
+            let text = serde_json::to_string(&Arguments(&c)).unwrap();
+            assert_eq!(text, json!(c.arguments_text()).to_string());
+        }
+    }
+}
