@@ -106,6 +106,23 @@ impl Case {
     }
 }
 
+/// Polls `condition` until it holds; fails the test after 20 s.
+fn wait_until(what: &str, condition: impl Fn() -> bool) {
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while !condition() {
+        assert!(Instant::now() < deadline, "timed out waiting: {what}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// Sends SIGINT to a running `runner`.
+fn interrupt(child: &Child) {
+    Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+}
+
 /// The tool results the model got back in `request`, by tool call id order.
 fn tool_results(request: &MockRequest) -> Vec<String> {
     request.body["messages"]
@@ -293,11 +310,9 @@ impl HttpServer {
             .spawn()
             .expect("the reference server starts");
         let server = HttpServer { child, port };
-        let deadline = Instant::now() + Duration::from_secs(20);
-        while TcpStream::connect(("127.0.0.1", port)).is_err() {
-            assert!(Instant::now() < deadline, "the HTTP server never listened");
-            std::thread::sleep(Duration::from_millis(50));
-        }
+        wait_until("the HTTP server listens", || {
+            TcpStream::connect(("127.0.0.1", port)).is_ok()
+        });
         server
     }
 }
@@ -574,15 +589,8 @@ fn servers_stop_on_failure_limit_and_interrupt() {
         ),
     );
     let child = interrupted.command(&[]).spawn();
-    let deadline = Instant::now() + Duration::from_secs(20);
-    while mock.request_count() == 0 {
-        assert!(Instant::now() < deadline, "the run never called the model");
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    Command::new("kill")
-        .args(["-INT", &child.id().to_string()])
-        .status()
-        .unwrap();
+    wait_until("the run calls the model", || mock.request_count() > 0);
+    interrupt(&child);
     let output = child.wait_with_output().unwrap();
     assert_eq!(output.status.code(), Some(130));
     interrupted.assert_stopped("server.pid");
@@ -688,13 +696,7 @@ fn a_reload_keeps_the_running_server_and_refuses_a_changed_one() {
         std::fs::write(&temp, text).unwrap();
         std::fs::rename(&temp, case.dir.join("agent.yaml")).unwrap();
     };
-    let wait_for = |n: usize| {
-        let deadline = Instant::now() + Duration::from_secs(20);
-        while mock.request_count() < n {
-            assert!(Instant::now() < deadline, "request {n} never came");
-            std::thread::sleep(Duration::from_millis(10));
-        }
-    };
+    let wait_for = |n: usize| wait_until("the next model request", || mock.request_count() >= n);
     let child = case.command(&["--watch"]).spawn();
     wait_for(1);
     // Same server, a wider allowlist: applied at the next step.
@@ -783,15 +785,8 @@ fn an_interrupt_while_a_server_starts_stops_it_with_exit_130() {
     );
     let started = Instant::now();
     let child = case.command(&[]).spawn();
-    let deadline = Instant::now() + Duration::from_secs(20);
-    while !case.dir.join("hang.pid").exists() {
-        assert!(Instant::now() < deadline, "the server never started");
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    Command::new("kill")
-        .args(["-INT", &child.id().to_string()])
-        .status()
-        .unwrap();
+    wait_until("the server starts", || case.dir.join("hang.pid").exists());
+    interrupt(&child);
     let output = child.wait_with_output().unwrap();
     assert_eq!(output.status.code(), Some(130));
     assert!(

@@ -104,11 +104,7 @@ pub fn run(args: ChatArgs) -> Exit {
         Ok(servers) => servers,
         Err(failure) => {
             eprintln!("error: {}", failure.message);
-            return match failure.status {
-                Status::Interrupted => Exit::Interrupted,
-                Status::Failed => Exit::Failed,
-                _ => Exit::Invalid,
-            };
+            return Exit::from(failure.status);
         }
     };
     input.mcp = servers.servers();

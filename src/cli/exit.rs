@@ -30,6 +30,20 @@ impl Exit {
     }
 }
 
+impl From<crate::output::result::Status> for Exit {
+    fn from(status: crate::output::result::Status) -> Self {
+        use crate::output::result::Status;
+        match status {
+            Status::Completed => Exit::Completed,
+            Status::Failed => Exit::Failed,
+            Status::Invalid => Exit::Invalid,
+            Status::LimitReached => Exit::LimitReached,
+            Status::InputRequired => Exit::InputRequired,
+            Status::Interrupted => Exit::Interrupted,
+        }
+    }
+}
+
 impl From<Exit> for std::process::ExitCode {
     fn from(exit: Exit) -> Self {
         std::process::ExitCode::from(exit.code())

@@ -98,18 +98,7 @@ fn not_started(
     eprintln!("error: {message}");
     let result = RunResult::not_started(status, agent, ids, code, message);
     options.print_result(&result);
-    exit_for(status)
-}
-
-fn exit_for(status: Status) -> Exit {
-    match status {
-        Status::Completed => Exit::Completed,
-        Status::Failed => Exit::Failed,
-        Status::Invalid => Exit::Invalid,
-        Status::LimitReached => Exit::LimitReached,
-        Status::InputRequired => Exit::InputRequired,
-        Status::Interrupted => Exit::Interrupted,
-    }
+    Exit::from(status)
 }
 
 /// Runs the agent and returns the exit code.
@@ -428,7 +417,7 @@ pub fn launch(launch: Launch, options: &RunOptions) -> Exit {
         eprintln!("error[{}]: {}", error.code, error.message);
     }
     options.print_result(&result);
-    exit_for(status)
+    Exit::from(status)
 }
 
 /// Flips the stop signal on SIGINT or SIGTERM; the engine stops at once and the run ends

@@ -13,7 +13,6 @@ use super::{Exit, Format};
 use crate::compile::{CompileInput, EnvLookup, TemplateContext, build_tools, file_dir};
 use crate::engine::clock::{new_id, now_rfc3339};
 use crate::mcp::McpServers;
-use crate::output::result::Status;
 use crate::provider::BuildOptions;
 use crate::spec::load::load_agent;
 
@@ -65,11 +64,7 @@ pub fn run(agent_file: &Path, format: Format) -> Exit {
         Ok(servers) => servers,
         Err(failure) => {
             eprintln!("error: {}", failure.message);
-            return match failure.status {
-                Status::Failed => Exit::Failed,
-                Status::Interrupted => Exit::Interrupted,
-                _ => Exit::Invalid,
-            };
+            return Exit::from(failure.status);
         }
     };
     input.mcp = servers.servers();

@@ -170,15 +170,11 @@ impl Connection {
         if !self.peer.is_transport_closed() {
             return error;
         }
-        let mut message = match process.exited_within(Duration::from_millis(200)).await {
+        let message = match process.exited_within(Duration::from_millis(200)).await {
             Some(status) => format!("{error}; the server exited ({status})"),
             None => format!("{error}; the server closed the connection"),
         };
-        let tail = process.stderr_tail().await;
-        if !tail.is_empty() {
-            message.push_str(&format!(". Its stderr ends with:\n{tail}"));
-        }
-        message
+        with_stderr(message, &process.stderr_tail().await)
     }
 
     /// Ends the session and stops the server process (stdin closed, then SIGTERM, then
@@ -287,7 +283,14 @@ async fn stdio_problem(process: &ServerProcess, problem: Problem, timeout: Durat
     let tail = process.stderr_tail().await;
     if tail.is_empty() {
         message.push_str(" (it wrote nothing to stderr)");
-    } else {
+        return message;
+    }
+    with_stderr(message, &tail)
+}
+
+/// The message followed by the end of the server's stderr, when it wrote any.
+fn with_stderr(mut message: String, tail: &str) -> String {
+    if !tail.is_empty() {
         message.push_str(&format!(". Its stderr ends with:\n{tail}"));
     }
     message
