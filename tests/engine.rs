@@ -1,6 +1,7 @@
 //! The engine as a library (UAP §4–§6, §9): generate/stream equivalence, strategies plugged
 //! in through the trait, middleware order, and the tool scheduler's ordering rules.
 
+use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -10,6 +11,7 @@ use runner::engine::events::{Emitter, Event, EventBus};
 use runner::engine::middleware::{CallContext, Middleware};
 use runner::engine::scheduler::{CallObserver, SchedulePolicy, run_calls};
 use runner::engine::strategy::{ExecutionStrategy, LoopStrategy};
+use runner::engine::toolset::AgentTool;
 use runner::engine::{AgentState, GenerateResult, Turn};
 use runner::provider::{
     BoxFuture, Message, ModelResponse, ScriptedProvider, ScriptedResponse, ScriptedToolCall,
@@ -102,7 +104,7 @@ fn agent(
         system: Some("You test.".into()),
         provider: Arc::new(ScriptedProvider::new("script", script())),
         price: None,
-        tools: vec![Sleeper::tool("nap", 1, log)],
+        tools: vec![AgentTool::Plain(Sleeper::tool("nap", 1, log))],
         depends_on: Default::default(),
         strategy,
         middleware,
@@ -166,11 +168,10 @@ fn stream_and_generate_end_in_equivalent_states() {
             cancel,
             tx,
         ))
-        .unwrap()
     };
-    assert_eq!(comparable(&generated.1), comparable(&streamed.1));
+    assert_eq!(comparable(&generated.1), comparable(&streamed.state));
     assert_eq!(generated.0.output, "rested");
-    assert_eq!(generated.0, streamed.0);
+    assert_eq!(streamed.output.as_deref(), Some("rested"));
     assert_eq!(generated.1.llm_calls, 2);
     assert_eq!(generated.1.tool_calls, 1);
     assert_eq!(generated.1.usage.total_tokens, 21);
@@ -182,6 +183,9 @@ fn stream_and_generate_end_in_equivalent_states() {
         kinds.contains(&"agent.tool.execution.completed"),
         "{kinds:?}"
     );
+    // The stream is the whole run: its lifecycle from creation to completion.
+    assert_eq!(kinds.first(), Some(&"agent.run.created"), "{kinds:?}");
+    assert_eq!(kinds.last(), Some(&"thread.run.completed"), "{kinds:?}");
     // The state survives its JSON form exactly.
     assert_eq!(
         AgentState::from_json(&generated.1.to_json()).unwrap(),
@@ -319,7 +323,7 @@ fn calls(names: &[&str]) -> Vec<ToolCall> {
 #[test]
 fn depends_on_orders_calls_within_a_turn_and_results_keep_call_order() {
     let log = Arc::new(Mutex::new(Vec::new()));
-    let tools = [
+    let tools: HashMap<String, Arc<dyn Tool>> = [
         Sleeper::tool("report", 5, &log),
         Sleeper::tool("fetch", 60, &log),
     ]
@@ -337,7 +341,6 @@ fn depends_on_orders_calls_within_a_turn_and_results_keep_call_order() {
         &SchedulePolicy::default(),
         &Admit,
         &cancel,
-        None,
     ));
     assert!(hit.is_none());
     assert_eq!(
@@ -358,7 +361,7 @@ fn a_sequential_tool_runs_alone() {
         log: log.clone(),
         parameters: json!({"type": "object"}),
     });
-    let tools = [
+    let tools: HashMap<String, Arc<dyn Tool>> = [
         Sleeper::tool("a", 30, &log),
         alone,
         Sleeper::tool("b", 30, &log),
@@ -374,7 +377,6 @@ fn a_sequential_tool_runs_alone() {
         &SchedulePolicy::default(),
         &Admit,
         &cancel,
-        None,
     ));
     let log = log.lock().unwrap().clone();
     let start = log.iter().position(|l| l == "start alone").unwrap();
@@ -385,7 +387,7 @@ fn a_sequential_tool_runs_alone() {
 #[test]
 fn parallel_n_bounds_concurrency() {
     let log = Arc::new(Mutex::new(Vec::new()));
-    let tools = ["a", "b", "c"]
+    let tools: HashMap<String, Arc<dyn Tool>> = ["a", "b", "c"]
         .iter()
         .map(|n| (n.to_string(), Sleeper::tool(n, 20, &log)))
         .collect();
@@ -401,7 +403,6 @@ fn parallel_n_bounds_concurrency() {
         &policy,
         &Admit,
         &cancel,
-        None,
     ));
     let log = log.lock().unwrap().clone();
     let mut running: i32 = 0;

@@ -1,8 +1,9 @@
 //! `runner chat AGENT.yaml`: an interactive multi-turn session. Lines come from stdin (a
-//! terminal or a pipe); answers go to stdout. The history is kept between turns (UAP `ask`),
-//! the agent file is watched and reloaded between turns and steps, and the session is
-//! checkpointed so `runner resume` can pick it up. Commands: `/reset` clears the history,
-//! `/save` checkpoints now and prints the session id, `/exit` ends the chat.
+//! terminal or a pipe); answers go to stdout. Each line is one run of the engine's driver
+//! over the kept history (UAP `ask`), in one run directory: the transcript and events grow
+//! turn by turn, and `result.json` is the last turn's. The agent file is reloaded between
+//! turns; the session is checkpointed so `runner resume` can pick it up. Commands: `/reset`
+//! clears the history, `/save` checkpoints now and prints the session id, `/exit` ends.
 
 use std::io::{BufRead, Write};
 use std::path::PathBuf;
@@ -10,25 +11,22 @@ use std::sync::Arc;
 
 use clap::Args;
 use serde_json::{Map, json};
-use tokio::sync::watch;
 
 use super::Exit;
-use super::launch::SessionCheckpointer;
-use super::servers::{RunningServers, runtime};
-use super::session_store::{SessionFiles, sessions_dir};
-use super::watch::{SpecReloader, compiler};
-use crate::checkpoint::{FileCheckpointStore, SessionMetadata, SessionStatus, ThreadTree};
-use crate::compile::{CompileInput, TemplateContext, compile_agent, file_dir, run_limits};
+use super::prepare::{Prepared, Request, Stop, load};
+use super::run_dir::RunDir;
+use super::run_options::RunOptions;
+use super::session_store::SessionFiles;
+use crate::compile::run_limits;
 use crate::engine::budget::Budget;
 use crate::engine::checkpointing::{Checkpointer, Reloader};
-use crate::engine::clock::{new_id, now_rfc3339};
-use crate::engine::events::{Emitter, EventBus, EventSink, JsonlSink, kind};
-use crate::engine::{AgentState, RunContext};
-use crate::mcp::McpServers;
+use crate::engine::clock::new_id;
+use crate::engine::events::{Emitter, kind};
+use crate::engine::run::{RunStart, drive};
+use crate::engine::{Agent, AgentState, RunContext};
 use crate::output::result::Status;
-use crate::provider::BuildOptions;
+use crate::provider::Message;
 use crate::spec::inputs::{parse_var, resolve_inputs};
-use crate::spec::load::load_agent;
 
 #[derive(Debug, Args)]
 pub struct ChatArgs {
@@ -37,147 +35,65 @@ pub struct ChatArgs {
     /// An input value, NAME=VALUE (repeatable).
     #[arg(long = "var", value_name = "NAME=VALUE")]
     pub vars: Vec<String>,
-    /// Where the chat's events go (default .runner/runs/<run_id>).
-    #[arg(long)]
-    pub run_dir: Option<PathBuf>,
+    #[command(flatten)]
+    pub run: RunOptions,
 }
 
+/// Exits with the last turn's status (0 when there was none).
 pub fn run(args: ChatArgs) -> Exit {
-    let fail = |message: String| {
-        eprintln!("error: {message}");
-        Exit::Invalid
-    };
-    let (spec, _) = match load_agent(&args.agent) {
-        Ok(loaded) => loaded,
-        Err(diagnostics) => {
-            for diagnostic in &diagnostics {
-                eprintln!("{diagnostic}");
-            }
-            return fail(format!(
-                "{} is not a valid agent file",
-                args.agent.display()
-            ));
-        }
-    };
-    let mut vars = Vec::new();
-    for text in &args.vars {
-        match parse_var(text) {
-            Ok(pair) => vars.push(pair),
-            Err(error) => return fail(error.to_string()),
-        }
-    }
-    let inputs = match resolve_inputs(&spec.inputs, Map::new(), &vars) {
-        Ok(inputs) => inputs,
-        Err(error) => return fail(error.to_string()),
-    };
-    let (run_id, session_id) = (new_id(), new_id());
-    let env: crate::compile::EnvLookup = Arc::new(|name: &str| std::env::var(name).ok());
-    let declared_env: Vec<String> = spec.env.iter().map(|e| e.0.clone()).collect();
-    let context = TemplateContext::new(
-        &inputs,
-        &declared_env,
-        &*env,
-        (&spec.name, spec.description.as_deref()),
-        "",
-        (&run_id, &session_id),
-        &now_rfc3339(),
-    );
-    let build = BuildOptions::default();
-    let runtime = match runtime() {
-        Ok(runtime) => runtime,
-        Err(message) => return fail(message),
-    };
-    let (_stop, cancel) = watch::channel(false);
-    let mut input = CompileInput {
-        spec: &spec,
-        file_dir: file_dir(&args.agent),
-        workspace: std::env::current_dir().unwrap_or_else(|_| PathBuf::from(".")),
-        context: &context,
+    chat(&args).unwrap_or_else(|stop| {
+        stop.print();
+        Exit::from(stop.status)
+    })
+}
+
+fn chat(args: &ChatArgs) -> Result<Exit, Stop> {
+    let spec = load(&args.agent)?;
+    let vars: Vec<_> = args
+        .vars
+        .iter()
+        .map(|t| parse_var(t))
+        .collect::<Result<_, _>>()
+        .map_err(|e| Stop::invalid("invalid_input", e.to_string()))?;
+    let inputs = resolve_inputs(&spec.inputs, Map::new(), &vars)
+        .map_err(|e| Stop::invalid("invalid_input", e.to_string()))?;
+    let (chat_id, session_id) = (new_id(), new_id());
+    let files = SessionFiles::open(
+        &spec,
+        &args.agent,
+        &session_id,
+        inputs.clone(),
+        String::new(),
+    )
+    .map_err(|message| Stop::invalid("checkpoint_dir", message))?;
+    let request = Request {
+        agent_file: args.agent.clone(),
+        spec,
+        inputs,
+        input_text: String::new(),
+        ids: (chat_id.clone(), session_id.clone()),
         model_override: None,
-        build: &build,
-        env: env.clone(),
-        inherited: None,
-        answers: Vec::new(),
-        mcp: McpServers::none(),
+        build: args
+            .run
+            .build_options()
+            .map_err(|m| Stop::invalid("invalid_cassette", m))?,
+        answers: args
+            .run
+            .answer_sources()
+            .map_err(|m| Stop::invalid("invalid_answers", m))?,
     };
-    let servers = match RunningServers::start(&runtime, &input, cancel.clone()) {
-        Ok(servers) => servers,
-        Err(failure) => {
-            eprintln!("error: {}", failure.message);
-            return Exit::from(failure.status);
-        }
-    };
-    input.mcp = servers.servers();
-    let mut agent = match compile_agent(&input) {
-        Ok(agent) => agent,
-        Err(error) => return fail(error.to_string()),
-    };
-    let reloader: Arc<dyn Reloader> =
-        match SpecReloader::new(args.agent.clone(), spec.clone(), compiler(&input)) {
-            Ok(reloader) => Arc::new(reloader),
-            Err(message) => return fail(message),
-        };
-    let run_dir = args
-        .run_dir
-        .clone()
-        .unwrap_or_else(|| PathBuf::from(".runner").join("runs").join(&run_id));
-    let events = match std::fs::create_dir_all(&run_dir)
-        .and_then(|()| std::fs::File::create(run_dir.join("events.jsonl")))
-    {
-        Ok(file) => file,
-        Err(error) => return fail(format!("cannot create {}: {error}", run_dir.display())),
-    };
-    let sinks: Vec<Arc<dyn EventSink>> = vec![Arc::new(JsonlSink::new(events))];
-    let emitter = Emitter::root(
-        EventBus::new(sinks),
-        &spec.name,
-        run_id.clone(),
-        session_id.clone(),
-    );
-    let mut ctx = RunContext::new(
-        emitter.clone(),
-        Arc::new(Budget::new(run_limits(&spec.limits))),
-        cancel,
-    );
-    ctx.reload = Some(reloader.clone());
-    let files = sessions_dir(&spec)
-        .and_then(|dir| FileCheckpointStore::create(dir).ok())
-        .map(|store| {
-            let now = now_rfc3339();
-            SessionFiles::new(
-                store,
-                SessionMetadata {
-                    version: 1,
-                    session_id: session_id.clone(),
-                    agent: spec.name.clone(),
-                    agent_file: args.agent.display().to_string(),
-                    created: now.clone(),
-                    updated: now,
-                    status: SessionStatus::Running,
-                    steps: 0,
-                    run_ids: vec![run_id.clone()],
-                    parent: None,
-                    branch_name: None,
-                    thread_tree: ThreadTree::new(&session_id),
-                },
-                inputs.clone(),
-                String::new(),
-            )
-        });
-    ctx.checkpoints = files.clone().map(|f| f as Arc<dyn Checkpointer>);
-
-    emitter.emit(
-        kind::RUN_CREATED,
-        json!({"status": "in_progress", "initialMessages": [], "sessionId": session_id}),
-    );
-    eprintln!(
-        "chat with {} (session {session_id}); /reset, /save, /exit",
-        spec.name
-    );
-
-    let mut state = AgentState::initial();
-    let stdin = std::io::stdin();
-    for line in stdin.lock().lines() {
+    let prepared = Prepared::start(request)?;
+    let mut agent = prepared.compile()?;
+    let reloader = super::watch::reloader(&prepared)?;
+    let run_dir = RunDir::open(&args.run, &chat_id)?;
+    let name = prepared.spec.name.clone();
+    let emitter =
+        |run_id: String| Emitter::root(run_dir.bus.clone(), &name, run_id, session_id.clone());
+    // Limits hold for the whole chat, as for a session.
+    let budget = Arc::new(Budget::new(run_limits(&prepared.spec.limits)));
+    eprintln!("chat with {name} (session {session_id}); /reset, /save, /exit");
+    let (mut state, mut exit) = (AgentState::initial(), Exit::Completed);
+    for line in std::io::stdin().lock().lines() {
         let Ok(line) = line else { break };
         let line = line.trim();
         match line {
@@ -186,53 +102,69 @@ pub fn run(args: ChatArgs) -> Exit {
             "/reset" => {
                 state = AgentState::initial();
                 eprintln!("(history cleared)");
-                continue;
             }
-            "/save" => {
-                match files.as_ref().map(|f| f.save(&state, None)) {
-                    Some(Ok(_)) => println!("saved session {session_id}"),
-                    Some(Err(message)) => eprintln!("error: {message}"),
-                    None => eprintln!("this agent keeps no checkpoints (`checkpoints: false`)"),
-                }
-                let _ = std::io::stdout().flush();
-                continue;
-            }
-            _ => {}
-        }
-        // Between turns: a saved change of the agent file takes over from here.
-        match reloader.poll() {
-            Some(Ok((next, changes))) => {
-                eprintln!("(reloaded: {})", changes.join(", "));
-                emitter.emit(
-                    kind::RELOADED,
-                    json!({"changes": changes, "step": state.step}),
+            "/save" => save(files.as_deref(), &state, &session_id),
+            _ => {
+                reload(
+                    &*reloader,
+                    &mut agent,
+                    &emitter(chat_id.clone()),
+                    state.step,
                 );
-                agent = next;
-            }
-            Some(Err(diagnostics)) => {
-                for diagnostic in &diagnostics {
-                    eprintln!("{diagnostic}");
+                let mut ctx =
+                    RunContext::new(emitter(new_id()), budget.clone(), prepared.cancel.clone());
+                ctx.checkpoints = files.clone().map(|f| f as Arc<dyn Checkpointer>);
+                let start = RunStart {
+                    opening: vec![Message::user(line)],
+                    answered: None,
+                    session_id: Some(session_id.clone()),
+                };
+                state = prepared
+                    .runtime
+                    .block_on(drive(&agent, start, state, &ctx))
+                    .state;
+                let Some(result) = run_dir.result() else {
+                    break;
+                };
+                run_dir.write_result(&result);
+                if let Some(error) = &result.error {
+                    eprintln!("error[{}]: {}", error.code, error.message);
                 }
-                emitter.emit(kind::RELOAD_FAILED, json!({"diagnostics": diagnostics}));
-            }
-            None => {}
-        }
-        match runtime.block_on(agent.ask(line, std::mem::take(&mut state), &ctx)) {
-            Ok((turn, next)) => {
-                println!("{}", turn.output);
-                state = next;
-            }
-            Err(halt) => {
-                eprintln!("error: {:?}", halt.reason);
-                state = *halt.state;
+                args.run.print_result(&result);
+                exit = Exit::from(result.status);
+                if result.status == Status::Interrupted {
+                    break;
+                }
             }
         }
         let _ = std::io::stdout().flush();
     }
-    if let Some(files) = &files
-        && let Some(warning) = files.finish(&state, Status::Completed, None, &run_id)
-    {
-        eprintln!("warning: {warning}");
+    Ok(exit)
+}
+
+/// Between turns: a saved change of the agent file takes over from here.
+fn reload(reloader: &dyn Reloader, agent: &mut Agent, emitter: &Emitter, step: u64) {
+    match reloader.poll() {
+        Some(Ok((next, changes))) => {
+            eprintln!("(reloaded: {})", changes.join(", "));
+            emitter.emit(kind::RELOADED, json!({"changes": changes, "step": step}));
+            *agent = next;
+        }
+        Some(Err(diagnostics)) => {
+            for diagnostic in &diagnostics {
+                eprintln!("{diagnostic}");
+            }
+            emitter.emit(kind::RELOAD_FAILED, json!({"diagnostics": diagnostics}));
+        }
+        None => {}
     }
-    Exit::Completed
+}
+
+/// `/save`: checkpoints the history now.
+fn save(files: Option<&SessionFiles>, state: &AgentState, session_id: &str) {
+    match files.map(|f| f.save(state, None)) {
+        Some(Ok(_)) => println!("saved session {session_id}"),
+        Some(Err(message)) => eprintln!("error: {message}"),
+        None => eprintln!("this agent keeps no checkpoints (`checkpoints: false`)"),
+    }
 }

@@ -5,21 +5,18 @@
 
 use std::io::Read;
 use std::path::PathBuf;
-use std::sync::Arc;
 
 use clap::Args;
 use serde_json::Map;
 
 use super::Exit;
-use super::launch::{Launch, Opening, SessionCheckpointer, invalid, launch};
+use super::launch::{Launch, Opening, launch, report};
+use super::prepare::{Request, Stop, load};
 use super::run_options::RunOptions;
-use super::session_store::{SessionFiles, sessions_dir};
-use crate::checkpoint::{FileCheckpointStore, SessionMetadata, SessionStatus, ThreadTree};
+use super::session_store::SessionFiles;
 use crate::engine::AgentState;
 use crate::engine::clock::new_id;
-use crate::engine::clock::now_rfc3339;
 use crate::spec::inputs::{parse_var, read_vars_file, resolve_inputs};
-use crate::spec::load::load_agent;
 use crate::spec::model::{ModelRef, ModelShorthand};
 
 /// Options of `runner exec`.
@@ -48,56 +45,44 @@ pub struct ExecArgs {
 
 pub fn run(args: ExecArgs) -> Exit {
     let session_id = args.session.clone().unwrap_or_else(new_id);
-    let invalid = |agent: &str, code: &str, message: String| {
-        invalid(&args.run, agent, "", &session_id, code, message)
-    };
+    let ids = (new_id(), session_id);
+    match launch_of(&args, ids.clone()) {
+        Ok(launched) => launch(launched, &args.run),
+        Err(stop) => report(&stop, &args.run, (&ids.0, &ids.1)),
+    }
+}
 
-    let (spec, warnings) = match load_agent(&args.agent) {
-        Ok(loaded) => loaded,
-        Err(diagnostics) => {
-            for diagnostic in &diagnostics {
-                eprintln!("{diagnostic}");
-            }
-            let errors = diagnostics.iter().filter(|d| d.is_error()).count();
-            let message = format!(
-                "{} is not a valid agent file ({errors} error(s))",
-                args.agent.display()
-            );
-            return invalid("", "invalid_agent", message);
-        }
+/// What `exec` runs: the file, its inputs from `--vars`/`--var`, the input text, a new
+/// session.
+fn launch_of(args: &ExecArgs, ids: (String, String)) -> Result<Launch, Stop> {
+    let spec = load(&args.agent)?;
+    let invalid = |code: &str, message: String| Stop {
+        agent: spec.name.clone(),
+        ..Stop::invalid(code, message)
     };
-    for warning in &warnings {
-        eprintln!("{warning}");
-    }
-
-    let mut file_values = Map::new();
-    if let Some(path) = &args.vars_file {
-        match read_vars_file(path) {
-            Ok(values) => file_values = values,
-            Err(error) => return invalid(&spec.name, "invalid_input", error.to_string()),
-        }
-    }
-    let mut vars = Vec::new();
-    for text in &args.vars {
-        match parse_var(text) {
-            Ok(pair) => vars.push(pair),
-            Err(error) => return invalid(&spec.name, "invalid_input", error.to_string()),
-        }
-    }
-    let inputs = match resolve_inputs(&spec.inputs, file_values, &vars) {
-        Ok(inputs) => inputs,
-        Err(error) => return invalid(&spec.name, "invalid_input", error.to_string()),
+    let file_values = match &args.vars_file {
+        Some(path) => read_vars_file(path).map_err(|e| invalid("invalid_input", e.to_string()))?,
+        None => Map::new(),
     };
+    let vars = args
+        .vars
+        .iter()
+        .map(|text| parse_var(text))
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|e| invalid("invalid_input", e.to_string()))?;
+    let inputs = resolve_inputs(&spec.inputs, file_values, &vars)
+        .map_err(|e| invalid("invalid_input", e.to_string()))?;
     let input_text = match args.input.as_deref() {
         Some("-") => {
             let mut text = String::new();
-            if let Err(error) = std::io::stdin().read_to_string(&mut text) {
-                return invalid(
-                    &spec.name,
-                    "invalid_input",
-                    format!("cannot read --input from stdin: {error}"),
-                );
-            }
+            std::io::stdin()
+                .read_to_string(&mut text)
+                .map_err(|error| {
+                    invalid(
+                        "invalid_input",
+                        format!("cannot read --input from stdin: {error}"),
+                    )
+                })?;
             text
         }
         Some(text) => text.to_string(),
@@ -105,63 +90,43 @@ pub fn run(args: ExecArgs) -> Exit {
     };
     let model_override = match args.model.as_deref().map(ModelShorthand::parse) {
         Some(Ok(short)) => Some(ModelRef::Shorthand(short)),
-        Some(Err(message)) => {
-            return invalid(&spec.name, "invalid_model", format!("--model: {message}"));
-        }
+        Some(Err(message)) => return Err(invalid("invalid_model", format!("--model: {message}"))),
         None => None,
     };
-    let checkpoints = match sessions_dir(&spec) {
-        None => None,
-        Some(dir) => match FileCheckpointStore::create(&dir) {
-            Ok(store) => {
-                let now = now_rfc3339();
-                let metadata = SessionMetadata {
-                    version: 1,
-                    session_id: session_id.clone(),
-                    agent: spec.name.clone(),
-                    agent_file: args.agent.display().to_string(),
-                    created: now.clone(),
-                    updated: now,
-                    status: SessionStatus::Running,
-                    steps: 0,
-                    run_ids: Vec::new(),
-                    parent: None,
-                    branch_name: None,
-                    thread_tree: ThreadTree::new(&session_id),
-                };
-                Some(SessionFiles::new(
-                    store,
-                    metadata,
-                    inputs.clone(),
-                    input_text.clone(),
-                ))
-            }
-            Err(error) => {
-                return invalid(
-                    &spec.name,
-                    "checkpoint_dir",
-                    format!("cannot use the checkpoint directory: {error}"),
-                );
-            }
-        },
-    };
+    let checkpoints = SessionFiles::open(
+        &spec,
+        &args.agent,
+        &ids.1,
+        inputs.clone(),
+        input_text.clone(),
+    )
+    .map_err(|message| invalid("checkpoint_dir", message))?;
+    let build = args
+        .run
+        .build_options()
+        .map_err(|m| invalid("invalid_cassette", m))?;
+    let answers = args
+        .run
+        .answer_sources()
+        .map_err(|m| invalid("invalid_answers", m))?;
     let mut state = AgentState::initial();
     for (key, value) in &spec.metadata {
         state = state.with_metadata(key.clone(), value.clone());
     }
-    launch(
-        Launch {
-            spec,
+    Ok(Launch {
+        request: Request {
             agent_file: args.agent.clone(),
+            spec,
             inputs,
             input_text,
+            ids,
             model_override,
-            session_id: session_id.clone(),
-            state,
-            opening: Opening::Prompt,
-            checkpoints: checkpoints.map(|c| c as Arc<dyn SessionCheckpointer>),
-            answered: None,
+            build,
+            answers,
         },
-        &args.run,
-    )
+        state,
+        opening: Opening::Prompt,
+        checkpoints,
+        answered: None,
+    })
 }

@@ -7,17 +7,18 @@
 use std::path::PathBuf;
 
 use clap::Args;
-use serde_json::Value;
 
 use super::Exit;
-use super::launch::{Launch, Opening, invalid, launch};
+use super::launch::{Launch, Opening, launch, report};
+use super::prepare::{Request, Stop, load};
 use super::run_options::RunOptions;
 use super::session_store::{Resumable, SessionFiles, default_sessions_dir};
-use crate::checkpoint::{CheckpointStore, FileCheckpointStore, SessionStatus};
+use crate::checkpoint::{CheckpointStore, FileCheckpointStore, SessionMetadata, SessionStatus};
 use crate::engine::AgentState;
+use crate::engine::checkpointing::Pending;
 use crate::engine::clock::{new_id, now_rfc3339};
-use crate::provider::{Message, ToolCall};
-use crate::spec::load::load_agent;
+use crate::engine::run::Answered;
+use crate::provider::Message;
 
 /// Options of `runner resume`.
 #[derive(Debug, Args)]
@@ -46,153 +47,165 @@ pub const INTERRUPTED_CALL: &str = "Error: interrupted: this call was running wh
 not have taken effect. Check its effect before calling it again.";
 
 pub fn run(args: ResumeArgs) -> Exit {
-    let fail = |message: String| {
-        invalid(
-            &args.run,
-            "",
-            &new_id(),
-            &args.session,
-            "invalid_session",
-            message,
-        )
-    };
-    let store = match FileCheckpointStore::create(&args.dir) {
-        Ok(store) => store,
-        Err(error) => return fail(error.to_string()),
-    };
-    let metadata = match store.metadata(&args.session) {
-        Ok(Some(metadata)) => metadata,
-        Ok(None) => {
-            return fail(format!(
+    let ids = (new_id(), args.session.clone());
+    match launch_of(&args, ids.0.clone()) {
+        Ok(launched) => launch(launched, &args.run),
+        Err(stop) => report(&stop, &args.run, (&ids.0, &ids.1)),
+    }
+}
+
+/// What `resume` runs: the session's agent file again, from its checkpoint, with what the
+/// checkpoint lacked settled first.
+fn launch_of(args: &ResumeArgs, run_id: String) -> Result<Launch, Stop> {
+    let fail = |message: String| Stop::invalid("invalid_session", message);
+    let store = FileCheckpointStore::create(&args.dir).map_err(|e| fail(e.to_string()))?;
+    let metadata = store
+        .metadata(&args.session)
+        .map_err(|e| fail(e.to_string()))?
+        .ok_or_else(|| {
+            fail(format!(
                 "no session `{}` in {}",
                 args.session,
                 args.dir.display()
-            ));
-        }
-        Err(error) => return fail(error.to_string()),
-    };
+            ))
+        })?;
     let loaded = match args.from_checkpoint {
         Some(step) => store.load_step(&args.session, step),
         None => store.load(&args.session),
     };
-    let checkpoint = match loaded {
-        Ok(Some(checkpoint)) => checkpoint,
-        Ok(None) => {
-            let what = args
-                .from_checkpoint
-                .map_or("any checkpoint".to_string(), |n| {
-                    format!("a checkpoint after step {n}")
-                });
-            return fail(format!("session `{}` has no {what}", args.session));
-        }
-        Err(error) => return fail(error.to_string()),
-    };
+    let checkpoint = loaded.map_err(|e| fail(e.to_string()))?.ok_or_else(|| {
+        let what = args
+            .from_checkpoint
+            .map_or("any checkpoint".to_string(), |n| {
+                format!("a checkpoint after step {n}")
+            });
+        fail(format!("session `{}` has no {what}", args.session))
+    })?;
     if args.from_checkpoint.is_none() && checkpoint.status == SessionStatus::Completed {
-        return fail(format!(
+        return Err(fail(format!(
             "session `{}` is completed; branch from one of its steps with --from-checkpoint N --branch NAME",
             args.session
-        ));
+        )));
     }
-    let mut state = match AgentState::from_json(&checkpoint.state) {
-        Ok(state) => state,
-        Err(error) => return fail(format!("session `{}`: {error}", args.session)),
-    };
+    let state = AgentState::from_json(&checkpoint.state)
+        .map_err(|error| fail(format!("session `{}`: {error}", args.session)))?;
     let agent_file = PathBuf::from(&metadata.agent_file);
-    let (spec, warnings) = match load_agent(&agent_file) {
-        Ok(loaded) => loaded,
-        Err(diagnostics) => {
-            for diagnostic in &diagnostics {
-                eprintln!("{diagnostic}");
-            }
-            return fail(format!(
-                "{} is not a valid agent file any more",
-                agent_file.display()
-            ));
-        }
-    };
-    for warning in &warnings {
-        eprintln!("{warning}");
-    }
+    let spec = load(&agent_file).map_err(|mut stop| {
+        stop.message = format!(
+            "{} is not a valid agent file any more",
+            agent_file.display()
+        );
+        stop
+    })?;
     let resumable = Resumable::from_checkpoint(&checkpoint);
-    let mut answered = None;
-    // A checkpoint taken while calls ran, or while a question waited, lacks their results.
-    if let Some(pending) = &resumable.engine {
-        match pending.get("kind").and_then(Value::as_str) {
-            Some("input_required") => {
-                let call: Option<ToolCall> = serde_json::from_value(pending["call"].clone()).ok();
-                let question = pending["question"].as_str().unwrap_or_default();
-                let Some(answer) = args.answer.clone() else {
-                    return fail(format!(
-                        "session `{}` waits for an answer to \"{question}\": pass --answer TEXT",
-                        args.session
-                    ));
-                };
-                if let Some(call) = call {
-                    state = state.with_message(Message::tool_result(&call, answer.clone(), false));
-                    answered = Some((question.to_string(), answer, call.id.clone()));
-                }
-            }
-            Some("tools_in_flight") => {
-                let calls: Vec<ToolCall> =
-                    serde_json::from_value(pending["calls"].clone()).unwrap_or_default();
-                let answered = |id: &str| {
-                    state
-                        .messages
-                        .iter()
-                        .any(|m| matches!(m, Message::Tool(r) if r.tool_call_id == id))
-                };
-                let missing: Vec<ToolCall> =
-                    calls.into_iter().filter(|c| !answered(&c.id)).collect();
-                for call in missing {
-                    state = state.with_message(Message::tool_result(&call, INTERRUPTED_CALL, true));
-                }
-            }
-            _ => {}
-        }
-    }
-    let (session_id, metadata) = match (&args.from_checkpoint, &args.branch) {
-        (Some(step), Some(name)) => {
-            let new_session = new_id();
-            let mut tree = metadata.thread_tree.clone();
-            tree.branch(&args.session, *step, &new_session, Some(name.clone()));
-            let mut parent = metadata.clone();
-            parent.thread_tree = tree.clone();
-            if let Err(error) = store.save_metadata(&parent) {
-                eprintln!("warning: the parent session's tree was not updated: {error}");
-            }
-            let mut branch = metadata.clone();
-            branch.session_id = new_session.clone();
-            branch.created = now_rfc3339();
-            branch.run_ids = Vec::new();
-            branch.parent = Some(crate::checkpoint::ParentRef {
-                session_id: args.session.clone(),
-                step: *step,
-            });
-            branch.branch_name = Some(name.clone());
-            branch.thread_tree = tree;
-            (new_session, branch)
-        }
-        _ => (args.session.clone(), metadata),
-    };
+    let (state, answered) = settle(state, resumable.engine.as_ref(), args)?;
+    let (session_id, metadata) = branch(&store, metadata, args);
     let files = SessionFiles::new(
         store,
         metadata,
         resumable.inputs.clone(),
         resumable.input_text.clone(),
     );
-    launch(
-        Launch {
-            spec,
+    let invalid = |code: &str, message: String| Stop {
+        agent: spec.name.clone(),
+        ..Stop::invalid(code, message)
+    };
+    let build = args
+        .run
+        .build_options()
+        .map_err(|m| invalid("invalid_cassette", m))?;
+    let answers = args
+        .run
+        .answer_sources()
+        .map_err(|m| invalid("invalid_answers", m))?;
+    Ok(Launch {
+        request: Request {
             agent_file,
+            spec,
             inputs: resumable.inputs,
             input_text: resumable.input_text,
+            ids: (run_id, session_id),
             model_override: None,
-            session_id,
-            state,
-            opening: Opening::Continue,
-            checkpoints: Some(files),
-            answered,
+            build,
+            answers,
         },
-        &args.run,
-    )
+        state,
+        opening: Opening::Continue,
+        checkpoints: Some(files),
+        answered,
+    })
+}
+
+/// Settles what the checkpoint lacks: a waiting question gets the answer as its result;
+/// calls that were running get an interrupted result instead of running again.
+fn settle(
+    state: AgentState,
+    pending: Option<&Pending>,
+    args: &ResumeArgs,
+) -> Result<(AgentState, Option<Answered>), Stop> {
+    match pending {
+        Some(Pending::InputRequired { question, call, .. }) => {
+            let Some(answer) = args.answer.clone() else {
+                return Err(Stop::invalid(
+                    "invalid_session",
+                    format!(
+                        "session `{}` waits for an answer to \"{question}\": pass --answer TEXT",
+                        args.session
+                    ),
+                ));
+            };
+            let state = state.with_message(Message::tool_result(call, answer.clone(), false));
+            let answered = Answered {
+                question: question.clone(),
+                answer,
+                tool_call_id: call.id.clone(),
+            };
+            Ok((state, Some(answered)))
+        }
+        Some(Pending::ToolsInFlight { calls }) => {
+            let answered = |id: &str| {
+                state
+                    .messages
+                    .iter()
+                    .any(|m| matches!(m, Message::Tool(r) if r.tool_call_id == id))
+            };
+            let missing: Vec<Message> = calls
+                .iter()
+                .filter(|call| !answered(&call.id))
+                .map(|call| Message::tool_result(call, INTERRUPTED_CALL, true))
+                .collect();
+            Ok((state.with_messages(missing), None))
+        }
+        None => Ok((state, None)),
+    }
+}
+
+/// With `--from-checkpoint N --branch NAME`: a new session branching from the old one.
+fn branch(
+    store: &FileCheckpointStore,
+    metadata: SessionMetadata,
+    args: &ResumeArgs,
+) -> (String, SessionMetadata) {
+    let (Some(step), Some(name)) = (&args.from_checkpoint, &args.branch) else {
+        return (args.session.clone(), metadata);
+    };
+    let new_session = new_id();
+    let mut tree = metadata.thread_tree.clone();
+    tree.branch(&args.session, *step, &new_session, Some(name.clone()));
+    let mut parent = metadata.clone();
+    parent.thread_tree = tree.clone();
+    if let Err(error) = store.save_metadata(&parent) {
+        eprintln!("warning: the parent session's tree was not updated: {error}");
+    }
+    let mut branch = metadata;
+    branch.session_id = new_session.clone();
+    branch.created = now_rfc3339();
+    branch.run_ids = Vec::new();
+    branch.parent = Some(crate::checkpoint::ParentRef {
+        session_id: args.session.clone(),
+        step: *step,
+    });
+    branch.branch_name = Some(name.clone());
+    branch.thread_tree = tree;
+    (new_session, branch)
 }

@@ -7,14 +7,13 @@ use std::sync::{Arc, Mutex};
 
 use serde_json::{Map, Value, json};
 
-use super::launch::SessionCheckpointer;
 use crate::checkpoint::{
     Checkpoint, CheckpointRef, CheckpointStore, FileCheckpointStore, SessionMetadata, SessionStatus,
 };
 use crate::engine::AgentState;
-use crate::engine::checkpointing::Checkpointer;
+use crate::engine::checkpointing::{Checkpointer, Pending};
 use crate::engine::clock::{new_id, now_rfc3339};
-use crate::output::result::Status;
+use crate::engine::run::RunStatus;
 use crate::spec::AgentSpec;
 use crate::spec::agent::Checkpoints;
 
@@ -42,6 +41,37 @@ pub struct SessionFiles {
 }
 
 impl SessionFiles {
+    /// Starts a new session's files for `spec` (`None` when it keeps no checkpoints).
+    pub fn open(
+        spec: &AgentSpec,
+        agent_file: &Path,
+        session_id: &str,
+        inputs: Map<String, Value>,
+        input_text: String,
+    ) -> Result<Option<Arc<Self>>, String> {
+        let Some(dir) = sessions_dir(spec) else {
+            return Ok(None);
+        };
+        let store = FileCheckpointStore::create(&dir)
+            .map_err(|error| format!("cannot use the checkpoint directory: {error}"))?;
+        let now = now_rfc3339();
+        let metadata = SessionMetadata {
+            version: 1,
+            session_id: session_id.to_string(),
+            agent: spec.name.clone(),
+            agent_file: agent_file.display().to_string(),
+            created: now.clone(),
+            updated: now,
+            status: SessionStatus::Running,
+            steps: 0,
+            run_ids: Vec::new(),
+            parent: None,
+            branch_name: None,
+            thread_tree: crate::checkpoint::ThreadTree::new(session_id),
+        };
+        Ok(Some(Self::new(store, metadata, inputs, input_text)))
+    }
+
     pub fn new(
         store: FileCheckpointStore,
         metadata: SessionMetadata,
@@ -60,7 +90,7 @@ impl SessionFiles {
         &self,
         state: &AgentState,
         status: SessionStatus,
-        pending: Option<&Value>,
+        pending: Option<&Pending>,
     ) -> Result<String, String> {
         let session_id = self.session_id();
         let (checkpoint_id, timestamp, agent) = (new_id(), now_rfc3339(), self.agent());
@@ -111,34 +141,30 @@ impl SessionFiles {
 }
 
 impl Checkpointer for SessionFiles {
-    fn save(&self, state: &AgentState, pending: Option<&Value>) -> Result<String, String> {
+    fn save(&self, state: &AgentState, pending: Option<&Pending>) -> Result<String, String> {
         self.write(state, SessionStatus::Running, pending)
     }
-}
 
-impl SessionCheckpointer for SessionFiles {
     fn finish(
         &self,
         state: &AgentState,
-        status: Status,
-        pending: Option<&Value>,
+        status: RunStatus,
+        pending: Option<&Pending>,
         run_id: &str,
-    ) -> Option<String> {
+    ) -> Result<String, String> {
         if let Ok(mut metadata) = self.metadata.lock()
             && !metadata.run_ids.iter().any(|r| r == run_id)
         {
             metadata.run_ids.push(run_id.to_string());
         }
         let status = match status {
-            Status::Completed => SessionStatus::Completed,
-            Status::Failed | Status::Invalid => SessionStatus::Failed,
-            Status::LimitReached => SessionStatus::LimitReached,
-            Status::InputRequired => SessionStatus::InputRequired,
-            Status::Interrupted => SessionStatus::Interrupted,
+            RunStatus::Completed => SessionStatus::Completed,
+            RunStatus::Failed => SessionStatus::Failed,
+            RunStatus::LimitReached => SessionStatus::LimitReached,
+            RunStatus::InputRequired => SessionStatus::InputRequired,
+            RunStatus::Interrupted => SessionStatus::Interrupted,
         };
         self.write(state, status, pending)
-            .err()
-            .map(|e| format!("the final checkpoint was not saved: {e}"))
     }
 }
 
@@ -146,7 +172,7 @@ impl SessionCheckpointer for SessionFiles {
 pub struct Resumable {
     pub inputs: Map<String, Value>,
     pub input_text: String,
-    pub engine: Option<Value>,
+    pub engine: Option<Pending>,
 }
 
 impl Resumable {
@@ -163,7 +189,9 @@ impl Resumable {
                 .and_then(Value::as_str)
                 .unwrap_or_default()
                 .to_string(),
-            engine: pending.get("engine").cloned().filter(|v| !v.is_null()),
+            engine: pending
+                .get("engine")
+                .and_then(|engine| serde_json::from_value(engine.clone()).ok()),
         }
     }
 }

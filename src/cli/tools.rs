@@ -2,77 +2,37 @@
 //! where each comes from. MCP servers are started (and stopped again) to list theirs, so
 //! this is also the quickest check that a server entry works.
 
-use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::path::Path;
 
 use serde_json::{Map, Value, json};
-use tokio::sync::watch;
 
-use super::servers::{RunningServers, runtime};
+use super::prepare::{Prepared, Request, load};
 use super::{Exit, Format};
-use crate::compile::{CompileInput, EnvLookup, TemplateContext, build_tools, file_dir};
-use crate::engine::clock::{new_id, now_rfc3339};
-use crate::mcp::McpServers;
+use crate::compile::build_tools;
+use crate::engine::clock::new_id;
 use crate::provider::BuildOptions;
-use crate::spec::load::load_agent;
 
 pub fn run(agent_file: &Path, format: Format) -> Exit {
-    let (spec, _) = match load_agent(agent_file) {
-        Ok(loaded) => loaded,
-        Err(diagnostics) => {
-            for diagnostic in &diagnostics {
-                eprintln!("{diagnostic}");
-            }
-            eprintln!("error: {} is not a valid agent file", agent_file.display());
-            return Exit::Invalid;
-        }
-    };
-    let env: EnvLookup = Arc::new(|name: &str| std::env::var(name).ok());
-    let declared_env: Vec<String> = spec.env.iter().map(|e| e.0.clone()).collect();
-    let id = new_id();
-    let context = TemplateContext::new(
-        &Map::new(),
-        &declared_env,
-        &*env,
-        (&spec.name, spec.description.as_deref()),
-        "",
-        (&id, &id),
-        &now_rfc3339(),
-    );
-    let runtime = match runtime() {
-        Ok(runtime) => runtime,
-        Err(message) => {
-            eprintln!("error: {message}");
-            return Exit::Failed;
-        }
-    };
-    let build = BuildOptions::default();
-    let mut input = CompileInput {
-        spec: &spec,
-        file_dir: file_dir(agent_file),
-        workspace: std::env::current_dir().unwrap_or_else(|_| PathBuf::from(".")),
-        context: &context,
-        model_override: None,
-        build: &build,
-        env,
-        inherited: None,
-        answers: Vec::new(),
-        mcp: McpServers::none(),
-    };
-    let (_stop, cancel) = watch::channel(false);
-    let servers = match RunningServers::start(&runtime, &input, cancel) {
-        Ok(servers) => servers,
-        Err(failure) => {
-            eprintln!("error: {}", failure.message);
-            return Exit::from(failure.status);
-        }
-    };
-    input.mcp = servers.servers();
-    let tools = match build_tools(&input) {
-        Ok(tools) => tools,
-        Err(error) => {
-            eprintln!("error: {error}");
-            return Exit::Invalid;
+    let listed = load(agent_file).and_then(|spec| {
+        let id = new_id();
+        let prepared = Prepared::start(Request {
+            agent_file: agent_file.to_path_buf(),
+            spec,
+            inputs: Map::new(),
+            input_text: String::new(),
+            ids: (id.clone(), id),
+            model_override: None,
+            build: BuildOptions::default(),
+            answers: Vec::new(),
+        })?;
+        let tools = build_tools(&prepared.compile_input()).map_err(|e| prepared.located(&e))?;
+        Ok((prepared.spec.name.clone(), tools))
+    });
+    let (name, tools) = match listed {
+        Ok(listed) => listed,
+        Err(stop) => {
+            stop.print();
+            return Exit::from(stop.status);
         }
     };
     match format {
@@ -92,7 +52,7 @@ pub fn run(agent_file: &Path, format: Format) -> Exit {
                     entry
                 })
                 .collect();
-            let document = json!({"agent": spec.name, "tools": listed});
+            let document = json!({"agent": name, "tools": listed});
             match serde_json::to_string_pretty(&document) {
                 Ok(text) => println!("{text}"),
                 Err(error) => {
@@ -103,7 +63,7 @@ pub fn run(agent_file: &Path, format: Format) -> Exit {
         }
         Format::Text => {
             let width = tools.iter().map(|t| t.tool.name().len()).max().unwrap_or(0);
-            println!("{}: {} tools", spec.name, tools.len());
+            println!("{name}: {} tools", tools.len());
             for t in &tools {
                 let summary = first_line(t.tool.description());
                 let server = t

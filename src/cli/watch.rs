@@ -3,7 +3,7 @@
 //! boundary. An invalid save is reported and the run goes on with the previous definition.
 
 use std::path::PathBuf;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 use serde_json::Value;
 
@@ -106,4 +106,14 @@ pub fn compiler(input: &CompileInput<'_>) -> Compiler {
         };
         compile_agent(&input).map_err(|e| e.to_string())
     })
+}
+
+/// The reloader of a prepared run: watches its agent file, compiles saves with its inputs.
+pub fn reloader(
+    prepared: &super::prepare::Prepared,
+) -> Result<Arc<SpecReloader>, super::prepare::Stop> {
+    let compile = compiler(&prepared.compile_input());
+    SpecReloader::new(prepared.agent_file.clone(), prepared.spec.clone(), compile)
+        .map(Arc::new)
+        .map_err(|message| super::prepare::Stop::invalid("watch", message))
 }

@@ -120,7 +120,7 @@ fn walk(
             continue;
         }
         let child = SpecAgent::resolve(input, reference)?;
-        let context = child.context().map_err(CompileError::Template)?;
+        let context = child.context().map_err(CompileError::SubAgentFile)?;
         walk(&child.input(&context, None), visit, seen)?;
     }
     Ok(())

@@ -19,6 +19,7 @@ use crate::engine::budget::{Price, RunLimits};
 use crate::engine::middleware::{Logging, Middleware, PruneToolOutputs, SlidingWindow, Summarize};
 use crate::engine::stop_when::StopWhen;
 use crate::engine::strategy::{ExecutionStrategy, LoopStrategy, PlanStrategy, ReactStrategy};
+use crate::engine::toolset::AgentTool;
 use crate::mcp::McpServers;
 use crate::provider::{BuildOptions, Provider, build_provider_with};
 use crate::spec::AgentSpec;
@@ -27,19 +28,52 @@ use crate::spec::limits::Limits;
 use crate::spec::middleware::MiddlewareEntry;
 use crate::spec::model::ModelRef;
 use crate::spec::tools::ToolEntry;
-use crate::tools::Tool;
 
 /// Why an agent file cannot be turned into a runnable agent (exit 2).
 #[derive(Debug, thiserror::Error)]
 pub enum CompileError {
     #[error("{0}")]
     Model(#[from] ModelError),
+    /// A template of `field` (`system`, `prompt`, `reasoning_prompt`) failed to render.
+    #[error("cannot render `{field}`: {message}")]
+    Template { field: String, message: String },
     #[error("{0}")]
-    Template(String),
+    StopWhen(String),
+    #[error("{0}")]
+    SubAgentFile(String),
     #[error("tool `{name}`: {message}")]
     Tool { name: String, message: String },
     #[error("{0}")]
     Mcp(crate::mcp::StartError),
+}
+
+impl CompileError {
+    /// The JSON pointer of the agent file's key the problem belongs to.
+    pub fn pointer(&self) -> String {
+        match self {
+            CompileError::Model(_) => "/model".into(),
+            CompileError::Template { field, .. } if field == "reasoning_prompt" => {
+                "/execution/reasoning_prompt".into()
+            }
+            CompileError::Template { field, .. } => format!("/{field}"),
+            CompileError::StopWhen(_) => "/stop_when".into(),
+            CompileError::SubAgentFile(_) | CompileError::Tool { .. } | CompileError::Mcp(_) => {
+                "/tools".into()
+            }
+        }
+    }
+
+    /// A short stable code, as `runner validate` prints them.
+    pub fn code(&self) -> &'static str {
+        match self {
+            CompileError::Model(_) => "model",
+            CompileError::Template { .. } => "template",
+            CompileError::StopWhen(_) => "stop-when",
+            CompileError::SubAgentFile(_) => "sub-agent",
+            CompileError::Tool { .. } => "tool",
+            CompileError::Mcp(_) => "mcp",
+        }
+    }
 }
 
 /// What compiling needs besides the file.
@@ -109,7 +143,7 @@ pub fn compile_agent(input: &CompileInput<'_>) -> Result<Agent, CompileError> {
         .as_deref()
         .map(|source| render_field(&input.file_dir, "system", source, input.context))
         .transpose()?;
-    let tools: Vec<Arc<dyn Tool>> = build_tools(input)?.into_iter().map(|t| t.tool).collect();
+    let tools: Vec<AgentTool> = build_tools(input)?.into_iter().map(|t| t.tool).collect();
     let xml_tools = (spec.tool_protocol == crate::spec::agent::ToolProtocol::Xml)
         .then(|| crate::engine::xml_turn::XmlTools::new(&tools));
     let depends_on: HashMap<String, Vec<String>> = spec
@@ -129,7 +163,7 @@ pub fn compile_agent(input: &CompileInput<'_>) -> Result<Agent, CompileError> {
         .as_deref()
         .map(StopWhen::new)
         .transpose()
-        .map_err(CompileError::Template)?;
+        .map_err(CompileError::StopWhen)?;
     Ok(Agent {
         name: spec.name.clone(),
         description: spec.description.clone(),
@@ -169,17 +203,17 @@ pub fn run_limits(limits: &Limits) -> RunLimits {
 }
 
 /// One of an agent's tools and where it comes from (for messages and `runner tools`).
-pub struct AgentTool {
+pub struct ToolListing {
     /// `builtin`, `sub-agent`, `handoff` or `mcp`.
     pub kind: &'static str,
     /// The MCP server's command line or URL, for `mcp` tools.
     pub server: Option<String>,
-    pub tool: Arc<dyn Tool>,
+    pub tool: AgentTool,
 }
 
-impl AgentTool {
-    fn new(kind: &'static str, tool: Arc<dyn Tool>) -> Self {
-        AgentTool {
+impl ToolListing {
+    fn new(kind: &'static str, tool: AgentTool) -> Self {
+        ToolListing {
             kind,
             server: None,
             tool,
@@ -196,14 +230,15 @@ impl AgentTool {
 
 /// The agent's tools, in file order (handoffs last). Two tools with one name are an error:
 /// the model could not tell them apart.
-pub fn build_tools(input: &CompileInput<'_>) -> Result<Vec<AgentTool>, CompileError> {
-    let mut tools: Vec<AgentTool> = Vec::new();
+pub fn build_tools(input: &CompileInput<'_>) -> Result<Vec<ToolListing>, CompileError> {
+    let mut tools: Vec<ToolListing> = Vec::new();
     for entry in &input.spec.tools {
         match entry {
             ToolEntry::Builtin(crate::spec::tools::BuiltinTool::AskUser {}) => {
-                tools.push(AgentTool::new(
+                let ask = crate::tools::AskUserTool::new(input.answers.clone());
+                tools.push(ToolListing::new(
                     "builtin",
-                    Arc::new(crate::tools::AskUserTool::new(input.answers.clone())),
+                    AgentTool::AskUser(Arc::new(ask)),
                 ));
             }
             ToolEntry::Builtin(builtin) => {
@@ -214,28 +249,28 @@ pub fn build_tools(input: &CompileInput<'_>) -> Result<Vec<AgentTool>, CompileEr
                         message,
                     },
                 )?;
-                tools.push(AgentTool::new("builtin", tool));
+                tools.push(ToolListing::new("builtin", AgentTool::Plain(tool)));
             }
-            ToolEntry::SubAgent(tool) => tools.push(AgentTool::new(
+            ToolEntry::SubAgent(tool) => tools.push(ToolListing::new(
                 "sub-agent",
-                subagents::sub_agent_tool(input, tool)?,
+                AgentTool::SubAgent(subagents::sub_agent_tool(input, tool)?),
             )),
             ToolEntry::Mcp(entry) => {
                 let server = Some(crate::mcp::Endpoint::label_of(&entry.mcp));
                 for tool in mcp::entry_tools(input, &entry.mcp)? {
-                    tools.push(AgentTool {
+                    tools.push(ToolListing {
                         kind: "mcp",
                         server: server.clone(),
-                        tool,
+                        tool: AgentTool::Plain(tool),
                     });
                 }
             }
         }
     }
     for handoff in &input.spec.handoffs {
-        tools.push(AgentTool::new(
+        tools.push(ToolListing::new(
             "handoff",
-            subagents::handoff_tool(input, handoff)?,
+            AgentTool::Handoff(subagents::handoff_tool(input, handoff)?),
         ));
     }
     for (index, tool) in tools.iter().enumerate() {

@@ -106,6 +106,8 @@ pub fn render_field(
     context: &TemplateContext,
 ) -> Result<String, CompileError> {
     let env = environment(file_dir);
-    render(&env, field, source, &context.as_value())
-        .map_err(|error| CompileError::Template(format!("cannot render `{field}`: {error}")))
+    render(&env, field, source, &context.as_value()).map_err(|error| CompileError::Template {
+        field: field.to_string(),
+        message: error.to_string(),
+    })
 }

@@ -18,7 +18,7 @@ use crate::spec::AgentSpec;
 use crate::spec::inputs::resolve_inputs;
 use crate::spec::load::load_agent;
 use crate::spec::tools::{AgentRef, Handoff, SubAgentTool as SubAgentSpec};
-use crate::tools::{ArgsValidator, Tool};
+use crate::tools::ArgsValidator;
 
 /// An agent from the agent file, built on demand.
 pub struct SpecAgent {
@@ -46,7 +46,7 @@ impl SpecAgent {
                         .find(|d| d.is_error())
                         .map(ToString::to_string)
                         .unwrap_or_default();
-                    CompileError::Template(format!(
+                    CompileError::SubAgentFile(format!(
                         "sub-agent file {} is not valid: {first}",
                         path.display()
                     ))
@@ -140,7 +140,7 @@ impl PromptRenderer for ToolPrompt {
 pub fn sub_agent_tool(
     input: &CompileInput<'_>,
     spec: &SubAgentSpec,
-) -> Result<Arc<dyn Tool>, CompileError> {
+) -> Result<Arc<SubAgentTool>, CompileError> {
     let error = |message: String| CompileError::Tool {
         name: spec.name.clone(),
         message,
@@ -172,7 +172,7 @@ pub fn handoff_target(
 pub fn handoff_tool(
     input: &CompileInput<'_>,
     spec: &Handoff,
-) -> Result<Arc<dyn Tool>, CompileError> {
+) -> Result<Arc<HandoffTool>, CompileError> {
     Ok(Arc::new(HandoffTool::new(
         spec.name.clone(),
         spec.description.clone(),

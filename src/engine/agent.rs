@@ -3,6 +3,7 @@
 
 use std::collections::HashMap;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use serde_json::Value;
 use tokio::sync::{mpsc, watch};
@@ -15,8 +16,8 @@ use super::state::AgentState;
 use super::stop_when::StopWhen;
 use super::strategy::ExecutionStrategy;
 use super::subagent::AgentFactory;
+use super::toolset::AgentTool;
 use crate::provider::{Message, Provider, Usage};
-use crate::tools::Tool;
 
 /// A runnable agent.
 pub struct Agent {
@@ -27,7 +28,7 @@ pub struct Agent {
     pub provider: Arc<dyn Provider>,
     /// Prices of the provider's model, when known (enables cost).
     pub price: Option<Price>,
-    pub tools: Vec<Arc<dyn Tool>>,
+    pub tools: Vec<AgentTool>,
     /// Tool name → tool names it waits for within a turn.
     pub depends_on: HashMap<String, Vec<String>>,
     pub strategy: Arc<dyn ExecutionStrategy>,
@@ -58,8 +59,11 @@ pub struct RunContext {
     pub warnings: Arc<std::sync::Mutex<Vec<String>>>,
     /// `exec --watch`: new definitions of the root agent, swapped in between steps.
     pub reload: Option<Arc<dyn super::checkpointing::Reloader>>,
-    /// A reloaded agent waiting to take over (set at a step boundary, taken by `generate`).
+    /// A reloaded agent waiting to take over (set at a step boundary, taken by the driver).
     pub reloaded: Arc<std::sync::Mutex<Option<Agent>>>,
+    /// The last step number given out in this run (shared by a handoff's agents and the
+    /// parallel branches of a plan, so numbers never repeat).
+    steps: Arc<AtomicU64>,
 }
 
 impl RunContext {
@@ -73,7 +77,39 @@ impl RunContext {
             warnings: Arc::default(),
             reload: None,
             reloaded: Arc::default(),
+            steps: Arc::default(),
         }
+    }
+
+    /// The context of a sub-agent's run: its own events one level deeper, its own step
+    /// numbers, no checkpoints or reloads; the same budget, stop signal and warnings.
+    pub fn child(&self, agent: &str) -> Self {
+        RunContext {
+            emitter: self.emitter.child(agent),
+            checkpoints: None,
+            reload: None,
+            reloaded: Arc::default(),
+            steps: Arc::default(),
+            ..self.clone()
+        }
+    }
+
+    /// The same run with `agent` in control (after a handoff).
+    pub fn for_agent(&self, agent: &str) -> Self {
+        RunContext {
+            emitter: self.emitter.handed_off(agent),
+            ..self.clone()
+        }
+    }
+
+    /// Continues step numbering after `step` (a resumed or continued state).
+    pub fn set_step(&self, step: u64) {
+        self.steps.store(step, Ordering::SeqCst);
+    }
+
+    /// The next step number of the run.
+    pub fn next_step_number(&self) -> u64 {
+        self.steps.fetch_add(1, Ordering::SeqCst) + 1
     }
 
     pub fn interrupted(&self) -> bool {
@@ -100,7 +136,8 @@ pub struct Turn {
     pub usage: Usage,
     /// The messages this call added to the history.
     pub messages: Vec<Message>,
-    /// Set by a strategy when the agent called a handoff tool: the tool's name.
+    /// Set by a strategy when the agent called a handoff tool: the tool's name (the driver
+    /// hands over and clears it).
     pub handoff: Option<String>,
 }
 
@@ -127,8 +164,8 @@ pub enum HaltReason {
         id: Option<String>,
         call: Box<crate::provider::ToolCall>,
     },
-    /// A new definition of the agent was saved (`exec --watch`): `generate` swaps it in and
-    /// goes on from the same state. Never leaves `generate`.
+    /// A new definition of the agent was saved (`exec --watch`): the driver swaps it in and
+    /// goes on from the same state. Never leaves the driver.
     Reloaded,
 }
 
@@ -154,83 +191,8 @@ impl Halt {
 pub type GenerateResult = Result<(Turn, AgentState), Halt>;
 
 impl Agent {
-    /// Runs the agent on `input` (appended as a user message when given) from `state`
-    /// (UAP §4.4): `(input, state) -> (turn, new state)`.
-    pub async fn generate(
-        &self,
-        input: Option<Message>,
-        state: AgentState,
-        ctx: &RunContext,
-    ) -> GenerateResult {
-        let before = state.messages.len();
-        let usage_before = state.usage;
-        let mut state = match input {
-            Some(message) => state.with_message(message),
-            None => state,
-        };
-        // Handoffs: the target continues the same conversation at the same depth, until an
-        // agent answers without handing over. Reloads: the new definition continues the same
-        // state from the next step.
-        let mut current: Option<Agent> = None;
-        let (mut turn, mut state) = loop {
-            let agent = current.as_ref().unwrap_or(self);
-            match agent.strategy.execute(agent, state, ctx).await {
-                Err(halt) if halt.reason == HaltReason::Reloaded => {
-                    let next = ctx.reloaded.lock().ok().and_then(|mut slot| slot.take());
-                    state = *halt.state;
-                    if let Some(next) = next {
-                        current = Some(next);
-                    }
-                }
-                other => break other?,
-            }
-        };
-        while let Some(tool) = turn.handoff.take() {
-            let owner = current.as_ref().unwrap_or(self);
-            let Some(factory) = owner.handoffs.get(&tool).cloned() else {
-                return Err(Halt::failed(
-                    state,
-                    "handoff",
-                    format!("`{tool}` is not a handoff of `{}`", owner.name),
-                ));
-            };
-            let target = match factory.build(&owner.provider) {
-                Ok(target) => target,
-                Err(message) => return Err(Halt::failed(state, "handoff", message)),
-            };
-            ctx.emitter.emit(
-                super::events::kind::HANDOFF,
-                serde_json::json!({"from": owner.name, "to": target.name, "toolName": tool}),
-            );
-            let handed = RunContext {
-                emitter: ctx.emitter.handed_off(&target.name),
-                ..ctx.clone()
-            };
-            let (next_turn, next_state) = target.strategy.execute(&target, state, &handed).await?;
-            turn = next_turn;
-            state = next_state;
-            current = Some(target);
-        }
-        turn.messages = state
-            .messages
-            .get(before..)
-            .map(<[Message]>::to_vec)
-            .unwrap_or_default();
-        turn.usage = Usage::new(
-            state
-                .usage
-                .input_tokens
-                .saturating_sub(usage_before.input_tokens),
-            state
-                .usage
-                .output_tokens
-                .saturating_sub(usage_before.output_tokens),
-        );
-        Ok((turn, state))
-    }
-
-    /// `generate`, delivering every event of the run on a channel as it happens (UAP §4.5).
-    /// The final result is the same as `generate`'s.
+    /// The whole run — its lifecycle events included — delivering every event on a channel
+    /// as it happens (UAP §4.5). The turn and state are the same as `generate`'s.
     pub async fn stream(
         &self,
         input: Option<Message>,
@@ -238,7 +200,7 @@ impl Agent {
         budget: Arc<Budget>,
         cancel: watch::Receiver<bool>,
         events: mpsc::UnboundedSender<Event>,
-    ) -> GenerateResult {
+    ) -> super::run::RunOutcome {
         let sink = move |event: &Event| {
             let _ = events.send(event.clone());
         };
@@ -250,7 +212,11 @@ impl Agent {
             super::clock::new_id(),
         );
         let ctx = RunContext::new(emitter, budget, cancel);
-        self.generate(input, state, &ctx).await
+        let start = super::run::RunStart {
+            opening: input.into_iter().collect(),
+            ..Default::default()
+        };
+        super::run::drive(self, start, state, &ctx).await
     }
 
     /// Multi-turn: the input and the answer stay in the returned state (UAP §4.6).
@@ -263,13 +229,5 @@ impl Agent {
         self.generate(Some(Message::user(input)), AgentState::initial(), ctx)
             .await
             .map(|(turn, _)| turn)
-    }
-
-    /// The tools by name.
-    pub fn tool_map(&self) -> HashMap<String, Arc<dyn Tool>> {
-        self.tools
-            .iter()
-            .map(|tool| (tool.name().to_string(), tool.clone()))
-            .collect()
     }
 }

@@ -3,20 +3,38 @@
 //! state with those calls in flight is saved too, so a crash mid-tool is detected on resume
 //! instead of the calls being run again blindly (docs/checkpoints.md has the rule).
 
-use serde_json::Value;
+use serde::{Deserialize, Serialize};
 
+use super::run::RunStatus;
 use super::state::AgentState;
+use crate::provider::ToolCall;
+
+/// What a checkpoint's state lacks that a resume must settle first.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Pending {
+    /// These calls were running: their results are missing, and they may have taken effect.
+    ToolsInFlight { calls: Vec<ToolCall> },
+    /// `ask_user` waits for an answer, which becomes the call's result.
+    InputRequired {
+        question: String,
+        id: Option<String>,
+        call: ToolCall,
+    },
+}
 
 /// Saves states for resume.
 pub trait Checkpointer: Send + Sync {
-    /// Saves `state`; `pending` is engine data the resume needs (calls in flight, an
-    /// unanswered question). Returns the checkpoint's name.
-    fn save(&self, state: &AgentState, pending: Option<&Value>) -> Result<String, String>;
-}
-
-/// `pending` for a turn whose tool calls are running.
-pub fn in_flight(calls: &[crate::provider::ToolCall]) -> Value {
-    serde_json::json!({"kind": "tools_in_flight", "calls": calls})
+    /// Saves `state` of a running run. Returns the checkpoint's name.
+    fn save(&self, state: &AgentState, pending: Option<&Pending>) -> Result<String, String>;
+    /// Saves the final state of run `run_id` with how it ended. Returns the checkpoint's name.
+    fn finish(
+        &self,
+        state: &AgentState,
+        status: RunStatus,
+        pending: Option<&Pending>,
+        run_id: &str,
+    ) -> Result<String, String>;
 }
 
 /// What a reload poll found: the new agent and the keys that changed, or the diagnostics of

@@ -3,7 +3,6 @@
 //! calls they depend on. Results come back in the order the model made the calls, whatever
 //! order they finished in.
 
-use std::any::Any;
 use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -13,7 +12,8 @@ use serde_json::{Value, json};
 use tokio::sync::{RwLock, Semaphore, watch};
 
 use super::budget::LimitHit;
-use crate::provider::ToolCall;
+use super::effect::ToolEffect;
+use crate::provider::{BoxFuture, ToolCall};
 use crate::tools::{Tool, ToolContext, ToolOutput, stopped};
 
 /// How one turn's calls may run.
@@ -30,7 +30,53 @@ pub struct SchedulePolicy {
 pub struct CallResult {
     pub call: ToolCall,
     pub output: ToolOutput,
+    /// What the call did to the run (a handoff, a question, a sub-agent's trace).
+    pub effect: Option<ToolEffect>,
     pub duration: Duration,
+    /// Whether the tool ran; `false` for calls refused before they started.
+    pub ran: bool,
+}
+
+/// A call's result and its effect on the run.
+pub struct Called {
+    pub output: ToolOutput,
+    pub effect: Option<ToolEffect>,
+}
+
+impl From<ToolOutput> for Called {
+    fn from(output: ToolOutput) -> Self {
+        Called {
+            output,
+            effect: None,
+        }
+    }
+}
+
+/// The tools of a turn as the scheduler sees them: whether a name is known (and must run
+/// alone), and how to start a call. Plain tool maps implement it; the engine's own
+/// implementation also runs sub-agents and handoffs.
+pub trait Dispatch: Send + Sync {
+    /// `None`: there is no tool of that name. `Some(true)`: it must run alone.
+    fn sequential(&self, name: &str) -> Option<bool>;
+    /// Starts one call; the future owns what it needs, so it can run as its own task.
+    fn start(&self, call: &ToolCall, context: ToolContext) -> BoxFuture<'static, Called>;
+}
+
+impl Dispatch for HashMap<String, Arc<dyn Tool>> {
+    fn sequential(&self, name: &str) -> Option<bool> {
+        self.get(name).map(|tool| tool.sequential())
+    }
+
+    fn start(&self, call: &ToolCall, context: ToolContext) -> BoxFuture<'static, Called> {
+        let tool = self.get(&call.name).cloned();
+        let arguments = call.arguments.clone();
+        Box::pin(async move {
+            match tool {
+                Some(tool) => tool.call(arguments, &context).await.into(),
+                None => ToolOutput::error("unknown tool").into(),
+            }
+        })
+    }
 }
 
 /// Hooks the scheduler calls as calls start and finish (events, progress, budget).
@@ -44,12 +90,11 @@ pub trait CallObserver: Send + Sync {
 /// Runs `calls`; returns their results in call order and the first bound reached, if any.
 pub async fn run_calls(
     calls: &[ToolCall],
-    tools: &HashMap<String, Arc<dyn Tool>>,
+    tools: &dyn Dispatch,
     dependencies: &HashMap<String, Vec<String>>,
     policy: &SchedulePolicy,
     observer: &dyn CallObserver,
     cancel: &watch::Receiver<bool>,
-    run: Option<Arc<dyn Any + Send + Sync>>,
 ) -> (Vec<CallResult>, Option<LimitHit>) {
     let waits_for = dependency_indices(calls, tools, dependencies);
     let (done_senders, done_receivers): (Vec<_>, Vec<_>) =
@@ -65,25 +110,23 @@ pub async fn run_calls(
         let permits = &permits;
         let exclusive = &exclusive;
         let limit_hit = &limit_hit;
-        let run = &run;
         async move {
             for &other in waits {
                 let mut receiver = done_receivers[other].clone();
                 let _ = receiver.wait_for(|finished| *finished).await;
             }
-            let tool = tools.get(&call.name);
-            let sequential = tool.is_some_and(|t| t.sequential());
+            let sequential = tools.sequential(&call.name);
             let started = Instant::now();
-            let output = match admit(call, tool, observer) {
+            let (called, ran) = match admit(call, sequential, observer) {
                 Admission::Refused(output, hit) => {
                     if let Some(hit) = hit
                         && let Ok(mut slot) = limit_hit.lock()
                     {
                         slot.get_or_insert(hit);
                     }
-                    *output
+                    (Called::from(*output), false)
                 }
-                Admission::Run(tool) => {
+                Admission::Run { sequential } => {
                     let _guard = if sequential {
                         Guard::Write(exclusive.write().await)
                     } else {
@@ -91,17 +134,19 @@ pub async fn run_calls(
                     };
                     let _permit = permits.acquire().await;
                     observer.started(call);
-                    spawn_call(tool, call, policy, cancel, run).await
+                    (spawn_call(tools, call, policy, cancel).await, true)
                 }
             };
-            let output = truncate_output(output, policy.max_output_chars);
+            let output = truncate_output(called.output, policy.max_output_chars);
             let duration = started.elapsed();
             observer.finished(call, &output, duration);
             let _ = done.send(true);
             CallResult {
                 call: call.clone(),
                 output,
+                effect: called.effect,
                 duration,
+                ran,
             }
         }
     });
@@ -116,19 +161,17 @@ enum Guard<'a> {
 }
 
 /// Whether a call may run, or the result it gets instead.
-enum Admission<'t> {
-    Run(&'t Arc<dyn Tool>),
+enum Admission {
+    Run {
+        sequential: bool,
+    },
     /// Not run: the result for the model, and the bound that refused it, if any.
     Refused(Box<ToolOutput>, Option<LimitHit>),
 }
 
 /// Checks that the call can run: the tool exists, its arguments parsed, the budget allows it.
-fn admit<'t>(
-    call: &ToolCall,
-    tool: Option<&'t Arc<dyn Tool>>,
-    observer: &dyn CallObserver,
-) -> Admission<'t> {
-    let Some(tool) = tool else {
+fn admit(call: &ToolCall, sequential: Option<bool>, observer: &dyn CallObserver) -> Admission {
+    let Some(sequential) = sequential else {
         return Admission::Refused(
             Box::new(ToolOutput::error(format!("unknown tool `{}`", call.name))),
             None,
@@ -145,60 +188,50 @@ fn admit<'t>(
         );
         return Admission::Refused(Box::new(ToolOutput::error(message)), Some(hit));
     }
-    Admission::Run(tool)
+    Admission::Run { sequential }
 }
 
 /// Runs the call as its own task, so calls of a turn truly run at once (a tool that never
 /// yields cannot hold the others back) and a tool that panics becomes a tool error.
 async fn spawn_call(
-    tool: &Arc<dyn Tool>,
+    tools: &dyn Dispatch,
     call: &ToolCall,
     policy: &SchedulePolicy,
     cancel: &watch::Receiver<bool>,
-    run: &Option<Arc<dyn Any + Send + Sync>>,
-) -> ToolOutput {
-    let (tool, call, policy, cancel, run) = (
-        tool.clone(),
-        call.clone(),
-        policy.clone(),
-        cancel.clone(),
-        run.clone(),
-    );
-    let task = tokio::spawn(async move { execute(&tool, &call, &policy, &cancel, run).await });
+) -> Called {
+    let run = tools.start(call, ToolContext::new(call.id.clone(), cancel.clone()));
+    let (timeout, cancel) = (policy.tool_timeout, cancel.clone());
+    let task = tokio::spawn(async move { execute(run, timeout, &cancel).await });
     match task.await {
-        Ok(output) => output,
+        Ok(called) => called,
         Err(error) if error.is_panic() => {
-            ToolOutput::error("the tool failed unexpectedly (it panicked)")
+            ToolOutput::error("the tool failed unexpectedly (it panicked)").into()
         }
-        Err(_) => ToolOutput::error("interrupted"),
+        Err(_) => ToolOutput::error("interrupted").into(),
     }
 }
 
 async fn execute(
-    tool: &Arc<dyn Tool>,
-    call: &ToolCall,
-    policy: &SchedulePolicy,
+    run: BoxFuture<'static, Called>,
+    timeout: Option<Duration>,
     cancel: &watch::Receiver<bool>,
-    run: Option<Arc<dyn Any + Send + Sync>>,
-) -> ToolOutput {
-    let mut context = ToolContext::new(call.id.clone(), cancel.clone());
-    context.run = run;
-    let run = tool.call(call.arguments.clone(), &context);
+) -> Called {
     let timed = async {
-        match policy.tool_timeout {
+        match timeout {
             Some(limit) => match tokio::time::timeout(limit, run).await {
-                Ok(output) => output,
+                Ok(called) => called,
                 Err(_) => ToolOutput::error(format!(
                     "timed out after {} (limits.tool_timeout)",
                     crate::spec::duration::HumanDuration(limit)
-                )),
+                ))
+                .into(),
             },
             None => run.await,
         }
     };
     tokio::select! {
-        output = timed => output,
-        _ = stopped(cancel) => ToolOutput::error("interrupted"),
+        called = timed => called,
+        _ = stopped(cancel) => ToolOutput::error("interrupted").into(),
     }
 }
 
@@ -207,10 +240,10 @@ async fn execute(
 /// that would form a cycle keep only the earlier calls.
 fn dependency_indices(
     calls: &[ToolCall],
-    tools: &HashMap<String, Arc<dyn Tool>>,
+    tools: &dyn Dispatch,
     dependencies: &HashMap<String, Vec<String>>,
 ) -> Vec<Vec<usize>> {
-    let sequential = |i: usize| tools.get(&calls[i].name).is_some_and(|t| t.sequential());
+    let sequential = |i: usize| tools.sequential(&calls[i].name) == Some(true);
     let mut waits: Vec<Vec<usize>> = vec![Vec::new(); calls.len()];
     for (i, call) in calls.iter().enumerate() {
         let wanted = dependencies.get(&call.name).cloned().unwrap_or_default();

@@ -34,6 +34,10 @@ pub struct AgentState {
     pub llm_calls: u64,
     #[serde(default)]
     pub tool_calls: u64,
+    /// The handoff tools called so far, from the root: the agent at the end of this path has
+    /// control, and a resume continues with it.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub handoffs: Vec<String>,
 }
 
 /// Why a serialised state was refused.
@@ -66,6 +70,7 @@ impl AgentState {
             usage: Usage::default(),
             llm_calls: 0,
             tool_calls: 0,
+            handoffs: Vec::new(),
         }
     }
 
@@ -139,6 +144,13 @@ impl AgentState {
         let mut next = self.next();
         next.llm_calls += 1;
         next.usage = add_usage(&next.usage, usage);
+        next
+    }
+
+    /// Records that control went to the agent behind handoff tool `tool`.
+    pub fn with_handoff(self, tool: String) -> Self {
+        let mut next = self.next();
+        next.handoffs.push(tool);
         next
     }
 

@@ -8,16 +8,17 @@ use serde_json::{Value, json};
 
 use super::agent::{Agent, Halt, HaltReason, RunContext};
 use super::budget::LimitHit;
+use super::checkpointing::Pending;
 use super::clock::new_id;
+use super::effect::ToolEffect;
 use super::events::kind;
 use super::middleware::{CallContext, run_after, run_before, run_on_error};
 use super::scheduler::{CallObserver, SchedulePolicy, run_calls};
 use super::state::AgentState;
-use super::subagent::{AgentCallEnv, HANDOFF_KEY, TRACE_KEY};
-use super::trace::SubagentTrace;
+use super::toolset::{CallerRun, TurnTools};
 use crate::protocol::XmlStreamParser;
 use crate::provider::{
-    Message, ModelRequest, ModelResponse, ResponseFormat, StreamDelta, ToolCall, ToolSpec,
+    Message, ModelRequest, ModelResponse, ResponseFormat, StreamDelta, ToolCall,
 };
 use crate::tools::ToolOutput;
 
@@ -32,6 +33,8 @@ pub struct CallOptions {
     pub system_suffix: Option<String>,
     /// Keep the reply out of the history (react's reasoning, plan's planning call).
     pub unrecorded: bool,
+    /// The reply is reasoning: the transcript shows it once, as thinking.
+    pub reasoning: bool,
 }
 
 /// Consecutive replies without a valid action (text protocol) before the run fails.
@@ -180,7 +183,8 @@ async fn call_model_once(
         kind::MESSAGE_COMPLETED,
         json!({"stepId": step_id, "message": {"id": message_id, "role": "assistant", "content": response.text,
             "thinking": response.thinking.iter().map(|t| t.text.clone()).collect::<Vec<_>>(),
-            "toolCalls": response.tool_calls, "finishReason": response.finish_reason}}),
+            "toolCalls": response.tool_calls, "finishReason": response.finish_reason},
+            "purpose": if options.reasoning { "reasoning" } else { "reply" }}),
     );
     let totals = ctx.budget.totals();
     ctx.emitter.emit(
@@ -213,15 +217,7 @@ fn build_request(agent: &Agent, messages: Vec<Message>, options: &CallOptions) -
         _ => system,
     };
     let tools = if options.offer_tools && agent.xml_tools.is_none() {
-        agent
-            .tools
-            .iter()
-            .map(|tool| ToolSpec {
-                name: tool.name().to_string(),
-                description: tool.description().to_string(),
-                parameters: tool.parameters().clone(),
-            })
-            .collect()
+        agent.tools.iter().map(|tool| tool.spec()).collect()
     } else {
         Vec::new()
     };
@@ -268,62 +264,53 @@ pub async fn run_tools(
         max_output_chars: limits.max_output_chars,
     };
     let observer = EventObserver { ctx, step_id };
-    let tools = agent.tool_map();
-    let env: Arc<dyn std::any::Any + Send + Sync> = Arc::new(AgentCallEnv {
+    let caller = CallerRun {
         ctx: ctx.clone(),
         step_id: step_id.to_string(),
         provider: agent.provider.clone(),
-    });
+    };
+    let tools = TurnTools::new(&agent.tools, caller);
     // The calls in flight are on disk before they run: a resume after a crash knows them.
-    let in_flight = super::checkpointing::in_flight(calls);
+    let in_flight = Pending::ToolsInFlight {
+        calls: calls.to_vec(),
+    };
     save_checkpoint(ctx, &state, Some(&in_flight), false);
-    let (mut results, hit) = run_calls(
+    let (results, hit) = run_calls(
         calls,
         &tools,
         &agent.depends_on,
         &policy,
         &observer,
         &ctx.cancel,
-        Some(env),
     )
     .await;
-    let mut state = state.with_tool_calls(results.len() as u64);
+    let mut state = state.with_tool_calls(results.iter().filter(|r| r.ran).count() as u64);
     let mut handoff = None;
     let mut input_required = None;
-    for result in &mut results {
-        if let Some(request) = result.output.metadata.get(crate::tools::INPUT_REQUIRED_KEY) {
-            input_required.get_or_insert(HaltReason::InputRequired {
-                question: request["question"].as_str().unwrap_or_default().to_string(),
-                id: request["id"].as_str().map(String::from),
-                call: Box::new(result.call.clone()),
-            });
+    let mut messages = Vec::with_capacity(results.len());
+    for result in results {
+        match result.effect {
+            // An unanswered question has no result yet: the answer becomes it on resume.
+            Some(ToolEffect::InputRequired { question, id }) => {
+                input_required.get_or_insert(HaltReason::InputRequired {
+                    question,
+                    id,
+                    call: Box::new(result.call),
+                });
+                continue;
+            }
+            Some(ToolEffect::SubAgent(trace)) => state = state.with_subagent_trace(*trace),
+            Some(ToolEffect::Handoff { tool }) => {
+                handoff.get_or_insert(tool);
+            }
+            None => {}
         }
-        // A sub-agent's trace rides in its result's metadata into the caller's state.
-        if let Some(trace) = result.output.metadata.remove(TRACE_KEY)
-            && let Ok(trace) = serde_json::from_value::<SubagentTrace>(trace)
-        {
-            state = state.with_subagent_trace(trace);
-        }
-        if let Some(Value::String(name)) = result.output.metadata.get(HANDOFF_KEY) {
-            handoff.get_or_insert(name.clone());
-        }
+        messages.push(Message::tool_result(
+            &result.call,
+            result_for_model(&result.output),
+            !result.output.success,
+        ));
     }
-    // An unanswered question has no result yet: the answer becomes it on resume.
-    let messages = results
-        .iter()
-        .filter(|result| {
-            !result
-                .output
-                .metadata
-                .contains_key(crate::tools::INPUT_REQUIRED_KEY)
-        })
-        .map(|result| {
-            Message::tool_result(
-                &result.call,
-                result_for_model(&result.output),
-                !result.output.success,
-            )
-        });
     let state = state.with_messages(messages);
     if let Some(reason) = input_required {
         return Err(Halt::new(state, reason));
@@ -426,28 +413,48 @@ pub fn parse_json_answer(text: &str) -> Option<Value> {
     serde_json::from_str(body[..end].trim()).ok()
 }
 
-/// Emits the start of a step and returns its id.
-pub fn start_step(ctx: &RunContext, state: &AgentState, title: &str) -> String {
+/// Starts the run's next step: gives it the next number (unique in the run, parallel plan
+/// branches included), emits its start, and returns the state at that step and its id.
+pub fn start_step(ctx: &RunContext, state: AgentState, title: &str) -> (AgentState, String) {
     let step_id = new_id();
+    let state = state.with_step(ctx.next_step_number());
     ctx.emitter.emit(
         kind::STEP_CREATED,
         json!({"stepId": step_id, "details": {"step": state.step, "title": title}}),
     );
-    step_id
+    (state, step_id)
 }
 
-/// Emits the end of a step (`done` or `failed`), which closes its transcript block.
-pub fn end_step(ctx: &RunContext, state: &AgentState, step_id: &str, title: &str, done: bool) {
+/// How a step ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StepEnd {
+    Completed,
+    Failed,
+    /// The run paused inside it (a question for the person); it is not a failure.
+    Paused,
+}
+
+/// Emits the end of a step, which closes its transcript block.
+pub fn end_step(ctx: &RunContext, state: &AgentState, step_id: &str, title: &str, end: StepEnd) {
+    let status = match end {
+        StepEnd::Completed => "completed",
+        StepEnd::Failed => "failed",
+        StepEnd::Paused => "paused",
+    };
     ctx.emitter.emit(
         kind::STEP_COMPLETED,
-        json!({"stepId": step_id, "details": {"step": state.step, "title": title},
-               "status": if done { "completed" } else { "failed" }}),
+        json!({"stepId": step_id, "details": {"step": state.step, "title": title}, "status": status}),
     );
 }
 
-/// Ends the step as failed and passes the halt on.
+/// Ends the step that a halt stopped (paused for a question, failed otherwise) and passes
+/// the halt on.
 pub fn fail_step(ctx: &RunContext, halt: Halt, step_id: &str, title: &str) -> Halt {
-    end_step(ctx, &halt.state, step_id, title, false);
+    let end = match halt.reason {
+        HaltReason::InputRequired { .. } => StepEnd::Paused,
+        _ => StepEnd::Failed,
+    };
+    end_step(ctx, &halt.state, step_id, title, end);
     halt
 }
 
@@ -504,7 +511,7 @@ pub fn after_step(agent: &Agent, state: AgentState, ctx: &RunContext) -> Result<
 pub fn save_checkpoint(
     ctx: &RunContext,
     state: &AgentState,
-    pending: Option<&Value>,
+    pending: Option<&Pending>,
     announce: bool,
 ) {
     let Some(store) = &ctx.checkpoints else {
@@ -518,11 +525,4 @@ pub fn save_checkpoint(
         Ok(_) => {}
         Err(message) => ctx.warn(format!("checkpoint not saved: {message}")),
     }
-}
-
-/// Keeps the compiler honest about the trait objects the engine shares across tasks.
-#[allow(dead_code)]
-fn assert_send_sync() {
-    fn check<T: Send + Sync>() {}
-    check::<Arc<dyn crate::tools::Tool>>();
 }

@@ -11,13 +11,17 @@ use std::sync::Arc;
 
 use serde_json::{Value, json};
 
-use super::agent::{Agent, HaltReason, RunContext};
+use super::agent::Agent;
 use super::clock::now_ms;
+use super::effect::ToolEffect;
 use super::events::kind;
+use super::run::{RunStart, RunStatus, drive};
+use super::scheduler::Called;
 use super::state::AgentState;
+use super::toolset::CallerRun;
 use super::trace::{SubagentTrace, ToolExecutionTrace};
-use crate::provider::{BoxFuture, Message, Provider};
-use crate::tools::{ArgsValidator, Tool, ToolContext, ToolOutput};
+use crate::provider::{Message, Provider};
+use crate::tools::{ArgsValidator, ToolOutput};
 
 /// Builds an agent when it is needed (the compile layer implements it from agent files).
 pub trait AgentFactory: Send + Sync {
@@ -32,19 +36,6 @@ pub trait PromptRenderer: Send + Sync {
     fn render(&self, arguments: &Value) -> Result<String, String>;
 }
 
-/// What the engine hands a tool about the calling run (through `ToolContext::run`).
-pub struct AgentCallEnv {
-    pub ctx: RunContext,
-    pub step_id: String,
-    /// The calling agent's model, inherited by sub-agents without one.
-    pub provider: Arc<dyn Provider>,
-}
-
-/// Metadata key under which a sub-agent's trace travels back to the engine.
-pub const TRACE_KEY: &str = "subagentTrace";
-/// Metadata key marking a handoff result.
-pub const HANDOFF_KEY: &str = "handoff";
-
 /// A sub-agent exposed as a tool.
 pub struct SubAgentTool {
     pub name: String,
@@ -56,65 +47,36 @@ pub struct SubAgentTool {
     pub agent: Arc<dyn AgentFactory>,
 }
 
-impl Tool for SubAgentTool {
-    fn name(&self) -> &str {
-        &self.name
-    }
-
-    fn description(&self) -> &str {
-        &self.description
-    }
-
-    fn parameters(&self) -> &Value {
-        &self.parameters
-    }
-
-    fn sequential(&self) -> bool {
-        self.sequential
-    }
-
-    fn call<'a>(
-        &'a self,
-        arguments: Value,
-        tool_ctx: &'a ToolContext,
-    ) -> BoxFuture<'a, ToolOutput> {
-        Box::pin(async move {
-            let Some(env) = tool_ctx
-                .run
-                .as_ref()
-                .and_then(|run| run.downcast_ref::<AgentCallEnv>())
-            else {
-                return ToolOutput::error("a sub-agent tool can only run inside an agent run");
-            };
-            if let Err(invalid) = self.validator.check(&arguments) {
-                return invalid;
+impl SubAgentTool {
+    /// Runs one call: checks the arguments and the depth bound, renders the prompt, builds
+    /// the sub-agent and drives its run one level below `caller`.
+    pub async fn run(&self, arguments: Value, caller: &CallerRun, call_id: &str) -> Called {
+        if let Err(invalid) = self.validator.check(&arguments) {
+            return invalid.into();
+        }
+        let depth = caller.ctx.emitter.depth + 1;
+        if let Some(max) = caller.ctx.budget.limits().max_depth
+            && depth > max
+        {
+            return ToolOutput::error(format!(
+                "`{}` was not started: it would run at depth {depth}, deeper than limits.max_depth = {max}",
+                self.name
+            ))
+            .into();
+        }
+        let prompt = match self.prompt.render(&arguments) {
+            Ok(prompt) => prompt,
+            Err(message) => {
+                let message = format!("cannot render the prompt of `{}`: {message}", self.name);
+                return ToolOutput::error(message).into();
             }
-            let depth = env.ctx.emitter.depth + 1;
-            if let Some(max) = env.ctx.budget.limits().max_depth
-                && depth > max
-            {
-                return ToolOutput::error(format!(
-                    "`{}` was not started: it would run at depth {depth}, deeper than limits.max_depth = {max}",
-                    self.name
-                ));
+        };
+        match self.agent.build(&caller.provider) {
+            Ok(agent) => run_sub_agent(&agent, &self.name, &prompt, caller, call_id).await,
+            Err(message) => {
+                ToolOutput::error(format!("cannot start `{}`: {message}", self.name)).into()
             }
-            let prompt = match self.prompt.render(&arguments) {
-                Ok(prompt) => prompt,
-                Err(message) => {
-                    return ToolOutput::error(format!(
-                        "cannot render the prompt of `{}`: {message}",
-                        self.name
-                    ));
-                }
-            };
-            let agent = match self.agent.build(&env.provider) {
-                Ok(agent) => agent,
-                Err(message) => {
-                    return ToolOutput::error(format!("cannot start `{}`: {message}", self.name));
-                }
-            };
-            run_sub_agent(&agent, &self.name, &prompt, env, &tool_ctx.call_id).await
-        })
+        }
     }
 }
 
@@ -122,65 +84,33 @@ async fn run_sub_agent(
     agent: &Agent,
     tool_name: &str,
     prompt: &str,
-    env: &AgentCallEnv,
+    caller: &CallerRun,
     call_id: &str,
-) -> ToolOutput {
-    // Same budget, stop signal and warnings; no checkpoints of its own.
-    let child = RunContext {
-        emitter: env.ctx.emitter.child(&agent.name),
-        checkpoints: None,
-        ..env.ctx.clone()
-    };
+) -> Called {
+    let child = caller.ctx.child(&agent.name);
     let run_id = child.emitter.run_id.clone();
     let started = now_ms();
-    env.ctx.emitter.emit(
+    caller.ctx.emitter.emit(
         kind::SUB_AGENT_STARTED,
-        json!({"plannerStepId": env.step_id, "toolCallId": call_id, "specialistId": tool_name,
+        json!({"plannerStepId": caller.step_id, "toolCallId": call_id, "specialistId": tool_name,
                "subTaskDescription": prompt, "subAgentRunId": run_id}),
     );
-    child.emitter.emit(
-        kind::RUN_CREATED,
-        json!({"status": "in_progress", "initialMessages": [Message::user(prompt)]}),
-    );
-    let outcome = agent
-        .generate(Some(Message::user(prompt)), AgentState::initial(), &child)
-        .await;
-    let (output, final_state) = match outcome {
-        Ok((turn, state)) => {
-            child.emitter.emit(
-                kind::RUN_COMPLETED,
-                json!({"status": "completed", "finalMessages": [Message::assistant(turn.output.clone())]}),
-            );
-            let data = turn.structured.unwrap_or(Value::String(turn.output));
-            (ToolOutput::ok(data), state)
+    let start = RunStart {
+        opening: vec![Message::user(prompt)],
+        ..RunStart::default()
+    };
+    let outcome = drive(agent, start, AgentState::initial(), &child).await;
+    let output = match (outcome.status, &outcome.error) {
+        (RunStatus::Completed, _) => {
+            let text = outcome.output.clone().unwrap_or_default();
+            ToolOutput::ok(outcome.structured.clone().unwrap_or(Value::String(text)))
         }
-        Err(halt) => {
-            let (code, message) = match &halt.reason {
-                HaltReason::Limit(hit) => (
-                    "limit_reached".to_string(),
-                    format!("stopped at `{}`: {}", hit.name, hit.detail),
-                ),
-                HaltReason::Failed { code, message } => (code.clone(), message.clone()),
-                HaltReason::Interrupted => ("interrupted".to_string(), "interrupted".to_string()),
-                // Pausing the whole tree for a sub-agent's question is not supported yet.
-                HaltReason::Reloaded => ("reloaded".to_string(), "reloaded".to_string()),
-                HaltReason::InputRequired { question, .. } => (
-                    "input_required".to_string(),
-                    format!(
-                        "it asked the user \"{question}\", and sub-agents cannot wait for answers"
-                    ),
-                ),
-            };
-            child.emitter.emit(
-                kind::RUN_FAILED,
-                json!({"status": "failed", "error": {"code": code, "message": message}}),
-            );
-            (
-                ToolOutput::error(format!("`{tool_name}` failed: {message}")),
-                *halt.state,
-            )
+        (_, error) => {
+            let message = error.as_ref().map_or("it failed", |e| e.message.as_str());
+            ToolOutput::error(format!("`{tool_name}` failed: {message}"))
         }
     };
+    let state = &outcome.state;
     let trace = SubagentTrace {
         subagent_id: run_id.clone(),
         subagent_type: agent.name.clone(),
@@ -191,19 +121,18 @@ async fn run_sub_agent(
         success: output.success,
         result: output.success.then(|| text_of(&output.data)),
         error: output.error.clone(),
-        tool_executions: tool_executions(&final_state),
-        usage: Some(final_state.usage),
+        tool_executions: tool_executions(state),
+        usage: Some(state.usage),
     };
-    env.ctx.emitter.emit(
+    caller.ctx.emitter.emit(
         kind::SUB_AGENT_COMPLETED,
-        json!({"plannerStepId": env.step_id, "toolCallId": call_id, "specialistId": tool_name,
+        json!({"plannerStepId": caller.step_id, "toolCallId": call_id, "specialistId": tool_name,
                "subAgentRunId": run_id, "result": output}),
     );
-    let mut output = output;
-    if let Ok(trace) = serde_json::to_value(&trace) {
-        output.metadata.insert(TRACE_KEY.into(), trace);
+    Called {
+        output,
+        effect: Some(ToolEffect::SubAgent(Box::new(trace))),
     }
-    output
 }
 
 fn text_of(value: &Value) -> String {
@@ -258,33 +187,19 @@ impl HandoffTool {
     }
 }
 
-impl Tool for HandoffTool {
-    fn name(&self) -> &str {
-        &self.name
-    }
-
-    fn description(&self) -> &str {
-        &self.description
-    }
-
-    fn parameters(&self) -> &Value {
+impl HandoffTool {
+    pub fn parameters(&self) -> &Value {
         &self.parameters
     }
 
-    fn sequential(&self) -> bool {
-        true
-    }
-
-    fn call<'a>(&'a self, _arguments: Value, _ctx: &'a ToolContext) -> BoxFuture<'a, ToolOutput> {
-        Box::pin(async move {
-            let mut output = ToolOutput::ok(Value::String(format!(
-                "Handed over to {}.",
-                self.target.name()
-            )));
-            output
-                .metadata
-                .insert(HANDOFF_KEY.into(), Value::String(self.name.clone()));
-            output
-        })
+    /// The call's result; the driver hands the conversation over after the turn.
+    pub fn hand_over(&self) -> Called {
+        let text = format!("Handed over to {}.", self.target.name());
+        Called {
+            output: ToolOutput::ok(Value::String(text)),
+            effect: Some(ToolEffect::Handoff {
+                tool: self.name.clone(),
+            }),
+        }
     }
 }

@@ -3,10 +3,9 @@
 //! ordinary `ToolCall`, so the scheduler, events and transcript see the same shapes as a
 //! native run; results go back as `<tool_result>` user messages.
 
-use std::sync::Arc;
-
 use serde_json::Value;
 
+use super::toolset::AgentTool;
 use crate::engine::clock::new_id;
 use crate::protocol::{
     Action, ParseOutcome, ToolDescription, coerce_params, no_action_feedback, protocol_section,
@@ -15,7 +14,6 @@ use crate::protocol::{
 use crate::provider::{
     AssistantMessage, InvalidArguments, Message, ModelResponse, ThinkingBlock, ToolCall,
 };
-use crate::tools::Tool;
 
 /// What an agent using the text protocol carries.
 #[derive(Debug, Clone)]
@@ -26,7 +24,7 @@ pub struct XmlTools {
 }
 
 impl XmlTools {
-    pub fn new(tools: &[Arc<dyn Tool>]) -> Self {
+    pub fn new(tools: &[AgentTool]) -> Self {
         let descriptions: Vec<ToolDescription> = tools
             .iter()
             .map(|tool| ToolDescription {
@@ -74,7 +72,7 @@ pub fn wire_history(messages: &[Message]) -> Vec<Message> {
 /// in the history (the raw text, plus the call for the engine's own bookkeeping). Returns
 /// the feedback for the model when the reply had no valid action.
 pub fn apply(
-    tools: &[Arc<dyn Tool>],
+    tools: &[AgentTool],
     mut response: ModelResponse,
     outcome: ParseOutcome,
 ) -> (ModelResponse, Message, Option<String>) {

@@ -41,7 +41,7 @@ pub fn event_types() -> Vec<(&'static str, Value)> {
             data(&[
                 ("stepId", string.clone()),
                 ("details", step),
-                ("status", json!({"enum": ["completed", "failed"]})),
+                ("status", json!({"enum": ["completed", "failed", "paused"]})),
             ]),
         ),
         (

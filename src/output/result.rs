@@ -1,11 +1,17 @@
 //! The result envelope (SPEC §3.2): printed with `--output json` and written to
 //! `result.json` in the run directory.
 
-use serde::Serialize;
+use std::sync::Mutex;
+use std::time::Instant;
+
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use crate::engine::events::{Event, EventSink, kind};
+use crate::engine::run::{RunStatus, RunTotals};
+
 /// How a run ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Status {
     Completed,
@@ -25,6 +31,18 @@ impl Status {
             Status::LimitReached => 3,
             Status::InputRequired => 4,
             Status::Interrupted => 130,
+        }
+    }
+}
+
+impl From<RunStatus> for Status {
+    fn from(status: RunStatus) -> Self {
+        match status {
+            RunStatus::Completed => Status::Completed,
+            RunStatus::Failed => Status::Failed,
+            RunStatus::LimitReached => Status::LimitReached,
+            RunStatus::InputRequired => Status::InputRequired,
+            RunStatus::Interrupted => Status::Interrupted,
         }
     }
 }
@@ -113,6 +131,103 @@ impl RunResult {
             transcript: None,
             events: None,
             warnings: Vec::new(),
+        }
+    }
+}
+
+/// The result envelope as a subscriber: folds each root run's events (created, then
+/// completed or failed with the run's totals) into its result, so `result.json` and
+/// `--output json` can never disagree with the stream. Sub-agents' events are not the
+/// root's result and are skipped; a new root run (the next chat turn) starts a new fold.
+#[derive(Default)]
+pub struct ResultFold {
+    current: Mutex<Option<(RunResult, Instant)>>,
+}
+
+impl ResultFold {
+    /// The result of the last root run, once it has ended.
+    pub fn result(&self) -> Option<RunResult> {
+        let current = self.current.lock().ok()?;
+        current.as_ref().map(|(result, _)| result.clone())
+    }
+
+    fn started(event: &Event) -> RunResult {
+        let session = event.data.get("sessionId").and_then(Value::as_str);
+        let mut result = RunResult::not_started(
+            Status::Failed,
+            &event.agent,
+            (&event.run_id, session.unwrap_or(&event.thread_id)),
+            "internal",
+            "the run did not end".into(),
+        );
+        result.status = Status::Interrupted;
+        result
+    }
+
+    fn ended(result: &mut RunResult, data: &Value, started: Instant) {
+        let totals: RunTotals = serde_json::from_value(data["totals"].clone()).unwrap_or_default();
+        result.steps = totals.steps;
+        result.llm_calls = totals.llm_calls;
+        result.tool_calls = totals.tool_calls;
+        result.usage = ResultUsage {
+            input_tokens: totals.usage.input_tokens,
+            output_tokens: totals.usage.output_tokens,
+            total_tokens: totals.usage.total_tokens,
+            cost_usd: totals.cost_usd,
+        };
+        result.warnings = serde_json::from_value(data["warnings"].clone()).unwrap_or_default();
+        result.duration_ms = started.elapsed().as_millis() as u64;
+        result.status = serde_json::from_value(data["status"].clone()).unwrap_or(Status::Failed);
+        result.exit_code = result.status.exit_code();
+    }
+}
+
+impl EventSink for ResultFold {
+    fn emit(&self, event: &Event) {
+        if event.depth != 0 {
+            return;
+        }
+        let Ok(mut current) = self.current.lock() else {
+            return;
+        };
+        if event.kind == kind::RUN_CREATED {
+            *current = Some((Self::started(event), Instant::now()));
+            return;
+        }
+        let Some((result, started)) = current.as_mut() else {
+            return;
+        };
+        let data = &event.data;
+        match event.kind {
+            kind::RUN_COMPLETED => {
+                Self::ended(result, data, *started);
+                result.output = data
+                    .pointer("/finalMessages/0/text")
+                    .and_then(Value::as_str)
+                    .map(String::from);
+                result.structured = data.get("structured").cloned().filter(|v| !v.is_null());
+                result.error = None;
+            }
+            kind::RUN_FAILED => {
+                Self::ended(result, data, *started);
+                result.limit = data
+                    .pointer("/error/details/limit")
+                    .and_then(Value::as_str)
+                    .map(String::from);
+                result.error = Some(ResultError {
+                    code: data
+                        .pointer("/error/code")
+                        .and_then(Value::as_str)
+                        .unwrap_or("failed")
+                        .into(),
+                    message: data
+                        .pointer("/error/message")
+                        .and_then(Value::as_str)
+                        .unwrap_or_default()
+                        .into(),
+                });
+            }
+            _ => {}
         }
     }
 }

@@ -1,8 +1,11 @@
 //! Feeds the tagged transcript from the event stream, so the transcript can never disagree
 //! with events.jsonl. A step's items are buffered until the step ends, then written as one
-//! block with its final title and ✓/✗ (a crash loses at most the step in progress). A
-//! sub-agent's events build their own tree in memory and land inside the parent's tool
-//! block when the sub-agent completes.
+//! block with its final title and ✓/✗ (no mark for a step the run paused in; a crash loses
+//! at most the step in progress). Every tool call the model made gets its block, from its
+//! creation, so a call refused before it ran shows with its failed result. A sub-agent's
+//! events build their own tree in memory and land inside the parent's tool block when the
+//! sub-agent completes. Events at depth 0 are the root's, whichever run they belong to (a
+//! chat writes one transcript over many runs).
 
 use std::collections::HashMap;
 use std::sync::Mutex;
@@ -55,7 +58,7 @@ impl<S: TranscriptSink> RunTranscript<S> {
     }
 
     /// Writes a finished step; write errors (a full disk) must not stop the run.
-    fn close(&mut self, step_id: &str, number: u32, title: &str, done: bool) {
+    fn close(&mut self, step_id: &str, number: u32, title: &str, status: StepStatus) {
         let ops = self.open.remove(step_id).unwrap_or_default();
         let _ = self.sink.step_start(number, title);
         for op in ops {
@@ -67,11 +70,7 @@ impl<S: TranscriptSink> RunTranscript<S> {
                 Op::ToolResult { name, id, result } => self.sink.tool_result(&name, &id, result),
             };
         }
-        let _ = self.sink.step_end(if done {
-            StepStatus::Done
-        } else {
-            StepStatus::Failed
-        });
+        let _ = self.sink.step_end(status);
     }
 
     fn apply(&mut self, event: &Event) -> Option<SubAgentDone> {
@@ -95,18 +94,24 @@ impl<S: TranscriptSink> RunTranscript<S> {
                         self.push(step_id, Op::Thinking(thought.to_string()));
                     }
                 }
-                if let Some(content) = message["content"].as_str().filter(|t| !t.is_empty()) {
+                // A reasoning reply is written once, as thinking (its own event).
+                let reasoning = data["purpose"] == "reasoning";
+                if let Some(content) = message["content"].as_str().filter(|t| !t.is_empty())
+                    && !reasoning
+                {
                     self.push(step_id, Op::Text(content.to_string()));
                 }
             }
-            kind::TOOL_STARTED => self.push(
-                step_id,
-                Op::ToolStart {
-                    name: text("toolName"),
-                    id: text("toolCallId"),
-                    input: data["input"].clone(),
-                },
-            ),
+            kind::TOOL_CALL_CREATED => {
+                let call = &data["toolCall"];
+                let input = match call.pointer("/invalid_arguments/raw") {
+                    Some(raw) if call["arguments"].is_null() => raw.clone(),
+                    _ => call["arguments"].clone(),
+                };
+                let field = |key: &str| call[key].as_str().unwrap_or_default().to_string();
+                let (name, id) = (field("name"), field("id"));
+                self.push(step_id, Op::ToolStart { name, id, input });
+            }
             kind::TOOL_COMPLETED => {
                 let result: ToolResult = serde_json::from_value(data["result"].clone())
                     .unwrap_or_else(|_| ToolResult::err("the tool result could not be read"));
@@ -135,8 +140,12 @@ impl<S: TranscriptSink> RunTranscript<S> {
                     .pointer("/details/title")
                     .and_then(Value::as_str)
                     .unwrap_or("");
-                let done = data.get("status").and_then(Value::as_str) == Some("completed");
-                self.close(&text("stepId"), number, title, done);
+                let status = match data.get("status").and_then(Value::as_str) {
+                    Some("completed") => StepStatus::Done,
+                    Some("paused") => StepStatus::Open,
+                    _ => StepStatus::Failed,
+                };
+                self.close(&text("stepId"), number, title, status);
             }
             kind::REQUIRES_ACTION => {
                 let question = data
@@ -146,14 +155,20 @@ impl<S: TranscriptSink> RunTranscript<S> {
                 let _ = self.sink.input_required(InputRequired {
                     prompt: question.to_string(),
                     input_types: "text".into(),
-                    checkpoint_name: None,
+                    checkpoint_name: data["checkpointName"].as_str().map(String::from),
                     provided: None,
                 });
             }
+            // The answer is written inside the block of the question it answers.
             kind::USER_INPUT_PROVIDED => {
-                let _ = self.sink.user_input_provided(UserInput {
-                    input: data.get("answer").cloned().unwrap_or(Value::Null),
-                    kind: "text".into(),
+                let _ = self.sink.input_required(InputRequired {
+                    prompt: text("question"),
+                    input_types: "text".into(),
+                    checkpoint_name: None,
+                    provided: Some(UserInput {
+                        input: data.get("answer").cloned().unwrap_or(Value::Null),
+                        kind: "text".into(),
+                    }),
                 });
             }
             // The transcript's tags have no reload block; a named checkpoint marks it.
@@ -211,7 +226,6 @@ struct SubAgentDone {
 }
 
 struct Inner<S: TranscriptSink> {
-    root_run_id: String,
     root: RunTranscript<S>,
     children: HashMap<String, RunTranscript<Recorder>>,
     parents: HashMap<String, String>,
@@ -223,10 +237,9 @@ pub struct TranscriptEvents<S: TranscriptSink + Send> {
 }
 
 impl<S: TranscriptSink + Send> TranscriptEvents<S> {
-    pub fn new(root_run_id: &str, sink: S) -> Self {
+    pub fn new(sink: S) -> Self {
         TranscriptEvents {
             inner: Mutex::new(Inner {
-                root_run_id: root_run_id.to_string(),
                 root: RunTranscript::new(sink),
                 children: HashMap::new(),
                 parents: HashMap::new(),
@@ -241,7 +254,7 @@ impl<S: TranscriptSink + Send> EventSink for TranscriptEvents<S> {
             return;
         };
         let inner = &mut *inner;
-        let done = if event.run_id == inner.root_run_id {
+        let done = if event.depth == 0 {
             inner.root.apply(event)
         } else {
             if let Some(parent) = &event.parent_run_id {
@@ -262,7 +275,7 @@ impl<S: TranscriptSink + Send> EventSink for TranscriptEvents<S> {
             id: done.tool_call_id,
             items,
         };
-        if event.run_id == inner.root_run_id {
+        if event.depth == 0 {
             inner.root.push(Some(&done.step_id), op);
         } else if let Some(parent) = inner.children.get_mut(&event.run_id) {
             parent.push(Some(&done.step_id), op);

@@ -10,8 +10,13 @@ use serde_json::{Value, json};
 
 use super::{ArgsValidator, BoxFuture, Tool, ToolContext, ToolOutput};
 
-/// Metadata key of an `ask_user` result that found no answer.
-pub const INPUT_REQUIRED_KEY: &str = "inputRequired";
+/// A question no source could answer: the run pauses until the person answers it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Question {
+    pub question: String,
+    /// The stable id the model gave, if any.
+    pub id: Option<String>,
+}
 
 /// Where answers come from.
 pub trait AnswerSource: Send + Sync {
@@ -111,6 +116,33 @@ impl AskUserTool {
     }
 }
 
+impl AskUserTool {
+    /// Asks the sources in order. `Err`: nobody answered; the result for the model and the
+    /// question the run waits on.
+    #[allow(clippy::result_large_err)]
+    pub fn ask(&self, arguments: &Value) -> Result<ToolOutput, (ToolOutput, Question)> {
+        if let Err(invalid) = self.validator.check(arguments) {
+            return Ok(invalid);
+        }
+        let question = arguments["question"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string();
+        let id = arguments
+            .get("id")
+            .and_then(Value::as_str)
+            .map(String::from);
+        for source in &self.sources {
+            if let Some(answer) = source.answer(&question, id.as_deref()) {
+                return Ok(ToolOutput::ok(Value::String(answer)));
+            }
+        }
+        let output =
+            ToolOutput::error("no answer is available yet: the run pauses until the user answers");
+        Err((output, Question { question, id }))
+    }
+}
+
 impl Tool for AskUserTool {
     fn name(&self) -> &str {
         "ask_user"
@@ -130,25 +162,6 @@ impl Tool for AskUserTool {
     }
 
     fn call<'a>(&'a self, arguments: Value, _ctx: &'a ToolContext) -> BoxFuture<'a, ToolOutput> {
-        Box::pin(async move {
-            if let Err(invalid) = self.validator.check(&arguments) {
-                return invalid;
-            }
-            let question = arguments["question"]
-                .as_str()
-                .unwrap_or_default()
-                .to_string();
-            let id = arguments
-                .get("id")
-                .and_then(Value::as_str)
-                .map(String::from);
-            for source in &self.sources {
-                if let Some(answer) = source.answer(&question, id.as_deref()) {
-                    return ToolOutput::ok(Value::String(answer));
-                }
-            }
-            ToolOutput::error("no answer is available yet: the run pauses until the user answers")
-                .with_meta(INPUT_REQUIRED_KEY, json!({"question": question, "id": id}))
-        })
+        Box::pin(async move { self.ask(&arguments).unwrap_or_else(|(output, _)| output) })
     }
 }

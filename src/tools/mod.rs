@@ -1,15 +1,14 @@
 //! Tools: the [`Tool`] trait the engine calls, the result type every tool returns, and the
 //! built-in tools of SPEC §2.3 (`read_file`, `write_file`, `list_dir`, `search_files`,
-//! `shell`, `http_get`). `ask_user` is provided by the engine (it needs the human-input flow).
+//! `shell`, `http_get`), and `ask_user`, whose unanswered questions the engine turns into a
+//! pause of the run.
 //!
 //! A tool never ends a run: every failure, including invalid arguments, a refused path or
 //! a program that exits non-zero, is a [`ToolOutput`] with `success: false` that is fed
 //! back to the model. See `docs/tools.md` for the confinement, shell and limit rules.
 
-use std::any::Any;
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
@@ -26,7 +25,7 @@ mod text;
 mod workspace;
 mod write_file;
 
-pub use ask_user::{AnswerSource, AnswersFile, AskUserTool, INPUT_REQUIRED_KEY, Terminal};
+pub use ask_user::{AnswerSource, AnswersFile, AskUserTool, Question, Terminal};
 pub use builtin::build_builtin;
 pub use http_get::{HttpGetTool, host_allowed};
 pub use list_dir::ListDirTool;
@@ -67,9 +66,6 @@ pub struct ToolContext {
     /// Flips to `true` when the run is interrupted (SIGINT/SIGTERM). Long-running tools
     /// (shell, http_get, search_files) stop, kill their children and return an error.
     pub cancel: watch::Receiver<bool>,
-    /// What the engine knows about the calling run, for tools that run agents themselves
-    /// (sub-agents, handoffs). Plain tools ignore it.
-    pub run: Option<Arc<dyn Any + Send + Sync>>,
 }
 
 impl ToolContext {
@@ -78,14 +74,7 @@ impl ToolContext {
         ToolContext {
             call_id: call_id.into(),
             cancel,
-            run: None,
         }
-    }
-
-    /// The same context carrying the calling run's data.
-    pub fn with_run(mut self, run: Arc<dyn Any + Send + Sync>) -> Self {
-        self.run = Some(run);
-        self
     }
 
     /// A context that is never cancelled (tests, one-off calls).

@@ -2,6 +2,10 @@
 //! user's session: `Run::new(["validate", "x.yaml"]).run()` then assertions on the result.
 #![allow(dead_code)] // each test binary uses a different part
 
+mod harness;
+#[allow(unused_imports)]
+pub use harness::{KEY, KEY_ENV, Ran, Test, read_json};
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 

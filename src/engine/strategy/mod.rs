@@ -115,13 +115,13 @@ pub(crate) async fn act_on_reply(
     step_id: &str,
     attempts: &mut u32,
 ) -> Result<Next, Halt> {
-    use super::step::{after_step, end_step, fail_step, run_tools};
+    use super::step::{StepEnd, after_step, end_step, fail_step, run_tools};
     if response.tool_calls.is_empty() {
         let (answer, state) = conclude(agent, response.text, state, attempts)
             .map_err(|halt| fail_step(ctx, halt, step_id, "Answer"))?;
         return match answer {
             Answer::Final(turn) => {
-                end_step(ctx, &state, step_id, "Answer", true);
+                end_step(ctx, &state, step_id, "Answer", StepEnd::Completed);
                 Ok(Next::Done(turn, state))
             }
             Answer::Retry(state) => {
@@ -130,7 +130,7 @@ pub(crate) async fn act_on_reply(
                     &state,
                     step_id,
                     "Answer did not match the output schema",
-                    false,
+                    StepEnd::Failed,
                 );
                 Ok(Next::Again(after_step(agent, state, ctx)?))
             }
@@ -140,7 +140,7 @@ pub(crate) async fn act_on_reply(
     let (state, handoff) = run_tools(agent, &response.tool_calls, state, ctx, step_id)
         .await
         .map_err(|halt| fail_step(ctx, halt, step_id, &title))?;
-    end_step(ctx, &state, step_id, &title, true);
+    end_step(ctx, &state, step_id, &title, StepEnd::Completed);
     if let Some(tool) = handoff {
         return Ok(Next::Done(handed_over(tool), state));
     }

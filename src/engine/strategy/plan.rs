@@ -16,8 +16,8 @@ use crate::engine::events::kind;
 use crate::engine::plan::{PlanStep, PlanStepStatus};
 use crate::engine::state::{AgentState, add_usage};
 use crate::engine::step::{
-    CallOptions, after_step, call_model, end_step, fail_step, parse_json_answer, run_tools,
-    start_step,
+    CallOptions, StepEnd, after_step, call_model, end_step, fail_step, parse_json_answer,
+    run_tools, save_checkpoint, start_step,
 };
 use crate::provider::{BoxFuture, Message, ResponseFormat};
 
@@ -104,15 +104,15 @@ impl ExecutionStrategy for PlanStrategy {
             }
             // Compose the final answer from the step results.
             let mut attempts = 0;
-            state = state.next_step().with_message(Message::user(
+            state = state.with_message(Message::user(
                 "All plan steps are done. Compose the final answer from their results.",
             ));
             loop {
                 let title = "Compose the answer";
-                let step_id = start_step(ctx, &state, title);
+                let (next, step_id) = start_step(ctx, state, title);
                 let mut options = action_options(agent);
                 options.offer_tools = false;
-                let (response, next) = call_model(agent, state, ctx, &options, &step_id)
+                let (response, next) = call_model(agent, next, ctx, &options, &step_id)
                     .await
                     .map_err(|halt| fail_step(ctx, halt, &step_id, title))?;
                 let (answer, next) = conclude(agent, response.text, next, &mut attempts)
@@ -120,11 +120,11 @@ impl ExecutionStrategy for PlanStrategy {
                 state = next;
                 match answer {
                     Answer::Final(turn) => {
-                        end_step(ctx, &state, &step_id, title, true);
+                        end_step(ctx, &state, &step_id, title, StepEnd::Completed);
                         return Ok((turn, state));
                     }
                     Answer::Retry(next) => {
-                        end_step(ctx, &next, &step_id, title, false);
+                        end_step(ctx, &next, &step_id, title, StepEnd::Failed);
                         state = next;
                     }
                 }
@@ -171,10 +171,10 @@ impl PlanStrategy {
             }),
             system_suffix: Some(instruction),
             unrecorded: true,
+            reasoning: false,
         };
-        let state = state.next_step();
         let title = "Make a plan";
-        let step_id = start_step(ctx, &state, title);
+        let (state, step_id) = start_step(ctx, state, title);
         let (response, state) = call_model(agent, state, ctx, &options, &step_id)
             .await
             .map_err(|halt| fail_step(ctx, halt, &step_id, title))?;
@@ -190,12 +190,18 @@ impl PlanStrategy {
             Some(steps) if steps.is_empty() => None,
             other => other,
         };
-        end_step(ctx, &state, &step_id, title, steps.is_some());
+        let end = if steps.is_some() {
+            StepEnd::Completed
+        } else {
+            StepEnd::Failed
+        };
+        end_step(ctx, &state, &step_id, title, end);
         let Some(steps) = steps else {
             return Ok((None, state));
         };
         ctx.emitter.emit(kind::PLAN_UPDATED, json!({"plan": steps}));
         let state = state.with_plan(steps.clone());
+        save_checkpoint(ctx, &state, None, true);
         Ok((Some(steps), state))
     }
 
@@ -310,15 +316,14 @@ async fn run_step(
     let mut options = action_options(agent);
     options.response_format = None;
     for _ in 0..MAX_CALLS_PER_STEP {
-        state = state.next_step();
         let title = format!("Plan step {}: {}", step.id, step.description);
-        let step_id = start_step(ctx, &state, &title);
-        let (response, next) = call_model(agent, state, ctx, &options, &step_id)
+        let (next, step_id) = start_step(ctx, state, &title);
+        let (response, next) = call_model(agent, next, ctx, &options, &step_id)
             .await
             .map_err(|h| fail_step(ctx, h, &step_id, &title))?;
         state = next;
         if response.tool_calls.is_empty() {
-            end_step(ctx, &state, &step_id, &title, true);
+            end_step(ctx, &state, &step_id, &title, StepEnd::Completed);
             return Ok((Ok(response.text), state));
         }
         let title = tool_title(&response.tool_calls);
@@ -327,7 +332,7 @@ async fn run_step(
             .await
             .map_err(|h| fail_step(ctx, h, &step_id, &title))?
             .0;
-        end_step(ctx, &state, &step_id, &title, true);
+        end_step(ctx, &state, &step_id, &title, StepEnd::Completed);
     }
     Err(bound_reached(
         state,

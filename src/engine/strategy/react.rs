@@ -41,6 +41,7 @@ impl ExecutionStrategy for ReactStrategy {
                         .unwrap_or_else(|| DEFAULT_REASONING_PROMPT.into()),
                 ),
                 unrecorded: true,
+                reasoning: true,
                 ..CallOptions::default()
             };
             let mut state = state;
@@ -57,10 +58,9 @@ impl ExecutionStrategy for ReactStrategy {
                     ));
                 }
                 steps += 1;
-                state = state.next_step();
                 let title = "Reason and act";
-                let step_id = start_step(ctx, &state, title);
-                let (reasoning, next) = call_model(agent, state, ctx, &reason_options, &step_id)
+                let (next, step_id) = start_step(ctx, state, title);
+                let (reasoning, next) = call_model(agent, next, ctx, &reason_options, &step_id)
                     .await
                     .map_err(|halt| fail_step(ctx, halt, &step_id, title))?;
                 state = next.with_reasoning(reasoning.text.clone());

@@ -42,9 +42,8 @@ impl ExecutionStrategy for LoopStrategy {
                     ));
                 }
                 iterations += 1;
-                state = state.next_step();
-                let step_id = start_step(ctx, &state, TITLE_CALL);
-                let (response, next) = call_model(agent, state, ctx, &options, &step_id)
+                let (next, step_id) = start_step(ctx, state, TITLE_CALL);
+                let (response, next) = call_model(agent, next, ctx, &options, &step_id)
                     .await
                     .map_err(|halt| fail_step(ctx, halt, &step_id, TITLE_CALL))?;
                 match act_on_reply(agent, ctx, response, next, &step_id, &mut attempts).await? {

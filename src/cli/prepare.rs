@@ -1,0 +1,266 @@
+//! One preparation path for every command that runs or inspects an agent (`exec`,
+//! `resume`, `chat`, `tools`): load and validate the file, resolve its inputs, build the
+//! template context, start the async runtime with the stop signal wired, start the MCP
+//! servers, and compile — each problem reported the same way, compile problems at their
+//! `file:line:col` like `runner validate`.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use serde_json::{Map, Value};
+use tokio::runtime::Runtime;
+use tokio::sync::watch;
+
+use super::servers::{RunningServers, runtime};
+use crate::compile::{
+    CompileError, CompileInput, EnvLookup, TemplateContext, compile_agent, file_dir,
+};
+use crate::engine::Agent;
+use crate::engine::clock::now_rfc3339;
+use crate::mcp::McpServers;
+use crate::output::result::Status;
+use crate::provider::BuildOptions;
+use crate::spec::AgentSpec;
+use crate::spec::load::load_agent;
+use crate::spec::model::ModelRef;
+use crate::spec::yaml::load_yaml;
+use crate::tools::AnswerSource;
+
+/// Why a command stopped before its run started.
+#[derive(Debug, Clone)]
+pub struct Stop {
+    /// `invalid` (exit 2) for the file or the command line; `failed` or `interrupted`
+    /// when MCP servers could not start.
+    pub status: Status,
+    /// The result's error code.
+    pub code: String,
+    pub message: String,
+    /// What to print instead of `error: {message}`: the located diagnostics.
+    pub printed: Option<String>,
+    /// The agent's name, once the file has been read.
+    pub agent: String,
+}
+
+impl Stop {
+    pub fn invalid(code: &str, message: impl Into<String>) -> Self {
+        Stop {
+            status: Status::Invalid,
+            code: code.to_string(),
+            message: message.into(),
+            printed: None,
+            agent: String::new(),
+        }
+    }
+
+    fn named(mut self, agent: &str) -> Self {
+        self.agent = agent.to_string();
+        self
+    }
+
+    /// Prints the problem on stderr.
+    pub fn print(&self) {
+        match &self.printed {
+            Some(text) => eprintln!("{text}"),
+            None => eprintln!("error: {}", self.message),
+        }
+    }
+}
+
+/// Loads an agent file, printing its warnings; an invalid file prints its diagnostics.
+pub fn load(agent_file: &Path) -> Result<AgentSpec, Stop> {
+    match load_agent(agent_file) {
+        Ok((spec, warnings)) => {
+            for warning in &warnings {
+                eprintln!("{warning}");
+            }
+            Ok(spec)
+        }
+        Err(diagnostics) => {
+            let errors = diagnostics.iter().filter(|d| d.is_error()).count();
+            let lines: Vec<String> = diagnostics.iter().map(ToString::to_string).collect();
+            let message = format!(
+                "{} is not a valid agent file ({errors} error(s))",
+                agent_file.display()
+            );
+            let mut stop = Stop::invalid("invalid_agent", message);
+            stop.printed = Some(lines.join("\n"));
+            Err(stop)
+        }
+    }
+}
+
+/// What a command brings to the preparation.
+pub struct Request {
+    pub agent_file: PathBuf,
+    pub spec: AgentSpec,
+    pub inputs: Map<String, Value>,
+    pub input_text: String,
+    pub ids: (String, String),
+    pub model_override: Option<ModelRef>,
+    pub build: BuildOptions,
+    pub answers: Vec<Arc<dyn AnswerSource>>,
+}
+
+/// An agent ready to run. Dropping it stops its MCP servers, then its runtime.
+pub struct Prepared {
+    servers: RunningServers,
+    pub runtime: Runtime,
+    pub cancel: watch::Receiver<bool>,
+    pub spec: AgentSpec,
+    pub agent_file: PathBuf,
+    pub input_text: String,
+    pub context: TemplateContext,
+    env: EnvLookup,
+    model_override: Option<ModelRef>,
+    build: BuildOptions,
+    answers: Vec<Arc<dyn AnswerSource>>,
+}
+
+impl Prepared {
+    /// Starts the runtime (signals watched from here on, so an interrupt while MCP servers
+    /// start stops them too) and the agent tree's MCP servers.
+    pub fn start(request: Request) -> Result<Self, Stop> {
+        let name = request.spec.name.clone();
+        let env: EnvLookup = Arc::new(|name: &str| std::env::var(name).ok());
+        let spec = &request.spec;
+        let declared_env: Vec<String> = spec.env.iter().map(|e| e.0.clone()).collect();
+        let context = TemplateContext::new(
+            &request.inputs,
+            &declared_env,
+            &*env,
+            (&spec.name, spec.description.as_deref()),
+            &request.input_text,
+            (&request.ids.0, &request.ids.1),
+            &now_rfc3339(),
+        );
+        let runtime = runtime().map_err(|message| Stop {
+            status: Status::Failed,
+            ..Stop::invalid("runtime", message)
+        })?;
+        let (cancel_tx, cancel) = watch::channel(false);
+        watch_signals(&runtime, cancel_tx);
+        let input = CompileInput {
+            spec,
+            file_dir: file_dir(&request.agent_file),
+            workspace: workspace(),
+            context: &context,
+            model_override: request.model_override.clone(),
+            build: &request.build,
+            env: env.clone(),
+            inherited: None,
+            answers: request.answers.clone(),
+            mcp: McpServers::none(),
+        };
+        let servers =
+            RunningServers::start(&runtime, &input, cancel.clone()).map_err(|failure| {
+                Stop {
+                    status: failure.status,
+                    ..Stop::invalid(failure.code, failure.message)
+                }
+                .named(&name)
+            })?;
+        Ok(Prepared {
+            servers,
+            runtime,
+            cancel,
+            spec: request.spec,
+            agent_file: request.agent_file,
+            input_text: request.input_text,
+            context,
+            env,
+            model_override: request.model_override,
+            build: request.build,
+            answers: request.answers,
+        })
+    }
+
+    /// What compiling the root agent needs.
+    pub fn compile_input(&self) -> CompileInput<'_> {
+        CompileInput {
+            spec: &self.spec,
+            file_dir: file_dir(&self.agent_file),
+            workspace: workspace(),
+            context: &self.context,
+            model_override: self.model_override.clone(),
+            build: &self.build,
+            env: self.env.clone(),
+            inherited: None,
+            answers: self.answers.clone(),
+            mcp: self.servers.servers(),
+        }
+    }
+
+    /// Compiles the root agent; a problem points at its key in the file.
+    pub fn compile(&self) -> Result<Agent, Stop> {
+        compile_agent(&self.compile_input()).map_err(|error| self.located(&error))
+    }
+
+    /// The opening message: the rendered `prompt`, else the `--input` text.
+    pub fn opening(&self) -> Result<String, Stop> {
+        match &self.spec.prompt {
+            Some(source) => crate::compile::render_field(
+                &file_dir(&self.agent_file),
+                "prompt",
+                source,
+                &self.context,
+            )
+            .map_err(|error| self.located(&error)),
+            None if !self.input_text.is_empty() => Ok(self.input_text.clone()),
+            None => Err(Stop::invalid(
+                "invalid_input",
+                "nothing to say: the agent has no `prompt` and no --input was given",
+            )
+            .named(&self.spec.name)),
+        }
+    }
+
+    /// A compile problem as a stop, printed as `file:line:col: error[code]: message`.
+    pub fn located(&self, error: &CompileError) -> Stop {
+        let pointer = error.pointer();
+        let at = std::fs::read_to_string(&self.agent_file)
+            .ok()
+            .and_then(|source| load_yaml(&source).ok())
+            .map(|document| document.value_position(&pointer))
+            .unwrap_or_default();
+        let printed = format!(
+            "{}:{}:{}: error[{}]: {error} (at {pointer})",
+            self.agent_file.display(),
+            at.line,
+            at.column,
+            error.code()
+        );
+        let code = match error {
+            CompileError::Mcp(_) => "mcp_server",
+            _ => "invalid_agent",
+        };
+        let mut stop = Stop::invalid(code, error.to_string()).named(&self.spec.name);
+        stop.printed = Some(printed);
+        stop
+    }
+}
+
+/// The workspace root of file tools: the working directory.
+fn workspace() -> PathBuf {
+    std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."))
+}
+
+/// Flips the stop signal on SIGINT or SIGTERM; the engine stops at once and the run ends
+/// with status `interrupted`. The handlers are installed before this returns, so a signal
+/// that comes while MCP servers start is not lost.
+fn watch_signals(runtime: &Runtime, cancel: watch::Sender<bool>) {
+    use tokio::signal::unix::{SignalKind, signal};
+    let _context = runtime.enter();
+    let (Ok(mut interrupt), Ok(mut terminate)) = (
+        signal(SignalKind::interrupt()),
+        signal(SignalKind::terminate()),
+    ) else {
+        return;
+    };
+    runtime.spawn(async move {
+        tokio::select! {
+            _ = interrupt.recv() => {}
+            _ = terminate.recv() => {}
+        }
+        let _ = cancel.send(true);
+    });
+}

@@ -1,0 +1,19 @@
+//! What a tool call does to the run itself, besides its result for the model. Tools that act
+//! on the world have no effect; the engine's own tools (handoffs, `ask_user`, sub-agents)
+//! report one as a typed value the engine matches on.
+
+use super::trace::SubagentTrace;
+
+/// The effect of one tool call on the run.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ToolEffect {
+    /// The conversation goes to the agent behind this handoff tool.
+    Handoff { tool: String },
+    /// `ask_user` found no answer: the run pauses until the person answers.
+    InputRequired {
+        question: String,
+        id: Option<String>,
+    },
+    /// A sub-agent ran; its trace joins the caller's state.
+    SubAgent(Box<SubagentTrace>),
+}

@@ -1,0 +1,340 @@
+//! The run driver: one run from start to finish, for every caller — `exec`, `resume`, each
+//! `chat` turn, a sub-agent, the library's `stream`. It emits the lifecycle (created,
+//! status changes, requires_action, completed or failed, with the run's totals), follows
+//! handoffs (the active agent is part of the state, so a resume continues with it), swaps
+//! reloaded definitions in at step boundaries, saves the final checkpoint, and returns the
+//! outcome. Everything a run leaves behind is derived from what it emits here.
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+
+use super::agent::{Agent, GenerateResult, Halt, HaltReason, RunContext, Turn};
+use super::checkpointing::Pending;
+use super::events::kind;
+use super::state::AgentState;
+use crate::provider::{Message, Usage};
+
+/// How a run ended (the CLI adds `invalid` for runs that never started).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RunStatus {
+    Completed,
+    Failed,
+    LimitReached,
+    InputRequired,
+    Interrupted,
+}
+
+/// `{"code", "message"}` of a run that did not complete.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunError {
+    pub code: String,
+    pub message: String,
+}
+
+/// What the terminal event carries about the whole run tree (the result is folded from it).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RunTotals {
+    pub steps: u64,
+    pub llm_calls: u64,
+    pub tool_calls: u64,
+    pub usage: Usage,
+    pub cost_usd: Option<f64>,
+}
+
+/// How a run ended, with the state to checkpoint or continue from.
+#[derive(Debug, Clone)]
+pub struct RunOutcome {
+    pub status: RunStatus,
+    pub state: AgentState,
+    pub output: Option<String>,
+    pub structured: Option<Value>,
+    pub error: Option<RunError>,
+    /// The bound that stopped the run (`limit_reached`).
+    pub limit: Option<String>,
+}
+
+/// A question answered since the run paused (a resume with `--answer`).
+#[derive(Debug, Clone)]
+pub struct Answered {
+    pub question: String,
+    pub answer: String,
+    pub tool_call_id: String,
+}
+
+/// What a run starts with besides its state.
+#[derive(Debug, Clone, Default)]
+pub struct RunStart {
+    /// Messages added to the history first (the rendered prompt, a chat line); none on resume.
+    pub opening: Vec<Message>,
+    pub answered: Option<Answered>,
+    /// Reported in `agent.run.created` for root runs.
+    pub session_id: Option<String>,
+}
+
+/// Runs `root` (or the agent it handed over to, as the state records) to the end.
+pub async fn drive(
+    root: &Agent,
+    start: RunStart,
+    state: AgentState,
+    ctx: &RunContext,
+) -> RunOutcome {
+    let emitter = &ctx.emitter;
+    let mut created = json!({"status": "in_progress", "initialMessages": start.opening});
+    if let Some(session) = &start.session_id {
+        created["sessionId"] = json!(session);
+    }
+    emitter.emit(kind::RUN_CREATED, created);
+    if let Some(answered) = &start.answered {
+        emitter.emit(
+            kind::USER_INPUT_PROVIDED,
+            json!({"question": answered.question, "answer": answered.answer, "toolCallId": answered.tool_call_id}),
+        );
+    }
+    emitter.emit(
+        kind::STATUS_CHANGED,
+        json!({"previousStatus": "queued", "currentStatus": "in_progress"}),
+    );
+    ctx.set_step(state.step);
+    let state = state.with_messages(start.opening);
+    let (mut outcome, pending) = conclude(follow(root, state, ctx).await);
+    if let (Some(Pending::InputRequired { .. }), Some(session), Some(error)) =
+        (&pending, &start.session_id, &mut outcome.error)
+    {
+        error.message = format!(
+            "{} (answer with `runner resume {session} --answer TEXT`)",
+            error.message
+        );
+    }
+    finish(ctx, &outcome, pending.as_ref());
+    outcome
+}
+
+/// Runs the active agent's strategy, following handoffs and reloads, until an answer or a
+/// halt. No lifecycle events: `drive` emits those.
+pub async fn follow(root: &Agent, state: AgentState, ctx: &RunContext) -> GenerateResult {
+    let mut reloaded_root: Option<Agent> = None;
+    let mut active = match handed_chain(root, &state.handoffs) {
+        Ok(active) => active,
+        Err(message) => return Err(Halt::failed(state, "handoff", message)),
+    };
+    let mut state = state;
+    loop {
+        let root_now = reloaded_root.as_ref().unwrap_or(root);
+        let agent = active.as_ref().unwrap_or(root_now);
+        let scoped = ctx.for_agent(&agent.name);
+        let halt = match agent.strategy.execute(agent, state, &scoped).await {
+            Ok((turn, next)) if turn.handoff.is_none() => return Ok((turn, next)),
+            Ok((turn, next)) => {
+                let tool = turn.handoff.unwrap_or_default();
+                match hand_over(agent, &tool, ctx) {
+                    Ok(target) => {
+                        state = next.with_handoff(tool);
+                        active = Some(target);
+                        continue;
+                    }
+                    Err(message) => return Err(Halt::failed(next, "handoff", message)),
+                }
+            }
+            Err(halt) => halt,
+        };
+        if halt.reason != HaltReason::Reloaded {
+            return Err(halt);
+        }
+        state = *halt.state;
+        if let Some(next) = ctx.reloaded.lock().ok().and_then(|mut slot| slot.take()) {
+            // A new root definition: the agents it handed over to are rebuilt from it.
+            active = match handed_chain(&next, &state.handoffs) {
+                Ok(active) => active,
+                Err(message) => return Err(Halt::failed(state, "handoff", message)),
+            };
+            reloaded_root = Some(next);
+        }
+    }
+}
+
+/// Builds the target of `owner`'s handoff tool and announces the handoff.
+fn hand_over(owner: &Agent, tool: &str, ctx: &RunContext) -> Result<Agent, String> {
+    let factory = owner
+        .handoffs
+        .get(tool)
+        .ok_or_else(|| format!("`{tool}` is not a handoff of `{}`", owner.name))?;
+    let target = factory.build(&owner.provider)?;
+    ctx.emitter.emit(
+        kind::HANDOFF,
+        json!({"from": owner.name, "to": target.name, "toolName": tool}),
+    );
+    Ok(target)
+}
+
+/// The agent that has control after the handoffs `path` (tool names, from the root);
+/// `None` when the root has it.
+fn handed_chain(root: &Agent, path: &[String]) -> Result<Option<Agent>, String> {
+    let mut active: Option<Agent> = None;
+    for tool in path {
+        let owner = active.as_ref().unwrap_or(root);
+        let factory = owner.handoffs.get(tool).ok_or_else(|| {
+            format!(
+                "the session was handed over through `{tool}`, which `{}` no longer has",
+                owner.name
+            )
+        })?;
+        active = Some(factory.build(&owner.provider)?);
+    }
+    Ok(active)
+}
+
+/// The outcome of a finished `follow`, and what a resume will need.
+fn conclude(result: GenerateResult) -> (RunOutcome, Option<Pending>) {
+    let halt = match result {
+        Ok((turn, state)) => return (completed(turn, state), None),
+        Err(halt) => halt,
+    };
+    let state = *halt.state;
+    let stopped = |status, code: &str, message: String, limit| RunOutcome {
+        status,
+        state: state.clone(),
+        output: None,
+        structured: None,
+        error: Some(RunError {
+            code: code.to_string(),
+            message,
+        }),
+        limit,
+    };
+    match halt.reason {
+        HaltReason::Limit(hit) => {
+            let message = format!("the run reached `{}`: {}", hit.name, hit.detail);
+            let outcome = stopped(
+                RunStatus::LimitReached,
+                "limit_reached",
+                message,
+                Some(hit.name),
+            );
+            (outcome, None)
+        }
+        HaltReason::Failed { code, message } => {
+            (stopped(RunStatus::Failed, &code, message, None), None)
+        }
+        HaltReason::Interrupted => {
+            let message = "the run was interrupted".to_string();
+            (
+                stopped(RunStatus::Interrupted, "interrupted", message, None),
+                None,
+            )
+        }
+        HaltReason::InputRequired { question, id, call } => {
+            let message = format!("the agent asks: {question}");
+            let outcome = stopped(RunStatus::InputRequired, "input_required", message, None);
+            let pending = Pending::InputRequired {
+                question,
+                id,
+                call: *call,
+            };
+            (outcome, Some(pending))
+        }
+        // `follow` handles reloads itself; this arm cannot be reached.
+        HaltReason::Reloaded => {
+            let message = "a reload escaped the engine".to_string();
+            (stopped(RunStatus::Failed, "internal", message, None), None)
+        }
+    }
+}
+
+fn completed(turn: Turn, state: AgentState) -> RunOutcome {
+    RunOutcome {
+        status: RunStatus::Completed,
+        state,
+        output: Some(turn.output),
+        structured: turn.structured,
+        error: None,
+        limit: None,
+    }
+}
+
+/// Saves the final checkpoint and emits the end of the run.
+fn finish(ctx: &RunContext, outcome: &RunOutcome, pending: Option<&Pending>) {
+    let emitter = &ctx.emitter;
+    let checkpoint = ctx.checkpoints.as_ref().and_then(|store| {
+        store
+            .finish(&outcome.state, outcome.status, pending, &emitter.run_id)
+            .map_err(|message| ctx.warn(format!("the final checkpoint was not saved: {message}")))
+            .ok()
+    });
+    if let Some(Pending::InputRequired { question, id, call }) = pending {
+        emitter.emit(
+            kind::REQUIRES_ACTION,
+            json!({"status": "requires_action", "required_action": {"type": "user_input",
+                   "question": question, "id": id, "toolCallId": call.id},
+                   "checkpointName": checkpoint}),
+        );
+    }
+    emitter.emit(
+        kind::STATUS_CHANGED,
+        json!({"previousStatus": "in_progress", "currentStatus": outcome.status}),
+    );
+    let totals = totals(ctx, &outcome.state);
+    let warnings = ctx.warnings.lock().map(|w| w.clone()).unwrap_or_default();
+    match &outcome.error {
+        None => emitter.emit(
+            kind::RUN_COMPLETED,
+            json!({"status": "completed",
+                   "finalMessages": [Message::assistant(outcome.output.clone().unwrap_or_default())],
+                   "structured": outcome.structured, "totals": totals, "warnings": warnings}),
+        ),
+        Some(error) => emitter.emit(
+            kind::RUN_FAILED,
+            json!({"status": outcome.status,
+                   "error": {"code": error.code, "message": error.message, "details": {"limit": outcome.limit}},
+                   "totals": totals, "warnings": warnings}),
+        ),
+    }
+}
+
+fn totals(ctx: &RunContext, state: &AgentState) -> RunTotals {
+    let budget = ctx.budget.totals();
+    RunTotals {
+        steps: state.step,
+        llm_calls: budget.llm_calls,
+        tool_calls: budget.tool_calls,
+        usage: budget.usage,
+        cost_usd: budget.cost_usd,
+    }
+}
+
+impl Agent {
+    /// Runs the agent on `input` (appended as a user message when given) from `state`
+    /// (UAP §4.4): `(input, state) -> (turn, new state)`, following handoffs. No lifecycle
+    /// events; [`drive`] is the whole run.
+    pub async fn generate(
+        &self,
+        input: Option<Message>,
+        state: AgentState,
+        ctx: &RunContext,
+    ) -> GenerateResult {
+        let before = state.messages.len();
+        let usage_before = state.usage;
+        let state = match input {
+            Some(message) => state.with_message(message),
+            None => state,
+        };
+        let (mut turn, state) = follow(self, state, ctx).await?;
+        turn.messages = state
+            .messages
+            .get(before..)
+            .map(<[Message]>::to_vec)
+            .unwrap_or_default();
+        turn.usage = Usage::new(
+            state
+                .usage
+                .input_tokens
+                .saturating_sub(usage_before.input_tokens),
+            state
+                .usage
+                .output_tokens
+                .saturating_sub(usage_before.output_tokens),
+        );
+        Ok((turn, state))
+    }
+}
