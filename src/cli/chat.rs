@@ -10,23 +10,21 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use clap::Args;
-use serde_json::{Map, json};
 
 use super::Exit;
-use super::prepare::{Prepared, Request, Stop, load};
+use super::prepare::{Prepared, Request, Stop, inputs, load};
 use super::run_dir::RunDir;
 use super::run_options::RunOptions;
 use super::session_store::SessionFiles;
 use crate::compile::run_limits;
 use crate::engine::budget::Budget;
-use crate::engine::checkpointing::{Checkpointer, Reloader};
+use crate::engine::checkpointing::Checkpointer;
 use crate::engine::clock::new_id;
-use crate::engine::events::{Emitter, kind};
+use crate::engine::events::Emitter;
 use crate::engine::run::{RunStart, drive};
-use crate::engine::{Agent, AgentState, RunContext};
-use crate::output::result::Status;
+use crate::engine::{AgentState, RunContext};
+use crate::output::result::{RunResult, Status};
 use crate::provider::Message;
-use crate::spec::inputs::{parse_var, resolve_inputs};
 
 #[derive(Debug, Args)]
 pub struct ChatArgs {
@@ -35,6 +33,9 @@ pub struct ChatArgs {
     /// An input value, NAME=VALUE (repeatable).
     #[arg(long = "var", value_name = "NAME=VALUE")]
     pub vars: Vec<String>,
+    /// A YAML file of input values.
+    #[arg(long = "vars", value_name = "FILE")]
+    pub vars_file: Option<PathBuf>,
     #[command(flatten)]
     pub run: RunOptions,
 }
@@ -49,14 +50,7 @@ pub fn run(args: ChatArgs) -> Exit {
 
 fn chat(args: &ChatArgs) -> Result<Exit, Stop> {
     let spec = load(&args.agent)?;
-    let vars: Vec<_> = args
-        .vars
-        .iter()
-        .map(|t| parse_var(t))
-        .collect::<Result<_, _>>()
-        .map_err(|e| Stop::invalid("invalid_input", e.to_string()))?;
-    let inputs = resolve_inputs(&spec.inputs, Map::new(), &vars)
-        .map_err(|e| Stop::invalid("invalid_input", e.to_string()))?;
+    let inputs = inputs(&spec, args.vars_file.as_deref(), &args.vars)?;
     let (chat_id, session_id) = (new_id(), new_id());
     let files = SessionFiles::open(
         &spec,
@@ -66,37 +60,20 @@ fn chat(args: &ChatArgs) -> Result<Exit, Stop> {
         String::new(),
     )
     .map_err(|message| Stop::invalid("checkpoint_dir", message))?;
-    let request = Request {
-        agent_file: args.agent.clone(),
-        spec,
-        inputs,
-        input_text: String::new(),
-        ids: (chat_id.clone(), session_id.clone()),
-        model_override: None,
-        build: args
-            .run
-            .build_options()
-            .map_err(|m| Stop::invalid("invalid_cassette", m))?,
-        answers: args
-            .run
-            .answer_sources()
-            .map_err(|m| Stop::invalid("invalid_answers", m))?,
-    };
+    let ids = (chat_id.clone(), session_id.clone());
+    let request = Request::new(&args.agent, spec, (inputs, String::new()), ids, &args.run)?;
     let prepared = Prepared::start(request)?;
     let mut agent = prepared.compile()?;
     let reloader = super::watch::reloader(&prepared)?;
     let run_dir = RunDir::open(&args.run, &chat_id)?;
     let name = prepared.spec.name.clone();
-    let emitter =
-        |run_id: String| Emitter::root(run_dir.bus.clone(), &name, run_id, session_id.clone());
+    let emitter = |run_id| Emitter::root(run_dir.bus.clone(), &name, run_id, session_id.clone());
     // Limits hold for the whole chat, as for a session.
     let budget = Arc::new(Budget::new(run_limits(&prepared.spec.limits)));
     eprintln!("chat with {name} (session {session_id}); /reset, /save, /exit");
     let (mut state, mut exit) = (AgentState::initial(), Exit::Completed);
-    for line in std::io::stdin().lock().lines() {
-        let Ok(line) = line else { break };
-        let line = line.trim();
-        match line {
+    for line in std::io::stdin().lock().lines().map_while(Result::ok) {
+        match line.trim() {
             "" => continue,
             "/exit" => break,
             "/reset" => {
@@ -104,8 +81,8 @@ fn chat(args: &ChatArgs) -> Result<Exit, Stop> {
                 eprintln!("(history cleared)");
             }
             "/save" => save(files.as_deref(), &state, &session_id),
-            _ => {
-                reload(
+            line => {
+                super::watch::swap_between_runs(
                     &*reloader,
                     &mut agent,
                     &emitter(chat_id.clone()),
@@ -126,12 +103,7 @@ fn chat(args: &ChatArgs) -> Result<Exit, Stop> {
                 let Some(result) = run_dir.result() else {
                     break;
                 };
-                run_dir.write_result(&result);
-                if let Some(error) = &result.error {
-                    eprintln!("error[{}]: {}", error.code, error.message);
-                }
-                args.run.print_result(&result);
-                exit = Exit::from(result.status);
+                exit = report_turn(&run_dir, &result, &args.run);
                 if result.status == Status::Interrupted {
                     break;
                 }
@@ -142,22 +114,14 @@ fn chat(args: &ChatArgs) -> Result<Exit, Stop> {
     Ok(exit)
 }
 
-/// Between turns: a saved change of the agent file takes over from here.
-fn reload(reloader: &dyn Reloader, agent: &mut Agent, emitter: &Emitter, step: u64) {
-    match reloader.poll() {
-        Some(Ok((next, changes))) => {
-            eprintln!("(reloaded: {})", changes.join(", "));
-            emitter.emit(kind::RELOADED, json!({"changes": changes, "step": step}));
-            *agent = next;
-        }
-        Some(Err(diagnostics)) => {
-            for diagnostic in &diagnostics {
-                eprintln!("{diagnostic}");
-            }
-            emitter.emit(kind::RELOAD_FAILED, json!({"diagnostics": diagnostics}));
-        }
-        None => {}
+/// Leaves a turn's result behind and prints it as `exec` does.
+fn report_turn(run_dir: &RunDir, result: &RunResult, options: &RunOptions) -> Exit {
+    run_dir.write_result(result);
+    if let Some(error) = &result.error {
+        eprintln!("error[{}]: {}", error.code, error.message);
     }
+    options.print_result(result);
+    Exit::from(result.status)
 }
 
 /// `/save`: checkpoints the history now.

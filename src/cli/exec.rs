@@ -7,16 +7,14 @@ use std::io::Read;
 use std::path::PathBuf;
 
 use clap::Args;
-use serde_json::Map;
 
 use super::Exit;
 use super::launch::{Launch, Opening, launch, report};
-use super::prepare::{Request, Stop, load};
+use super::prepare::{Request, Stop, inputs, load};
 use super::run_options::RunOptions;
 use super::session_store::SessionFiles;
 use crate::engine::AgentState;
 use crate::engine::clock::new_id;
-use crate::spec::inputs::{parse_var, read_vars_file, resolve_inputs};
 use crate::spec::model::{ModelRef, ModelShorthand};
 
 /// Options of `runner exec`.
@@ -56,22 +54,8 @@ pub fn run(args: ExecArgs) -> Exit {
 /// session.
 fn launch_of(args: &ExecArgs, ids: (String, String)) -> Result<Launch, Stop> {
     let spec = load(&args.agent)?;
-    let invalid = |code: &str, message: String| Stop {
-        agent: spec.name.clone(),
-        ..Stop::invalid(code, message)
-    };
-    let file_values = match &args.vars_file {
-        Some(path) => read_vars_file(path).map_err(|e| invalid("invalid_input", e.to_string()))?,
-        None => Map::new(),
-    };
-    let vars = args
-        .vars
-        .iter()
-        .map(|text| parse_var(text))
-        .collect::<Result<Vec<_>, _>>()
-        .map_err(|e| invalid("invalid_input", e.to_string()))?;
-    let inputs = resolve_inputs(&spec.inputs, file_values, &vars)
-        .map_err(|e| invalid("invalid_input", e.to_string()))?;
+    let invalid = |code: &str, message: String| Stop::invalid(code, message).named(&spec.name);
+    let inputs = inputs(&spec, args.vars_file.as_deref(), &args.vars)?;
     let input_text = match args.input.as_deref() {
         Some("-") => {
             let mut text = String::new();
@@ -101,28 +85,14 @@ fn launch_of(args: &ExecArgs, ids: (String, String)) -> Result<Launch, Stop> {
         input_text.clone(),
     )
     .map_err(|message| invalid("checkpoint_dir", message))?;
-    let build = args
-        .run
-        .build_options()
-        .map_err(|m| invalid("invalid_cassette", m))?;
-    let answers = args
-        .run
-        .answer_sources()
-        .map_err(|m| invalid("invalid_answers", m))?;
     let mut state = AgentState::initial();
     for (key, value) in &spec.metadata {
         state = state.with_metadata(key.clone(), value.clone());
     }
     Ok(Launch {
         request: Request {
-            agent_file: args.agent.clone(),
-            spec,
-            inputs,
-            input_text,
-            ids,
             model_override,
-            build,
-            answers,
+            ..Request::new(&args.agent, spec, (inputs, input_text), ids, &args.run)?
         },
         state,
         opening: Opening::Prompt,

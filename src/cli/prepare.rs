@@ -21,6 +21,7 @@ use crate::mcp::McpServers;
 use crate::output::result::Status;
 use crate::provider::BuildOptions;
 use crate::spec::AgentSpec;
+use crate::spec::inputs::{parse_var, read_vars_file, resolve_inputs};
 use crate::spec::load::load_agent;
 use crate::spec::model::ModelRef;
 use crate::spec::yaml::load_yaml;
@@ -52,7 +53,7 @@ impl Stop {
         }
     }
 
-    fn named(mut self, agent: &str) -> Self {
+    pub fn named(mut self, agent: &str) -> Self {
         self.agent = agent.to_string();
         self
     }
@@ -89,6 +90,26 @@ pub fn load(agent_file: &Path) -> Result<AgentSpec, Stop> {
     }
 }
 
+/// The agent's input values: `--vars FILE`, then each `--var NAME=VALUE`, typed and checked
+/// by the file's `inputs`.
+pub fn inputs(
+    spec: &AgentSpec,
+    vars_file: Option<&Path>,
+    vars: &[String],
+) -> Result<Map<String, Value>, Stop> {
+    let invalid = |message: String| Stop::invalid("invalid_input", message).named(&spec.name);
+    let file_values = match vars_file {
+        Some(path) => read_vars_file(path).map_err(|e| invalid(e.to_string()))?,
+        None => Map::new(),
+    };
+    let vars = vars
+        .iter()
+        .map(|text| parse_var(text))
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|e| invalid(e.to_string()))?;
+    resolve_inputs(&spec.inputs, file_values, &vars).map_err(|e| invalid(e.to_string()))
+}
+
 /// What a command brings to the preparation.
 pub struct Request {
     pub agent_file: PathBuf,
@@ -99,6 +120,35 @@ pub struct Request {
     pub model_override: Option<ModelRef>,
     pub build: BuildOptions,
     pub answers: Vec<Arc<dyn AnswerSource>>,
+}
+
+impl Request {
+    /// A request with the cassette and the answer sources of `options`.
+    pub fn new(
+        agent_file: &Path,
+        spec: AgentSpec,
+        inputs: (Map<String, Value>, String),
+        ids: (String, String),
+        options: &super::run_options::RunOptions,
+    ) -> Result<Self, Stop> {
+        let invalid = |code: &str, message: String| Stop::invalid(code, message).named(&spec.name);
+        let build = options
+            .build_options()
+            .map_err(|m| invalid("invalid_cassette", m))?;
+        let answers = options
+            .answer_sources()
+            .map_err(|m| invalid("invalid_answers", m))?;
+        Ok(Request {
+            agent_file: agent_file.to_path_buf(),
+            spec,
+            inputs: inputs.0,
+            input_text: inputs.1,
+            ids,
+            model_override: None,
+            build,
+            answers,
+        })
+    }
 }
 
 /// An agent ready to run. Dropping it stops its MCP servers, then its runtime.

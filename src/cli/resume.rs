@@ -106,29 +106,14 @@ fn launch_of(args: &ResumeArgs, run_id: String) -> Result<Launch, Stop> {
         resumable.inputs.clone(),
         resumable.input_text.clone(),
     );
-    let invalid = |code: &str, message: String| Stop {
-        agent: spec.name.clone(),
-        ..Stop::invalid(code, message)
-    };
-    let build = args
-        .run
-        .build_options()
-        .map_err(|m| invalid("invalid_cassette", m))?;
-    let answers = args
-        .run
-        .answer_sources()
-        .map_err(|m| invalid("invalid_answers", m))?;
     Ok(Launch {
-        request: Request {
-            agent_file,
+        request: Request::new(
+            &agent_file,
             spec,
-            inputs: resumable.inputs,
-            input_text: resumable.input_text,
-            ids: (run_id, session_id),
-            model_override: None,
-            build,
-            answers,
-        },
+            (resumable.inputs, resumable.input_text),
+            (run_id, session_id),
+            &args.run,
+        )?,
         state,
         opening: Opening::Continue,
         checkpoints: Some(files),

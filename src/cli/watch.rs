@@ -117,3 +117,33 @@ pub fn reloader(
         .map(Arc::new)
         .map_err(|message| super::prepare::Stop::invalid("watch", message))
 }
+
+/// Between two runs (chat turns): a saved change of the agent file takes over from here.
+pub fn swap_between_runs(
+    reloader: &dyn Reloader,
+    agent: &mut Agent,
+    emitter: &crate::engine::events::Emitter,
+    step: u64,
+) {
+    use crate::engine::events::kind;
+    match reloader.poll() {
+        Some(Ok((next, changes))) => {
+            eprintln!("(reloaded: {})", changes.join(", "));
+            emitter.emit(
+                kind::RELOADED,
+                serde_json::json!({"changes": changes, "step": step}),
+            );
+            *agent = next;
+        }
+        Some(Err(diagnostics)) => {
+            for diagnostic in &diagnostics {
+                eprintln!("{diagnostic}");
+            }
+            emitter.emit(
+                kind::RELOAD_FAILED,
+                serde_json::json!({"diagnostics": diagnostics}),
+            );
+        }
+        None => {}
+    }
+}
