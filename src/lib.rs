@@ -14,6 +14,10 @@ pub mod output;
 pub mod protocol;
 pub mod provider;
 pub mod reload;
+mod run_file;
 pub mod spec;
 pub mod testing;
 pub mod tools;
+
+pub use engine::{RunOutcome, RunStatus};
+pub use run_file::{NotStarted, RunFile};

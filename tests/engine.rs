@@ -413,3 +413,34 @@ fn parallel_n_bounds_concurrency() {
     }
     assert_eq!(most, 2, "{log:?}");
 }
+
+#[test]
+fn an_agent_file_runs_from_the_library_in_a_few_lines() {
+    let kinds = Arc::new(Mutex::new(Vec::new()));
+    let sink = kinds.clone();
+    let outcome = runner::RunFile::new("examples/quickstart.yaml")
+        .subscribe(Arc::new(move |event: &Event| {
+            sink.lock().unwrap().push(event.kind)
+        }))
+        .run()
+        .unwrap();
+    assert_eq!(outcome.status, runner::RunStatus::Completed);
+    assert_eq!(
+        outcome.output.as_deref(),
+        Some("This project is `runner`, a declarative agent runner.")
+    );
+    let kinds = kinds.lock().unwrap();
+    assert_eq!(kinds.first(), Some(&"agent.run.created"));
+    assert_eq!(kinds.last(), Some(&"thread.run.completed"));
+}
+
+#[test]
+fn a_library_run_that_cannot_start_says_where_the_file_is_wrong() {
+    let dir = std::env::temp_dir().join(format!("runner-lib-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("bad.yaml");
+    std::fs::write(&file, "name: bad\nmodel: scripted/x\npromt: hi\n").unwrap();
+    let error = runner::RunFile::new(&file).run().unwrap_err();
+    assert_eq!(error.code, "invalid_agent");
+    assert!(error.message.contains("bad.yaml:3:1"), "{}", error.message);
+}

@@ -10,10 +10,9 @@ use clap::Args;
 
 use super::Exit;
 use super::launch::{Launch, Opening, launch, report};
-use super::prepare::{Request, Stop, inputs, load};
+use super::prepare::{Request, Stop, initial_state, inputs, load};
 use super::run_options::RunOptions;
 use super::session_store::SessionFiles;
-use crate::engine::AgentState;
 use crate::engine::clock::new_id;
 use crate::spec::model::{ModelRef, ModelShorthand};
 
@@ -85,10 +84,7 @@ fn launch_of(args: &ExecArgs, ids: (String, String)) -> Result<Launch, Stop> {
         input_text.clone(),
     )
     .map_err(|message| invalid("checkpoint_dir", message))?;
-    let mut state = AgentState::initial();
-    for (key, value) in &spec.metadata {
-        state = state.with_metadata(key.clone(), value.clone());
-    }
+    let state = initial_state(&spec);
     Ok(Launch {
         request: Request {
             model_override,

@@ -110,6 +110,15 @@ pub fn inputs(
     resolve_inputs(&spec.inputs, file_values, &vars).map_err(|e| invalid(e.to_string()))
 }
 
+/// The state a new run starts from: empty, with the file's `metadata`.
+pub fn initial_state(spec: &AgentSpec) -> crate::engine::AgentState {
+    let mut state = crate::engine::AgentState::initial();
+    for (key, value) in &spec.metadata {
+        state = state.with_metadata(key.clone(), value.clone());
+    }
+    state
+}
+
 /// What a command brings to the preparation.
 pub struct Request {
     pub agent_file: PathBuf,
