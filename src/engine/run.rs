@@ -191,55 +191,51 @@ fn conclude(result: GenerateResult) -> (RunOutcome, Option<Pending>) {
         Ok((turn, state)) => return (completed(turn, state), None),
         Err(halt) => halt,
     };
-    let state = *halt.state;
-    let stopped = |status, code: &str, message: String, limit| RunOutcome {
-        status,
-        state: state.clone(),
-        output: None,
-        structured: None,
-        error: Some(RunError {
-            code: code.to_string(),
-            message,
-        }),
-        limit,
-    };
-    match halt.reason {
-        HaltReason::Limit(hit) => {
-            let message = format!("the run reached `{}`: {}", hit.name, hit.detail);
-            let outcome = stopped(
-                RunStatus::LimitReached,
-                "limit_reached",
-                message,
-                Some(hit.name),
-            );
-            (outcome, None)
-        }
-        HaltReason::Failed { code, message } => {
-            (stopped(RunStatus::Failed, &code, message, None), None)
-        }
-        HaltReason::Interrupted => {
-            let message = "the run was interrupted".to_string();
-            (
-                stopped(RunStatus::Interrupted, "interrupted", message, None),
-                None,
-            )
-        }
-        HaltReason::InputRequired { question, id, call } => {
-            let message = format!("the agent asks: {question}");
-            let outcome = stopped(RunStatus::InputRequired, "input_required", message, None);
-            let pending = Pending::InputRequired {
+    let (status, code, message, limit, pending) = match halt.reason {
+        HaltReason::Limit(hit) => (
+            RunStatus::LimitReached,
+            "limit_reached".to_string(),
+            format!("the run reached `{}`: {}", hit.name, hit.detail),
+            Some(hit.name),
+            None,
+        ),
+        HaltReason::Failed { code, message } => (RunStatus::Failed, code, message, None, None),
+        HaltReason::Interrupted => (
+            RunStatus::Interrupted,
+            "interrupted".to_string(),
+            "the run was interrupted".to_string(),
+            None,
+            None,
+        ),
+        HaltReason::InputRequired { question, id, call } => (
+            RunStatus::InputRequired,
+            "input_required".to_string(),
+            format!("the agent asks: {question}"),
+            None,
+            Some(Pending::InputRequired {
                 question,
                 id,
                 call: *call,
-            };
-            (outcome, Some(pending))
-        }
+            }),
+        ),
         // `follow` handles reloads itself; this arm cannot be reached.
-        HaltReason::Reloaded => {
-            let message = "a reload escaped the engine".to_string();
-            (stopped(RunStatus::Failed, "internal", message, None), None)
-        }
-    }
+        HaltReason::Reloaded => (
+            RunStatus::Failed,
+            "internal".to_string(),
+            "a reload escaped the engine".to_string(),
+            None,
+            None,
+        ),
+    };
+    let outcome = RunOutcome {
+        status,
+        state: *halt.state,
+        output: None,
+        structured: None,
+        error: Some(RunError { code, message }),
+        limit,
+    };
+    (outcome, pending)
 }
 
 fn completed(turn: Turn, state: AgentState) -> RunOutcome {

@@ -56,12 +56,8 @@ pub struct ResultUsage {
     pub cost_usd: Option<f64>,
 }
 
-/// `{"code": ..., "message": ...}` of a failed or invalid run.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct ResultError {
-    pub code: String,
-    pub message: String,
-}
+/// `{"code": ..., "message": ...}` of a failed or invalid run: the engine's run error.
+pub use crate::engine::run::RunError as ResultError;
 
 /// The result envelope.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -153,15 +149,14 @@ impl ResultFold {
 
     fn started(event: &Event) -> RunResult {
         let session = event.data.get("sessionId").and_then(Value::as_str);
-        let mut result = RunResult::not_started(
-            Status::Failed,
+        // Until its terminal event, a run counts as one that did not end.
+        RunResult::not_started(
+            Status::Interrupted,
             &event.agent,
             (&event.run_id, session.unwrap_or(&event.thread_id)),
             "internal",
             "the run did not end".into(),
-        );
-        result.status = Status::Interrupted;
-        result
+        )
     }
 
     fn ended(result: &mut RunResult, data: &Value, started: Instant) {
