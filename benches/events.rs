@@ -5,20 +5,21 @@
 use std::sync::Arc;
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use runner::engine::events::{Emitter, EventBus, JsonlSink, kind};
-use serde_json::json;
+use runner::engine::events::{Emitter, EventBus, JsonlSink, ToolCompleted};
+use runner::tools::ToolOutput;
 
 fn emit(c: &mut Criterion) {
     let bus = EventBus::new(vec![Arc::new(JsonlSink::new(std::io::sink()))]);
     let emitter = Emitter::root(bus, "bench", "run".into(), "thread".into());
     c.bench_function("events/emit_tool_completed_to_jsonl", |b| {
         b.iter(|| {
-            emitter.emit(
-                kind::TOOL_COMPLETED,
-                json!({"stepId": "s", "toolCallId": "call_1", "toolName": "read_file",
-                       "result": {"success": true, "data": "fn main() {}\n", "error": null, "metadata": {}},
-                       "durationMs": 3}),
-            )
+            emitter.emit(ToolCompleted {
+                step_id: "s".into(),
+                tool_call_id: "call_1".into(),
+                tool_name: "read_file".into(),
+                result: ToolOutput::ok("fn main() {}\n"),
+                duration_ms: 3,
+            })
         })
     });
 }

@@ -177,7 +177,7 @@ fn stream_and_generate_end_in_equivalent_states() {
     assert_eq!(generated.1.usage.total_tokens, 21);
     let mut kinds = Vec::new();
     while let Ok(event) = rx.try_recv() {
-        kinds.push(event.kind);
+        kinds.push(event.kind());
     }
     assert!(
         kinds.contains(&"agent.tool.execution.completed"),
@@ -420,7 +420,7 @@ fn an_agent_file_runs_from_the_library_in_a_few_lines() {
     let sink = kinds.clone();
     let outcome = runner::RunFile::new("examples/quickstart.yaml")
         .subscribe(Arc::new(move |event: &Event| {
-            sink.lock().unwrap().push(event.kind)
+            sink.lock().unwrap().push(event.kind())
         }))
         .run()
         .unwrap();

@@ -13,7 +13,7 @@ use crate::checkpoint::{
 use crate::engine::AgentState;
 use crate::engine::checkpointing::{Checkpointer, Pending};
 use crate::engine::clock::{new_id, now_rfc3339};
-use crate::engine::run::RunStatus;
+use crate::engine::outcome::RunStatus;
 use crate::spec::AgentSpec;
 use crate::spec::agent::Checkpoints;
 

@@ -10,6 +10,7 @@ use serde_json::Value;
 use crate::compile::{CompileInput, compile_agent};
 use crate::engine::Agent;
 use crate::engine::checkpointing::{ReloadOutcome, Reloader};
+use crate::engine::events::{Emitter, ReloadFailed, Reloaded};
 use crate::reload::{FileWatcher, agent_files};
 use crate::spec::AgentSpec;
 use crate::spec::load::load_agent;
@@ -119,30 +120,18 @@ pub fn reloader(
 }
 
 /// Between two runs (chat turns): a saved change of the agent file takes over from here.
-pub fn swap_between_runs(
-    reloader: &dyn Reloader,
-    agent: &mut Agent,
-    emitter: &crate::engine::events::Emitter,
-    step: u64,
-) {
-    use crate::engine::events::kind;
+pub fn swap_between_runs(reloader: &dyn Reloader, agent: &mut Agent, emitter: &Emitter, step: u64) {
     match reloader.poll() {
         Some(Ok((next, changes))) => {
             eprintln!("(reloaded: {})", changes.join(", "));
-            emitter.emit(
-                kind::RELOADED,
-                serde_json::json!({"changes": changes, "step": step}),
-            );
+            emitter.emit(Reloaded { changes, step });
             *agent = next;
         }
         Some(Err(diagnostics)) => {
             for diagnostic in &diagnostics {
                 eprintln!("{diagnostic}");
             }
-            emitter.emit(
-                kind::RELOAD_FAILED,
-                serde_json::json!({"diagnostics": diagnostics}),
-            );
+            emitter.emit(ReloadFailed { diagnostics });
         }
         None => {}
     }

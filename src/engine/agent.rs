@@ -200,7 +200,7 @@ impl Agent {
         budget: Arc<Budget>,
         cancel: watch::Receiver<bool>,
         events: mpsc::UnboundedSender<Event>,
-    ) -> super::run::RunOutcome {
+    ) -> super::outcome::RunOutcome {
         let sink = move |event: &Event| {
             let _ = events.send(event.clone());
         };

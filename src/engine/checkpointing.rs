@@ -5,7 +5,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::run::RunStatus;
+use super::outcome::RunStatus;
 use super::state::AgentState;
 use crate::provider::ToolCall;
 

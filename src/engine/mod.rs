@@ -8,6 +8,7 @@ pub mod clock;
 pub mod effect;
 pub mod events;
 pub mod middleware;
+pub mod outcome;
 pub mod plan;
 pub mod run;
 pub mod scheduler;
@@ -21,5 +22,6 @@ pub mod trace;
 pub mod xml_turn;
 
 pub use agent::{Agent, GenerateResult, Halt, HaltReason, RunContext, Turn};
-pub use run::{RunOutcome, RunStart, RunStatus, drive};
+pub use outcome::{RunOutcome, RunStatus};
+pub use run::{RunStart, drive};
 pub use state::AgentState;

@@ -5,55 +5,15 @@
 //! reloaded definitions in at step boundaries, saves the final checkpoint, and returns the
 //! outcome. Everything a run leaves behind is derived from what it emits here.
 
-use serde::{Deserialize, Serialize};
-use serde_json::{Value, json};
-
 use super::agent::{Agent, GenerateResult, Halt, HaltReason, RunContext, Turn};
 use super::checkpointing::Pending;
-use super::events::kind;
+use super::events::{
+    ActionKind, ActionStatus, Failure, FailureDetails, Handoff, Phase, RequiredAction,
+    RequiresAction, RunCompleted, RunCreated, RunFailed, StatusChanged, UserInputProvided,
+};
+use super::outcome::{RunError, RunOutcome, RunStatus, RunTotals};
 use super::state::AgentState;
 use crate::provider::{Message, Usage};
-
-/// How a run ended (the CLI adds `invalid` for runs that never started).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum RunStatus {
-    Completed,
-    Failed,
-    LimitReached,
-    InputRequired,
-    Interrupted,
-}
-
-/// `{"code", "message"}` of a run that did not complete.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct RunError {
-    pub code: String,
-    pub message: String,
-}
-
-/// What the terminal event carries about the whole run tree (the result is folded from it).
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct RunTotals {
-    pub steps: u64,
-    pub llm_calls: u64,
-    pub tool_calls: u64,
-    pub usage: Usage,
-    pub cost_usd: Option<f64>,
-}
-
-/// How a run ended, with the state to checkpoint or continue from.
-#[derive(Debug, Clone)]
-pub struct RunOutcome {
-    pub status: RunStatus,
-    pub state: AgentState,
-    pub output: Option<String>,
-    pub structured: Option<Value>,
-    pub error: Option<RunError>,
-    /// The bound that stopped the run (`limit_reached`).
-    pub limit: Option<String>,
-}
 
 /// A question answered since the run paused (a resume with `--answer`).
 #[derive(Debug, Clone)]
@@ -81,21 +41,22 @@ pub async fn drive(
     ctx: &RunContext,
 ) -> RunOutcome {
     let emitter = &ctx.emitter;
-    let mut created = json!({"status": "in_progress", "initialMessages": start.opening});
-    if let Some(session) = &start.session_id {
-        created["sessionId"] = json!(session);
+    emitter.emit(RunCreated {
+        status: Phase::InProgress,
+        initial_messages: start.opening.clone(),
+        session_id: start.session_id.clone(),
+    });
+    if let Some(answered) = start.answered {
+        emitter.emit(UserInputProvided {
+            question: answered.question,
+            answer: answered.answer,
+            tool_call_id: answered.tool_call_id,
+        });
     }
-    emitter.emit(kind::RUN_CREATED, created);
-    if let Some(answered) = &start.answered {
-        emitter.emit(
-            kind::USER_INPUT_PROVIDED,
-            json!({"question": answered.question, "answer": answered.answer, "toolCallId": answered.tool_call_id}),
-        );
-    }
-    emitter.emit(
-        kind::STATUS_CHANGED,
-        json!({"previousStatus": "queued", "currentStatus": "in_progress"}),
-    );
+    emitter.emit(StatusChanged {
+        previous_status: Phase::Queued,
+        current_status: Phase::InProgress,
+    });
     ctx.set_step(state.step);
     let state = state.with_messages(start.opening);
     let (mut outcome, pending) = conclude(follow(root, state, ctx).await);
@@ -161,10 +122,11 @@ fn hand_over(owner: &Agent, tool: &str, ctx: &RunContext) -> Result<Agent, Strin
         .get(tool)
         .ok_or_else(|| format!("`{tool}` is not a handoff of `{}`", owner.name))?;
     let target = factory.build(&owner.provider)?;
-    ctx.emitter.emit(
-        kind::HANDOFF,
-        json!({"from": owner.name, "to": target.name, "toolName": tool}),
-    );
+    ctx.emitter.emit(Handoff {
+        from: owner.name.clone(),
+        to: target.name.clone(),
+        tool_name: tool.to_string(),
+    });
     Ok(target)
 }
 
@@ -259,32 +221,45 @@ fn finish(ctx: &RunContext, outcome: &RunOutcome, pending: Option<&Pending>) {
             .ok()
     });
     if let Some(Pending::InputRequired { question, id, call }) = pending {
-        emitter.emit(
-            kind::REQUIRES_ACTION,
-            json!({"status": "requires_action", "required_action": {"type": "user_input",
-                   "question": question, "id": id, "toolCallId": call.id},
-                   "checkpointName": checkpoint}),
-        );
+        emitter.emit(RequiresAction {
+            status: ActionStatus::RequiresAction,
+            required_action: RequiredAction {
+                kind: ActionKind::UserInput,
+                question: question.clone(),
+                id: id.clone(),
+                tool_call_id: call.id.clone(),
+            },
+            checkpoint_name: checkpoint,
+        });
     }
-    emitter.emit(
-        kind::STATUS_CHANGED,
-        json!({"previousStatus": "in_progress", "currentStatus": outcome.status}),
-    );
+    emitter.emit(StatusChanged {
+        previous_status: Phase::InProgress,
+        current_status: outcome.status.into(),
+    });
     let totals = totals(ctx, &outcome.state);
     let warnings = ctx.warnings.lock().map(|w| w.clone()).unwrap_or_default();
     match &outcome.error {
-        None => emitter.emit(
-            kind::RUN_COMPLETED,
-            json!({"status": "completed",
-                   "finalMessages": [Message::assistant(outcome.output.clone().unwrap_or_default())],
-                   "structured": outcome.structured, "totals": totals, "warnings": warnings}),
-        ),
-        Some(error) => emitter.emit(
-            kind::RUN_FAILED,
-            json!({"status": outcome.status,
-                   "error": {"code": error.code, "message": error.message, "details": {"limit": outcome.limit}},
-                   "totals": totals, "warnings": warnings}),
-        ),
+        None => emitter.emit(RunCompleted {
+            status: outcome.status,
+            final_messages: vec![Message::assistant(
+                outcome.output.clone().unwrap_or_default(),
+            )],
+            structured: outcome.structured.clone(),
+            totals,
+            warnings,
+        }),
+        Some(error) => emitter.emit(RunFailed {
+            status: outcome.status,
+            error: Failure {
+                code: error.code.clone(),
+                message: error.message.clone(),
+                details: FailureDetails {
+                    limit: outcome.limit.clone(),
+                },
+            },
+            totals,
+            warnings,
+        }),
     }
 }
 

@@ -4,14 +4,19 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use super::agent::{Agent, Halt, HaltReason, RunContext};
 use super::budget::LimitHit;
 use super::checkpointing::Pending;
 use super::clock::new_id;
 use super::effect::ToolEffect;
-use super::events::kind;
+pub use super::events::StepEnd;
+use super::events::{
+    CheckpointSaved, Delta, InProgress, LlmUsage, MessageCompleted, MessageCreated, MessageDelta,
+    MessageStarted, ModelMessage, Purpose, ReloadFailed, Reloaded, Role, StepCompleted,
+    StepCreated, StepDetails, ToolCallCreated, ToolCompleted, ToolStarted,
+};
 use super::middleware::{CallContext, run_after, run_before, run_on_error};
 use super::scheduler::{CallObserver, SchedulePolicy, run_calls};
 use super::state::AgentState;
@@ -110,10 +115,14 @@ async fn call_model_once(
     });
 
     let message_id = new_id();
-    ctx.emitter.emit(
-        kind::MESSAGE_CREATED,
-        json!({"stepId": step_id, "message": {"id": message_id, "role": "assistant", "metadata": {"inProgress": true}}}),
-    );
+    ctx.emitter.emit(MessageCreated {
+        step_id: step_id.to_string(),
+        message: MessageStarted {
+            id: message_id.clone(),
+            role: Role::Assistant,
+            metadata: InProgress { in_progress: true },
+        },
+    });
     let emitter = ctx.emitter.clone();
     let delta_id = message_id.clone();
     let stream_parser = parser.clone();
@@ -129,8 +138,8 @@ async fn call_model_once(
                 _ => {}
             }
         }
-        if let Some(data) = delta_event(&delta_id, &delta) {
-            emitter.emit(kind::MESSAGE_DELTA, data);
+        if let Some(delta) = delta_event(&delta_id, &delta) {
+            emitter.emit(delta);
         }
     };
     let outcome = tokio::select! {
@@ -179,18 +188,29 @@ async fn call_model_once(
             (response, message, None)
         }
     };
-    ctx.emitter.emit(
-        kind::MESSAGE_COMPLETED,
-        json!({"stepId": step_id, "message": {"id": message_id, "role": "assistant", "content": response.text,
-            "thinking": response.thinking.iter().map(|t| t.text.clone()).collect::<Vec<_>>(),
-            "toolCalls": response.tool_calls, "finishReason": response.finish_reason},
-            "purpose": if options.reasoning { "reasoning" } else { "reply" }}),
-    );
+    ctx.emitter.emit(MessageCompleted {
+        step_id: step_id.to_string(),
+        message: ModelMessage {
+            id: message_id,
+            role: Role::Assistant,
+            content: response.text.clone(),
+            thinking: response.thinking.iter().map(|t| t.text.clone()).collect(),
+            tool_calls: response.tool_calls.clone(),
+            finish_reason: response.finish_reason.clone(),
+        },
+        purpose: if options.reasoning {
+            Purpose::Reasoning
+        } else {
+            Purpose::Reply
+        },
+    });
     let totals = ctx.budget.totals();
-    ctx.emitter.emit(
-        kind::LLM_USAGE,
-        json!({"model": response.model, "usage": response.usage, "totalUsage": totals.usage, "costUsd": totals.cost_usd}),
-    );
+    ctx.emitter.emit(LlmUsage {
+        model: response.model.clone(),
+        usage: response.usage,
+        total_usage: totals.usage,
+        cost_usd: totals.cost_usd,
+    });
     let state = state.with_llm_call(&response.usage);
     let state = if options.unrecorded {
         state
@@ -230,16 +250,23 @@ fn build_request(agent: &Agent, messages: Vec<Message>, options: &CallOptions) -
     }
 }
 
-fn delta_event(message_id: &str, delta: &StreamDelta) -> Option<Value> {
-    match delta {
-        StreamDelta::Text { text } => {
-            Some(json!({"messageId": message_id, "delta": {"contentChunk": text}}))
-        }
+fn delta_event(message_id: &str, delta: &StreamDelta) -> Option<MessageDelta> {
+    let delta = match delta {
+        StreamDelta::Text { text } => Delta::Chunk {
+            content_chunk: text.clone(),
+        },
         // A retried call: consumers drop what they showed of the failed attempt.
-        StreamDelta::Reset { attempt, reason } => Some(json!({"messageId": message_id,
-            "delta": {"reset": true, "attempt": attempt, "reason": reason}})),
-        _ => None,
-    }
+        StreamDelta::Reset { attempt, reason } => Delta::Reset {
+            reset: true,
+            attempt: *attempt,
+            reason: reason.clone(),
+        },
+        _ => return None,
+    };
+    Some(MessageDelta {
+        message_id: message_id.to_string(),
+        delta,
+    })
 }
 
 /// Runs the tool calls of one reply and appends their results, in call order. Returns the
@@ -252,10 +279,10 @@ pub async fn run_tools(
     step_id: &str,
 ) -> Result<(AgentState, Option<String>), Halt> {
     for call in calls {
-        ctx.emitter.emit(
-            kind::TOOL_CALL_CREATED,
-            json!({"stepId": step_id, "toolCall": call}),
-        );
+        ctx.emitter.emit(ToolCallCreated {
+            step_id: step_id.to_string(),
+            tool_call: call.clone(),
+        });
     }
     let limits = ctx.budget.limits();
     let policy = SchedulePolicy {
@@ -358,18 +385,22 @@ impl CallObserver for EventObserver<'_> {
     }
 
     fn started(&self, call: &ToolCall) {
-        self.ctx.emitter.emit(
-            kind::TOOL_STARTED,
-            json!({"stepId": self.step_id, "toolCallId": call.id, "toolName": call.name, "input": call.arguments}),
-        );
+        self.ctx.emitter.emit(ToolStarted {
+            step_id: self.step_id.to_string(),
+            tool_call_id: call.id.clone(),
+            tool_name: call.name.clone(),
+            input: call.arguments.clone(),
+        });
     }
 
     fn finished(&self, call: &ToolCall, output: &ToolOutput, duration: Duration) {
-        self.ctx.emitter.emit(
-            kind::TOOL_COMPLETED,
-            json!({"stepId": self.step_id, "toolCallId": call.id, "toolName": call.name,
-                   "result": output, "durationMs": duration.as_millis() as u64}),
-        );
+        self.ctx.emitter.emit(ToolCompleted {
+            step_id: self.step_id.to_string(),
+            tool_call_id: call.id.clone(),
+            tool_name: call.name.clone(),
+            result: output.clone(),
+            duration_ms: duration.as_millis() as u64,
+        });
     }
 }
 
@@ -418,33 +449,26 @@ pub fn parse_json_answer(text: &str) -> Option<Value> {
 pub fn start_step(ctx: &RunContext, state: AgentState, title: &str) -> (AgentState, String) {
     let step_id = new_id();
     let state = state.with_step(ctx.next_step_number());
-    ctx.emitter.emit(
-        kind::STEP_CREATED,
-        json!({"stepId": step_id, "details": {"step": state.step, "title": title}}),
-    );
+    ctx.emitter.emit(StepCreated {
+        step_id: step_id.clone(),
+        details: StepDetails {
+            step: state.step,
+            title: title.to_string(),
+        },
+    });
     (state, step_id)
-}
-
-/// How a step ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum StepEnd {
-    Completed,
-    Failed,
-    /// The run paused inside it (a question for the person); it is not a failure.
-    Paused,
 }
 
 /// Emits the end of a step, which closes its transcript block.
 pub fn end_step(ctx: &RunContext, state: &AgentState, step_id: &str, title: &str, end: StepEnd) {
-    let status = match end {
-        StepEnd::Completed => "completed",
-        StepEnd::Failed => "failed",
-        StepEnd::Paused => "paused",
-    };
-    ctx.emitter.emit(
-        kind::STEP_COMPLETED,
-        json!({"stepId": step_id, "details": {"step": state.step, "title": title}, "status": status}),
-    );
+    ctx.emitter.emit(StepCompleted {
+        step_id: step_id.to_string(),
+        details: StepDetails {
+            step: state.step,
+            title: title.to_string(),
+        },
+        status: end,
+    });
 }
 
 /// Ends the step that a halt stopped (paused for a question, failed otherwise) and passes
@@ -481,10 +505,10 @@ pub fn after_step(agent: &Agent, state: AgentState, ctx: &RunContext) -> Result<
     {
         match reload.poll() {
             Some(Ok((next, changes))) => {
-                ctx.emitter.emit(
-                    kind::RELOADED,
-                    json!({"changes": changes, "step": state.step}),
-                );
+                ctx.emitter.emit(Reloaded {
+                    changes,
+                    step: state.step,
+                });
                 if let Ok(mut slot) = ctx.reloaded.lock() {
                     *slot = Some(next);
                 }
@@ -497,8 +521,7 @@ pub fn after_step(agent: &Agent, state: AgentState, ctx: &RunContext) -> Result<
                 eprintln!(
                     "warning: the saved agent file is invalid; the run goes on with the previous definition"
                 );
-                ctx.emitter
-                    .emit(kind::RELOAD_FAILED, json!({"diagnostics": diagnostics}));
+                ctx.emitter.emit(ReloadFailed { diagnostics });
             }
             None => {}
         }
@@ -518,10 +541,10 @@ pub fn save_checkpoint(
         return;
     };
     match store.save(state, pending) {
-        Ok(name) if announce => ctx.emitter.emit(
-            kind::CHECKPOINT_SAVED,
-            json!({"name": name, "step": state.step}),
-        ),
+        Ok(name) if announce => ctx.emitter.emit(CheckpointSaved {
+            name,
+            step: state.step,
+        }),
         Ok(_) => {}
         Err(message) => ctx.warn(format!("checkpoint not saved: {message}")),
     }

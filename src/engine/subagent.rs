@@ -14,8 +14,9 @@ use serde_json::{Value, json};
 use super::agent::Agent;
 use super::clock::now_ms;
 use super::effect::ToolEffect;
-use super::events::kind;
-use super::run::{RunStart, RunStatus, drive};
+use super::events::{SubAgentCompleted, SubAgentStarted};
+use super::outcome::RunStatus;
+use super::run::{RunStart, drive};
 use super::scheduler::Called;
 use super::state::AgentState;
 use super::toolset::CallerRun;
@@ -90,11 +91,13 @@ async fn run_sub_agent(
     let child = caller.ctx.child(&agent.name);
     let run_id = child.emitter.run_id.clone();
     let started = now_ms();
-    caller.ctx.emitter.emit(
-        kind::SUB_AGENT_STARTED,
-        json!({"plannerStepId": caller.step_id, "toolCallId": call_id, "specialistId": tool_name,
-               "subTaskDescription": prompt, "subAgentRunId": run_id}),
-    );
+    caller.ctx.emitter.emit(SubAgentStarted {
+        planner_step_id: caller.step_id.clone(),
+        tool_call_id: call_id.to_string(),
+        specialist_id: tool_name.to_string(),
+        sub_task_description: prompt.to_string(),
+        sub_agent_run_id: run_id.clone(),
+    });
     let start = RunStart {
         opening: vec![Message::user(prompt)],
         ..RunStart::default()
@@ -124,11 +127,13 @@ async fn run_sub_agent(
         tool_executions: tool_executions(state),
         usage: Some(state.usage),
     };
-    caller.ctx.emitter.emit(
-        kind::SUB_AGENT_COMPLETED,
-        json!({"plannerStepId": caller.step_id, "toolCallId": call_id, "specialistId": tool_name,
-               "subAgentRunId": run_id, "result": output}),
-    );
+    caller.ctx.emitter.emit(SubAgentCompleted {
+        planner_step_id: caller.step_id.clone(),
+        tool_call_id: call_id.to_string(),
+        specialist_id: tool_name.to_string(),
+        sub_agent_run_id: run_id,
+        result: output.clone(),
+    });
     Called {
         output,
         effect: Some(ToolEffect::SubAgent(Box::new(trace))),

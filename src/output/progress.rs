@@ -6,9 +6,7 @@ use std::io::Write;
 use std::sync::Mutex;
 use std::time::Instant;
 
-use serde_json::Value;
-
-use crate::engine::events::{Event, EventSink, kind};
+use crate::engine::events::{Event, EventData, EventSink};
 
 pub struct Progress {
     color: bool,
@@ -46,63 +44,32 @@ impl Progress {
 
 impl EventSink for Progress {
     fn emit(&self, event: &Event) {
-        let data = &event.data;
-        let text = |key: &str| {
-            data.get(key)
-                .and_then(Value::as_str)
-                .unwrap_or("")
-                .to_string()
-        };
-        match event.kind {
-            kind::STEP_CREATED => {
-                let step = data
-                    .pointer("/details/step")
-                    .and_then(Value::as_u64)
-                    .unwrap_or(0);
-                let title = data
-                    .pointer("/details/title")
-                    .and_then(Value::as_str)
-                    .unwrap_or("");
-                self.line(
-                    event.depth,
-                    self.paint(&format!("{} · step {step}: {title}", event.agent), "1"),
-                );
-            }
-            kind::TOOL_STARTED => self.line(event.depth, format!("→ {}", text("toolName"))),
-            kind::TOOL_COMPLETED => {
-                let ok = data
-                    .pointer("/result/success")
-                    .and_then(Value::as_bool)
-                    .unwrap_or(false);
-                let mark = if ok {
+        let line = match &event.data {
+            EventData::StepCreated(step) => self.paint(
+                &format!(
+                    "{} · step {}: {}",
+                    event.agent, step.details.step, step.details.title
+                ),
+                "1",
+            ),
+            EventData::ToolStarted(tool) => format!("→ {}", tool.tool_name),
+            EventData::ToolCompleted(tool) => {
+                let mark = if tool.result.success {
                     self.paint("✓", "32")
                 } else {
                     self.paint("✗", "31")
                 };
-                let ms = data.get("durationMs").and_then(Value::as_u64).unwrap_or(0);
-                self.line(
-                    event.depth,
-                    format!("{mark} {} ({ms} ms)", text("toolName")),
-                );
+                format!("{mark} {} ({} ms)", tool.tool_name, tool.duration_ms)
             }
-            kind::LLM_USAGE => {
-                let total = data
-                    .pointer("/totalUsage/total_tokens")
-                    .and_then(Value::as_u64)
-                    .unwrap_or(0);
-                self.line(
-                    event.depth,
-                    self.paint(&format!("tokens so far: {total}"), "2"),
-                );
+            EventData::LlmUsage(usage) => self.paint(
+                &format!("tokens so far: {}", usage.total_usage.total_tokens),
+                "2",
+            ),
+            EventData::RunFailed(failed) => {
+                self.paint(&format!("failed: {}", failed.error.message), "31")
             }
-            kind::RUN_FAILED => {
-                let message = data
-                    .pointer("/error/message")
-                    .and_then(Value::as_str)
-                    .unwrap_or("");
-                self.line(event.depth, self.paint(&format!("failed: {message}"), "31"));
-            }
-            _ => {}
-        }
+            _ => return,
+        };
+        self.line(event.depth, line);
     }
 }

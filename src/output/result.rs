@@ -7,8 +7,8 @@ use std::time::Instant;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::engine::events::{Event, EventSink, kind};
-use crate::engine::run::{RunStatus, RunTotals};
+use crate::engine::events::{Event, EventData, EventSink, RunCreated};
+use crate::engine::outcome::{RunStatus, RunTotals};
 
 /// How a run ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -57,7 +57,7 @@ pub struct ResultUsage {
 }
 
 /// `{"code": ..., "message": ...}` of a failed or invalid run: the engine's run error.
-pub use crate::engine::run::RunError as ResultError;
+pub use crate::engine::outcome::RunError as ResultError;
 
 /// The result envelope.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -147,20 +147,19 @@ impl ResultFold {
         current.as_ref().map(|(result, _)| result.clone())
     }
 
-    fn started(event: &Event) -> RunResult {
-        let session = event.data.get("sessionId").and_then(Value::as_str);
+    fn started(event: &Event, created: &RunCreated) -> RunResult {
+        let session = created.session_id.as_deref().unwrap_or(&event.thread_id);
         // Until its terminal event, a run counts as one that did not end.
         RunResult::not_started(
             Status::Interrupted,
             &event.agent,
-            (&event.run_id, session.unwrap_or(&event.thread_id)),
+            (&event.run_id, session),
             "internal",
             "the run did not end".into(),
         )
     }
 
-    fn ended(result: &mut RunResult, data: &Value, started: Instant) {
-        let totals: RunTotals = serde_json::from_value(data["totals"].clone()).unwrap_or_default();
+    fn ended(result: &mut RunResult, status: RunStatus, totals: &RunTotals, warnings: &[String]) {
         result.steps = totals.steps;
         result.llm_calls = totals.llm_calls;
         result.tool_calls = totals.tool_calls;
@@ -170,9 +169,8 @@ impl ResultFold {
             total_tokens: totals.usage.total_tokens,
             cost_usd: totals.cost_usd,
         };
-        result.warnings = serde_json::from_value(data["warnings"].clone()).unwrap_or_default();
-        result.duration_ms = started.elapsed().as_millis() as u64;
-        result.status = serde_json::from_value(data["status"].clone()).unwrap_or(Status::Failed);
+        result.warnings = warnings.to_vec();
+        result.status = status.into();
         result.exit_code = result.status.exit_code();
     }
 }
@@ -185,44 +183,35 @@ impl EventSink for ResultFold {
         let Ok(mut current) = self.current.lock() else {
             return;
         };
-        if event.kind == kind::RUN_CREATED {
-            *current = Some((Self::started(event), Instant::now()));
+        if let EventData::RunCreated(created) = &event.data {
+            *current = Some((Self::started(event, created), Instant::now()));
             return;
         }
         let Some((result, started)) = current.as_mut() else {
             return;
         };
-        let data = &event.data;
-        match event.kind {
-            kind::RUN_COMPLETED => {
-                Self::ended(result, data, *started);
-                result.output = data
-                    .pointer("/finalMessages/0/text")
-                    .and_then(Value::as_str)
-                    .map(String::from);
-                result.structured = data.get("structured").cloned().filter(|v| !v.is_null());
+        match &event.data {
+            EventData::RunCompleted(completed) => {
+                Self::ended(
+                    result,
+                    completed.status,
+                    &completed.totals,
+                    &completed.warnings,
+                );
+                result.output = completed.output().map(String::from);
+                result.structured = completed.structured.clone();
                 result.error = None;
             }
-            kind::RUN_FAILED => {
-                Self::ended(result, data, *started);
-                result.limit = data
-                    .pointer("/error/details/limit")
-                    .and_then(Value::as_str)
-                    .map(String::from);
+            EventData::RunFailed(failed) => {
+                Self::ended(result, failed.status, &failed.totals, &failed.warnings);
+                result.limit = failed.error.details.limit.clone();
                 result.error = Some(ResultError {
-                    code: data
-                        .pointer("/error/code")
-                        .and_then(Value::as_str)
-                        .unwrap_or("failed")
-                        .into(),
-                    message: data
-                        .pointer("/error/message")
-                        .and_then(Value::as_str)
-                        .unwrap_or_default()
-                        .into(),
+                    code: failed.error.code.clone(),
+                    message: failed.error.message.clone(),
                 });
             }
-            _ => {}
+            _ => return,
         }
+        result.duration_ms = started.elapsed().as_millis() as u64;
     }
 }

@@ -12,7 +12,7 @@ use std::sync::Mutex;
 
 use serde_json::Value;
 
-use crate::engine::events::{Event, EventSink, kind};
+use crate::engine::events::{Event, EventData, EventSink, MessageCompleted, Purpose, StepEnd};
 use crate::output::transcript::{
     ErrorJson, InputRequired, Item, Recorder, StepStatus, ToolResult, TranscriptSink, UserInput,
 };
@@ -51,8 +51,8 @@ impl<S: TranscriptSink> RunTranscript<S> {
         }
     }
 
-    fn push(&mut self, step_id: Option<&str>, op: Op) {
-        if let Some(ops) = step_id.and_then(|id| self.open.get_mut(id)) {
+    fn push(&mut self, step_id: &str, op: Op) {
+        if let Some(ops) = self.open.get_mut(step_id) {
             ops.push(op);
         }
     }
@@ -74,147 +74,108 @@ impl<S: TranscriptSink> RunTranscript<S> {
     }
 
     fn apply(&mut self, event: &Event) -> Option<SubAgentDone> {
-        let data = &event.data;
-        let text = |key: &str| {
-            data.get(key)
-                .and_then(Value::as_str)
-                .unwrap_or_default()
-                .to_string()
-        };
-        let step_id = data.get("stepId").and_then(Value::as_str);
-        match event.kind {
-            kind::STEP_CREATED => {
-                self.open.insert(text("stepId"), Vec::new());
+        match &event.data {
+            EventData::StepCreated(step) => {
+                self.open.insert(step.step_id.clone(), Vec::new());
             }
-            kind::THINKING => self.push(step_id, Op::Thinking(text("reasoning"))),
-            kind::MESSAGE_COMPLETED => {
-                let message = &data["message"];
-                for thought in message["thinking"].as_array().into_iter().flatten() {
-                    if let Some(thought) = thought.as_str().filter(|t| !t.is_empty()) {
-                        self.push(step_id, Op::Thinking(thought.to_string()));
-                    }
-                }
-                // A reasoning reply is written once, as thinking (its own event).
-                let reasoning = data["purpose"] == "reasoning";
-                if let Some(content) = message["content"].as_str().filter(|t| !t.is_empty())
-                    && !reasoning
-                {
-                    self.push(step_id, Op::Text(content.to_string()));
-                }
-            }
-            kind::TOOL_CALL_CREATED => {
-                let call = &data["toolCall"];
-                let input = match call.pointer("/invalid_arguments/raw") {
-                    Some(raw) if call["arguments"].is_null() => raw.clone(),
-                    _ => call["arguments"].clone(),
+            EventData::ReasoningCreated(reasoning) => self.push(
+                &reasoning.step_id,
+                Op::Thinking(reasoning.reasoning.clone()),
+            ),
+            EventData::MessageCompleted(reply) => self.reply(reply),
+            EventData::ToolCallCreated(created) => {
+                let call = &created.tool_call;
+                // A call whose arguments never parsed shows what the model wrote.
+                let input = match &call.invalid_arguments {
+                    Some(invalid) if call.arguments.is_null() => Value::String(invalid.raw.clone()),
+                    _ => call.arguments.clone(),
                 };
-                let field = |key: &str| call[key].as_str().unwrap_or_default().to_string();
-                let (name, id) = (field("name"), field("id"));
-                self.push(step_id, Op::ToolStart { name, id, input });
+                let (name, id) = (call.name.clone(), call.id.clone());
+                self.push(&created.step_id, Op::ToolStart { name, id, input });
             }
-            kind::TOOL_COMPLETED => {
-                let result: ToolResult = serde_json::from_value(data["result"].clone())
-                    .unwrap_or_else(|_| ToolResult::err("the tool result could not be read"));
-                self.push(
-                    step_id,
-                    Op::ToolResult {
-                        name: text("toolName"),
-                        id: text("toolCallId"),
-                        result,
-                    },
-                );
-            }
-            kind::SUB_AGENT_COMPLETED => {
+            EventData::ToolCompleted(tool) => self.push(
+                &tool.step_id,
+                Op::ToolResult {
+                    name: tool.tool_name.clone(),
+                    id: tool.tool_call_id.clone(),
+                    result: ToolResult::from(&tool.result),
+                },
+            ),
+            EventData::SubAgentCompleted(sub) => {
                 return Some(SubAgentDone {
-                    step_id: text("plannerStepId"),
-                    tool_call_id: text("toolCallId"),
-                    run_id: text("subAgentRunId"),
+                    step_id: sub.planner_step_id.clone(),
+                    tool_call_id: sub.tool_call_id.clone(),
+                    run_id: sub.sub_agent_run_id.clone(),
                 });
             }
-            kind::STEP_COMPLETED => {
-                let number = data
-                    .pointer("/details/step")
-                    .and_then(Value::as_u64)
-                    .unwrap_or(0) as u32;
-                let title = data
-                    .pointer("/details/title")
-                    .and_then(Value::as_str)
-                    .unwrap_or("");
-                let status = match data.get("status").and_then(Value::as_str) {
-                    Some("completed") => StepStatus::Done,
-                    Some("paused") => StepStatus::Open,
-                    _ => StepStatus::Failed,
+            EventData::StepCompleted(step) => {
+                let status = match step.status {
+                    StepEnd::Completed => StepStatus::Done,
+                    StepEnd::Paused => StepStatus::Open,
+                    StepEnd::Failed => StepStatus::Failed,
                 };
-                self.close(&text("stepId"), number, title, status);
+                let details = &step.details;
+                self.close(&step.step_id, details.step as u32, &details.title, status);
             }
-            kind::REQUIRES_ACTION => {
-                let question = data
-                    .pointer("/required_action/question")
-                    .and_then(Value::as_str)
-                    .unwrap_or_default();
+            EventData::RequiresAction(action) => {
                 let _ = self.sink.input_required(InputRequired {
-                    prompt: question.to_string(),
+                    prompt: action.required_action.question.clone(),
                     input_types: "text".into(),
-                    checkpoint_name: data["checkpointName"].as_str().map(String::from),
+                    checkpoint_name: action.checkpoint_name.clone(),
                     provided: None,
                 });
             }
             // The answer is written inside the block of the question it answers.
-            kind::USER_INPUT_PROVIDED => {
+            EventData::UserInputProvided(input) => {
                 let _ = self.sink.input_required(InputRequired {
-                    prompt: text("question"),
+                    prompt: input.question.clone(),
                     input_types: "text".into(),
                     checkpoint_name: None,
                     provided: Some(UserInput {
-                        input: data.get("answer").cloned().unwrap_or(Value::Null),
+                        input: Value::String(input.answer.clone()),
                         kind: "text".into(),
                     }),
                 });
             }
             // The transcript's tags have no reload block; a named checkpoint marks it.
-            kind::RELOADED => {
-                let changes: Vec<&str> = data["changes"]
-                    .as_array()
-                    .into_iter()
-                    .flatten()
-                    .filter_map(Value::as_str)
-                    .collect();
+            EventData::Reloaded(reloaded) => {
+                let label = format!("definition reloaded: {}", reloaded.changes.join(", "));
+                let _ = self.sink.checkpoint(&label);
+            }
+            EventData::CheckpointSaved(saved) => {
+                let _ = self.sink.checkpoint(&saved.name);
+            }
+            EventData::RunCompleted(completed) => {
                 let _ = self
                     .sink
-                    .checkpoint(&format!("definition reloaded: {}", changes.join(", ")));
+                    .final_answer(completed.output().unwrap_or_default());
             }
-            kind::CHECKPOINT_SAVED => {
-                let _ = self.sink.checkpoint(&text("name"));
-            }
-            kind::RUN_COMPLETED => {
-                let answer = data
-                    .pointer("/finalMessages/0/text")
-                    .and_then(Value::as_str)
-                    .unwrap_or_default();
-                let _ = self.sink.final_answer(answer);
-            }
-            kind::RUN_FAILED => {
-                let message = data
-                    .pointer("/error/message")
-                    .and_then(Value::as_str)
-                    .unwrap_or("the run failed");
+            EventData::RunFailed(failed) => {
+                let error = &failed.error;
                 let json = ErrorJson {
-                    error: message.to_string(),
-                    code: data
-                        .pointer("/error/code")
-                        .and_then(Value::as_str)
-                        .map(String::from),
-                    details: data
-                        .pointer("/error/details")
-                        .cloned()
-                        .unwrap_or(Value::Null),
+                    error: error.message.clone(),
+                    code: Some(error.code.clone()),
+                    details: serde_json::to_value(&error.details).unwrap_or(Value::Null),
                     timestamp: Some(event.timestamp.clone()),
                 };
-                let _ = self.sink.error(message, json);
+                let _ = self.sink.error(&error.message, json);
             }
             _ => {}
         }
         None
+    }
+
+    /// A model reply: its thinking, then its text. A reasoning reply is written once, as
+    /// thinking (its own event).
+    fn reply(&mut self, reply: &MessageCompleted) {
+        let step_id = &reply.step_id;
+        for thought in reply.message.thinking.iter().filter(|t| !t.is_empty()) {
+            self.push(step_id, Op::Thinking(thought.clone()));
+        }
+        let content = &reply.message.content;
+        if !content.is_empty() && reply.purpose != Purpose::Reasoning {
+            self.push(step_id, Op::Text(content.clone()));
+        }
     }
 }
 
@@ -276,9 +237,9 @@ impl<S: TranscriptSink + Send> EventSink for TranscriptEvents<S> {
             items,
         };
         if event.depth == 0 {
-            inner.root.push(Some(&done.step_id), op);
+            inner.root.push(&done.step_id, op);
         } else if let Some(parent) = inner.children.get_mut(&event.run_id) {
-            parent.push(Some(&done.step_id), op);
+            parent.push(&done.step_id, op);
         }
     }
 }

@@ -5,6 +5,7 @@
 //! checkpointed and written to cassettes unchanged. Each wire format (OpenAI,
 //! Anthropic) maps these types in its own module; nothing here knows HTTP.
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
@@ -27,7 +28,7 @@ pub struct ModelRequest {
 }
 
 /// A message of the conversation, tagged by role.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(tag = "role", rename_all = "snake_case")]
 pub enum Message {
     System { content: String },
@@ -65,7 +66,7 @@ impl Message {
 
 /// What the model said in an earlier turn. Thinking blocks are kept because Anthropic
 /// requires them (with their signatures) before the tool calls they led to.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct AssistantMessage {
     #[serde(default)]
     pub text: String,
@@ -76,7 +77,7 @@ pub struct AssistantMessage {
 }
 
 /// The answer to one tool call, fed back to the model.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct ToolResult {
     pub tool_call_id: String,
     pub name: String,
@@ -107,7 +108,7 @@ pub struct ResponseFormat {
 
 /// A reasoning block. `signature` (Anthropic) must be sent back verbatim;
 /// `redacted` holds the opaque data of an Anthropic `redacted_thinking` block.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct ThinkingBlock {
     #[serde(default)]
     pub text: String,
@@ -120,7 +121,7 @@ pub struct ThinkingBlock {
 /// A complete tool call. When the model produced arguments that are not valid JSON,
 /// `arguments` is `null` and `invalid_arguments` keeps the raw text and the parse error,
 /// so the engine can answer with a tool error instead of crashing.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct ToolCall {
     pub id: String,
     pub name: String,
@@ -129,7 +130,7 @@ pub struct ToolCall {
     pub invalid_arguments: Option<InvalidArguments>,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct InvalidArguments {
     pub raw: String,
     pub error: String,
@@ -179,7 +180,7 @@ impl ToolCall {
 
 /// Token counts of one call. `input_tokens` includes cached prompt tokens
 /// (Anthropic reports those separately; they are added in).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct Usage {
     #[serde(default)]
     pub input_tokens: u64,
@@ -200,7 +201,7 @@ impl Usage {
 }
 
 /// Why the model stopped.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum FinishReason {
     Stop,

@@ -10,6 +10,7 @@
 use std::future::Future;
 use std::pin::Pin;
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use tokio::sync::watch;
@@ -110,7 +111,7 @@ pub async fn stopped(cancel: &watch::Receiver<bool>) {
 
 /// The result of a tool call, serialised as
 /// `{"success": bool, "data": …, "error": string|null, "metadata": {…}}`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct ToolOutput {
     /// Whether the call did what was asked.
     pub success: bool,

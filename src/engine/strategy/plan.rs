@@ -12,7 +12,7 @@ use serde_json::{Value, json};
 use super::tool_loop::tool_title;
 use super::{Answer, ExecutionStrategy, action_options, bound_reached, conclude};
 use crate::engine::agent::{Agent, GenerateResult, Halt, HaltReason, RunContext};
-use crate::engine::events::kind;
+use crate::engine::events::{PlanStepChanged, PlanUpdated};
 use crate::engine::plan::{PlanStep, PlanStepStatus};
 use crate::engine::state::{AgentState, add_usage};
 use crate::engine::step::{
@@ -199,7 +199,9 @@ impl PlanStrategy {
         let Some(steps) = steps else {
             return Ok((None, state));
         };
-        ctx.emitter.emit(kind::PLAN_UPDATED, json!({"plan": steps}));
+        ctx.emitter.emit(PlanUpdated {
+            plan: steps.clone(),
+        });
         let state = state.with_plan(steps.clone());
         save_checkpoint(ctx, &state, None, true);
         Ok((Some(steps), state))
@@ -371,10 +373,12 @@ fn merge_branch(state: AgentState, base: &AgentState, branch: &AgentState) -> Ag
 fn set_status(ctx: &RunContext, step: &mut PlanStep, status: PlanStepStatus) {
     let previous = step.status;
     step.status = status;
-    ctx.emitter.emit(
-        kind::PLAN_STEP_STATUS,
-        json!({"planStepId": step.id, "description": step.description, "previousStatus": previous, "status": status}),
-    );
+    ctx.emitter.emit(PlanStepChanged {
+        plan_step_id: step.id.clone(),
+        description: step.description.clone(),
+        previous_status: previous,
+        status,
+    });
 }
 
 /// Reads a plan (bare or fenced JSON); `None` when it is not one.

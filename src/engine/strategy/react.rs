@@ -2,11 +2,9 @@
 //! `state.reasoning` and shows as thinking), then an action call with the tools. The run
 //! ends when an action call makes no tool call.
 
-use serde_json::json;
-
 use super::{ExecutionStrategy, Next, act_on_reply, action_options, bound_reached};
 use crate::engine::agent::{Agent, GenerateResult, RunContext};
-use crate::engine::events::kind;
+use crate::engine::events::ReasoningCreated;
 use crate::engine::state::AgentState;
 use crate::engine::step::{CallOptions, call_model, fail_step, start_step};
 use crate::provider::BoxFuture;
@@ -64,10 +62,10 @@ impl ExecutionStrategy for ReactStrategy {
                     .await
                     .map_err(|halt| fail_step(ctx, halt, &step_id, title))?;
                 state = next.with_reasoning(reasoning.text.clone());
-                ctx.emitter.emit(
-                    kind::THINKING,
-                    json!({"stepId": step_id, "reasoning": reasoning.text}),
-                );
+                ctx.emitter.emit(ReasoningCreated {
+                    step_id: step_id.clone(),
+                    reasoning: reasoning.text.clone(),
+                });
 
                 let mut options = action_options(agent);
                 options.system_suffix =

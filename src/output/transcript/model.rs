@@ -13,6 +13,8 @@
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
+use crate::tools::ToolOutput;
+
 /// A whole transcript: the top-level items in order.
 ///
 /// Top-level plain text is the agent's answer; [`Transcript::final_answer`] picks the one
@@ -94,6 +96,18 @@ pub struct ToolResult {
     pub error: Option<String>,
     #[serde(default)]
     pub metadata: Map<String, Value>,
+}
+
+/// A tool's output as the transcript writes it.
+impl From<&ToolOutput> for ToolResult {
+    fn from(output: &ToolOutput) -> Self {
+        ToolResult {
+            success: output.success,
+            data: output.data.clone(),
+            error: output.error.clone(),
+            metadata: output.metadata.clone(),
+        }
+    }
 }
 
 impl ToolResult {

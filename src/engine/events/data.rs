@@ -1,0 +1,449 @@
+//! What each event says: one variant per event type, each with the typed payload that is
+//! its `data` (SPEC §4, `docs/events.md`). `schemas/events.schema.json` is generated from
+//! these types, and every subscriber (transcript, progress, result, JSONL) matches on them.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::engine::outcome::{RunStatus, RunTotals};
+use crate::engine::plan::{PlanStep, PlanStepStatus};
+use crate::provider::{FinishReason, Message, ToolCall, Usage};
+use crate::tools::ToolOutput;
+
+/// Declares the event types once: the enum, and the name of each type on the wire.
+macro_rules! event_types {
+    ($($(#[$doc:meta])* $name:literal => $variant:ident($payload:ty),)*) => {
+        /// The payload of one event, tagged with its type (`{"type": …, "data": …}`).
+        #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+        #[serde(tag = "type", content = "data")]
+        pub enum EventData {
+            $($(#[$doc])* #[serde(rename = $name)] $variant($payload),)*
+        }
+
+        impl EventData {
+            /// The event's type, e.g. `agent.run.created`.
+            pub fn kind(&self) -> &'static str {
+                match self {
+                    $(EventData::$variant(_) => $name,)*
+                }
+            }
+
+            /// Serializes the payload alone (the envelope writes the type first).
+            pub(super) fn serialize_payload<S: serde::Serializer>(
+                &self,
+                serializer: S,
+            ) -> Result<S::Ok, S::Error> {
+                match self {
+                    $(EventData::$variant(payload) => payload.serialize(serializer),)*
+                }
+            }
+        }
+
+        $(impl From<$payload> for EventData {
+            fn from(payload: $payload) -> Self {
+                EventData::$variant(payload)
+            }
+        })*
+    };
+}
+
+event_types! {
+    /// A run (root, sub-agent, or one chat turn) starts: the first event of every run.
+    "agent.run.created" => RunCreated(RunCreated),
+    /// A run starts and ends.
+    "agent.run.status.changed" => StatusChanged(StatusChanged),
+    /// A strategy step starts.
+    "agent.run.step.created" => StepCreated(StepCreated),
+    /// A step ends (closes its transcript block).
+    "agent.run.step.completed" => StepCompleted(StepCompleted),
+    /// A model call starts (the assistant message to come).
+    "thread.message.created" => MessageCreated(MessageCreated),
+    /// Streamed text arrives, or a broken call restarts.
+    "thread.message.delta" => MessageDelta(MessageDelta),
+    /// The model's reply is complete.
+    "thread.message.completed" => MessageCompleted(MessageCompleted),
+    /// After each model call.
+    "agent.llm.usage" => LlmUsage(LlmUsage),
+    /// react: the reasoning of a step.
+    "agent.reasoning.created" => ReasoningCreated(ReasoningCreated),
+    /// The model asked for a tool call.
+    "thread.run.step.tool_call.created" => ToolCallCreated(ToolCallCreated),
+    /// A tool call starts running.
+    "agent.tool.execution.started" => ToolStarted(ToolStarted),
+    /// A tool call finished (also refused or timed out).
+    "agent.tool.execution.completed" => ToolCompleted(ToolCompleted),
+    /// A sub-agent tool starts its agent (emitted by the caller).
+    "agent.sub_agent.invocation.started" => SubAgentStarted(SubAgentStarted),
+    /// The sub-agent finished.
+    "agent.sub_agent.invocation.completed" => SubAgentCompleted(SubAgentCompleted),
+    /// A handoff tool was called; the target takes over.
+    "agent.handoff" => Handoff(Handoff),
+    /// plan: a (new) plan was made.
+    "agent.plan.updated" => PlanUpdated(PlanUpdated),
+    /// plan: a step moved.
+    "agent.plan.step.status.changed" => PlanStepChanged(PlanStepChanged),
+    /// The run answered: its last event.
+    "thread.run.completed" => RunCompleted(RunCompleted),
+    /// The run ended without an answer: its last event.
+    "thread.run.failed" => RunFailed(RunFailed),
+    /// `ask_user` found no answer; the run pauses after its final checkpoint.
+    "thread.run.requires_action" => RequiresAction(RequiresAction),
+    /// An answer to the question the run paused for (first event of the resumed run).
+    "agent.user_input.provided" => UserInputProvided(UserInputProvided),
+    /// After each step of the root agent, when checkpoints are on.
+    "agent.checkpoint.saved" => CheckpointSaved(CheckpointSaved),
+    /// A saved definition took over at a step boundary (or between chat turns).
+    "agent.definition.reloaded" => Reloaded(Reloaded),
+    /// The saved file is invalid; the run goes on with the previous definition.
+    "agent.definition.reload_failed" => ReloadFailed(ReloadFailed),
+}
+
+/// Where a run is in its life.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Phase {
+    Queued,
+    InProgress,
+    Completed,
+    Failed,
+    LimitReached,
+    InputRequired,
+    Interrupted,
+}
+
+impl From<RunStatus> for Phase {
+    fn from(status: RunStatus) -> Self {
+        match status {
+            RunStatus::Completed => Phase::Completed,
+            RunStatus::Failed => Phase::Failed,
+            RunStatus::LimitReached => Phase::LimitReached,
+            RunStatus::InputRequired => Phase::InputRequired,
+            RunStatus::Interrupted => Phase::Interrupted,
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct RunCreated {
+    pub status: Phase,
+    /// The opening messages (the rendered prompt, a chat line); empty on resume.
+    pub initial_messages: Vec<Message>,
+    /// The session, on root runs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub session_id: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct StatusChanged {
+    pub previous_status: Phase,
+    pub current_status: Phase,
+}
+
+/// A step's number (unique and increasing within a run) and title.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct StepDetails {
+    pub step: u64,
+    pub title: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct StepCreated {
+    pub step_id: String,
+    pub details: StepDetails,
+}
+
+/// How a step ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum StepEnd {
+    Completed,
+    Failed,
+    /// The run paused inside it (a question for the person); it is not a failure.
+    Paused,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct StepCompleted {
+    pub step_id: String,
+    pub details: StepDetails,
+    pub status: StepEnd,
+}
+
+/// The only author of model messages.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Role {
+    Assistant,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct MessageCreated {
+    pub step_id: String,
+    pub message: MessageStarted,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct MessageStarted {
+    pub id: String,
+    pub role: Role,
+    pub metadata: InProgress,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct InProgress {
+    pub in_progress: bool,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct MessageDelta {
+    pub message_id: String,
+    pub delta: Delta,
+}
+
+/// A piece of streamed text, or a restart: consumers drop what they showed of the
+/// failed attempt.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(untagged)]
+pub enum Delta {
+    #[serde(rename_all = "camelCase")]
+    Chunk { content_chunk: String },
+    Reset {
+        reset: bool,
+        attempt: u32,
+        reason: String,
+    },
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct MessageCompleted {
+    pub step_id: String,
+    pub message: ModelMessage,
+    pub purpose: Purpose,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ModelMessage {
+    pub id: String,
+    pub role: Role,
+    pub content: String,
+    pub thinking: Vec<String>,
+    pub tool_calls: Vec<ToolCall>,
+    pub finish_reason: FinishReason,
+}
+
+/// What a model call was for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Purpose {
+    /// react's reasoning call: the transcript shows its text once, as thinking.
+    Reasoning,
+    Reply,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct LlmUsage {
+    pub model: String,
+    /// This call.
+    pub usage: Usage,
+    /// The whole run tree so far.
+    pub total_usage: Usage,
+    /// `null` without pricing.
+    pub cost_usd: Option<f64>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ReasoningCreated {
+    pub step_id: String,
+    pub reasoning: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ToolCallCreated {
+    pub step_id: String,
+    pub tool_call: ToolCall,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ToolStarted {
+    pub step_id: String,
+    pub tool_call_id: String,
+    pub tool_name: String,
+    pub input: Value,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ToolCompleted {
+    pub step_id: String,
+    pub tool_call_id: String,
+    pub tool_name: String,
+    pub result: ToolOutput,
+    pub duration_ms: u64,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SubAgentStarted {
+    /// The caller's step.
+    pub planner_step_id: String,
+    pub tool_call_id: String,
+    /// The sub-agent tool's name.
+    pub specialist_id: String,
+    /// The rendered prompt.
+    pub sub_task_description: String,
+    pub sub_agent_run_id: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SubAgentCompleted {
+    pub planner_step_id: String,
+    pub tool_call_id: String,
+    pub specialist_id: String,
+    pub sub_agent_run_id: String,
+    pub result: ToolOutput,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Handoff {
+    pub from: String,
+    pub to: String,
+    pub tool_name: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct PlanUpdated {
+    pub plan: Vec<PlanStep>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct PlanStepChanged {
+    pub plan_step_id: String,
+    pub description: String,
+    pub previous_status: PlanStepStatus,
+    pub status: PlanStepStatus,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct RunCompleted {
+    pub status: RunStatus,
+    /// `[{role: "assistant", text}]`.
+    pub final_messages: Vec<Message>,
+    /// The parsed answer of an agent with an output schema.
+    pub structured: Option<Value>,
+    pub totals: RunTotals,
+    pub warnings: Vec<String>,
+}
+
+impl RunCompleted {
+    /// The answer's text.
+    pub fn output(&self) -> Option<&str> {
+        self.final_messages
+            .iter()
+            .find_map(|message| match message {
+                Message::Assistant(reply) => Some(reply.text.as_str()),
+                _ => None,
+            })
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct RunFailed {
+    pub status: RunStatus,
+    pub error: Failure,
+    pub totals: RunTotals,
+    pub warnings: Vec<String>,
+}
+
+/// Why a run did not complete.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Failure {
+    pub code: String,
+    pub message: String,
+    pub details: FailureDetails,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct FailureDetails {
+    /// The bound that stopped the run (`limit_reached`), e.g. `max_tool_calls`.
+    pub limit: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct RequiresAction {
+    pub status: ActionStatus,
+    #[serde(rename = "required_action")]
+    pub required_action: RequiredAction,
+    /// The checkpoint to resume from (`step-N`); `null` without checkpoints.
+    pub checkpoint_name: Option<String>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum ActionStatus {
+    RequiresAction,
+}
+
+/// The question the run waits for.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct RequiredAction {
+    #[serde(rename = "type")]
+    pub kind: ActionKind,
+    pub question: String,
+    /// The id `ask_user` gave the question, if any.
+    pub id: Option<String>,
+    pub tool_call_id: String,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum ActionKind {
+    UserInput,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct UserInputProvided {
+    pub question: String,
+    pub answer: String,
+    pub tool_call_id: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct CheckpointSaved {
+    /// `step-N`.
+    pub name: String,
+    pub step: u64,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Reloaded {
+    /// The top-level keys that differ.
+    pub changes: Vec<String>,
+    pub step: u64,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct ReloadFailed {
+    /// The problems of the saved file, one rendered diagnostic each.
+    pub diagnostics: Vec<String>,
+}
