@@ -6,12 +6,12 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use runner::engine::agent::{Agent, RunContext};
+use runner::engine::agent::{AgentTool, ExecutionStrategy};
 use runner::engine::budget::{Budget, RunLimits};
 use runner::engine::events::{Emitter, Event, EventBus};
 use runner::engine::middleware::{CallContext, Middleware};
 use runner::engine::scheduler::{CallObserver, SchedulePolicy, run_calls};
-use runner::engine::strategy::{ExecutionStrategy, LoopStrategy};
-use runner::engine::toolset::AgentTool;
+use runner::engine::strategy::LoopStrategy;
 use runner::engine::{AgentState, GenerateResult, Turn};
 use runner::provider::{
     BoxFuture, Message, ModelResponse, ScriptedProvider, ScriptedResponse, ScriptedToolCall,

@@ -9,7 +9,7 @@ use serde_json::Value;
 
 use crate::compile::{CompileInput, compile_agent};
 use crate::engine::Agent;
-use crate::engine::checkpointing::{ReloadOutcome, Reloader};
+use crate::engine::agent::{ReloadOutcome, Reloader};
 use crate::engine::events::{Emitter, ReloadFailed, Reloaded};
 use crate::reload::{FileWatcher, agent_files};
 use crate::spec::AgentSpec;

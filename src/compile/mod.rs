@@ -15,11 +15,11 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use crate::engine::Agent;
+use crate::engine::agent::{AgentTool, ExecutionStrategy};
 use crate::engine::budget::{Price, RunLimits};
 use crate::engine::middleware::{Logging, Middleware, PruneToolOutputs, SlidingWindow, Summarize};
 use crate::engine::stop_when::StopWhen;
-use crate::engine::strategy::{ExecutionStrategy, LoopStrategy, PlanStrategy, ReactStrategy};
-use crate::engine::toolset::AgentTool;
+use crate::engine::strategy::{LoopStrategy, PlanStrategy, ReactStrategy};
 use crate::mcp::McpServers;
 use crate::provider::{BuildOptions, Provider, build_provider_with};
 use crate::spec::AgentSpec;
@@ -144,8 +144,10 @@ pub fn compile_agent(input: &CompileInput<'_>) -> Result<Agent, CompileError> {
         .map(|source| render_field(&input.file_dir, "system", source, input.context))
         .transpose()?;
     let tools: Vec<AgentTool> = build_tools(input)?.into_iter().map(|t| t.tool).collect();
-    let xml_tools = (spec.tool_protocol == crate::spec::agent::ToolProtocol::Xml)
-        .then(|| crate::engine::xml_turn::XmlTools::new(&tools));
+    let xml_tools = (spec.tool_protocol == crate::spec::agent::ToolProtocol::Xml).then(|| {
+        let specs: Vec<_> = tools.iter().map(AgentTool::spec).collect();
+        crate::engine::xml_turn::XmlTools::new(&specs)
+    });
     let depends_on: HashMap<String, Vec<String>> = spec
         .tools
         .iter()

@@ -11,7 +11,7 @@ use super::{
     CompileError, CompileInput, EnvLookup, TemplateContext, compile_agent, file_dir, render_field,
 };
 use crate::engine::Agent;
-use crate::engine::subagent::{AgentFactory, HandoffTool, PromptRenderer, SubAgentTool};
+use crate::engine::agent::{AgentFactory, HandoffTool, PromptRenderer, SubAgentTool};
 use crate::mcp::McpServers;
 use crate::provider::{BuildOptions, Provider};
 use crate::spec::AgentSpec;

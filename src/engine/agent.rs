@@ -1,23 +1,27 @@
-//! The agent (UAP §4): a compiled definition plus `generate`, `stream`, `ask`, `query`.
-//! It knows nothing of YAML; `crate::compile` builds it from an agent file.
+//! The agent (UAP §4) and the types that refer back to it: its tools (a sub-agent or
+//! handoff tool builds another agent), its strategy and the run context it executes in
+//! (a reload swaps in a new agent). They live together so that no engine module imports
+//! one that imports it back; their behaviour lives above: the driver (`run.rs`:
+//! `generate`, `stream`, `ask`, `query`), sub-agents (`subagent.rs`), the turn's tool
+//! dispatch (`toolset.rs`) and the strategies. It knows nothing of YAML; `crate::compile`
+//! builds an agent from an agent file.
 
 use std::collections::HashMap;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use serde_json::Value;
-use tokio::sync::{mpsc, watch};
+use serde_json::{Value, json};
+use tokio::sync::watch;
 
 use super::budget::{Budget, LimitHit, Price};
 use super::checkpointing::Checkpointer;
-use super::events::{Emitter, Event, EventBus};
+use super::events::Emitter;
 use super::middleware::Middleware;
 use super::state::AgentState;
 use super::stop_when::StopWhen;
-use super::strategy::ExecutionStrategy;
-use super::subagent::AgentFactory;
-use super::toolset::AgentTool;
-use crate::provider::{Message, Provider, Usage};
+use super::xml_turn::XmlTools;
+use crate::provider::{BoxFuture, Message, Provider, ToolSpec, Usage};
+use crate::tools::{ArgsValidator, AskUserTool, Tool};
 
 /// A runnable agent.
 pub struct Agent {
@@ -43,7 +47,7 @@ pub struct Agent {
     /// Handoff tool name → the agent that takes over.
     pub handoffs: HashMap<String, Arc<dyn AgentFactory>>,
     /// Set when tools are offered as XML in the text (`tool_protocol: xml`).
-    pub xml_tools: Option<super::xml_turn::XmlTools>,
+    pub xml_tools: Option<XmlTools>,
 }
 
 /// What a run shares: its events, its budget, and the stop signal.
@@ -58,7 +62,7 @@ pub struct RunContext {
     /// Problems that did not stop the run (a checkpoint that could not be saved).
     pub warnings: Arc<std::sync::Mutex<Vec<String>>>,
     /// `exec --watch`: new definitions of the root agent, swapped in between steps.
-    pub reload: Option<Arc<dyn super::checkpointing::Reloader>>,
+    pub reload: Option<Arc<dyn Reloader>>,
     /// A reloaded agent waiting to take over (set at a step boundary, taken by the driver).
     pub reloaded: Arc<std::sync::Mutex<Option<Agent>>>,
     /// The last step number given out in this run (shared by a handoff's agents and the
@@ -190,44 +194,137 @@ impl Halt {
 
 pub type GenerateResult = Result<(Turn, AgentState), Halt>;
 
-impl Agent {
-    /// The whole run — its lifecycle events included — delivering every event on a channel
-    /// as it happens (UAP §4.5). The turn and state are the same as `generate`'s.
-    pub async fn stream(
-        &self,
-        input: Option<Message>,
+/// A strategy runs an agent from a state to a final answer.
+pub trait ExecutionStrategy: Send + Sync {
+    fn name(&self) -> &str;
+    fn execute<'a>(
+        &'a self,
+        agent: &'a Agent,
         state: AgentState,
-        budget: Arc<Budget>,
-        cancel: watch::Receiver<bool>,
-        events: mpsc::UnboundedSender<Event>,
-    ) -> super::outcome::RunOutcome {
-        let sink = move |event: &Event| {
-            let _ = events.send(event.clone());
-        };
-        let bus = EventBus::new(vec![Arc::new(sink)]);
-        let emitter = Emitter::root(
-            bus,
-            &self.name,
-            super::clock::new_id(),
-            super::clock::new_id(),
-        );
-        let ctx = RunContext::new(emitter, budget, cancel);
-        let start = super::run::RunStart {
-            opening: input.into_iter().collect(),
-            ..Default::default()
-        };
-        super::run::drive(self, start, state, &ctx).await
+        ctx: &'a RunContext,
+    ) -> BoxFuture<'a, GenerateResult>;
+}
+
+/// One tool of an agent.
+#[derive(Clone)]
+pub enum AgentTool {
+    Plain(Arc<dyn Tool>),
+    AskUser(Arc<AskUserTool>),
+    SubAgent(Arc<SubAgentTool>),
+    Handoff(Arc<HandoffTool>),
+}
+
+impl From<Arc<dyn Tool>> for AgentTool {
+    fn from(tool: Arc<dyn Tool>) -> Self {
+        AgentTool::Plain(tool)
+    }
+}
+
+impl AgentTool {
+    pub fn name(&self) -> &str {
+        match self {
+            AgentTool::Plain(tool) => tool.name(),
+            AgentTool::AskUser(tool) => tool.name(),
+            AgentTool::SubAgent(tool) => &tool.name,
+            AgentTool::Handoff(tool) => &tool.name,
+        }
     }
 
-    /// Multi-turn: the input and the answer stay in the returned state (UAP §4.6).
-    pub async fn ask(&self, input: &str, state: AgentState, ctx: &RunContext) -> GenerateResult {
-        self.generate(Some(Message::user(input)), state, ctx).await
+    pub fn description(&self) -> &str {
+        match self {
+            AgentTool::Plain(tool) => tool.description(),
+            AgentTool::AskUser(tool) => tool.description(),
+            AgentTool::SubAgent(tool) => &tool.description,
+            AgentTool::Handoff(tool) => &tool.description,
+        }
     }
 
-    /// Stateless single turn (UAP §4.7).
-    pub async fn query(&self, input: &str, ctx: &RunContext) -> Result<Turn, Halt> {
-        self.generate(Some(Message::user(input)), AgentState::initial(), ctx)
-            .await
-            .map(|(turn, _)| turn)
+    pub fn parameters(&self) -> &Value {
+        match self {
+            AgentTool::Plain(tool) => tool.parameters(),
+            AgentTool::AskUser(tool) => tool.parameters(),
+            AgentTool::SubAgent(tool) => &tool.parameters,
+            AgentTool::Handoff(tool) => tool.parameters(),
+        }
     }
+
+    /// Whether other calls of the turn wait while it runs.
+    pub fn sequential(&self) -> bool {
+        match self {
+            AgentTool::Plain(tool) => tool.sequential(),
+            AgentTool::SubAgent(tool) => tool.sequential,
+            AgentTool::AskUser(_) | AgentTool::Handoff(_) => true,
+        }
+    }
+
+    /// The tool as offered to the model.
+    pub fn spec(&self) -> ToolSpec {
+        ToolSpec {
+            name: self.name().to_string(),
+            description: self.description().to_string(),
+            parameters: self.parameters().clone(),
+        }
+    }
+}
+
+/// Builds an agent when it is needed (the compile layer implements it from agent files).
+pub trait AgentFactory: Send + Sync {
+    /// The agent's name.
+    fn name(&self) -> &str;
+    /// Builds the agent; `inherited` is the caller's model, used when the agent has none.
+    fn build(&self, inherited: &Arc<dyn Provider>) -> Result<Agent, String>;
+}
+
+/// Renders a sub-agent's first message from the call's arguments.
+pub trait PromptRenderer: Send + Sync {
+    fn render(&self, arguments: &Value) -> Result<String, String>;
+}
+
+/// A sub-agent exposed as a tool.
+pub struct SubAgentTool {
+    pub name: String,
+    pub description: String,
+    pub parameters: Value,
+    pub sequential: bool,
+    pub validator: ArgsValidator,
+    pub prompt: Arc<dyn PromptRenderer>,
+    pub agent: Arc<dyn AgentFactory>,
+}
+
+/// A transfer of the conversation to another agent.
+pub struct HandoffTool {
+    pub name: String,
+    pub description: String,
+    pub target: Arc<dyn AgentFactory>,
+    parameters: Value,
+}
+
+impl HandoffTool {
+    pub fn new(name: String, description: String, target: Arc<dyn AgentFactory>) -> Self {
+        HandoffTool {
+            name,
+            description,
+            target,
+            parameters: json!({"type": "object", "properties": {
+                "reason": {"type": "string", "description": "Why the conversation is handed over."}
+            }}),
+        }
+    }
+
+    pub fn parameters(&self) -> &Value {
+        &self.parameters
+    }
+}
+
+/// What a reload poll found: the new agent and the keys that changed, or the diagnostics of
+/// an invalid save.
+pub type ReloadOutcome = Result<(Agent, Vec<String>), Vec<String>>;
+
+/// Hot reload at step boundaries: the engine asks after each step of the root agent whether
+/// a new definition is ready.
+pub trait Reloader: Send + Sync {
+    /// `Some(Ok((agent, changes)))`: swap in `agent` (`changes` names what differs);
+    /// `Some(Err(diagnostics))`: the saved file is invalid, keep running the old one;
+    /// `None`: nothing changed.
+    fn poll(&self) -> Option<ReloadOutcome>;
 }

@@ -36,16 +36,3 @@ pub trait Checkpointer: Send + Sync {
         run_id: &str,
     ) -> Result<String, String>;
 }
-
-/// What a reload poll found: the new agent and the keys that changed, or the diagnostics of
-/// an invalid save.
-pub type ReloadOutcome = Result<(super::agent::Agent, Vec<String>), Vec<String>>;
-
-/// Hot reload at step boundaries: the engine asks after each step of the root agent whether
-/// a new definition is ready.
-pub trait Reloader: Send + Sync {
-    /// `Some(Ok((agent, changes)))`: swap in `agent` (`changes` names what differs);
-    /// `Some(Err(diagnostics))`: the saved file is invalid, keep running the old one;
-    /// `None`: nothing changed.
-    fn poll(&self) -> Option<ReloadOutcome>;
-}

@@ -5,11 +5,18 @@
 //! reloaded definitions in at step boundaries, saves the final checkpoint, and returns the
 //! outcome. Everything a run leaves behind is derived from what it emits here.
 
+use std::sync::Arc;
+
+use tokio::sync::{mpsc, watch};
+
 use super::agent::{Agent, GenerateResult, Halt, HaltReason, RunContext, Turn};
+use super::budget::Budget;
 use super::checkpointing::Pending;
+use super::clock::new_id;
 use super::events::{
-    ActionKind, ActionStatus, Failure, FailureDetails, Handoff, Phase, RequiredAction,
-    RequiresAction, RunCompleted, RunCreated, RunFailed, StatusChanged, UserInputProvided,
+    ActionKind, ActionStatus, Emitter, Event, EventBus, Failure, FailureDetails, Handoff, Phase,
+    RequiredAction, RequiresAction, RunCompleted, RunCreated, RunFailed, StatusChanged,
+    UserInputProvided,
 };
 use super::outcome::{RunError, RunOutcome, RunStatus, RunTotals};
 use super::state::AgentState;
@@ -307,5 +314,40 @@ impl Agent {
                 .saturating_sub(usage_before.output_tokens),
         );
         Ok((turn, state))
+    }
+
+    /// The whole run — its lifecycle events included — delivering every event on a channel
+    /// as it happens (UAP §4.5). The turn and state are the same as `generate`'s.
+    pub async fn stream(
+        &self,
+        input: Option<Message>,
+        state: AgentState,
+        budget: Arc<Budget>,
+        cancel: watch::Receiver<bool>,
+        events: mpsc::UnboundedSender<Event>,
+    ) -> RunOutcome {
+        let sink = move |event: &Event| {
+            let _ = events.send(event.clone());
+        };
+        let bus = EventBus::new(vec![Arc::new(sink)]);
+        let emitter = Emitter::root(bus, &self.name, new_id(), new_id());
+        let ctx = RunContext::new(emitter, budget, cancel);
+        let start = RunStart {
+            opening: input.into_iter().collect(),
+            ..Default::default()
+        };
+        drive(self, start, state, &ctx).await
+    }
+
+    /// Multi-turn: the input and the answer stay in the returned state (UAP §4.6).
+    pub async fn ask(&self, input: &str, state: AgentState, ctx: &RunContext) -> GenerateResult {
+        self.generate(Some(Message::user(input)), state, ctx).await
+    }
+
+    /// Stateless single turn (UAP §4.7).
+    pub async fn query(&self, input: &str, ctx: &RunContext) -> Result<Turn, Halt> {
+        self.generate(Some(Message::user(input)), AgentState::initial(), ctx)
+            .await
+            .map(|(turn, _)| turn)
     }
 }

@@ -9,9 +9,9 @@
 
 use std::sync::Arc;
 
-use serde_json::{Value, json};
+use serde_json::Value;
 
-use super::agent::Agent;
+use super::agent::{Agent, HandoffTool, RunContext, SubAgentTool};
 use super::clock::now_ms;
 use super::effect::ToolEffect;
 use super::events::{SubAgentCompleted, SubAgentStarted};
@@ -19,33 +19,17 @@ use super::outcome::RunStatus;
 use super::run::{RunStart, drive};
 use super::scheduler::Called;
 use super::state::AgentState;
-use super::toolset::CallerRun;
 use super::trace::{SubagentTrace, ToolExecutionTrace};
 use crate::provider::{Message, Provider};
-use crate::tools::{ArgsValidator, ToolOutput};
+use crate::tools::ToolOutput;
 
-/// Builds an agent when it is needed (the compile layer implements it from agent files).
-pub trait AgentFactory: Send + Sync {
-    /// The agent's name.
-    fn name(&self) -> &str;
-    /// Builds the agent; `inherited` is the caller's model, used when the agent has none.
-    fn build(&self, inherited: &Arc<dyn Provider>) -> Result<Agent, String>;
-}
-
-/// Renders a sub-agent's first message from the call's arguments.
-pub trait PromptRenderer: Send + Sync {
-    fn render(&self, arguments: &Value) -> Result<String, String>;
-}
-
-/// A sub-agent exposed as a tool.
-pub struct SubAgentTool {
-    pub name: String,
-    pub description: String,
-    pub parameters: Value,
-    pub sequential: bool,
-    pub validator: ArgsValidator,
-    pub prompt: Arc<dyn PromptRenderer>,
-    pub agent: Arc<dyn AgentFactory>,
+/// The calling run, as the engine's own tools need it.
+#[derive(Clone)]
+pub struct CallerRun {
+    pub ctx: RunContext,
+    pub step_id: String,
+    /// The calling agent's model, inherited by sub-agents without one.
+    pub provider: Arc<dyn Provider>,
 }
 
 impl SubAgentTool {
@@ -171,32 +155,7 @@ fn tool_executions(state: &AgentState) -> Vec<ToolExecutionTrace> {
     executions
 }
 
-/// A transfer of the conversation to another agent.
-pub struct HandoffTool {
-    pub name: String,
-    pub description: String,
-    pub target: Arc<dyn AgentFactory>,
-    parameters: Value,
-}
-
 impl HandoffTool {
-    pub fn new(name: String, description: String, target: Arc<dyn AgentFactory>) -> Self {
-        HandoffTool {
-            name,
-            description,
-            target,
-            parameters: json!({"type": "object", "properties": {
-                "reason": {"type": "string", "description": "Why the conversation is handed over."}
-            }}),
-        }
-    }
-}
-
-impl HandoffTool {
-    pub fn parameters(&self) -> &Value {
-        &self.parameters
-    }
-
     /// The call's result; the driver hands the conversation over after the turn.
     pub fn hand_over(&self) -> Called {
         let text = format!("Handed over to {}.", self.target.name());

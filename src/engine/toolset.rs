@@ -3,87 +3,13 @@
 //! a handoff gives the conversation away — and report that as a typed [`ToolEffect`].
 
 use std::collections::HashMap;
-use std::sync::Arc;
 
-use serde_json::Value;
-
-use super::agent::RunContext;
+use super::agent::AgentTool;
 use super::effect::ToolEffect;
 use super::scheduler::{Called, Dispatch};
-use super::subagent::{HandoffTool, SubAgentTool};
-use crate::provider::{BoxFuture, Provider, ToolCall, ToolSpec};
-use crate::tools::{AskUserTool, Tool, ToolContext};
-
-/// One tool of an agent.
-#[derive(Clone)]
-pub enum AgentTool {
-    Plain(Arc<dyn Tool>),
-    AskUser(Arc<AskUserTool>),
-    SubAgent(Arc<SubAgentTool>),
-    Handoff(Arc<HandoffTool>),
-}
-
-impl From<Arc<dyn Tool>> for AgentTool {
-    fn from(tool: Arc<dyn Tool>) -> Self {
-        AgentTool::Plain(tool)
-    }
-}
-
-impl AgentTool {
-    pub fn name(&self) -> &str {
-        match self {
-            AgentTool::Plain(tool) => tool.name(),
-            AgentTool::AskUser(tool) => tool.name(),
-            AgentTool::SubAgent(tool) => &tool.name,
-            AgentTool::Handoff(tool) => &tool.name,
-        }
-    }
-
-    pub fn description(&self) -> &str {
-        match self {
-            AgentTool::Plain(tool) => tool.description(),
-            AgentTool::AskUser(tool) => tool.description(),
-            AgentTool::SubAgent(tool) => &tool.description,
-            AgentTool::Handoff(tool) => &tool.description,
-        }
-    }
-
-    pub fn parameters(&self) -> &Value {
-        match self {
-            AgentTool::Plain(tool) => tool.parameters(),
-            AgentTool::AskUser(tool) => tool.parameters(),
-            AgentTool::SubAgent(tool) => &tool.parameters,
-            AgentTool::Handoff(tool) => tool.parameters(),
-        }
-    }
-
-    /// Whether other calls of the turn wait while it runs.
-    pub fn sequential(&self) -> bool {
-        match self {
-            AgentTool::Plain(tool) => tool.sequential(),
-            AgentTool::SubAgent(tool) => tool.sequential,
-            AgentTool::AskUser(_) | AgentTool::Handoff(_) => true,
-        }
-    }
-
-    /// The tool as offered to the model.
-    pub fn spec(&self) -> ToolSpec {
-        ToolSpec {
-            name: self.name().to_string(),
-            description: self.description().to_string(),
-            parameters: self.parameters().clone(),
-        }
-    }
-}
-
-/// The calling run, as the engine's own tools need it.
-#[derive(Clone)]
-pub struct CallerRun {
-    pub ctx: RunContext,
-    pub step_id: String,
-    /// The calling agent's model, inherited by sub-agents without one.
-    pub provider: Arc<dyn Provider>,
-}
+use super::subagent::CallerRun;
+use crate::provider::{BoxFuture, ToolCall};
+use crate::tools::ToolContext;
 
 /// One turn's tools, bound to the calling run.
 pub struct TurnTools {

@@ -5,14 +5,13 @@
 
 use serde_json::Value;
 
-use super::toolset::AgentTool;
-use crate::engine::clock::new_id;
+use super::clock::new_id;
 use crate::protocol::{
     Action, ParseOutcome, ToolDescription, coerce_params, no_action_feedback, protocol_section,
     tool_result_message,
 };
 use crate::provider::{
-    AssistantMessage, InvalidArguments, Message, ModelResponse, ThinkingBlock, ToolCall,
+    AssistantMessage, InvalidArguments, Message, ModelResponse, ThinkingBlock, ToolCall, ToolSpec,
 };
 
 /// What an agent using the text protocol carries.
@@ -21,22 +20,30 @@ pub struct XmlTools {
     /// The system-prompt section describing the protocol and the tools.
     pub prompt: String,
     pub names: Vec<String>,
+    /// Each tool's parameter schema, by which the text values of a call are typed.
+    schemas: Vec<Value>,
 }
 
 impl XmlTools {
-    pub fn new(tools: &[AgentTool]) -> Self {
+    pub fn new(tools: &[ToolSpec]) -> Self {
         let descriptions: Vec<ToolDescription> = tools
             .iter()
             .map(|tool| ToolDescription {
-                name: tool.name().to_string(),
-                description: tool.description().to_string(),
-                parameters: tool.parameters().clone(),
+                name: tool.name.clone(),
+                description: tool.description.clone(),
+                parameters: tool.parameters.clone(),
             })
             .collect();
         XmlTools {
             prompt: protocol_section(&descriptions),
-            names: tools.iter().map(|t| t.name().to_string()).collect(),
+            names: tools.iter().map(|t| t.name.clone()).collect(),
+            schemas: tools.iter().map(|t| t.parameters.clone()).collect(),
         }
+    }
+
+    fn schema(&self, name: &str) -> Value {
+        let index = self.names.iter().position(|n| n == name);
+        index.map_or(Value::Null, |i| self.schemas[i].clone())
     }
 }
 
@@ -72,7 +79,7 @@ pub fn wire_history(messages: &[Message]) -> Vec<Message> {
 /// in the history (the raw text, plus the call for the engine's own bookkeeping). Returns
 /// the feedback for the model when the reply had no valid action.
 pub fn apply(
-    tools: &[AgentTool],
+    xml: &XmlTools,
     mut response: ModelResponse,
     outcome: ParseOutcome,
 ) -> (ModelResponse, Message, Option<String>) {
@@ -89,11 +96,7 @@ pub fn apply(
     match outcome.action {
         Some(Action::Completion { result }) => response.text = result,
         Some(Action::ToolCall { name, params }) => {
-            let schema = tools
-                .iter()
-                .find(|t| t.name() == name)
-                .map(|t| t.parameters().clone())
-                .unwrap_or(Value::Null);
+            let schema = xml.schema(&name);
             let id = format!("xml_{}", &new_id()[..8]);
             let call = match coerce_params(&params, &schema) {
                 Ok(arguments) => ToolCall {

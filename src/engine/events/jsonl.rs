@@ -3,7 +3,8 @@
 use std::io::Write;
 use std::sync::Mutex;
 
-use super::{Event, EventSink};
+use super::bus::EventSink;
+use super::event::Event;
 
 /// Appends each event as one JSON line, flushed per line, so a crash leaves every emitted
 /// event on disk and never half a line.

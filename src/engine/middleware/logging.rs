@@ -5,7 +5,7 @@ use std::time::Instant;
 
 use serde_json::Value;
 
-use super::{CallContext, Middleware};
+use super::chain::{CallContext, Middleware};
 use crate::provider::{BoxFuture, ModelResponse, ProviderError};
 use crate::spec::middleware::{LogLevel, LoggingConfig};
 

@@ -2,6 +2,8 @@
 //! state the call sees (context management), `after` runs in reverse order and may rewrite
 //! the response, `on_error` may recover from a failed call.
 
+mod chain;
+mod history;
 mod logging;
 mod prune_tool_outputs;
 mod sliding_window;
@@ -12,94 +14,5 @@ pub use prune_tool_outputs::PruneToolOutputs;
 pub use sliding_window::SlidingWindow;
 pub use summarize::Summarize;
 
-use serde_json::{Map, Value};
-
-use super::state::AgentState;
-use crate::provider::{BoxFuture, Message, ModelResponse, ProviderError};
-
-/// What a middleware sees of one model call. `before` may replace `state` (the history the
-/// call sends and the run keeps); by `after` and `on_error` the state is back with the
-/// engine and `state` is empty.
-#[derive(Debug, Clone)]
-pub struct CallContext {
-    pub agent: String,
-    pub step: u64,
-    pub state: AgentState,
-    /// Scratch space shared by the middleware of this call (e.g. a start time).
-    pub metadata: Map<String, Value>,
-}
-
-/// One layer around model calls.
-pub trait Middleware: Send + Sync {
-    fn name(&self) -> &str;
-
-    fn before<'a>(&'a self, ctx: CallContext) -> BoxFuture<'a, CallContext> {
-        Box::pin(async move { ctx })
-    }
-
-    fn after<'a>(
-        &'a self,
-        _ctx: &'a CallContext,
-        response: ModelResponse,
-    ) -> BoxFuture<'a, ModelResponse> {
-        Box::pin(async move { response })
-    }
-
-    /// Returns a response to use instead of the error, or `None` to let it through.
-    fn on_error<'a>(
-        &'a self,
-        _ctx: &'a CallContext,
-        _error: &'a ProviderError,
-    ) -> BoxFuture<'a, Option<ModelResponse>> {
-        Box::pin(async move { None })
-    }
-}
-
-/// Runs `before` of every middleware in order.
-pub async fn run_before(
-    chain: &[std::sync::Arc<dyn Middleware>],
-    mut ctx: CallContext,
-) -> CallContext {
-    for middleware in chain {
-        ctx = middleware.before(ctx).await;
-    }
-    ctx
-}
-
-/// Runs `after` of every middleware in reverse order.
-pub async fn run_after(
-    chain: &[std::sync::Arc<dyn Middleware>],
-    ctx: &CallContext,
-    mut response: ModelResponse,
-) -> ModelResponse {
-    for middleware in chain.iter().rev() {
-        response = middleware.after(ctx, response).await;
-    }
-    response
-}
-
-/// Gives each middleware, in reverse order, the chance to recover from an error.
-pub async fn run_on_error(
-    chain: &[std::sync::Arc<dyn Middleware>],
-    ctx: &CallContext,
-    error: &ProviderError,
-) -> Option<ModelResponse> {
-    for middleware in chain.iter().rev() {
-        if let Some(response) = middleware.on_error(ctx, error).await {
-            return Some(response);
-        }
-    }
-    None
-}
-
-/// A rough token estimate (4 characters per token), enough for context management.
-pub fn estimate_tokens(message: &Message) -> u64 {
-    serde_json::to_string(message).map_or(0, |text| text.len() as u64 / 4)
-}
-
-/// Indices where the history can be cut without separating an assistant's tool calls from
-/// their results (providers reject orphaned tool messages): any index whose message is not
-/// a tool result.
-pub fn is_safe_cut(messages: &[Message], index: usize) -> bool {
-    !matches!(messages.get(index), Some(Message::Tool(_)))
-}
+pub use chain::{CallContext, Middleware, run_after, run_before, run_on_error};
+pub use history::{estimate_tokens, is_safe_cut};

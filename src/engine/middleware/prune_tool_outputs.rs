@@ -2,7 +2,8 @@
 //! output_reserve`, replaces old tool outputs with a marker, keeping the most recent
 //! `protect_recent` tokens untouched.
 
-use super::{CallContext, Middleware, estimate_tokens};
+use super::chain::{CallContext, Middleware};
+use super::history::estimate_tokens;
 use crate::provider::{BoxFuture, Message};
 use crate::spec::middleware::PruneToolOutputsConfig;
 

@@ -3,7 +3,8 @@
 //! the model needs its task; the rest is the most recent messages, cut where no tool result
 //! would lose the assistant message that called it (providers reject orphaned results).
 
-use super::{CallContext, Middleware, is_safe_cut};
+use super::chain::{CallContext, Middleware};
+use super::history::is_safe_cut;
 use crate::provider::{BoxFuture, Message};
 
 pub struct SlidingWindow {

@@ -3,7 +3,8 @@
 
 use std::sync::Arc;
 
-use super::{CallContext, Middleware, estimate_tokens, is_safe_cut};
+use super::chain::{CallContext, Middleware};
+use super::history::{estimate_tokens, is_safe_cut};
 use crate::provider::{BoxFuture, Message, ModelRequest, Provider};
 
 pub struct Summarize {

@@ -9,9 +9,10 @@ use std::collections::HashSet;
 use futures_util::future::join_all;
 use serde_json::{Value, json};
 
-use super::tool_loop::tool_title;
-use super::{Answer, ExecutionStrategy, action_options, bound_reached, conclude};
-use crate::engine::agent::{Agent, GenerateResult, Halt, HaltReason, RunContext};
+use super::reply::{Answer, action_options, bound_reached, conclude, tool_title};
+use crate::engine::agent::{
+    Agent, ExecutionStrategy, GenerateResult, Halt, HaltReason, RunContext,
+};
 use crate::engine::events::{PlanStepChanged, PlanUpdated};
 use crate::engine::plan::{PlanStep, PlanStepStatus};
 use crate::engine::state::{AgentState, add_usage};

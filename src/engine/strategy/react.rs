@@ -2,8 +2,8 @@
 //! `state.reasoning` and shows as thinking), then an action call with the tools. The run
 //! ends when an action call makes no tool call.
 
-use super::{ExecutionStrategy, Next, act_on_reply, action_options, bound_reached};
-use crate::engine::agent::{Agent, GenerateResult, RunContext};
+use super::reply::{Next, act_on_reply, action_options, bound_reached};
+use crate::engine::agent::{Agent, ExecutionStrategy, GenerateResult, RunContext};
 use crate::engine::events::ReasoningCreated;
 use crate::engine::state::AgentState;
 use crate::engine::step::{CallOptions, call_model, fail_step, start_step};

@@ -1,7 +1,7 @@
 //! `loop`: call the model, run the tool calls it made, repeat until a reply has none.
 
-use super::{ExecutionStrategy, Next, act_on_reply, action_options, bound_reached};
-use crate::engine::agent::{Agent, GenerateResult, RunContext};
+use super::reply::{Next, act_on_reply, action_options, bound_reached};
+use crate::engine::agent::{Agent, ExecutionStrategy, GenerateResult, RunContext};
 use crate::engine::state::AgentState;
 use crate::engine::step::{call_model, fail_step, start_step};
 use crate::provider::BoxFuture;
@@ -53,11 +53,4 @@ impl ExecutionStrategy for LoopStrategy {
             }
         })
     }
-}
-
-/// "Called read_file, shell" for a step's title.
-pub(crate) fn tool_title(calls: &[crate::provider::ToolCall]) -> String {
-    let mut names: Vec<&str> = calls.iter().map(|c| c.name.as_str()).collect();
-    names.dedup();
-    format!("Called {}", names.join(", "))
 }

@@ -1,0 +1,96 @@
+//! How events travel: a run's emitter publishes to the bus, which hands every event to
+//! each subscriber.
+
+use std::sync::Arc;
+
+use super::data::EventData;
+use super::event::Event;
+use crate::engine::clock::{new_id, now_rfc3339};
+
+/// Something that receives every event.
+pub trait EventSink: Send + Sync {
+    fn emit(&self, event: &Event);
+}
+
+impl<F: Fn(&Event) + Send + Sync> EventSink for F {
+    fn emit(&self, event: &Event) {
+        self(event)
+    }
+}
+
+/// The subscribers of a run.
+#[derive(Clone, Default)]
+pub struct EventBus {
+    sinks: Arc<Vec<Arc<dyn EventSink>>>,
+}
+
+impl EventBus {
+    pub fn new(sinks: Vec<Arc<dyn EventSink>>) -> Self {
+        EventBus {
+            sinks: Arc::new(sinks),
+        }
+    }
+
+    pub fn publish(&self, event: &Event) {
+        for sink in self.sinks.iter() {
+            sink.emit(event);
+        }
+    }
+}
+
+/// Emits events on behalf of one agent run (its ids, name and depth).
+#[derive(Clone)]
+pub struct Emitter {
+    bus: EventBus,
+    pub run_id: String,
+    pub thread_id: String,
+    pub agent: String,
+    pub depth: u32,
+    pub parent_run_id: Option<String>,
+}
+
+impl Emitter {
+    /// The emitter of a root run.
+    pub fn root(bus: EventBus, agent: &str, run_id: String, thread_id: String) -> Self {
+        Emitter {
+            bus,
+            run_id,
+            thread_id,
+            agent: agent.to_string(),
+            depth: 0,
+            parent_run_id: None,
+        }
+    }
+
+    /// The emitter of a sub-agent run: a new run id, one level deeper.
+    pub fn child(&self, agent: &str) -> Self {
+        Emitter {
+            bus: self.bus.clone(),
+            run_id: new_id(),
+            thread_id: self.thread_id.clone(),
+            agent: agent.to_string(),
+            depth: self.depth + 1,
+            parent_run_id: Some(self.run_id.clone()),
+        }
+    }
+
+    /// The emitter after a handoff: the new agent at the same depth and run.
+    pub fn handed_off(&self, agent: &str) -> Self {
+        Emitter {
+            agent: agent.to_string(),
+            ..self.clone()
+        }
+    }
+
+    pub fn emit(&self, data: impl Into<EventData>) {
+        self.bus.publish(&Event {
+            timestamp: now_rfc3339(),
+            run_id: self.run_id.clone(),
+            thread_id: self.thread_id.clone(),
+            agent: self.agent.clone(),
+            depth: self.depth,
+            parent_run_id: self.parent_run_id.clone(),
+            data: data.into(),
+        });
+    }
+}

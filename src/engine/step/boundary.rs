@@ -1,0 +1,118 @@
+//! Step boundaries: a step's number and start, its end (completed, failed or paused),
+//! and what happens between steps: `stop_when`, the time bound, the checkpoint, a reload.
+
+use crate::engine::agent::{Agent, Halt, HaltReason, RunContext};
+use crate::engine::budget::LimitHit;
+use crate::engine::checkpointing::Pending;
+use crate::engine::clock::new_id;
+pub use crate::engine::events::StepEnd;
+use crate::engine::events::{
+    CheckpointSaved, ReloadFailed, Reloaded, StepCompleted, StepCreated, StepDetails,
+};
+use crate::engine::state::AgentState;
+
+/// Starts the run's next step: gives it the next number (unique in the run, parallel plan
+/// branches included), emits its start, and returns the state at that step and its id.
+pub fn start_step(ctx: &RunContext, state: AgentState, title: &str) -> (AgentState, String) {
+    let step_id = new_id();
+    let state = state.with_step(ctx.next_step_number());
+    ctx.emitter.emit(StepCreated {
+        step_id: step_id.clone(),
+        details: StepDetails {
+            step: state.step,
+            title: title.to_string(),
+        },
+    });
+    (state, step_id)
+}
+
+/// Emits the end of a step, which closes its transcript block.
+pub fn end_step(ctx: &RunContext, state: &AgentState, step_id: &str, title: &str, end: StepEnd) {
+    ctx.emitter.emit(StepCompleted {
+        step_id: step_id.to_string(),
+        details: StepDetails {
+            step: state.step,
+            title: title.to_string(),
+        },
+        status: end,
+    });
+}
+
+/// Ends the step that a halt stopped (paused for a question, failed otherwise) and passes
+/// the halt on.
+pub fn fail_step(ctx: &RunContext, halt: Halt, step_id: &str, title: &str) -> Halt {
+    let end = match halt.reason {
+        HaltReason::InputRequired { .. } => StepEnd::Paused,
+        _ => StepEnd::Failed,
+    };
+    end_step(ctx, &halt.state, step_id, title, end);
+    halt
+}
+
+/// After a step: `stop_when`, then the time bound.
+pub fn after_step(agent: &Agent, state: AgentState, ctx: &RunContext) -> Result<AgentState, Halt> {
+    if let Some(stop_when) = &agent.stop_when {
+        let totals = ctx.budget.totals();
+        match stop_when.check(&state, &totals, ctx.budget.elapsed().as_millis() as u64) {
+            Ok(true) => {
+                let hit =
+                    LimitHit::new("stop_when", format!("`{}` became true", stop_when.source()));
+                return Err(Halt::new(state, HaltReason::Limit(hit)));
+            }
+            Ok(false) => {}
+            Err(message) => return Err(Halt::failed(state, "stop_when", message)),
+        }
+    }
+    if let Err(hit) = ctx.budget.check_time() {
+        return Err(Halt::new(state, HaltReason::Limit(hit)));
+    }
+    save_checkpoint(ctx, &state, None, true);
+    if let Some(reload) = &ctx.reload
+        && ctx.emitter.depth == 0
+    {
+        match reload.poll() {
+            Some(Ok((next, changes))) => {
+                ctx.emitter.emit(Reloaded {
+                    changes,
+                    step: state.step,
+                });
+                if let Ok(mut slot) = ctx.reloaded.lock() {
+                    *slot = Some(next);
+                }
+                return Err(Halt::new(state, HaltReason::Reloaded));
+            }
+            Some(Err(diagnostics)) => {
+                for line in &diagnostics {
+                    eprintln!("{line}");
+                }
+                eprintln!(
+                    "warning: the saved agent file is invalid; the run goes on with the previous definition"
+                );
+                ctx.emitter.emit(ReloadFailed { diagnostics });
+            }
+            None => {}
+        }
+    }
+    Ok(state)
+}
+
+/// Saves the state when the run keeps checkpoints; a failed save is a warning, and the run
+/// goes on (UAP §12.4.7). `announce`: emit `agent.checkpoint.saved` (step ends only).
+pub fn save_checkpoint(
+    ctx: &RunContext,
+    state: &AgentState,
+    pending: Option<&Pending>,
+    announce: bool,
+) {
+    let Some(store) = &ctx.checkpoints else {
+        return;
+    };
+    match store.save(state, pending) {
+        Ok(name) if announce => ctx.emitter.emit(CheckpointSaved {
+            name,
+            step: state.step,
+        }),
+        Ok(_) => {}
+        Err(message) => ctx.warn(format!("checkpoint not saved: {message}")),
+    }
+}

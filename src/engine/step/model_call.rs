@@ -1,0 +1,255 @@
+//! One model call: middleware around it, the budget, its events as it streams, the
+//! text protocol's parsing and format retries, and cancellation.
+
+use std::sync::Arc;
+
+use crate::engine::agent::{Agent, Halt, HaltReason, RunContext};
+use crate::engine::clock::new_id;
+use crate::engine::events::{
+    Delta, InProgress, LlmUsage, MessageCompleted, MessageCreated, MessageDelta, MessageStarted,
+    ModelMessage, Purpose, Role,
+};
+use crate::engine::middleware::{CallContext, run_after, run_before, run_on_error};
+use crate::engine::state::AgentState;
+use crate::engine::xml_turn;
+use crate::protocol::XmlStreamParser;
+use crate::provider::{Message, ModelRequest, ModelResponse, ResponseFormat, StreamDelta};
+
+/// Options of one model call.
+#[derive(Debug, Clone, Default)]
+pub struct CallOptions {
+    /// Offer the agent's tools (false for react's reasoning call).
+    pub offer_tools: bool,
+    /// Ask for JSON matching a schema.
+    pub response_format: Option<ResponseFormat>,
+    /// Extra system text for this call only (e.g. the current plan step).
+    pub system_suffix: Option<String>,
+    /// Keep the reply out of the history (react's reasoning, plan's planning call).
+    pub unrecorded: bool,
+    /// The reply is reasoning: the transcript shows it once, as thinking.
+    pub reasoning: bool,
+}
+
+/// Consecutive replies without a valid action (text protocol) before the run fails.
+const MAX_FORMAT_RETRIES: u32 = 4;
+
+/// Makes one model call from `state` and records the reply in the returned state. With the
+/// text protocol, a reply without a valid action is answered with what was wrong and asked
+/// again (each retry is a model call counted by the limits).
+pub async fn call_model(
+    agent: &Agent,
+    state: AgentState,
+    ctx: &RunContext,
+    options: &CallOptions,
+    step_id: &str,
+) -> Result<(ModelResponse, AgentState), Halt> {
+    let mut state = state;
+    let mut retries = 0;
+    loop {
+        let (response, next, feedback) =
+            call_model_once(agent, state, ctx, options, step_id).await?;
+        let Some(feedback) = feedback else {
+            return Ok((response, next));
+        };
+        if retries >= MAX_FORMAT_RETRIES {
+            return Err(Halt::failed(
+                next,
+                "xml_format",
+                format!(
+                    "{} replies in a row had no valid action: {feedback}",
+                    retries + 1
+                ),
+            ));
+        }
+        retries += 1;
+        state = next.with_message(Message::user(feedback));
+    }
+}
+
+async fn call_model_once(
+    agent: &Agent,
+    state: AgentState,
+    ctx: &RunContext,
+    options: &CallOptions,
+    step_id: &str,
+) -> Result<(ModelResponse, AgentState, Option<String>), Halt> {
+    if ctx.interrupted() {
+        return Err(Halt::new(state, HaltReason::Interrupted));
+    }
+    if let Err(hit) = ctx.budget.before_llm_call() {
+        return Err(Halt::new(state, HaltReason::Limit(hit)));
+    }
+    let call = CallContext {
+        agent: agent.name.clone(),
+        step: state.step,
+        state,
+        metadata: Default::default(),
+    };
+    let mut call = run_before(&agent.middleware, call).await;
+    // The history moves into the request and back afterwards: no copy per call. `after` and
+    // `on_error` see the call's metadata; the state is the engine's again.
+    let mut state = std::mem::take(&mut call.state);
+    let xml = agent.xml_tools.as_ref();
+    let messages = match xml {
+        // The text protocol shows the model a rewritten history; the state keeps its own.
+        Some(_) => xml_turn::wire_history(&state.messages),
+        None => std::mem::take(&mut state.messages),
+    };
+    let mut request = build_request(agent, messages, options);
+    let parser = xml.filter(|_| options.offer_tools).map(|xml| {
+        Arc::new(std::sync::Mutex::new(XmlStreamParser::new(
+            xml.names.clone(),
+        )))
+    });
+
+    let message_id = new_id();
+    ctx.emitter.emit(MessageCreated {
+        step_id: step_id.to_string(),
+        message: MessageStarted {
+            id: message_id.clone(),
+            role: Role::Assistant,
+            metadata: InProgress { in_progress: true },
+        },
+    });
+    let emitter = ctx.emitter.clone();
+    let delta_id = message_id.clone();
+    let stream_parser = parser.clone();
+    let tool_names = xml.map(|x| x.names.clone()).unwrap_or_default();
+    let sink = move |delta: StreamDelta| {
+        // The text protocol's parser reads the reply as it arrives.
+        if let Some(parser) = &stream_parser
+            && let Ok(mut parser) = parser.lock()
+        {
+            match &delta {
+                StreamDelta::Text { text } => parser.push(text),
+                StreamDelta::Reset { .. } => *parser = XmlStreamParser::new(tool_names.clone()),
+                _ => {}
+            }
+        }
+        if let Some(delta) = delta_event(&delta_id, &delta) {
+            emitter.emit(delta);
+        }
+    };
+    let outcome = tokio::select! {
+        result = agent.provider.stream(&request, &sink) => Some(result),
+        _ = crate::tools::stopped(&ctx.cancel) => None,
+    };
+    if xml.is_none() {
+        state.messages = std::mem::take(&mut request.messages);
+    }
+    let response = match outcome {
+        None => {
+            return Err(Halt::new(state, HaltReason::Interrupted));
+        }
+        Some(Ok(response)) => response,
+        Some(Err(error)) => match run_on_error(&agent.middleware, &call, &error).await {
+            Some(response) => response,
+            None => {
+                return Err(Halt::failed(
+                    state,
+                    &format!("provider_{}", error.kind.as_str()),
+                    error.to_string(),
+                ));
+            }
+        },
+    };
+    let response = run_after(&agent.middleware, &call, response).await;
+
+    let spend = ctx.budget.after_llm_call(&response.usage, agent.price);
+    let (response, message, feedback) = match (parser, xml) {
+        (Some(parser), Some(xml)) => {
+            // The parser has read the reply as it streamed; take it out of the sink's hands.
+            let taken = parser.lock().map(|mut p| {
+                std::mem::replace(&mut *p, XmlStreamParser::new(Vec::<String>::new()))
+            });
+            let outcome = match taken {
+                Ok(parser) => parser.finish(),
+                Err(_) => crate::protocol::parse_reply(&response.text, xml.names.clone()),
+            };
+            xml_turn::apply(xml, response, outcome)
+        }
+        _ => {
+            let message = response.to_message();
+            (response, message, None)
+        }
+    };
+    ctx.emitter.emit(MessageCompleted {
+        step_id: step_id.to_string(),
+        message: ModelMessage {
+            id: message_id,
+            role: Role::Assistant,
+            content: response.text.clone(),
+            thinking: response.thinking.iter().map(|t| t.text.clone()).collect(),
+            tool_calls: response.tool_calls.clone(),
+            finish_reason: response.finish_reason.clone(),
+        },
+        purpose: if options.reasoning {
+            Purpose::Reasoning
+        } else {
+            Purpose::Reply
+        },
+    });
+    let totals = ctx.budget.totals();
+    ctx.emitter.emit(LlmUsage {
+        model: response.model.clone(),
+        usage: response.usage,
+        total_usage: totals.usage,
+        cost_usd: totals.cost_usd,
+    });
+    let state = state.with_llm_call(&response.usage);
+    let state = if options.unrecorded {
+        state
+    } else {
+        state.with_message(message)
+    };
+    if let Err(hit) = spend {
+        return Err(Halt::new(state, HaltReason::Limit(hit)));
+    }
+    Ok((response, state, feedback))
+}
+
+fn build_request(agent: &Agent, messages: Vec<Message>, options: &CallOptions) -> ModelRequest {
+    let system = match (&agent.system, &options.system_suffix) {
+        (Some(system), Some(suffix)) => Some(format!("{system}\n\n{suffix}")),
+        (None, Some(suffix)) => Some(suffix.clone()),
+        (system, None) => system.clone(),
+    };
+    let system = match (&agent.xml_tools, options.offer_tools) {
+        (Some(xml), true) => Some(match system {
+            Some(system) => format!("{system}\n\n{}", xml.prompt),
+            None => xml.prompt.clone(),
+        }),
+        _ => system,
+    };
+    let tools = if options.offer_tools && agent.xml_tools.is_none() {
+        agent.tools.iter().map(|tool| tool.spec()).collect()
+    } else {
+        Vec::new()
+    };
+    ModelRequest {
+        system,
+        messages,
+        tools,
+        response_format: options.response_format.clone(),
+        ..ModelRequest::default()
+    }
+}
+
+fn delta_event(message_id: &str, delta: &StreamDelta) -> Option<MessageDelta> {
+    let delta = match delta {
+        StreamDelta::Text { text } => Delta::Chunk {
+            content_chunk: text.clone(),
+        },
+        // A retried call: consumers drop what they showed of the failed attempt.
+        StreamDelta::Reset { attempt, reason } => Delta::Reset {
+            reset: true,
+            attempt: *attempt,
+            reason: reason.clone(),
+        },
+        _ => return None,
+    };
+    Some(MessageDelta {
+        message_id: message_id.to_string(),
+        delta,
+    })
+}

@@ -1,0 +1,155 @@
+//! One turn of tool calls: in flight on disk first, run by the scheduler with their
+//! events, then their results (and effects: a question, a handoff, a sub-agent trace)
+//! folded into the state.
+
+use std::time::Duration;
+
+use serde_json::Value;
+
+use super::boundary::save_checkpoint;
+use crate::engine::agent::{Agent, Halt, HaltReason, RunContext};
+use crate::engine::budget::LimitHit;
+use crate::engine::checkpointing::Pending;
+use crate::engine::effect::ToolEffect;
+use crate::engine::events::{ToolCallCreated, ToolCompleted, ToolStarted};
+use crate::engine::scheduler::{CallObserver, SchedulePolicy, run_calls};
+use crate::engine::state::AgentState;
+use crate::engine::subagent::CallerRun;
+use crate::engine::toolset::TurnTools;
+use crate::provider::{Message, ToolCall};
+use crate::tools::ToolOutput;
+
+/// Runs the tool calls of one reply and appends their results, in call order. Returns the
+/// handoff tool that was called, if any.
+pub async fn run_tools(
+    agent: &Agent,
+    calls: &[ToolCall],
+    state: AgentState,
+    ctx: &RunContext,
+    step_id: &str,
+) -> Result<(AgentState, Option<String>), Halt> {
+    for call in calls {
+        ctx.emitter.emit(ToolCallCreated {
+            step_id: step_id.to_string(),
+            tool_call: call.clone(),
+        });
+    }
+    let limits = ctx.budget.limits();
+    let policy = SchedulePolicy {
+        parallel: agent.parallel_tools,
+        tool_timeout: limits.tool_timeout,
+        max_output_chars: limits.max_output_chars,
+    };
+    let observer = EventObserver { ctx, step_id };
+    let caller = CallerRun {
+        ctx: ctx.clone(),
+        step_id: step_id.to_string(),
+        provider: agent.provider.clone(),
+    };
+    let tools = TurnTools::new(&agent.tools, caller);
+    // The calls in flight are on disk before they run: a resume after a crash knows them.
+    let in_flight = Pending::ToolsInFlight {
+        calls: calls.to_vec(),
+    };
+    save_checkpoint(ctx, &state, Some(&in_flight), false);
+    let (results, hit) = run_calls(
+        calls,
+        &tools,
+        &agent.depends_on,
+        &policy,
+        &observer,
+        &ctx.cancel,
+    )
+    .await;
+    let mut state = state.with_tool_calls(results.iter().filter(|r| r.ran).count() as u64);
+    let mut handoff = None;
+    let mut input_required = None;
+    let mut messages = Vec::with_capacity(results.len());
+    for result in results {
+        match result.effect {
+            // An unanswered question has no result yet: the answer becomes it on resume.
+            Some(ToolEffect::InputRequired { question, id }) => {
+                input_required.get_or_insert(HaltReason::InputRequired {
+                    question,
+                    id,
+                    call: Box::new(result.call),
+                });
+                continue;
+            }
+            Some(ToolEffect::SubAgent(trace)) => state = state.with_subagent_trace(*trace),
+            Some(ToolEffect::Handoff { tool }) => {
+                handoff.get_or_insert(tool);
+            }
+            None => {}
+        }
+        messages.push(Message::tool_result(
+            &result.call,
+            result_for_model(&result.output),
+            !result.output.success,
+        ));
+    }
+    let state = state.with_messages(messages);
+    if let Some(reason) = input_required {
+        return Err(Halt::new(state, reason));
+    }
+    if ctx.interrupted() {
+        return Err(Halt::new(state, HaltReason::Interrupted));
+    }
+    if let Some(hit) = hit {
+        return Err(Halt::new(state, HaltReason::Limit(hit)));
+    }
+    Ok((state, handoff))
+}
+
+/// The text the model gets back for a tool result.
+pub fn result_for_model(output: &ToolOutput) -> String {
+    if output.success {
+        match &output.data {
+            Value::String(text) => text.clone(),
+            other => other.to_string(),
+        }
+    } else {
+        let mut text = format!(
+            "Error: {}",
+            output.error.as_deref().unwrap_or("the tool failed")
+        );
+        match &output.data {
+            Value::Null => {}
+            Value::String(data) if data.is_empty() => {}
+            Value::String(data) => text.push_str(&format!("\n{data}")),
+            other => text.push_str(&format!("\n{other}")),
+        }
+        text
+    }
+}
+
+struct EventObserver<'a> {
+    ctx: &'a RunContext,
+    step_id: &'a str,
+}
+
+impl CallObserver for EventObserver<'_> {
+    fn admit(&self, _call: &ToolCall) -> Result<(), LimitHit> {
+        self.ctx.budget.check_time()?;
+        self.ctx.budget.reserve_tool_call()
+    }
+
+    fn started(&self, call: &ToolCall) {
+        self.ctx.emitter.emit(ToolStarted {
+            step_id: self.step_id.to_string(),
+            tool_call_id: call.id.clone(),
+            tool_name: call.name.clone(),
+            input: call.arguments.clone(),
+        });
+    }
+
+    fn finished(&self, call: &ToolCall, output: &ToolOutput, duration: Duration) {
+        self.ctx.emitter.emit(ToolCompleted {
+            step_id: self.step_id.to_string(),
+            tool_call_id: call.id.clone(),
+            tool_name: call.name.clone(),
+            result: output.clone(),
+            duration_ms: duration.as_millis() as u64,
+        });
+    }
+}

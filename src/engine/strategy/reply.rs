@@ -1,0 +1,136 @@
+//! What every strategy does with a model's reply: the options of an action call, running
+//! its tool calls, accepting (or retrying) a final answer, and the bounds of the loop.
+
+use crate::engine::agent::{Agent, Halt, HaltReason, RunContext, Turn};
+use crate::engine::budget::LimitHit;
+use crate::engine::state::AgentState;
+use crate::engine::step::{CallOptions, check_structured};
+use crate::provider::{Message, ResponseFormat};
+
+/// The options of every action call: tools offered, and JSON asked for when the agent has
+/// an output schema.
+pub(crate) fn action_options(agent: &Agent) -> CallOptions {
+    CallOptions {
+        offer_tools: true,
+        response_format: agent.output_schema.as_ref().map(|schema| ResponseFormat {
+            name: "final_answer".into(),
+            schema: schema.clone(),
+            strict: false,
+        }),
+        ..CallOptions::default()
+    }
+}
+
+/// What to do with a reply that made no tool call.
+pub(crate) enum Answer {
+    /// The run is over.
+    Final(Turn),
+    /// The structured answer did not match; the feedback is in the state, try again.
+    Retry(AgentState),
+}
+
+/// Accepts `text` as the final answer, or asks the model for a corrected structured answer
+/// (bounded by `agent.structured_retries`).
+pub(crate) fn conclude(
+    agent: &Agent,
+    text: String,
+    state: AgentState,
+    attempts: &mut u32,
+) -> Result<(Answer, AgentState), Halt> {
+    match check_structured(agent, &text) {
+        Ok(structured) => Ok((
+            Answer::Final(Turn {
+                output: text,
+                structured,
+                usage: Default::default(),
+                messages: Vec::new(),
+                handoff: None,
+            }),
+            state,
+        )),
+        Err(feedback) if *attempts < agent.structured_retries => {
+            *attempts += 1;
+            let state = state.with_message(Message::user(feedback));
+            Ok((Answer::Retry(state.clone()), state))
+        }
+        Err(feedback) => Err(Halt::failed(
+            state,
+            "structured_output",
+            format!("the final answer never matched the output schema: {feedback}"),
+        )),
+    }
+}
+
+/// The turn that hands the conversation over (the engine runs the target next).
+pub(crate) fn handed_over(tool: String) -> Turn {
+    Turn {
+        output: String::new(),
+        structured: None,
+        usage: Default::default(),
+        messages: Vec::new(),
+        handoff: Some(tool),
+    }
+}
+
+/// The halt for a strategy bound such as `max_iterations`.
+pub(crate) fn bound_reached(state: AgentState, name: &str, detail: String) -> Halt {
+    Halt::new(state, HaltReason::Limit(LimitHit::new(name, detail)))
+}
+
+/// What a step's action reply leads to.
+pub(crate) enum Next {
+    /// The run is over: the answer, or a handoff.
+    Done(Turn, AgentState),
+    /// Another step.
+    Again(AgentState),
+}
+
+/// Handles an action reply, for loop and react alike: no tool call means an answer (or a
+/// retry when it does not match the output schema); otherwise the calls run, and a handoff
+/// ends the turn. Closes the step either way.
+pub(crate) async fn act_on_reply(
+    agent: &Agent,
+    ctx: &RunContext,
+    response: crate::provider::ModelResponse,
+    state: AgentState,
+    step_id: &str,
+    attempts: &mut u32,
+) -> Result<Next, Halt> {
+    use crate::engine::step::{StepEnd, after_step, end_step, fail_step, run_tools};
+    if response.tool_calls.is_empty() {
+        let (answer, state) = conclude(agent, response.text, state, attempts)
+            .map_err(|halt| fail_step(ctx, halt, step_id, "Answer"))?;
+        return match answer {
+            Answer::Final(turn) => {
+                end_step(ctx, &state, step_id, "Answer", StepEnd::Completed);
+                Ok(Next::Done(turn, state))
+            }
+            Answer::Retry(state) => {
+                end_step(
+                    ctx,
+                    &state,
+                    step_id,
+                    "Answer did not match the output schema",
+                    StepEnd::Failed,
+                );
+                Ok(Next::Again(after_step(agent, state, ctx)?))
+            }
+        };
+    }
+    let title = tool_title(&response.tool_calls);
+    let (state, handoff) = run_tools(agent, &response.tool_calls, state, ctx, step_id)
+        .await
+        .map_err(|halt| fail_step(ctx, halt, step_id, &title))?;
+    end_step(ctx, &state, step_id, &title, StepEnd::Completed);
+    if let Some(tool) = handoff {
+        return Ok(Next::Done(handed_over(tool), state));
+    }
+    Ok(Next::Again(after_step(agent, state, ctx)?))
+}
+
+/// "Called read_file, shell" for a step's title.
+pub(super) fn tool_title(calls: &[crate::provider::ToolCall]) -> String {
+    let mut names: Vec<&str> = calls.iter().map(|c| c.name.as_str()).collect();
+    names.dedup();
+    format!("Called {}", names.join(", "))
+}
