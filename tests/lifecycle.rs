@@ -233,6 +233,45 @@ fn an_ask_user_pause_is_an_input_block_with_its_checkpoint_and_the_answer_lands_
 }
 
 #[test]
+fn an_answer_from_the_answers_file_is_written_inside_the_ask_user_block() {
+    let ran = Test::new()
+        .agent("prompt: Go\ntools:\n  - builtin: ask_user\n")
+        .file("answers.yaml", "branch: main\n")
+        .reply(Reply::tool_call(
+            "ask_user",
+            json!({"question": "Which branch?", "id": "branch"}),
+        ))
+        .reply(Reply::text("Using main."))
+        .args(["--answers", "answers.yaml"])
+        .stdout("Using main.\n")
+        .run();
+    let provided = ran.events_of("agent.user_input.provided");
+    assert_eq!(provided.len(), 1);
+    assert_eq!(provided[0]["data"]["answer"], "main");
+    assert!(provided[0]["data"]["stepId"].is_string());
+    let transcript = ran.transcript();
+    let tool_block = transcript
+        .split("<<TOOL_STEP_START/ask_user:")
+        .nth(1)
+        .and_then(|rest| rest.split("<<TOOL_STEP_END/ask_user:").next())
+        .unwrap_or_else(|| panic!("no ask_user block\n{transcript}"));
+    let input = tool_block
+        .split("<<INPUT_REQUIRED_START>>")
+        .nth(1)
+        .unwrap_or_else(|| panic!("no input block in the tool block\n{transcript}"));
+    assert!(input.contains("Which branch?"), "{transcript}");
+    assert!(
+        input.contains("<<USER_INPUT_PROVIDED_START>>\n{\"input\":\"main\""),
+        "{transcript}"
+    );
+    // The transcript still reads back.
+    ran.then()
+        .command(["render", "run/transcript.txt"])
+        .stdout_contains("Which branch?")
+        .run();
+}
+
+#[test]
 fn a_missing_key_at_exec_start_points_at_the_model_in_the_file() {
     let ran = Test::new()
         .file(

@@ -17,13 +17,12 @@ use super::run_dir::RunDir;
 use super::run_options::RunOptions;
 use super::session_store::SessionFiles;
 use crate::compile::run_limits;
+use crate::engine::AgentState;
 use crate::engine::budget::Budget;
 use crate::engine::checkpointing::Checkpointer;
 use crate::engine::clock::new_id;
-use crate::engine::events::Emitter;
 use crate::engine::run::{RunStart, drive};
-use crate::engine::{AgentState, RunContext};
-use crate::output::result::{RunResult, Status};
+use crate::output::result::Status;
 use crate::provider::Message;
 
 #[derive(Debug, Args)]
@@ -67,7 +66,6 @@ fn chat(args: &ChatArgs) -> Result<Exit, Stop> {
     let reloader = super::watch::reloader(&prepared)?;
     let run_dir = RunDir::open(&args.run, &chat_id)?;
     let name = prepared.spec.name.clone();
-    let emitter = |run_id| Emitter::root(run_dir.bus.clone(), &name, run_id, session_id.clone());
     // Limits hold for the whole chat, as for a session.
     let budget = Arc::new(Budget::new(run_limits(&prepared.spec.limits)));
     eprintln!("chat with {name} (session {session_id}); /reset, /save, /exit");
@@ -82,15 +80,10 @@ fn chat(args: &ChatArgs) -> Result<Exit, Stop> {
             }
             "/save" => save(files.as_deref(), &state, &session_id),
             line => {
-                super::watch::swap_between_runs(
-                    &*reloader,
-                    &mut agent,
-                    &emitter(chat_id.clone()),
-                    state.step,
-                );
-                let mut ctx =
-                    RunContext::new(emitter(new_id()), budget.clone(), prepared.cancel.clone());
-                ctx.checkpoints = files.clone().map(|f| f as Arc<dyn Checkpointer>);
+                let emitter = run_dir.emitter(&name, chat_id.clone(), &session_id);
+                super::watch::swap_between_runs(&*reloader, &mut agent, &emitter, state.step);
+                let emitter = run_dir.emitter(&name, new_id(), &session_id);
+                let ctx = prepared.context(emitter, budget.clone(), files.clone());
                 let start = RunStart {
                     opening: vec![Message::user(line)],
                     answered: None,
@@ -100,10 +93,11 @@ fn chat(args: &ChatArgs) -> Result<Exit, Stop> {
                     .runtime
                     .block_on(drive(&agent, start, state, &ctx))
                     .state;
-                let Some(result) = run_dir.result() else {
+                let Some(result) = run_dir.finish() else {
                     break;
                 };
-                exit = report_turn(&run_dir, &result, &args.run);
+                args.run.print_result(&result);
+                exit = Exit::from(result.status);
                 if result.status == Status::Interrupted {
                     break;
                 }
@@ -112,16 +106,6 @@ fn chat(args: &ChatArgs) -> Result<Exit, Stop> {
         let _ = std::io::stdout().flush();
     }
     Ok(exit)
-}
-
-/// Leaves a turn's result behind and prints it as `exec` does.
-fn report_turn(run_dir: &RunDir, result: &RunResult, options: &RunOptions) -> Exit {
-    run_dir.write_result(result);
-    if let Some(error) = &result.error {
-        eprintln!("error[{}]: {}", error.code, error.message);
-    }
-    options.print_result(result);
-    Exit::from(result.status)
 }
 
 /// `/save`: checkpoints the history now.

@@ -9,12 +9,10 @@ use super::run_dir::RunDir;
 use super::run_options::RunOptions;
 use super::session_store::SessionFiles;
 use crate::compile::run_limits;
+use crate::engine::AgentState;
 use crate::engine::agent::Reloader;
 use crate::engine::budget::Budget;
-use crate::engine::checkpointing::Checkpointer;
-use crate::engine::events::Emitter;
 use crate::engine::run::{Answered, RunStart, drive};
-use crate::engine::{AgentState, RunContext};
 use crate::output::result::RunResult;
 use crate::provider::Message;
 
@@ -77,16 +75,10 @@ fn run(launch: Launch, options: &RunOptions) -> Result<RunResult, Stop> {
         Opening::Continue => Vec::new(),
     };
     let run_dir = RunDir::open(options, &run_id)?;
-    let emitter = Emitter::root(
-        run_dir.bus.clone(),
-        &prepared.spec.name,
-        run_id,
-        session_id.clone(),
-    );
+    let emitter = run_dir.emitter(&prepared.spec.name, run_id, &session_id);
     // A resumed session keeps counting where it stopped: limits are per session.
     let budget = Budget::resumed(run_limits(&prepared.spec.limits), &launch.state);
-    let mut ctx = RunContext::new(emitter, Arc::new(budget), prepared.cancel.clone());
-    ctx.checkpoints = launch.checkpoints.map(|c| c as Arc<dyn Checkpointer>);
+    let mut ctx = prepared.context(emitter, Arc::new(budget), launch.checkpoints);
     ctx.reload = reloader.map(|r| r as Arc<dyn Reloader>);
     let start = RunStart {
         opening,
@@ -96,12 +88,7 @@ fn run(launch: Launch, options: &RunOptions) -> Result<RunResult, Stop> {
     prepared
         .runtime
         .block_on(drive(&agent, start, launch.state, &ctx));
-    let result = run_dir
-        .result()
-        .ok_or_else(|| Stop::invalid("internal", "the run left no result"))?;
-    run_dir.write_result(&result);
-    if let Some(error) = &result.error {
-        eprintln!("error[{}]: {}", error.code, error.message);
-    }
-    Ok(result)
+    run_dir
+        .finish()
+        .ok_or_else(|| Stop::invalid("internal", "the run left no result"))
 }

@@ -12,11 +12,15 @@ use tokio::runtime::Runtime;
 use tokio::sync::watch;
 
 use super::servers::{RunningServers, runtime};
+use super::session_store::SessionFiles;
 use crate::compile::{
     CompileError, CompileInput, EnvLookup, TemplateContext, compile_agent, file_dir,
 };
-use crate::engine::Agent;
+use crate::engine::budget::Budget;
+use crate::engine::checkpointing::Checkpointer;
 use crate::engine::clock::now_rfc3339;
+use crate::engine::events::Emitter;
+use crate::engine::{Agent, RunContext};
 use crate::mcp::McpServers;
 use crate::output::result::Status;
 use crate::provider::BuildOptions;
@@ -231,6 +235,19 @@ impl Prepared {
             build: request.build,
             answers: request.answers,
         })
+    }
+
+    /// The context of one run of this agent: its events, its budget, this command's stop
+    /// signal, and where its checkpoints go.
+    pub fn context(
+        &self,
+        emitter: Emitter,
+        budget: Arc<Budget>,
+        checkpoints: Option<Arc<SessionFiles>>,
+    ) -> RunContext {
+        let mut ctx = RunContext::new(emitter, budget, self.cancel.clone());
+        ctx.checkpoints = checkpoints.map(|files| files as Arc<dyn Checkpointer>);
+        ctx
     }
 
     /// What compiling the root agent needs.

@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use super::prepare::Stop;
 use super::run_options::RunOptions;
-use crate::engine::events::{EventBus, EventSink, JsonlSink};
+use crate::engine::events::{Emitter, EventBus, EventSink, JsonlSink};
 use crate::fsutil::write_atomically;
 use crate::output::progress::Progress;
 use crate::output::result::{ResultFold, RunResult};
@@ -74,6 +74,21 @@ impl RunDir {
         let mut result = self.fold.result()?;
         result.transcript = Some(self.dir.join("transcript.txt").display().to_string());
         result.events = Some(self.dir.join("events.jsonl").display().to_string());
+        Some(result)
+    }
+
+    /// The root emitter of run `run_id` of `agent`, publishing to this directory's files.
+    pub fn emitter(&self, agent: &str, run_id: String, session_id: &str) -> Emitter {
+        Emitter::root(self.bus.clone(), agent, run_id, session_id.to_string())
+    }
+
+    /// After a run: its result written to `result.json`, and its error on stderr.
+    pub fn finish(&self) -> Option<RunResult> {
+        let result = self.result()?;
+        self.write_result(&result);
+        if let Some(error) = &result.error {
+            eprintln!("error[{}]: {}", error.code, error.message);
+        }
         Some(result)
     }
 

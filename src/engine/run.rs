@@ -58,6 +58,7 @@ pub async fn drive(
             question: answered.question,
             answer: answered.answer,
             tool_call_id: answered.tool_call_id,
+            step_id: None,
         });
     }
     emitter.emit(StatusChanged {

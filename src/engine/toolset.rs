@@ -4,12 +4,16 @@
 
 use std::collections::HashMap;
 
+use serde_json::Value;
+
 use super::agent::AgentTool;
 use super::effect::ToolEffect;
+use super::events::UserInputProvided;
 use super::scheduler::{Called, Dispatch};
 use super::subagent::CallerRun;
+
 use crate::provider::{BoxFuture, ToolCall};
-use crate::tools::ToolContext;
+use crate::tools::{AskUserTool, Asked, ToolContext};
 
 /// One turn's tools, bound to the calling run.
 pub struct TurnTools {
@@ -42,19 +46,36 @@ impl Dispatch for TurnTools {
         Box::pin(async move {
             match tool {
                 AgentTool::Plain(tool) => tool.call(arguments, &context).await.into(),
-                AgentTool::AskUser(tool) => match tool.ask(&arguments) {
-                    Ok(output) => output.into(),
-                    Err((output, question)) => Called {
-                        output,
-                        effect: Some(ToolEffect::InputRequired {
-                            question: question.question,
-                            id: question.id,
-                        }),
-                    },
-                },
+                AgentTool::AskUser(tool) => ask(&tool, &arguments, &caller, &context.call_id),
                 AgentTool::SubAgent(tool) => tool.run(arguments, &caller, &context.call_id).await,
                 AgentTool::Handoff(tool) => tool.hand_over(),
             }
         })
+    }
+}
+
+/// Runs `ask_user`: an answer at hand (terminal, answers file) is recorded in the stream
+/// inside the caller's step; none pauses the run on the question.
+fn ask(tool: &AskUserTool, arguments: &Value, caller: &CallerRun, call_id: &str) -> Called {
+    let asked = tool.ask(arguments);
+    let output = asked.output();
+    match asked {
+        Asked::Invalid(_) => output.into(),
+        Asked::Answered { question, answer } => {
+            caller.ctx.emitter.emit(UserInputProvided {
+                question: question.question,
+                answer,
+                tool_call_id: call_id.to_string(),
+                step_id: Some(caller.step_id.clone()),
+            });
+            output.into()
+        }
+        Asked::Waiting(question) => Called {
+            output,
+            effect: Some(ToolEffect::InputRequired {
+                question: question.question,
+                id: question.id,
+            }),
+        },
     }
 }

@@ -125,9 +125,10 @@ impl<S: TranscriptSink> RunTranscript<S> {
                     provided: None,
                 });
             }
-            // The answer is written inside the block of the question it answers.
+            // The answer is written inside the block of the question it answers: in the
+            // `ask_user` tool block when it came at once, on its own when on resume.
             EventData::UserInputProvided(input) => {
-                let _ = self.sink.input_required(InputRequired {
+                let block = InputRequired {
                     prompt: input.question.clone(),
                     input_types: "text".into(),
                     checkpoint_name: None,
@@ -135,7 +136,19 @@ impl<S: TranscriptSink> RunTranscript<S> {
                         input: Value::String(input.answer.clone()),
                         kind: "text".into(),
                     }),
-                });
+                };
+                match &input.step_id {
+                    Some(step_id) => self.push(
+                        step_id,
+                        Op::Nested {
+                            id: input.tool_call_id.clone(),
+                            items: vec![Item::InputRequired(block)],
+                        },
+                    ),
+                    None => {
+                        let _ = self.sink.input_required(block);
+                    }
+                }
             }
             // The transcript's tags have no reload block; a named checkpoint marks it.
             EventData::Reloaded(reloaded) => {

@@ -10,7 +10,7 @@ use serde_json::{Value, json};
 
 use super::{ArgsValidator, BoxFuture, Tool, ToolContext, ToolOutput};
 
-/// A question no source could answer: the run pauses until the person answers it.
+/// A question for the person, with the id the model gave it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Question {
     pub question: String,
@@ -117,12 +117,10 @@ impl AskUserTool {
 }
 
 impl AskUserTool {
-    /// Asks the sources in order. `Err`: nobody answered; the result for the model and the
-    /// question the run waits on.
-    #[allow(clippy::result_large_err)]
-    pub fn ask(&self, arguments: &Value) -> Result<ToolOutput, (ToolOutput, Question)> {
+    /// Asks the sources in order.
+    pub fn ask(&self, arguments: &Value) -> Asked {
         if let Err(invalid) = self.validator.check(arguments) {
-            return Ok(invalid);
+            return Asked::Invalid(invalid);
         }
         let question = arguments["question"]
             .as_str()
@@ -134,12 +132,35 @@ impl AskUserTool {
             .map(String::from);
         for source in &self.sources {
             if let Some(answer) = source.answer(&question, id.as_deref()) {
-                return Ok(ToolOutput::ok(Value::String(answer)));
+                let question = Question { question, id };
+                return Asked::Answered { question, answer };
             }
         }
-        let output =
-            ToolOutput::error("no answer is available yet: the run pauses until the user answers");
-        Err((output, Question { question, id }))
+        Asked::Waiting(Question { question, id })
+    }
+}
+
+/// What asking found.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Asked {
+    /// The arguments were not a question: the tool error for the model.
+    Invalid(ToolOutput),
+    /// A source (the terminal, an answers file) answered.
+    Answered { question: Question, answer: String },
+    /// Nobody could answer: the run pauses on this question.
+    Waiting(Question),
+}
+
+impl Asked {
+    /// The call's result for the model.
+    pub fn output(&self) -> ToolOutput {
+        match self {
+            Asked::Invalid(output) => output.clone(),
+            Asked::Answered { answer, .. } => ToolOutput::ok(Value::String(answer.clone())),
+            Asked::Waiting(_) => ToolOutput::error(
+                "no answer is available yet: the run pauses until the user answers",
+            ),
+        }
     }
 }
 
@@ -162,6 +183,6 @@ impl Tool for AskUserTool {
     }
 
     fn call<'a>(&'a self, arguments: Value, _ctx: &'a ToolContext) -> BoxFuture<'a, ToolOutput> {
-        Box::pin(async move { self.ask(&arguments).unwrap_or_else(|(output, _)| output) })
+        Box::pin(async move { self.ask(&arguments).output() })
     }
 }

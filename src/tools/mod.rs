@@ -26,7 +26,7 @@ mod text;
 mod workspace;
 mod write_file;
 
-pub use ask_user::{AnswerSource, AnswersFile, AskUserTool, Question, Terminal};
+pub use ask_user::{AnswerSource, AnswersFile, AskUserTool, Asked, Question, Terminal};
 pub use builtin::build_builtin;
 pub use http_get::{HttpGetTool, host_allowed};
 pub use list_dir::ListDirTool;

@@ -89,7 +89,7 @@ event_types! {
     "thread.run.failed" => RunFailed(RunFailed),
     /// `ask_user` found no answer; the run pauses after its final checkpoint.
     "thread.run.requires_action" => RequiresAction(RequiresAction),
-    /// An answer to the question the run paused for (first event of the resumed run).
+    /// An answer: at once, inside the step that asked, or on resume (first event of the run).
     "agent.user_input.provided" => UserInputProvided(UserInputProvided),
     /// After each step of the root agent, when checkpoints are on.
     "agent.checkpoint.saved" => CheckpointSaved(CheckpointSaved),
@@ -426,6 +426,10 @@ pub struct UserInputProvided {
     pub question: String,
     pub answer: String,
     pub tool_call_id: String,
+    /// The step whose `ask_user` call the answer came to at once (terminal, answers file);
+    /// absent for an answer given on `runner resume`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub step_id: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
