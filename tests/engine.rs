@@ -98,23 +98,16 @@ fn agent(
     middleware: Vec<Arc<dyn Middleware>>,
     strategy: Arc<dyn ExecutionStrategy>,
 ) -> Agent {
-    Agent {
-        name: "tester".into(),
-        description: None,
-        system: Some("You test.".into()),
-        provider: Arc::new(ScriptedProvider::new("script", script())),
-        price: None,
-        tools: vec![AgentTool::Plain(Sleeper::tool("nap", 1, log))],
-        depends_on: Default::default(),
-        strategy,
-        middleware,
-        output_schema: None,
-        parallel_tools: None,
-        stop_when: None,
-        structured_retries: 1,
-        handoffs: Default::default(),
-        xml_tools: None,
+    let provider = Arc::new(ScriptedProvider::new("script", script()));
+    let mut agent = Agent::builder("tester", provider)
+        .system("You test.")
+        .tool(AgentTool::Plain(Sleeper::tool("nap", 1, log)))
+        .strategy(strategy)
+        .structured_retries(1);
+    for layer in middleware {
+        agent = agent.middleware(layer);
     }
+    agent.build()
 }
 
 fn context(events: Arc<Mutex<Vec<Event>>>) -> RunContext {

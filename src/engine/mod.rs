@@ -3,6 +3,7 @@
 
 pub mod agent;
 pub mod budget;
+pub mod builder;
 pub mod checkpointing;
 pub mod clock;
 pub mod effect;
@@ -22,6 +23,7 @@ pub mod trace;
 pub mod xml_turn;
 
 pub use agent::{Agent, GenerateResult, Halt, HaltReason, RunContext, Turn};
+pub use builder::AgentBuilder;
 pub use outcome::{RunOutcome, RunStatus};
 pub use run::{RunStart, drive};
 pub use state::AgentState;

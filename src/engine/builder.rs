@@ -1,0 +1,133 @@
+//! Building an [`Agent`] in code, part by part, with the defaults an agent file has: the
+//! `loop` strategy, no middleware, all of a turn's tool calls at once, two retries for a
+//! structured answer that does not match.
+//!
+//! ```no_run
+//! # use std::sync::Arc;
+//! # fn provider() -> Arc<dyn runner::provider::Provider> { unimplemented!() }
+//! use runner::engine::Agent;
+//!
+//! let agent = Agent::builder("reviewer", provider())
+//!     .system("You review diffs.")
+//!     .build();
+//! ```
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use serde_json::Value;
+
+use super::agent::{Agent, AgentFactory, AgentTool, ExecutionStrategy, HandoffTool};
+use super::budget::Price;
+use super::middleware::Middleware;
+use super::stop_when::StopWhen;
+use super::strategy::LoopStrategy;
+use crate::provider::Provider;
+
+/// An agent under construction; [`AgentBuilder::build`] finishes it.
+pub struct AgentBuilder {
+    agent: Agent,
+}
+
+impl Agent {
+    /// Starts an agent named `name` that talks to `provider`.
+    pub fn builder(name: impl Into<String>, provider: Arc<dyn Provider>) -> AgentBuilder {
+        AgentBuilder {
+            agent: Agent {
+                name: name.into(),
+                description: None,
+                system: None,
+                provider,
+                price: None,
+                tools: Vec::new(),
+                depends_on: HashMap::new(),
+                strategy: Arc::new(LoopStrategy::default()),
+                middleware: Vec::new(),
+                output_schema: None,
+                parallel_tools: None,
+                stop_when: None,
+                structured_retries: 2,
+                handoffs: HashMap::new(),
+                xml_tools: None,
+            },
+        }
+    }
+}
+
+impl AgentBuilder {
+    pub fn description(mut self, text: impl Into<String>) -> Self {
+        self.agent.description = Some(text.into());
+        self
+    }
+
+    /// The system prompt, as rendered.
+    pub fn system(mut self, text: impl Into<String>) -> Self {
+        self.agent.system = Some(text.into());
+        self
+    }
+
+    /// The model's prices, so the run reports its cost.
+    pub fn price(mut self, price: Price) -> Self {
+        self.agent.price = Some(price);
+        self
+    }
+
+    /// Adds a tool: any `Arc<dyn Tool>`, or one of the engine's own (`AgentTool`).
+    pub fn tool(mut self, tool: impl Into<AgentTool>) -> Self {
+        self.agent.tools.push(tool.into());
+        self
+    }
+
+    /// Within a turn, `tool` waits for the calls of `after` to finish.
+    pub fn depends_on(mut self, tool: &str, after: Vec<String>) -> Self {
+        self.agent.depends_on.insert(tool.to_string(), after);
+        self
+    }
+
+    /// Adds a handoff: the model's call of the tool `tool` gives the conversation to the
+    /// agent `target` builds.
+    pub fn handoff(mut self, tool: &str, description: &str, target: Arc<dyn AgentFactory>) -> Self {
+        let handoff = HandoffTool::new(tool.into(), description.into(), target.clone());
+        self.agent.tools.push(AgentTool::Handoff(Arc::new(handoff)));
+        self.agent.handoffs.insert(tool.to_string(), target);
+        self
+    }
+
+    pub fn strategy(mut self, strategy: Arc<dyn ExecutionStrategy>) -> Self {
+        self.agent.strategy = strategy;
+        self
+    }
+
+    /// Adds a middleware around every model call (`before` runs in the order added).
+    pub fn middleware(mut self, middleware: Arc<dyn Middleware>) -> Self {
+        self.agent.middleware.push(middleware);
+        self
+    }
+
+    /// The final answer must be JSON matching this schema.
+    pub fn output_schema(mut self, schema: Value) -> Self {
+        self.agent.output_schema = Some(schema);
+        self
+    }
+
+    /// At most `limit` tool calls of a turn at once.
+    pub fn parallel_tools(mut self, limit: usize) -> Self {
+        self.agent.parallel_tools = Some(limit);
+        self
+    }
+
+    pub fn stop_when(mut self, stop_when: StopWhen) -> Self {
+        self.agent.stop_when = Some(stop_when);
+        self
+    }
+
+    /// How often the model may retry a structured answer that does not match.
+    pub fn structured_retries(mut self, retries: u32) -> Self {
+        self.agent.structured_retries = retries;
+        self
+    }
+
+    pub fn build(self) -> Agent {
+        self.agent
+    }
+}
