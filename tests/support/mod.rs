@@ -4,7 +4,7 @@
 
 mod harness;
 #[allow(unused_imports)]
-pub use harness::{KEY, KEY_ENV, Ran, Test, read_json};
+pub use harness::{KEY, KEY_ENV, Ran, Running, Test, read_json, wait_until};
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
