@@ -105,6 +105,16 @@ impl Test {
         self
     }
 
+    /// Writes an executable file (`$MODEL` and the URLs replaced): a script for the
+    /// shell tool to run.
+    pub fn executable(self, path: &str, text: &str) -> Self {
+        use std::os::unix::fs::PermissionsExt;
+        let test = self.file(path, text);
+        let permissions = std::fs::Permissions::from_mode(0o755);
+        std::fs::set_permissions(test.dir.join(path), permissions).unwrap();
+        test
+    }
+
     /// Brings a path of the repository into the workspace at the same place, for the
     /// examples users are told to try from the repository root: a file is copied (the
     /// tools refuse links that leave the workspace), a directory is linked (the MCP
