@@ -29,8 +29,8 @@ fn event_types(ran: &Ran) -> Vec<String> {
 #[test]
 fn quickstart_runs_offline_and_answers() {
     let ran = Test::new()
-        .from_repo("examples/quickstart.yaml")
-        .from_repo("README.md")
+        .repo_path("examples/quickstart.yaml")
+        .repo_path("README.md")
         .command(["exec", "examples/quickstart.yaml", "--run-dir", "run"])
         .stdout("This project is `runner`, a declarative agent runner.\n")
         .run();

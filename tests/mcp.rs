@@ -672,8 +672,8 @@ fn an_interrupt_while_a_server_starts_stops_it_with_exit_130() {
 fn the_mcp_example_runs_offline() {
     everything();
     let ran = Test::new()
-        .from_repo("examples/mcp.yaml")
-        .from_repo("tests/mcp-server")
+        .repo_path("examples/mcp.yaml")
+        .repo_path("tests/mcp-server")
         .command(["exec", "examples/mcp.yaml", "--run-dir", "run"])
         .stdout("The server says 19 + 23 = 42.\n")
         .run();

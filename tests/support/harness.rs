@@ -119,7 +119,7 @@ impl Test {
     /// examples users are told to try from the repository root: a file is copied (the
     /// tools refuse links that leave the workspace), a directory is linked (the MCP
     /// reference server's `node_modules` is large).
-    pub fn from_repo(self, path: &str) -> Self {
+    pub fn repo_path(self, path: &str) -> Self {
         let source = root().join(path);
         let target = self.dir.join(path);
         std::fs::create_dir_all(target.parent().unwrap()).unwrap();
