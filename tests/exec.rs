@@ -62,6 +62,7 @@ fn loop_calls_a_tool_and_answers_over_the_openai_wire() {
     assert_eq!(envelope["limit"], Value::Null);
     assert_eq!(envelope["error"], Value::Null);
     assert_eq!(envelope, ran.result());
+    ran.snapshot("completed");
 
     let requests = ran.requests();
     assert_eq!(requests.len(), 2);
@@ -148,6 +149,7 @@ fn a_missing_key_is_exit_2_naming_the_variable_before_any_request() {
         .run();
     assert_eq!(ran.json()["status"], "invalid");
     assert!(ran.requests().is_empty());
+    ran.snapshot("compile_error");
 }
 
 #[test]
@@ -189,7 +191,7 @@ const BUSY: &str = "prompt: Go\ntools:\n  - builtin: list_dir\n";
 
 /// Runs `test` against a model that keeps calling `list_dir` (150 tokens a call) and
 /// checks that the run stops at the limit `name`.
-fn stops_at_limit(test: Test, name: &str) {
+fn stops_at_limit(test: Test, name: &str) -> Ran {
     let ran = (0..3)
         .fold(test, |test, _| {
             test.reply(Reply::tool_call("list_dir", json!({})).with_usage(100, 50))
@@ -202,12 +204,17 @@ fn stops_at_limit(test: Test, name: &str) {
     assert_eq!(envelope["status"], "limit_reached");
     assert_eq!(envelope["limit"], name);
     assert_eq!(ran.result()["limit"], name);
+    ran
 }
 
 #[test]
 fn every_limit_ends_the_run_with_exit_3_and_its_name() {
+    stops_at_limit(
+        Test::new().agent(&format!("{BUSY}limits: {{ max_llm_calls: 2 }}\n")),
+        "max_llm_calls",
+    )
+    .snapshot("limit_reached");
     for (limits, name) in [
-        ("limits: { max_llm_calls: 2 }\n", "max_llm_calls"),
         ("limits: { max_tool_calls: 1 }\n", "max_tool_calls"),
         ("limits: { max_tokens: 200 }\n", "max_tokens"),
         ("execution: { max_iterations: 2 }\n", "max_iterations"),
@@ -486,6 +493,7 @@ fn provider_errors_fail_with_exit_1_and_the_providers_message() {
     let message = ran.json()["error"]["message"].as_str().unwrap().to_string();
     assert!(message.contains("Incorrect API key provided"), "{message}");
     assert!(!ran.stderr.contains(KEY) && !ran.stdout.contains(KEY));
+    ran.snapshot("provider_failed");
 }
 
 #[test]
@@ -685,6 +693,7 @@ fn ask_user_without_an_answer_pauses_the_run_with_exit_4() {
     let transcript = ran.transcript();
     assert!(transcript.contains("INPUT_REQUIRED"), "{transcript}");
     runner::output::transcript::parse(&transcript).expect("parses");
+    ran.snapshot("input_required");
 }
 
 /// An OpenAI stream whose content arrives three bytes at a time (splitting tag names and

@@ -14,7 +14,8 @@
 //! `$OPENAI_URL` and `$ANTHROPIC_URL` by the mock server's base URLs (for files with a
 //! model of their own). The default command is `runner exec agent.yaml --run-dir run`;
 //! `.args(..)` appends to it, `.command(..)` replaces it. Strict by default: the exit code
-//! must be 0 and stderr empty unless the test says otherwise.
+//! must be 0 and stderr empty unless the test says otherwise. `Ran::snapshot` compares
+//! what the user saw with a snapshot under `tests/snapshots/`.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -83,11 +84,6 @@ impl Test {
         }
     }
 
-    /// The mock model, as an inline `model:` mapping.
-    pub fn model(&self) -> String {
-        model(&self.mock)
-    }
-
     /// Writes `agent.yaml`: `name: test-agent` and the mock model, then `body` (a body
     /// that starts with `name:` is written as it is).
     pub fn agent(self, body: &str) -> Self {
@@ -152,11 +148,6 @@ impl Test {
     ) -> Self {
         self.mock.route(route);
         self
-    }
-
-    /// The mock server, for routing by request.
-    pub fn mock(&self) -> &MockServer {
-        &self.mock
     }
 
     /// Arguments appended to the command.
@@ -463,6 +454,70 @@ impl Ran {
             .join(self.session())
             .join(name)
     }
+}
+
+impl Ran {
+    /// Snapshots what the user saw: the command, its exit code, stdout (with `--output
+    /// json`, the result envelope, the same as `result.json`) and stderr, compared with
+    /// `tests/snapshots/<test file>__<name>.snap`. What changes from run to run (ids,
+    /// timestamps, durations, the workspace's path, the mock server's port) is replaced
+    /// by placeholders. A changed snapshot fails the test and leaves a `.snap.new` beside
+    /// it: review with `cargo insta review`, or rerun with `INSTA_UPDATE=always`.
+    pub fn snapshot(&self, name: &str) {
+        let text = format!(
+            "{}\n--- exit code {}\n--- stdout\n{}--- stderr\n{}",
+            self.line, self.code, self.stdout, self.stderr
+        );
+        let mut settings = insta::Settings::clone_current();
+        settings.set_snapshot_path(root().join("tests/snapshots"));
+        settings.set_prepend_module_to_snapshot(false);
+        settings.set_omit_expression(true);
+        for (pattern, replacement) in placeholders(&self.dir) {
+            settings.add_filter(&pattern, replacement);
+        }
+        let name = format!("{}__{name}", env!("CARGO_CRATE_NAME"));
+        settings.bind(|| insta::assert_snapshot!(name, text));
+    }
+}
+
+/// The snapshot filters: what varies between runs, and its placeholder. Paths come first,
+/// as they may contain anything.
+fn placeholders(workspace: &Path) -> Vec<(String, &'static str)> {
+    let mut filters = Vec::new();
+    let canonical = workspace
+        .canonicalize()
+        .unwrap_or_else(|_| workspace.into());
+    for dir in [canonical.as_path(), workspace] {
+        filters.push((regex::escape(&dir.display().to_string()), "[WORKSPACE]"));
+    }
+    filters.push((regex::escape(env!("CARGO_TARGET_TMPDIR")), "[TMP]"));
+    let rest = [
+        // Run, session and other generated ids.
+        (
+            r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}",
+            "[ID]",
+        ),
+        (
+            r#""(run_id|session_id|runId|sessionId|parentRunId)": "[^"]+""#,
+            r#""${1}": "[ID]""#,
+        ),
+        // RFC 3339 timestamps.
+        (
+            r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})",
+            "[TIMESTAMP]",
+        ),
+        (
+            r#""(durationMs|duration_ms)": \d+"#,
+            r#""${1}": [DURATION]"#,
+        ),
+        // Elapsed time on stderr: the progress lines' `  1.2s ` and logging's `in 12 ms`.
+        (r"(?m)^ *\d+\.\ds ", "[ELAPSED] "),
+        (r" in \d+ ms\b", " in [ELAPSED]"),
+        // The mock server's port.
+        (r"(127\.0\.0\.1|localhost):\d+", "${1}:[PORT]"),
+    ];
+    filters.extend(rest.map(|(pattern, placeholder)| (pattern.to_string(), placeholder)));
+    filters
 }
 
 pub fn read_json(path: &Path) -> Value {
