@@ -1,5 +1,6 @@
-//! A small harness for driving the real `runner` binary, so each test reads like the
-//! user's session: `Run::new(["validate", "x.yaml"]).run()` then assertions on the result.
+//! Driving the real `runner` binary so each test reads like the user's session: `Test`
+//! (harness.rs), a workspace with its files and the mock model; `Run`, the plainer older
+//! way, still used by tests/reload.rs and tests/validate.rs.
 #![allow(dead_code)] // each test binary uses a different part
 
 mod harness;
