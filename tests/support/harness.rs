@@ -247,7 +247,10 @@ impl Test {
             let mut stdin = child.stdin.take().unwrap();
             stdin.write_all(text.as_bytes()).unwrap();
         }
-        Running { test: self, child }
+        Running {
+            test: self,
+            child: Some(child),
+        }
     }
 
     /// The command line, as the user typed it.
@@ -291,10 +294,11 @@ impl Test {
     }
 }
 
-/// A command still running (`Test::spawn`).
+/// A command still running (`Test::spawn`); killed if dropped unwaited, so a failed test
+/// leaves no process behind.
 pub struct Running {
     test: Test,
-    child: Child,
+    child: Option<Child>,
 }
 
 impl Running {
@@ -318,16 +322,17 @@ impl Running {
 
     /// Sends SIGINT, as Ctrl-C does.
     pub fn interrupt(&self) {
+        let pid = self.child.as_ref().unwrap().id();
         let status = Command::new("kill")
-            .args(["-INT", &self.child.id().to_string()])
+            .args(["-INT", &pid.to_string()])
             .status()
             .unwrap();
         assert!(status.success(), "kill -INT failed");
     }
 
     /// Waits for the command to end and checks the expectations.
-    pub fn wait(self) -> Ran {
-        let output = self.child.wait_with_output().unwrap();
+    pub fn wait(mut self) -> Ran {
+        let output = self.child.take().unwrap().wait_with_output().unwrap();
         let ran = Ran::new(&self.test, output);
         self.test.check(&ran);
         ran
@@ -337,9 +342,19 @@ impl Running {
     /// nothing: it may have ended on its own first, and a killed process has no exit
     /// code (`Ran::code` is then -1).
     pub fn kill(mut self) -> Ran {
-        let _ = self.child.kill();
-        let output = self.child.wait_with_output().unwrap();
+        let mut child = self.child.take().unwrap();
+        let _ = child.kill();
+        let output = child.wait_with_output().unwrap();
         Ran::new(&self.test, output)
+    }
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
     }
 }
 
