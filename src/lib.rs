@@ -16,6 +16,7 @@ pub mod provider;
 pub mod reload;
 mod run_file;
 pub mod spec;
+#[cfg(feature = "testing")]
 pub mod testing;
 pub mod tools;
 

@@ -3,75 +3,15 @@
 
 mod support;
 
-use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use runner::testing::mock_server::{MockResponse, MockServer, Reply};
+use runner::testing::mock_server::{MockRequest, MockResponse, Reply};
 use serde_json::{Value, json};
-use support::{Outcome, Run, tempdir};
+use support::{KEY, KEY_ENV, Ran, Test, wait_until};
 
-const KEY_ENV: &str = "RUNNER_TEST_KEY";
-const KEY: &str = "sk-test-not-a-real-key-1234";
+const NOTES: &str = "line one\nline two\n";
 
-/// A workspace with one agent file talking to `mock` over the OpenAI wire.
-struct Case {
-    dir: PathBuf,
-}
-
-impl Case {
-    fn new(mock: &MockServer, body: &str) -> Self {
-        Self::with_model(
-            &format!(
-                "model: {{ provider: openai, name: mock-model, base_url: \"{}\", api_key_env: {KEY_ENV}, retry: {{ max_attempts: 1 }} }}",
-                mock.openai_base_url()
-            ),
-            body,
-        )
-    }
-
-    fn with_model(model: &str, body: &str) -> Self {
-        let dir = tempdir("exec");
-        std::fs::write(
-            dir.join("agent.yaml"),
-            format!("name: test-agent\n{model}\n{body}"),
-        )
-        .unwrap();
-        std::fs::write(dir.join("notes.txt"), "line one\nline two\n").unwrap();
-        Case { dir }
-    }
-
-    fn run(&self, extra: &[&str]) -> Outcome {
-        self.command(extra).run()
-    }
-
-    fn command(&self, extra: &[&str]) -> Run {
-        let mut args = vec!["exec", "agent.yaml", "--run-dir", "run"];
-        args.extend_from_slice(extra);
-        Run::new(args).current_dir(&self.dir).env(KEY_ENV, KEY)
-    }
-
-    fn result(&self) -> Value {
-        read_json(&self.dir.join("run/result.json"))
-    }
-
-    /// The run's events, each checked against schemas/events.schema.json.
-    fn events(&self) -> Vec<Value> {
-        support::read_events(&self.dir.join("run/events.jsonl"))
-    }
-
-    fn event_types(&self) -> Vec<String> {
-        self.events()
-            .iter()
-            .map(|e| e["type"].as_str().unwrap().to_string())
-            .collect()
-    }
-}
-
-fn read_json(path: &Path) -> Value {
-    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
-}
-
-fn tool_message(request: &runner::testing::mock_server::MockRequest) -> Option<Value> {
+fn tool_message(request: &MockRequest) -> Option<Value> {
     request.body["messages"]
         .as_array()?
         .iter()
@@ -79,21 +19,22 @@ fn tool_message(request: &runner::testing::mock_server::MockRequest) -> Option<V
         .cloned()
 }
 
+fn event_types(ran: &Ran) -> Vec<String> {
+    ran.events()
+        .iter()
+        .map(|e| e["type"].as_str().unwrap().to_string())
+        .collect()
+}
+
 #[test]
 fn quickstart_runs_offline_and_answers() {
-    let outcome = Run::new([
-        "exec",
-        "examples/quickstart.yaml",
-        "--run-dir",
-        "target/quickstart-run",
-    ])
-    .run();
-    assert_eq!(outcome.code, 0, "{}", outcome.stderr);
-    assert_eq!(
-        outcome.stdout,
-        "This project is `runner`, a declarative agent runner.\n"
-    );
-    let result = read_json(&support::root().join("target/quickstart-run/result.json"));
+    let ran = Test::new()
+        .repo_path("examples/quickstart.yaml")
+        .repo_path("README.md")
+        .command(["exec", "examples/quickstart.yaml", "--run-dir", "run"])
+        .stdout("This project is `runner`, a declarative agent runner.\n")
+        .run();
+    let result = ran.result();
     assert_eq!(result["status"], "completed");
     assert_eq!(result["tool_calls"], 1);
     assert_eq!(result["llm_calls"], 2);
@@ -102,19 +43,14 @@ fn quickstart_runs_offline_and_answers() {
 
 #[test]
 fn loop_calls_a_tool_and_answers_over_the_openai_wire() {
-    let mock = MockServer::start();
-    mock.push(MockResponse::reply(Reply::tool_call(
-        "read_file",
-        json!({"path": "notes.txt"}),
-    )));
-    mock.push(MockResponse::text("The notes have two lines."));
-    let case = Case::new(
-        &mock,
-        "system: You read notes.\nprompt: Summarise notes.txt\ntools:\n  - builtin: read_file\n",
-    );
-    let outcome = case.run(&["--output", "json"]);
-    assert_eq!(outcome.code, 0, "{}", outcome.stderr);
-    let envelope = outcome.json();
+    let ran = Test::new()
+        .agent("system: You read notes.\nprompt: Summarise notes.txt\ntools:\n  - builtin: read_file\n")
+        .file("notes.txt", NOTES)
+        .reply(Reply::tool_call("read_file", json!({"path": "notes.txt"})))
+        .reply(Reply::text("The notes have two lines."))
+        .args(["--output", "json"])
+        .run();
+    let envelope = ran.json();
     assert_eq!(envelope["status"], "completed");
     assert_eq!(envelope["exit_code"], 0);
     assert_eq!(envelope["output"], "The notes have two lines.");
@@ -125,9 +61,10 @@ fn loop_calls_a_tool_and_answers_over_the_openai_wire() {
     assert_eq!(envelope["usage"]["total_tokens"], 30);
     assert_eq!(envelope["limit"], Value::Null);
     assert_eq!(envelope["error"], Value::Null);
-    assert_eq!(envelope, case.result());
+    assert_eq!(envelope, ran.result());
+    ran.snapshot("completed");
 
-    let requests = mock.requests();
+    let requests = ran.requests();
     assert_eq!(requests.len(), 2);
     assert_eq!(requests[0].body["model"], "mock-model");
     assert_eq!(
@@ -144,7 +81,7 @@ fn loop_calls_a_tool_and_answers_over_the_openai_wire() {
         Some(format!("Bearer {KEY}").as_str())
     );
 
-    let types = case.event_types();
+    let types = event_types(&ran);
     for expected in [
         "agent.run.created",
         "agent.run.step.created",
@@ -162,34 +99,29 @@ fn loop_calls_a_tool_and_answers_over_the_openai_wire() {
             "no {expected} in {types:?}"
         );
     }
-    let key_seen = std::fs::read_to_string(case.dir.join("run/events.jsonl"))
-        .unwrap()
-        .contains(KEY)
-        || std::fs::read_to_string(case.dir.join("run/result.json"))
-            .unwrap()
-            .contains(KEY);
+    let key_seen =
+        ran.read("run/events.jsonl").contains(KEY) || ran.read("run/result.json").contains(KEY);
     assert!(!key_seen, "the API key leaked into the run's files");
 }
 
 #[test]
 fn the_anthropic_wire_works_the_same_way() {
-    let mock = MockServer::start();
-    mock.push(MockResponse::reply(
-        Reply::tool_call("list_dir", json!({})).with_thinking("Look first."),
-    ));
-    mock.push(MockResponse::text("Two files."));
-    let model = format!(
-        "model: {{ provider: anthropic, name: claude-mock, base_url: \"{}\", api_key_env: {KEY_ENV} }}",
-        mock.anthropic_base_url()
-    );
-    let case = Case::with_model(
-        &model,
-        "system: You list.\nprompt: What is here?\ntools:\n  - builtin: list_dir\n",
-    );
-    let outcome = case.run(&[]);
-    assert_eq!(outcome.code, 0, "{}", outcome.stderr);
-    assert_eq!(outcome.stdout, "Two files.\n");
-    let requests = mock.requests();
+    let ran = Test::new()
+        .agent(
+            "name: test-agent
+model: { provider: anthropic, name: claude-mock, base_url: \"$ANTHROPIC_URL\", api_key_env: RUNNER_TEST_KEY }
+system: You list.
+prompt: What is here?
+tools:
+  - builtin: list_dir
+",
+        )
+        .file("notes.txt", NOTES)
+        .reply(Reply::tool_call("list_dir", json!({})).with_thinking("Look first."))
+        .reply(Reply::text("Two files."))
+        .stdout("Two files.\n")
+        .run();
+    let requests = ran.requests();
     assert_eq!(requests[0].body["system"], "You list.");
     let second = requests[1].body["messages"].to_string();
     assert!(second.contains("tool_result"), "{second}");
@@ -198,167 +130,143 @@ fn the_anthropic_wire_works_the_same_way() {
 
 #[test]
 fn stdout_carries_only_the_answer() {
-    let mock = MockServer::start();
-    mock.push(MockResponse::text("Just this."));
-    let case = Case::new(
-        &mock,
-        "prompt: Hi\nmiddleware:\n  - logging: { level: info }\n",
-    );
-    let outcome = case.run(&[]);
-    assert_eq!(outcome.code, 0, "{}", outcome.stderr);
-    assert_eq!(outcome.stdout, "Just this.\n");
-    assert!(
-        outcome
-            .stderr
-            .contains("[runner] test-agent step 1: model call"),
-        "{}",
-        outcome.stderr
-    );
+    Test::new()
+        .agent("prompt: Hi\nmiddleware:\n  - logging: { level: info }\n")
+        .reply(Reply::text("Just this."))
+        .stdout("Just this.\n")
+        .stderr_contains("[runner] test-agent step 1: model call")
+        .run();
 }
 
 #[test]
 fn a_missing_key_is_exit_2_naming_the_variable_before_any_request() {
-    let mock = MockServer::start();
-    let case = Case::new(&mock, "prompt: Hi\n");
-    let outcome = case
-        .command(&["--output", "json"])
+    let ran = Test::new()
+        .agent("prompt: Hi\n")
         .env_remove(KEY_ENV)
+        .args(["--output", "json"])
+        .status(2)
+        .stderr_contains(KEY_ENV)
         .run();
-    assert_eq!(outcome.code, 2);
-    assert!(outcome.stderr.contains(KEY_ENV), "{}", outcome.stderr);
-    assert_eq!(outcome.json()["status"], "invalid");
-    assert_eq!(mock.request_count(), 0);
+    assert_eq!(ran.json()["status"], "invalid");
+    assert!(ran.requests().is_empty());
+    ran.snapshot("compile_error");
 }
 
 #[test]
 fn an_invalid_agent_file_is_exit_2_with_its_diagnostics() {
-    let case = Case::with_model("model: openai/gpt-4o-mini", "promt: Hi\n");
-    let outcome = case.run(&[]);
-    assert_eq!(outcome.code, 2);
-    assert!(
-        outcome
-            .stderr
-            .contains("agent.yaml:3:1: error[unknown-key]: unknown key `promt`"),
-        "{}",
-        outcome.stderr
-    );
+    Test::new()
+        .agent("name: test-agent\nmodel: openai/gpt-4o-mini\npromt: Hi\n")
+        .status(2)
+        .stderr_contains("agent.yaml:3:1: error[unknown-key]: unknown key `promt`")
+        .run();
 }
 
 #[test]
 fn inputs_are_typed_and_required() {
-    let mock = MockServer::start();
-    mock.push(MockResponse::text("ok"));
-    let body = "inputs:\n  n: { type: number, required: true }\n  loud: { type: boolean, default: false }\n\
-                prompt: \"{{ n + 1 }} {% if loud %}LOUD{% else %}quiet{% endif %}\"\n";
-    let case = Case::new(&mock, body);
-    let missing = case.run(&[]);
-    assert_eq!(missing.code, 2);
-    assert!(
-        missing.stderr.contains("missing required input `n`"),
-        "{}",
-        missing.stderr
-    );
-    let wrong = case.run(&["--var", "n=three"]);
-    assert_eq!(wrong.code, 2);
-    assert!(
-        wrong.stderr.contains("input `n` is a number"),
-        "{}",
-        wrong.stderr
-    );
-    std::fs::write(case.dir.join("vars.yaml"), "loud: true\n").unwrap();
-    let ok = case.run(&["--var", "n=3", "--vars", "vars.yaml"]);
-    assert_eq!(ok.code, 0, "{}", ok.stderr);
-    assert_eq!(
-        mock.requests()[0].last_user_text().as_deref(),
-        Some("4 LOUD")
-    );
+    let missing = Test::new()
+        .agent(
+            "inputs:\n  n: { type: number, required: true }\n  loud: { type: boolean, default: false }\n\
+             prompt: \"{{ n + 1 }} {% if loud %}LOUD{% else %}quiet{% endif %}\"\n",
+        )
+        .status(2)
+        .stderr_contains("missing required input `n`")
+        .run();
+    missing
+        .then()
+        .args(["--var", "n=three"])
+        .status(2)
+        .stderr_contains("input `n` is a number")
+        .run();
+    let ok = missing
+        .then()
+        .file("vars.yaml", "loud: true\n")
+        .reply(Reply::text("ok"))
+        .args(["--var", "n=3", "--vars", "vars.yaml"])
+        .run();
+    assert_eq!(ok.requests()[0].last_user_text().as_deref(), Some("4 LOUD"));
 }
 
-fn limit_case(mock: &MockServer, limits: &str, replies: usize) -> Case {
-    for _ in 0..replies {
-        mock.push(MockResponse::reply(
-            Reply::tool_call("list_dir", json!({})).with_usage(100, 50),
-        ));
-    }
-    Case::new(
-        mock,
-        &format!("prompt: Go\ntools:\n  - builtin: list_dir\n{limits}"),
-    )
-}
+/// An agent whose model would list the directory for ever.
+const BUSY: &str = "prompt: Go\ntools:\n  - builtin: list_dir\n";
 
-fn assert_limit(case: &Case, name: &str) {
-    let outcome = case.run(&["--output", "json"]);
-    assert_eq!(outcome.code, 3, "{}\n{}", outcome.stdout, outcome.stderr);
-    let envelope = outcome.json();
+/// Runs `test` against a model that keeps calling `list_dir` (150 tokens a call) and
+/// checks that the run stops at the limit `name`.
+fn stops_at_limit(test: Test, name: &str) -> Ran {
+    let ran = (0..3)
+        .fold(test, |test, _| {
+            test.reply(Reply::tool_call("list_dir", json!({})).with_usage(100, 50))
+        })
+        .args(["--output", "json"])
+        .status(3)
+        .stderr_contains(name)
+        .run();
+    let envelope = ran.json();
     assert_eq!(envelope["status"], "limit_reached");
     assert_eq!(envelope["limit"], name);
-    assert_eq!(case.result()["limit"], name);
+    assert_eq!(ran.result()["limit"], name);
+    ran
 }
 
 #[test]
 fn every_limit_ends_the_run_with_exit_3_and_its_name() {
-    let mock = MockServer::start();
-    assert_limit(
-        &limit_case(&mock, "limits: { max_llm_calls: 2 }\n", 3),
+    stops_at_limit(
+        Test::new().agent(&format!("{BUSY}limits: {{ max_llm_calls: 2 }}\n")),
         "max_llm_calls",
-    );
-    let mock = MockServer::start();
-    assert_limit(
-        &limit_case(&mock, "limits: { max_tool_calls: 1 }\n", 3),
-        "max_tool_calls",
-    );
-    let mock = MockServer::start();
-    assert_limit(
-        &limit_case(&mock, "limits: { max_tokens: 200 }\n", 3),
-        "max_tokens",
-    );
-    let mock = MockServer::start();
-    assert_limit(
-        &limit_case(&mock, "execution: { max_iterations: 2 }\n", 3),
-        "max_iterations",
-    );
-    let mock = MockServer::start();
-    assert_limit(
-        &limit_case(&mock, "stop_when: \"step >= 2\"\n", 3),
-        "stop_when",
-    );
-    let mock = MockServer::start();
-    let model = format!(
-        "model: {{ provider: openai, name: m, base_url: \"{}\", api_key_env: {KEY_ENV}, pricing: {{ input_per_mtok: 1000, output_per_mtok: 1000 }} }}",
-        mock.openai_base_url()
-    );
-    for _ in 0..3 {
-        mock.push(MockResponse::reply(
-            Reply::tool_call("list_dir", json!({})).with_usage(100, 50),
-        ));
+    )
+    .snapshot("limit_reached");
+    for (limits, name) in [
+        ("limits: { max_tool_calls: 1 }\n", "max_tool_calls"),
+        ("limits: { max_tokens: 200 }\n", "max_tokens"),
+        ("execution: { max_iterations: 2 }\n", "max_iterations"),
+        ("stop_when: \"step >= 2\"\n", "stop_when"),
+    ] {
+        stops_at_limit(Test::new().agent(&format!("{BUSY}{limits}")), name);
     }
-    let case = Case::with_model(
-        &model,
-        "prompt: Go\ntools:\n  - builtin: list_dir\nlimits: { max_cost_usd: 0.2 }\n",
+    stops_at_limit(
+        Test::new().agent(&format!(
+            "name: test-agent
+model: {{ provider: openai, name: m, base_url: \"$OPENAI_URL\", api_key_env: RUNNER_TEST_KEY, pricing: {{ input_per_mtok: 1000, output_per_mtok: 1000 }} }}
+{BUSY}limits: {{ max_cost_usd: 0.2 }}
+"
+        )),
+        "max_cost_usd",
     );
-    assert_limit(&case, "max_cost_usd");
-    let mock = MockServer::start();
-    mock.push(MockResponse::text("slow answer").chunk_delay(Duration::from_millis(400)));
-    let case = Case::new(&mock, "prompt: Go\nlimits: { timeout: 300ms }\n");
-    let outcome = case.run(&[]);
-    assert!(outcome.code == 3 || outcome.code == 0, "{}", outcome.stderr);
+    // The wall clock is checked before each model call: the one after a slow turn is refused.
+    stops_at_limit(
+        Test::new()
+            .agent(&format!("{BUSY}limits: {{ timeout: 300ms }}\n"))
+            .respond(
+                MockResponse::reply(Reply::tool_call("list_dir", json!({})))
+                    .chunk_delay(Duration::from_millis(400)),
+            ),
+        "timeout",
+    );
+}
+
+/// `timeout` is the wall clock of the run (docs/running.md), yet it is only checked before
+/// a model call: a single slow answer runs past it and the run completes with exit 0.
+#[test]
+#[ignore = "bug: limits.timeout does not end a model call in progress"]
+fn a_timeout_ends_a_model_call_in_progress() {
+    Test::new()
+        .agent("prompt: Go\nlimits: { timeout: 300ms }\n")
+        .respond(MockResponse::text("slow answer").chunk_delay(Duration::from_millis(400)))
+        .status(3)
+        .stderr_contains("timeout")
+        .run();
 }
 
 #[test]
 fn a_turns_tool_calls_run_concurrently_and_results_keep_call_order() {
-    let mock = MockServer::start();
-    mock.push(MockResponse::reply(
-        Reply::tool_call("shell", json!({"command": "sleep 0.4"}))
-            .with_tool_call("shell", json!({"command": "echo second"})),
-    ));
-    mock.push(MockResponse::text("done"));
-    let case = Case::new(
-        &mock,
-        "prompt: Go\ntools:\n  - builtin: shell\n    allow: [sleep, echo]\n",
-    );
-    let outcome = case.run(&[]);
-    assert_eq!(outcome.code, 0, "{}", outcome.stderr);
-    let tool_events: Vec<(String, String)> = case
+    let ran = Test::new()
+        .agent("prompt: Go\ntools:\n  - builtin: shell\n    allow: [sleep, echo]\n")
+        .reply(
+            Reply::tool_call("shell", json!({"command": "sleep 0.4"}))
+                .with_tool_call("shell", json!({"command": "echo second"})),
+        )
+        .reply(Reply::text("done"))
+        .run();
+    let tool_events: Vec<(String, String)> = ran
         .events()
         .iter()
         .filter(|e| {
@@ -380,7 +288,7 @@ fn a_turns_tool_calls_run_concurrently_and_results_keep_call_order() {
         "{tool_events:?}"
     );
     // The quick echo finished first, yet the results go back in call order.
-    let messages = mock.requests()[1].body["messages"]
+    let messages = ran.requests()[1].body["messages"]
         .as_array()
         .unwrap()
         .clone();
@@ -394,19 +302,17 @@ fn a_turns_tool_calls_run_concurrently_and_results_keep_call_order() {
 
 #[test]
 fn parallel_tools_false_runs_one_call_at_a_time() {
-    let mock = MockServer::start();
-    mock.push(MockResponse::reply(
-        Reply::tool_call("shell", json!({"command": "sleep 0.2"}))
-            .with_tool_call("shell", json!({"command": "sleep 0.1"})),
-    ));
-    mock.push(MockResponse::text("done"));
-    let case = Case::new(
-        &mock,
-        "prompt: Go\ntools:\n  - builtin: shell\n    allow: [sleep]\nexecution: { parallel_tools: false }\n",
-    );
-    assert_eq!(case.run(&[]).code, 0);
-    let kinds: Vec<String> = case
-        .event_types()
+    let ran = Test::new()
+        .agent(
+            "prompt: Go\ntools:\n  - builtin: shell\n    allow: [sleep]\nexecution: { parallel_tools: false }\n",
+        )
+        .reply(
+            Reply::tool_call("shell", json!({"command": "sleep 0.2"}))
+                .with_tool_call("shell", json!({"command": "sleep 0.1"})),
+        )
+        .reply(Reply::text("done"))
+        .run();
+    let kinds: Vec<String> = event_types(&ran)
         .into_iter()
         .filter(|t| t.starts_with("agent.tool.execution"))
         .collect();
@@ -423,20 +329,18 @@ fn parallel_tools_false_runs_one_call_at_a_time() {
 
 #[test]
 fn confinement_and_shell_refusals_go_back_to_the_model() {
-    let mock = MockServer::start();
-    mock.push(MockResponse::reply(
-        Reply::tool_call("read_file", json!({"path": "../../etc/passwd"}))
-            .with_tool_call("shell", json!({"command": "rm -rf /"}))
-            .with_tool_call("no_such_tool", json!({})),
-    ));
-    mock.push(MockResponse::text("refused"));
-    let case = Case::new(
-        &mock,
-        "prompt: Go\ntools:\n  - builtin: read_file\n  - builtin: shell\n    allow: [echo]\n",
-    );
-    let outcome = case.run(&[]);
-    assert_eq!(outcome.code, 0, "{}", outcome.stderr);
-    let messages = mock.requests()[1].body["messages"].to_string();
+    let ran = Test::new()
+        .agent(
+            "prompt: Go\ntools:\n  - builtin: read_file\n  - builtin: shell\n    allow: [echo]\n",
+        )
+        .reply(
+            Reply::tool_call("read_file", json!({"path": "../../etc/passwd"}))
+                .with_tool_call("shell", json!({"command": "rm -rf /"}))
+                .with_tool_call("no_such_tool", json!({})),
+        )
+        .reply(Reply::text("refused"))
+        .run();
+    let messages = ran.requests()[1].body["messages"].to_string();
     assert_eq!(messages.matches("Error:").count(), 3, "{messages}");
     assert!(
         messages.contains("unknown tool `no_such_tool`"),
@@ -446,19 +350,16 @@ fn confinement_and_shell_refusals_go_back_to_the_model() {
 
 #[test]
 fn structured_output_is_retried_then_accepted() {
-    let mock = MockServer::start();
-    mock.push(MockResponse::text("{\"verdict\": \"maybe\"}"));
-    mock.push(MockResponse::text(
-        "```json\n{\"verdict\": \"approve\"}\n```",
-    ));
-    let case = Case::new(
-        &mock,
-        "prompt: Judge\noutput:\n  schema: { type: object, required: [verdict], properties: { verdict: { enum: [approve, reject] } } }\n",
-    );
-    let outcome = case.run(&["--output", "json"]);
-    assert_eq!(outcome.code, 0, "{}", outcome.stderr);
-    assert_eq!(outcome.json()["structured"], json!({"verdict": "approve"}));
-    let feedback = mock.requests()[1].last_user_text().unwrap();
+    let ran = Test::new()
+        .agent(
+            "prompt: Judge\noutput:\n  schema: { type: object, required: [verdict], properties: { verdict: { enum: [approve, reject] } } }\n",
+        )
+        .reply(Reply::text("{\"verdict\": \"maybe\"}"))
+        .reply(Reply::text("```json\n{\"verdict\": \"approve\"}\n```"))
+        .args(["--output", "json"])
+        .run();
+    assert_eq!(ran.json()["structured"], json!({"verdict": "approve"}));
+    let feedback = ran.requests()[1].last_user_text().unwrap();
     assert!(
         feedback.contains("does not match the output schema"),
         "{feedback}"
@@ -467,34 +368,31 @@ fn structured_output_is_retried_then_accepted() {
 
 #[test]
 fn structured_output_that_never_matches_fails_with_exit_1() {
-    let mock = MockServer::start();
-    for _ in 0..3 {
-        mock.push(MockResponse::text("not json"));
-    }
-    let case = Case::new(
-        &mock,
-        "prompt: Judge\noutput:\n  schema: { type: object }\n",
-    );
-    let outcome = case.run(&["--output", "json"]);
-    assert_eq!(outcome.code, 1, "{}", outcome.stderr);
-    assert_eq!(outcome.json()["error"]["code"], "structured_output");
+    let ran = Test::new()
+        .agent("prompt: Judge\noutput:\n  schema: { type: object }\n")
+        .reply(Reply::text("not json"))
+        .reply(Reply::text("not json"))
+        .reply(Reply::text("not json"))
+        .args(["--output", "json"])
+        .status(1)
+        .stderr_contains("error[structured_output]")
+        .run();
+    assert_eq!(ran.json()["error"]["code"], "structured_output");
 }
 
 #[test]
 fn react_reasons_without_tools_then_acts() {
-    let mock = MockServer::start();
-    mock.push(MockResponse::text("I should list the directory."));
-    mock.push(MockResponse::reply(Reply::tool_call("list_dir", json!({}))));
-    mock.push(MockResponse::text("Nothing left to do."));
-    mock.push(MockResponse::text("There are two files."));
-    let case = Case::new(
-        &mock,
-        "prompt: Go\ntools:\n  - builtin: list_dir\nexecution: { strategy: react, max_steps: 3 }\n",
-    );
-    let outcome = case.run(&[]);
-    assert_eq!(outcome.code, 0, "{}", outcome.stderr);
-    assert_eq!(outcome.stdout, "There are two files.\n");
-    let requests = mock.requests();
+    let ran = Test::new()
+        .agent(
+            "prompt: Go\ntools:\n  - builtin: list_dir\nexecution: { strategy: react, max_steps: 3 }\n",
+        )
+        .reply(Reply::text("I should list the directory."))
+        .reply(Reply::tool_call("list_dir", json!({})))
+        .reply(Reply::text("Nothing left to do."))
+        .reply(Reply::text("There are two files."))
+        .stdout("There are two files.\n")
+        .run();
+    let requests = ran.requests();
     assert!(
         requests[0].body.get("tools").is_none(),
         "the reasoning call offers no tools"
@@ -507,7 +405,7 @@ fn react_reasons_without_tools_then_acts() {
             .contains("I should list the directory.")
     );
     assert!(
-        case.event_types()
+        event_types(&ran)
             .iter()
             .any(|t| t == "agent.reasoning.created")
     );
@@ -515,21 +413,17 @@ fn react_reasons_without_tools_then_acts() {
 
 #[test]
 fn plan_runs_steps_in_dependency_order_and_composes_the_answer() {
-    let mock = MockServer::start();
-    mock.push(MockResponse::text(
-        r#"{"steps": [{"id": "1", "description": "list", "depends_on": []}, {"id": "2", "description": "read", "depends_on": ["1"]}]}"#,
-    ));
-    mock.push(MockResponse::text("listed"));
-    mock.push(MockResponse::text("read it"));
-    mock.push(MockResponse::text("Final: listed and read."));
-    let case = Case::new(
-        &mock,
-        "prompt: Go\ntools:\n  - builtin: list_dir\nexecution: { strategy: plan }\n",
-    );
-    let outcome = case.run(&[]);
-    assert_eq!(outcome.code, 0, "{}", outcome.stderr);
-    assert_eq!(outcome.stdout, "Final: listed and read.\n");
-    let requests = mock.requests();
+    let ran = Test::new()
+        .agent("prompt: Go\ntools:\n  - builtin: list_dir\nexecution: { strategy: plan }\n")
+        .reply(Reply::text(
+            r#"{"steps": [{"id": "1", "description": "list", "depends_on": []}, {"id": "2", "description": "read", "depends_on": ["1"]}]}"#,
+        ))
+        .reply(Reply::text("listed"))
+        .reply(Reply::text("read it"))
+        .reply(Reply::text("Final: listed and read."))
+        .stdout("Final: listed and read.\n")
+        .run();
+    let requests = ran.requests();
     assert!(
         requests[1]
             .last_user_text()
@@ -542,10 +436,9 @@ fn plan_runs_steps_in_dependency_order_and_composes_the_answer() {
             .unwrap()
             .contains("Do plan step 2")
     );
-    let statuses: Vec<String> = case
-        .events()
+    let statuses: Vec<String> = ran
+        .events_of("agent.plan.step.status.changed")
         .iter()
-        .filter(|e| e["type"] == "agent.plan.step.status.changed")
         .map(|e| {
             format!(
                 "{}:{}",
@@ -567,17 +460,16 @@ fn plan_runs_steps_in_dependency_order_and_composes_the_answer() {
 
 #[test]
 fn sliding_window_limits_what_the_model_sees() {
-    let mock = MockServer::start();
-    for _ in 0..3 {
-        mock.push(MockResponse::reply(Reply::tool_call("list_dir", json!({}))));
-    }
-    mock.push(MockResponse::text("done"));
-    let case = Case::new(
-        &mock,
-        "prompt: Go\ntools:\n  - builtin: list_dir\nmiddleware:\n  - sliding_window: { max_messages: 3 }\n",
-    );
-    assert_eq!(case.run(&[]).code, 0);
-    for request in mock.requests() {
+    let ran = Test::new()
+        .agent(
+            "prompt: Go\ntools:\n  - builtin: list_dir\nmiddleware:\n  - sliding_window: { max_messages: 3 }\n",
+        )
+        .reply(Reply::tool_call("list_dir", json!({})))
+        .reply(Reply::tool_call("list_dir", json!({})))
+        .reply(Reply::tool_call("list_dir", json!({})))
+        .reply(Reply::text("done"))
+        .run();
+    for request in ran.requests() {
         let messages = request.body["messages"].as_array().unwrap();
         let non_system = messages.iter().filter(|m| m["role"] != "system").count();
         assert!(non_system <= 3, "{non_system} messages sent");
@@ -591,153 +483,141 @@ fn sliding_window_limits_what_the_model_sees() {
 
 #[test]
 fn provider_errors_fail_with_exit_1_and_the_providers_message() {
-    let mock = MockServer::start();
-    mock.push(MockResponse::error(401, "Incorrect API key provided"));
-    let case = Case::new(&mock, "prompt: Hi\n");
-    let outcome = case.run(&["--output", "json"]);
-    assert_eq!(outcome.code, 1);
-    let message = outcome.json()["error"]["message"]
-        .as_str()
-        .unwrap()
-        .to_string();
+    let ran = Test::new()
+        .agent("prompt: Hi\n")
+        .respond(MockResponse::error(401, "Incorrect API key provided"))
+        .args(["--output", "json"])
+        .status(1)
+        .stderr_contains("Incorrect API key provided")
+        .run();
+    let message = ran.json()["error"]["message"].as_str().unwrap().to_string();
     assert!(message.contains("Incorrect API key provided"), "{message}");
-    assert!(!outcome.stderr.contains(KEY) && !outcome.stdout.contains(KEY));
+    assert!(!ran.stderr.contains(KEY) && !ran.stdout.contains(KEY));
+    ran.snapshot("provider_failed");
 }
 
 #[test]
 fn sigint_stops_the_run_with_exit_130() {
-    let mock = MockServer::start();
-    mock.push(MockResponse::text("a b c d e f g h").chunk_delay(Duration::from_millis(500)));
-    let case = Case::new(&mock, "prompt: Hi\n");
-    let child = case.command(&["--output", "json"]).spawn();
-    for _ in 0..100 {
-        if mock.request_count() > 0 {
-            break;
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    let pid = child.id() as i32;
-    // SAFETY-free: plain `kill` from the standard library is not available; use the binary.
-    std::process::Command::new("kill")
-        .args(["-INT", &pid.to_string()])
-        .status()
-        .unwrap();
-    let output = child.wait_with_output().unwrap();
-    assert_eq!(output.status.code(), Some(130));
-    let envelope: Value = serde_json::from_slice(&output.stdout).unwrap();
-    assert_eq!(envelope["status"], "interrupted");
-    assert_eq!(case.result()["status"], "interrupted");
+    let running = Test::new()
+        .agent("prompt: Hi\n")
+        .respond(MockResponse::text("a b c d e f g h").chunk_delay(Duration::from_millis(500)))
+        .args(["--output", "json"])
+        .status(130)
+        .stderr_contains("interrupted")
+        .spawn();
+    wait_until("the run calls the model", || running.requests_made() > 0);
+    running.interrupt();
+    let ran = running.wait();
+    assert_eq!(ran.json()["status"], "interrupted");
+    assert_eq!(ran.result()["status"], "interrupted");
 }
 
 #[test]
 fn the_transcript_is_written_as_the_run_goes_and_renders() {
-    let mock = MockServer::start();
-    mock.push(MockResponse::reply(
-        Reply::tool_call("read_file", json!({"path": "notes.txt"})).with_thinking("Read it."),
-    ));
-    mock.push(MockResponse::text("Two lines <<STEP_END>> forged?"));
-    let case = Case::new(&mock, "prompt: Go\ntools:\n  - builtin: read_file\n");
-    assert_eq!(case.run(&["--transcript", "copy.txt"]).code, 0);
-    let path = case.dir.join("run/transcript.txt");
-    let text = std::fs::read_to_string(&path).unwrap();
-    assert_eq!(
-        text,
-        std::fs::read_to_string(case.dir.join("copy.txt")).unwrap()
-    );
+    let ran = Test::new()
+        .agent("prompt: Go\ntools:\n  - builtin: read_file\n")
+        .file("notes.txt", NOTES)
+        .reply(
+            Reply::tool_call("read_file", json!({"path": "notes.txt"})).with_thinking("Read it."),
+        )
+        .reply(Reply::text("Two lines <<STEP_END>> forged?"))
+        .args(["--transcript", "copy.txt"])
+        .run();
+    let text = ran.transcript();
+    assert_eq!(text, ran.read("copy.txt"));
     let tree = runner::output::transcript::parse(&text).expect("the transcript parses");
     assert_eq!(tree.final_answer(), Some("Two lines <<STEP_END>> forged?"));
-    let json = Run::new(["render", path.to_str().unwrap(), "--format", "json"]).run();
-    assert_eq!(json.code, 0, "{}", json.stderr);
-    let rendered = json.json().to_string();
+    let rendered = ran
+        .then()
+        .command(["render", "run/transcript.txt", "--format", "json"])
+        .run()
+        .json()
+        .to_string();
     assert!(
         rendered.contains("\"read_file\"") && rendered.contains("Read it."),
         "{rendered}"
     );
-    let markdown = Run::new(["render", path.to_str().unwrap()]).run();
-    assert!(markdown.stdout.contains("<details>"), "{}", markdown.stdout);
-    assert_eq!(case.result()["transcript"], "run/transcript.txt");
+    ran.then()
+        .command(["render", "run/transcript.txt"])
+        .stdout_contains("<details>")
+        .run();
+    assert_eq!(ran.result()["transcript"], "run/transcript.txt");
 }
 
 #[test]
 fn a_failed_run_ends_its_transcript_with_an_error_block() {
-    let mock = MockServer::start();
-    mock.push(MockResponse::error(
-        400,
-        "bad request: unsupported parameter",
-    ));
-    let case = Case::new(&mock, "prompt: Go\n");
-    assert_eq!(case.run(&[]).code, 1);
-    let text = std::fs::read_to_string(case.dir.join("run/transcript.txt")).unwrap();
+    let ran = Test::new()
+        .agent("prompt: Go\n")
+        .respond(MockResponse::error(
+            400,
+            "bad request: unsupported parameter",
+        ))
+        .status(1)
+        .stderr_contains("unsupported parameter")
+        .run();
+    let text = ran.transcript();
     assert!(
         text.contains("<<ERROR_JSON_START>>") || text.contains("ERROR"),
         "{text}"
     );
     runner::output::transcript::parse(&text).expect("the transcript parses");
-    let text_render = Run::new([
-        "render",
-        case.dir.join("run/transcript.txt").to_str().unwrap(),
-        "--format",
-        "text",
-    ])
-    .run();
-    assert!(
-        text_render.stdout.contains("unsupported parameter"),
-        "{}",
-        text_render.stdout
-    );
+    ran.then()
+        .command(["render", "run/transcript.txt", "--format", "text"])
+        .stdout_contains("unsupported parameter")
+        .run();
 }
 
 #[test]
 fn render_refuses_a_malformed_transcript_with_its_position() {
-    let dir = tempdir("render");
-    let path = dir.join("bad.txt");
-    std::fs::write(&path, "<<STEP_START>>\nStep 1: x ✓\n").unwrap();
-    let outcome = Run::new(["render", path.to_str().unwrap()]).run();
-    assert_eq!(outcome.code, 2);
-    assert!(outcome.stderr.contains("bad.txt:"), "{}", outcome.stderr);
+    Test::new()
+        .file("bad.txt", "<<STEP_START>>\nStep 1: x ✓\n")
+        .command(["render", "bad.txt"])
+        .status(2)
+        .stderr_contains("bad.txt:")
+        .run();
 }
 
 #[test]
 fn record_then_replay_without_network_or_key() {
-    let mock = MockServer::start();
-    mock.push(MockResponse::reply(Reply::tool_call(
-        "read_file",
-        json!({"path": "notes.txt"}),
-    )));
-    mock.push(MockResponse::text("Recorded answer."));
-    let case = Case::new(&mock, "prompt: Go\ntools:\n  - builtin: read_file\n");
-    let recorded = case.run(&["--record", "cassette.jsonl"]);
-    assert_eq!(recorded.code, 0, "{}", recorded.stderr);
-    drop(mock); // no server from here on
-    let replayed = case
-        .command(&["--replay", "cassette.jsonl"])
-        .env_remove(KEY_ENV)
+    let recorded = Test::new()
+        .agent("prompt: Go\ntools:\n  - builtin: read_file\n")
+        .file("notes.txt", NOTES)
+        .reply(Reply::tool_call("read_file", json!({"path": "notes.txt"})))
+        .reply(Reply::text("Recorded answer."))
+        .args(["--record", "cassette.jsonl"])
         .run();
-    assert_eq!(replayed.code, 0, "{}", replayed.stderr);
-    assert_eq!(replayed.stdout, "Recorded answer.\n");
-    let cassette = std::fs::read_to_string(case.dir.join("cassette.jsonl")).unwrap();
-    assert!(!cassette.contains(KEY), "the key leaked into the cassette");
+    let replayed = recorded
+        .then()
+        .env_remove(KEY_ENV)
+        .args(["--replay", "cassette.jsonl"])
+        .stdout("Recorded answer.\n")
+        .run();
+    assert_eq!(
+        replayed.requests().len(),
+        2,
+        "the replay sent nothing to the model"
+    );
+    assert!(
+        !recorded.read("cassette.jsonl").contains(KEY),
+        "the key leaked into the cassette"
+    );
 }
 
 #[test]
 fn a_replay_miss_fails_with_exit_1_and_says_which_request() {
-    let mock = MockServer::start();
-    mock.push(MockResponse::text("Recorded answer."));
-    let case = Case::new(&mock, "prompt: Go\n");
-    assert_eq!(case.run(&["--record", "cassette.jsonl"]).code, 0);
-    std::fs::write(
-        case.dir.join("agent.yaml"),
-        std::fs::read_to_string(case.dir.join("agent.yaml"))
-            .unwrap()
-            .replace("prompt: Go", "prompt: Something else"),
-    )
-    .unwrap();
-    let outcome = case.run(&["--replay", "cassette.jsonl", "--output", "json"]);
-    assert_eq!(outcome.code, 1, "{}", outcome.stderr);
-    let message = outcome.json()["error"]["message"]
-        .as_str()
-        .unwrap()
-        .to_string();
+    let recorded = Test::new()
+        .agent("prompt: Go\n")
+        .reply(Reply::text("Recorded answer."))
+        .args(["--record", "cassette.jsonl"])
+        .run();
+    let ran = recorded
+        .then()
+        .agent("prompt: Something else\n")
+        .args(["--replay", "cassette.jsonl", "--output", "json"])
+        .status(1)
+        .any_stderr()
+        .run();
+    let message = ran.json()["error"]["message"].as_str().unwrap().to_string();
     assert!(
         message.contains("Something else") || message.contains("no recorded"),
         "{message}"
@@ -746,56 +626,58 @@ fn a_replay_miss_fails_with_exit_1_and_says_which_request() {
 
 #[test]
 fn faults_are_retried_and_partial_output_never_becomes_the_answer() {
-    let mock = MockServer::start();
-    mock.push(MockResponse::error(429, "rate limited").retry_after("0"));
-    mock.push(MockResponse::text("partial words that never finish").drop_after(2));
-    mock.push(MockResponse::text("The real answer."));
-    let model = format!(
-        "model: {{ provider: openai, name: m, base_url: \"{}\", api_key_env: {KEY_ENV}, retry: {{ max_attempts: 4, initial_backoff: 10ms, max_backoff: 50ms }} }}",
-        mock.openai_base_url()
-    );
-    let case = Case::with_model(&model, "prompt: Go\n");
-    let outcome = case.run(&[]);
-    assert_eq!(outcome.code, 0, "{}", outcome.stderr);
-    assert_eq!(outcome.stdout, "The real answer.\n");
-    assert_eq!(mock.request_count(), 3);
-    let transcript = std::fs::read_to_string(case.dir.join("run/transcript.txt")).unwrap();
+    let ran = Test::new()
+        .agent(
+            "name: test-agent
+model: { provider: openai, name: m, base_url: \"$OPENAI_URL\", api_key_env: RUNNER_TEST_KEY, retry: { max_attempts: 4, initial_backoff: 10ms, max_backoff: 50ms } }
+prompt: Go
+",
+        )
+        .respond(MockResponse::error(429, "rate limited").retry_after("0"))
+        .respond(MockResponse::text("partial words that never finish").drop_after(2))
+        .respond(MockResponse::text("The real answer."))
+        .stdout("The real answer.\n")
+        .run();
+    assert_eq!(ran.requests().len(), 3);
+    let transcript = ran.transcript();
     assert!(!transcript.contains("never finish"), "{transcript}");
-    let resets = case
-        .events()
+    let resets = ran
+        .events_of("thread.message.delta")
         .iter()
-        .filter(|e| e["type"] == "thread.message.delta" && e["data"]["delta"]["reset"] == true)
+        .filter(|e| e["data"]["delta"]["reset"] == true)
         .count();
     assert!(resets >= 1, "consumers are told to drop the partial text");
 }
 
 #[test]
 fn ask_user_takes_answers_from_a_file() {
-    let mock = MockServer::start();
-    mock.push(MockResponse::reply(Reply::tool_call(
-        "ask_user",
-        json!({"question": "Which branch?", "id": "branch"}),
-    )));
-    mock.push(MockResponse::text("Using main."));
-    let case = Case::new(&mock, "prompt: Go\ntools:\n  - builtin: ask_user\n");
-    std::fs::write(case.dir.join("answers.yaml"), "branch: main\n").unwrap();
-    let outcome = case.run(&["--answers", "answers.yaml"]);
-    assert_eq!(outcome.code, 0, "{}", outcome.stderr);
-    let tool = tool_message(&mock.requests()[1]).unwrap();
+    let ran = Test::new()
+        .agent("prompt: Go\ntools:\n  - builtin: ask_user\n")
+        .file("answers.yaml", "branch: main\n")
+        .reply(Reply::tool_call(
+            "ask_user",
+            json!({"question": "Which branch?", "id": "branch"}),
+        ))
+        .reply(Reply::text("Using main."))
+        .args(["--answers", "answers.yaml"])
+        .run();
+    let tool = tool_message(&ran.requests()[1]).unwrap();
     assert_eq!(tool["content"], "main");
 }
 
 #[test]
 fn ask_user_without_an_answer_pauses_the_run_with_exit_4() {
-    let mock = MockServer::start();
-    mock.push(MockResponse::reply(Reply::tool_call(
-        "ask_user",
-        json!({"question": "Which branch?"}),
-    )));
-    let case = Case::new(&mock, "prompt: Go\ntools:\n  - builtin: ask_user\n");
-    let outcome = case.run(&["--output", "json"]);
-    assert_eq!(outcome.code, 4, "{}", outcome.stderr);
-    let envelope = outcome.json();
+    let ran = Test::new()
+        .agent("prompt: Go\ntools:\n  - builtin: ask_user\n")
+        .reply(Reply::tool_call(
+            "ask_user",
+            json!({"question": "Which branch?"}),
+        ))
+        .args(["--output", "json"])
+        .status(4)
+        .stderr_contains("Which branch?")
+        .run();
+    let envelope = ran.json();
     assert_eq!(envelope["status"], "input_required");
     assert!(
         envelope["error"]["message"]
@@ -804,13 +686,14 @@ fn ask_user_without_an_answer_pauses_the_run_with_exit_4() {
             .contains("Which branch?")
     );
     assert!(
-        case.event_types()
+        event_types(&ran)
             .iter()
             .any(|t| t == "thread.run.requires_action")
     );
-    let transcript = std::fs::read_to_string(case.dir.join("run/transcript.txt")).unwrap();
+    let transcript = ran.transcript();
     assert!(transcript.contains("INPUT_REQUIRED"), "{transcript}");
     runner::output::transcript::parse(&transcript).expect("parses");
+    ran.snapshot("input_required");
 }
 
 /// An OpenAI stream whose content arrives three bytes at a time (splitting tag names and
@@ -837,22 +720,22 @@ fn tiny_chunks(text: &str) -> MockResponse {
 
 #[test]
 fn the_xml_protocol_runs_tools_from_text_streamed_in_tiny_chunks() {
-    let mock = MockServer::start();
-    mock.push(tiny_chunks(
-        "I will read it.<thinking>The notes &amp; more</thinking>\n<read_file>\n<path>notes.txt</path>\n<limit>1</limit>\n</read_file>",
-    ));
-    mock.push(tiny_chunks("I think I am done."));
-    mock.push(tiny_chunks(
-        "<attempt_completion><result>First line: line one</result></attempt_completion> trailing",
-    ));
-    let case = Case::new(
-        &mock,
-        "system: You read notes.\nprompt: Go\ntool_protocol: xml\ntools:\n  - builtin: read_file\n",
-    );
-    let outcome = case.run(&["--output", "json"]);
-    assert_eq!(outcome.code, 0, "{}", outcome.stderr);
-    assert_eq!(outcome.json()["output"], "First line: line one");
-    let requests = mock.requests();
+    let ran = Test::new()
+        .agent(
+            "system: You read notes.\nprompt: Go\ntool_protocol: xml\ntools:\n  - builtin: read_file\n",
+        )
+        .file("notes.txt", NOTES)
+        .respond(tiny_chunks(
+            "I will read it.<thinking>The notes &amp; more</thinking>\n<read_file>\n<path>notes.txt</path>\n<limit>1</limit>\n</read_file>",
+        ))
+        .respond(tiny_chunks("I think I am done."))
+        .respond(tiny_chunks(
+            "<attempt_completion><result>First line: line one</result></attempt_completion> trailing",
+        ))
+        .args(["--output", "json"])
+        .run();
+    assert_eq!(ran.json()["output"], "First line: line one");
+    let requests = ran.requests();
     assert!(
         requests[0].body.get("tools").is_none(),
         "no native tools are sent"
@@ -879,16 +762,12 @@ fn the_xml_protocol_runs_tools_from_text_streamed_in_tiny_chunks() {
         "{third}"
     );
     // The run looks like a native one: a tool block with typed JSON input, and thinking.
-    let started = case
-        .events()
-        .into_iter()
-        .find(|e| e["type"] == "agent.tool.execution.started")
-        .unwrap();
+    let started = ran.events_of("agent.tool.execution.started").remove(0);
     assert_eq!(
         started["data"]["input"],
         json!({"path": "notes.txt", "limit": 1})
     );
-    let transcript = std::fs::read_to_string(case.dir.join("run/transcript.txt")).unwrap();
+    let transcript = ran.transcript();
     assert!(
         transcript.contains("The notes & more")
             && transcript.contains("<<TOOL_STEP_START/read_file:"),
@@ -898,19 +777,17 @@ fn the_xml_protocol_runs_tools_from_text_streamed_in_tiny_chunks() {
 
 #[test]
 fn a_value_that_does_not_fit_its_type_is_a_tool_error() {
-    let mock = MockServer::start();
-    mock.push(tiny_chunks(
-        "<read_file><path>notes.txt</path><limit>many</limit></read_file>",
-    ));
-    mock.push(tiny_chunks(
-        "<attempt_completion><result>ok</result></attempt_completion>",
-    ));
-    let case = Case::new(
-        &mock,
-        "prompt: Go\ntool_protocol: xml\ntools:\n  - builtin: read_file\n",
-    );
-    assert_eq!(case.run(&[]).code, 0);
-    let second = mock.requests()[1].body["messages"].to_string();
+    let ran = Test::new()
+        .agent("prompt: Go\ntool_protocol: xml\ntools:\n  - builtin: read_file\n")
+        .file("notes.txt", NOTES)
+        .respond(tiny_chunks(
+            "<read_file><path>notes.txt</path><limit>many</limit></read_file>",
+        ))
+        .respond(tiny_chunks(
+            "<attempt_completion><result>ok</result></attempt_completion>",
+        ))
+        .run();
+    let second = ran.requests()[1].body["messages"].to_string();
     assert!(
         second.contains("Error: invalid arguments: parameter `limit` must be an integer"),
         "{second}"
@@ -919,20 +796,18 @@ fn a_value_that_does_not_fit_its_type_is_a_tool_error() {
 
 #[test]
 fn tool_timeout_and_max_output_chars_shape_the_results() {
-    let mock = MockServer::start();
-    mock.push(MockResponse::reply(
-        Reply::tool_call("shell", json!({"command": "sleep 5"}))
-            .with_tool_call("read_file", json!({"path": "big.txt"})),
-    ));
-    mock.push(MockResponse::text("done"));
-    let case = Case::new(
-        &mock,
-        "prompt: Go\ntools:\n  - builtin: shell\n    allow: [sleep]\n  - builtin: read_file\nlimits: { tool_timeout: 300ms, max_output_chars: 50 }\n",
-    );
-    std::fs::write(case.dir.join("big.txt"), "x".repeat(500)).unwrap();
-    let outcome = case.run(&[]);
-    assert_eq!(outcome.code, 0, "{}", outcome.stderr);
-    let messages = mock.requests()[1].body["messages"].to_string();
+    let ran = Test::new()
+        .agent(
+            "prompt: Go\ntools:\n  - builtin: shell\n    allow: [sleep]\n  - builtin: read_file\nlimits: { tool_timeout: 300ms, max_output_chars: 50 }\n",
+        )
+        .file("big.txt", &"x".repeat(500))
+        .reply(
+            Reply::tool_call("shell", json!({"command": "sleep 5"}))
+                .with_tool_call("read_file", json!({"path": "big.txt"})),
+        )
+        .reply(Reply::text("done"))
+        .run();
+    let messages = ran.requests()[1].body["messages"].to_string();
     assert!(messages.contains("timed out after 300ms"), "{messages}");
     assert!(
         messages.contains("characters cut (limits.max_output_chars)"),
@@ -942,21 +817,18 @@ fn tool_timeout_and_max_output_chars_shape_the_results() {
 
 #[test]
 fn prune_tool_outputs_replaces_old_outputs_when_the_context_is_full() {
-    let mock = MockServer::start();
-    for _ in 0..3 {
-        mock.push(MockResponse::reply(Reply::tool_call(
-            "read_file",
-            json!({"path": "big.txt"}),
-        )));
-    }
-    mock.push(MockResponse::text("done"));
-    let case = Case::new(
-        &mock,
-        "prompt: Go\ntools:\n  - builtin: read_file\nmiddleware:\n  - prune_tool_outputs: { context_limit: 600, output_reserve: 100, protect_recent: 300 }\n",
-    );
-    std::fs::write(case.dir.join("big.txt"), "y".repeat(1200)).unwrap();
-    assert_eq!(case.run(&[]).code, 0);
-    let last = mock.requests().pop().unwrap().body["messages"].to_string();
+    let read_big = || Reply::tool_call("read_file", json!({"path": "big.txt"}));
+    let ran = Test::new()
+        .agent(
+            "prompt: Go\ntools:\n  - builtin: read_file\nmiddleware:\n  - prune_tool_outputs: { context_limit: 600, output_reserve: 100, protect_recent: 300 }\n",
+        )
+        .file("big.txt", &"y".repeat(1200))
+        .reply(read_big())
+        .reply(read_big())
+        .reply(read_big())
+        .reply(Reply::text("done"))
+        .run();
+    let last = ran.requests().pop().unwrap().body["messages"].to_string();
     assert!(last.contains("[output cleared to save context]"), "{last}");
     assert!(
         last.contains(&"y".repeat(1200)),
@@ -966,27 +838,23 @@ fn prune_tool_outputs_replaces_old_outputs_when_the_context_is_full() {
 
 #[test]
 fn summarize_replaces_old_history_with_a_summary_from_a_model_call() {
-    let mock = MockServer::start();
-    mock.route(|request| {
-        request
-            .system_prompt()
-            .filter(|s| s.contains("You summarise conversations"))
-            .map(|_| MockResponse::text("SUMMARY: the notes were read twice."))
-    });
-    for _ in 0..2 {
-        mock.push(MockResponse::reply(Reply::tool_call(
-            "read_file",
-            json!({"path": "big.txt"}),
-        )));
-    }
-    mock.push(MockResponse::text("done"));
-    let case = Case::new(
-        &mock,
-        "prompt: Go\ntools:\n  - builtin: read_file\nmiddleware:\n  - summarize: { threshold: 400, keep_recent: 2 }\n",
-    );
-    std::fs::write(case.dir.join("big.txt"), "z".repeat(1000)).unwrap();
-    assert_eq!(case.run(&[]).code, 0);
-    let requests = mock.requests();
+    let read_big = || Reply::tool_call("read_file", json!({"path": "big.txt"}));
+    let ran = Test::new()
+        .agent(
+            "prompt: Go\ntools:\n  - builtin: read_file\nmiddleware:\n  - summarize: { threshold: 400, keep_recent: 2 }\n",
+        )
+        .file("big.txt", &"z".repeat(1000))
+        .route(|request| {
+            request
+                .system_prompt()
+                .filter(|s| s.contains("You summarise conversations"))
+                .map(|_| MockResponse::text("SUMMARY: the notes were read twice."))
+        })
+        .reply(read_big())
+        .reply(read_big())
+        .reply(Reply::text("done"))
+        .run();
+    let requests = ran.requests();
     assert!(
         requests.iter().any(|r| r
             .system_prompt()
@@ -1003,12 +871,12 @@ fn summarize_replaces_old_history_with_a_summary_from_a_model_call() {
 
 #[test]
 fn events_dash_puts_the_event_stream_on_stdout_instead_of_the_result() {
-    let mock = MockServer::start();
-    mock.push(MockResponse::text("answer"));
-    let case = Case::new(&mock, "prompt: Go\n");
-    let outcome = case.run(&["--events", "-", "--output", "json"]);
-    assert_eq!(outcome.code, 0, "{}", outcome.stderr);
-    let lines: Vec<Value> = outcome
+    let ran = Test::new()
+        .agent("prompt: Go\n")
+        .reply(Reply::text("answer"))
+        .args(["--events", "-", "--output", "json"])
+        .run();
+    let lines: Vec<Value> = ran
         .stdout
         .lines()
         .map(|l| serde_json::from_str(l).expect("each line is an event"))
@@ -1016,7 +884,7 @@ fn events_dash_puts_the_event_stream_on_stdout_instead_of_the_result() {
     assert_eq!(lines.first().unwrap()["type"], "agent.run.created");
     assert_eq!(lines.last().unwrap()["type"], "thread.run.completed");
     assert_eq!(
-        case.result()["output"],
+        ran.result()["output"],
         "answer",
         "result.json is still written"
     );

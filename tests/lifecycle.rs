@@ -219,7 +219,7 @@ fn an_ask_user_pause_is_an_input_block_with_its_checkpoint_and_the_answer_lands_
         ])
         .stdout("Thanks.\n")
         .run();
-    let transcript = std::fs::read_to_string(resumed.path("run2/transcript.txt")).unwrap();
+    let transcript = resumed.transcript();
     let block = transcript
         .split("<<INPUT_REQUIRED_START>>")
         .nth(1)

@@ -7,16 +7,14 @@ mod support;
 
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use runner::testing::mock_server::{MockRequest, MockResponse, MockServer, Reply};
+use runner::testing::mock_server::{MockRequest, MockResponse, Reply};
 use serde_json::{Value, json};
-use support::{Outcome, Run, tempdir};
-
-const KEY_ENV: &str = "RUNNER_TEST_KEY";
+use support::{KEY, Ran, Test, read_json, wait_until};
 
 /// The reference server's executable.
 fn everything() -> PathBuf {
@@ -37,90 +35,15 @@ fn stdio_entry(extra: &str) -> String {
     )
 }
 
-struct Case {
-    dir: PathBuf,
-}
-
-impl Case {
-    fn new(mock: &MockServer, body: &str) -> Self {
-        Self::named("agent.yaml", mock, body)
+/// Asserts the server whose pid the run left in `file` is no longer running.
+fn assert_stopped(ran: &Ran, file: &str) {
+    let pid = ran.read(file).trim().to_string();
+    let proc = PathBuf::from(format!("/proc/{pid}"));
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while proc.exists() && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(50));
     }
-
-    fn named(file: &str, mock: &MockServer, body: &str) -> Self {
-        let dir = tempdir("mcp");
-        let case = Case { dir };
-        case.write(file, mock, body);
-        case
-    }
-
-    fn write(&self, file: &str, mock: &MockServer, body: &str) {
-        std::fs::write(
-            self.dir.join(file),
-            format!(
-                "name: {}\nmodel: {{ provider: openai, name: mock-model, base_url: \"{}\", api_key_env: {KEY_ENV}, retry: {{ max_attempts: 1 }} }}\n{body}",
-                file.split('.').next().unwrap_or(file),
-                mock.openai_base_url()
-            ),
-        )
-        .unwrap();
-    }
-
-    fn command(&self, args: &[&str]) -> Run {
-        Run::new(
-            ["exec", "agent.yaml", "--run-dir", "run", "--output", "json"]
-                .iter()
-                .chain(args),
-        )
-        .current_dir(&self.dir)
-        .env(KEY_ENV, "sk-test-key")
-    }
-
-    fn run(&self) -> Outcome {
-        self.command(&[]).run()
-    }
-
-    fn events(&self) -> Vec<Value> {
-        support::read_events(&self.dir.join("run/events.jsonl"))
-    }
-
-    /// Everything the run left on disk, for leak checks.
-    fn run_files(&self) -> String {
-        ["transcript.txt", "events.jsonl", "result.json"]
-            .iter()
-            .map(|f| std::fs::read_to_string(self.dir.join("run").join(f)).unwrap_or_default())
-            .collect()
-    }
-
-    /// Asserts the server whose pid is in `file` is no longer running.
-    fn assert_stopped(&self, file: &str) {
-        let pid = std::fs::read_to_string(self.dir.join(file))
-            .unwrap_or_else(|_| panic!("the server wrote {file}"))
-            .trim()
-            .to_string();
-        let proc = PathBuf::from(format!("/proc/{pid}"));
-        let deadline = Instant::now() + Duration::from_secs(5);
-        while proc.exists() && Instant::now() < deadline {
-            std::thread::sleep(Duration::from_millis(50));
-        }
-        assert!(!proc.exists(), "the server (pid {pid}) is still running");
-    }
-}
-
-/// Polls `condition` until it holds; fails the test after 20 s.
-fn wait_until(what: &str, condition: impl Fn() -> bool) {
-    let deadline = Instant::now() + Duration::from_secs(20);
-    while !condition() {
-        assert!(Instant::now() < deadline, "timed out waiting: {what}");
-        std::thread::sleep(Duration::from_millis(20));
-    }
-}
-
-/// Sends SIGINT to a running `runner`.
-fn interrupt(child: &Child) {
-    Command::new("kill")
-        .args(["-INT", &child.id().to_string()])
-        .status()
-        .unwrap();
+    assert!(!proc.exists(), "the server (pid {pid}) is still running");
 }
 
 /// The tool results the model got back in `request`, by tool call id order.
@@ -152,31 +75,28 @@ fn completed_tools(events: &[Value]) -> Vec<(String, bool)> {
 
 #[test]
 fn stdio_server_tools_are_called_with_the_servers_schemas_and_results_mapped() {
-    let mock = MockServer::start();
-    mock.push(MockResponse::reply(
-        Reply::tool_call("ev_echo", json!({"message": "hello"}))
-            .with_tool_call("ev_get-sum", json!({"a": 2, "b": 3}))
-            .with_tool_call("ev_get-sum", json!({"a": "two"}))
-            .with_tool_call("ev_get-tiny-image", json!({}))
-            .with_tool_call("ev_get-resource-reference", json!({}))
-            .with_tool_call("ev_get-structured-content", json!({"location": "Chicago"})),
-    ));
-    mock.push(MockResponse::text("All done."));
-    let case = Case::new(
-        &mock,
-        &format!(
+    let ran = Test::new()
+        .agent(&format!(
             "prompt: Use the tools.\ntools:\n{}",
             stdio_entry(
                 "      tools: [echo, get-sum, get-tiny-image, get-resource-reference, get-structured-content]\n      prefix: ev_\n"
             )
-        ),
-    );
-    let outcome = case.run();
-    assert_eq!(outcome.code, 0, "{}", outcome.stderr);
-    assert_eq!(outcome.json()["output"], "All done.");
+        ))
+        .reply(
+            Reply::tool_call("ev_echo", json!({"message": "hello"}))
+                .with_tool_call("ev_get-sum", json!({"a": 2, "b": 3}))
+                .with_tool_call("ev_get-sum", json!({"a": "two"}))
+                .with_tool_call("ev_get-tiny-image", json!({}))
+                .with_tool_call("ev_get-resource-reference", json!({}))
+                .with_tool_call("ev_get-structured-content", json!({"location": "Chicago"})),
+        )
+        .reply(Reply::text("All done."))
+        .args(["--output", "json"])
+        .run();
+    assert_eq!(ran.json()["output"], "All done.");
 
     // The model sees only the allowlisted tools, prefixed, with the server's own schemas.
-    let requests = mock.requests();
+    let requests = ran.requests();
     let tools = requests[0].body["tools"].as_array().unwrap();
     let names: Vec<&str> = tools
         .iter()
@@ -226,7 +146,7 @@ fn stdio_server_tools_are_called_with_the_servers_schemas_and_results_mapped() {
     );
 
     // Structured content: the text goes to the model, the value is kept in the metadata.
-    let events = case.events();
+    let events = ran.events();
     let structured = events
         .iter()
         .find(|e| {
@@ -256,41 +176,32 @@ fn stdio_server_tools_are_called_with_the_servers_schemas_and_results_mapped() {
             ("ev_get-tiny-image".to_string(), true),
         ]
     );
-    case.assert_stopped("server.pid");
+    assert_stopped(&ran, "server.pid");
 }
 
 #[test]
 fn the_server_gets_its_env_but_not_the_runners_keys() {
-    let mock = MockServer::start();
-    mock.push(MockResponse::reply(Reply::tool_call("get-env", json!({}))));
-    mock.push(MockResponse::text("Seen."));
-    let case = Case::new(
-        &mock,
-        &format!(
+    let ran = Test::new()
+        .agent(&format!(
             "env: [GREETING]\nprompt: Look.\ntools:\n{}",
             stdio_entry(
                 "      env: { GREETING: \"{{ env.GREETING }}!\", LOG_LEVEL: warn }\n      tools: [get-env]\n"
             )
-        ),
-    );
-    let outcome = case
-        .command(&[])
+        ))
+        .reply(Reply::tool_call("get-env", json!({})))
+        .reply(Reply::text("Seen."))
         .env("GREETING", "hi-there")
         .env("OPENAI_API_KEY", "sk-openai-must-not-leak")
         .env("DEPLOY_TOKEN", "tok-must-not-leak")
+        .args(["--output", "json"])
         .run();
-    assert_eq!(outcome.code, 0, "{}", outcome.stderr);
-    let result = &tool_results(&mock.requests()[1])[0];
+    let result = &tool_results(&ran.requests()[1])[0];
     assert!(result.contains("\"GREETING\": \"hi-there!\""), "{result}");
     assert!(result.contains("\"LOG_LEVEL\": \"warn\""), "{result}");
-    for secret in [
-        "sk-openai-must-not-leak",
-        "tok-must-not-leak",
-        "sk-test-key",
-    ] {
+    for secret in ["sk-openai-must-not-leak", "tok-must-not-leak", KEY] {
         assert!(!result.contains(secret), "{secret} reached the server");
     }
-    case.assert_stopped("server.pid");
+    assert_stopped(&ran, "server.pid");
 }
 
 /// The reference server over Streamable HTTP on a free port; killed when dropped.
@@ -372,21 +283,16 @@ fn recording_proxy(upstream: u16) -> (u16, Arc<Mutex<Vec<u8>>>) {
 fn streamable_http_server_gets_rendered_headers_and_the_token_stays_out_of_the_record() {
     let server = HttpServer::start();
     let (proxy, seen) = recording_proxy(server.port);
-    let mock = MockServer::start();
-    mock.push(MockResponse::reply(Reply::tool_call(
-        "get-sum",
-        json!({"a": 20, "b": 22}),
-    )));
-    mock.push(MockResponse::text("42 it is."));
-    let case = Case::new(
-        &mock,
-        &format!(
+    let ran = Test::new()
+        .agent(&format!(
             "env: [MCP_TOKEN]\nprompt: Add.\ntools:\n  - mcp:\n      url: http://127.0.0.1:{proxy}/mcp\n      headers: {{ Authorization: \"Bearer {{{{ env.MCP_TOKEN }}}}\" }}\n      tools: [get-sum, echo]\n"
-        ),
-    );
-    let outcome = case.command(&[]).env("MCP_TOKEN", "tok-http-4711").run();
-    assert_eq!(outcome.code, 0, "{}", outcome.stderr);
-    let result = &tool_results(&mock.requests()[1])[0];
+        ))
+        .reply(Reply::tool_call("get-sum", json!({"a": 20, "b": 22})))
+        .reply(Reply::text("42 it is."))
+        .env("MCP_TOKEN", "tok-http-4711")
+        .args(["--output", "json"])
+        .run();
+    let result = &tool_results(&ran.requests()[1])[0];
     assert!(result.contains("42"), "{result}");
 
     let wire = String::from_utf8_lossy(&seen.lock().unwrap()).to_ascii_lowercase();
@@ -394,30 +300,27 @@ fn streamable_http_server_gets_rendered_headers_and_the_token_stays_out_of_the_r
         wire.contains("authorization: bearer tok-http-4711"),
         "the rendered header reached the server"
     );
-    for place in [&outcome.stdout, &outcome.stderr, &case.run_files()] {
+    let run_files =
+        ["run/transcript.txt", "run/events.jsonl", "run/result.json"].map(|f| ran.read(f));
+    for place in [&ran.stdout, &ran.stderr].into_iter().chain(&run_files) {
         assert!(!place.contains("tok-http-4711"), "the token leaked");
     }
     assert_eq!(
-        completed_tools(&case.events()),
+        completed_tools(&ran.events()),
         [("get-sum".to_string(), true)]
     );
 }
 
 #[test]
 fn runner_tools_lists_every_tool_with_its_origin_and_schema() {
-    let case = Case::named(
-        "agent.yaml",
-        &MockServer::start(),
-        &format!(
+    let ran = Test::new()
+        .agent(&format!(
             "tools:\n  - builtin: read_file\n{}",
             stdio_entry("      prefix: ev_\n")
-        ),
-    );
-    let outcome = Run::new(["tools", "agent.yaml", "--format", "json"])
-        .current_dir(&case.dir)
+        ))
+        .command(["tools", "agent.yaml", "--format", "json"])
         .run();
-    assert_eq!(outcome.code, 0, "{}", outcome.stderr);
-    let listed = outcome.json();
+    let listed = ran.json();
     let tools = listed["tools"].as_array().unwrap();
     assert_eq!(tools[0]["name"], "read_file");
     assert_eq!(tools[0]["kind"], "builtin");
@@ -430,21 +333,16 @@ fn runner_tools_lists_every_tool_with_its_origin_and_schema() {
     assert_eq!(sum["parameters"]["required"], json!(["a", "b"]));
     assert!(tools.len() > 5, "every tool of the server: {tools:?}");
 
-    let text = Run::new(["tools", "agent.yaml"])
-        .current_dir(&case.dir)
+    ran.then()
+        .command(["tools", "agent.yaml"])
+        .stdout_contains("ev_echo")
+        .stdout_contains("Echoes back the input string")
         .run();
-    assert_eq!(text.code, 0);
-    assert!(
-        text.stdout.contains("ev_echo") && text.stdout.contains("Echoes back the input string"),
-        "{}",
-        text.stdout
-    );
-    case.assert_stopped("server.pid");
+    assert_stopped(&ran, "server.pid");
 }
 
 #[test]
 fn servers_that_cannot_start_are_clear_errors_before_any_model_call() {
-    let mock = MockServer::start();
     let cases = [
         (
             "command: no-such-mcp-server-x\n",
@@ -478,43 +376,43 @@ fn servers_that_cannot_start_are_clear_errors_before_any_model_call() {
         vec!["did not answer `initialize`", "within 1s"],
     )]);
     for (entry, code, status, phrases) in cases {
-        let case = Case::new(
-            &mock,
-            &format!("prompt: Hi\ntools:\n  - mcp:\n      {entry}"),
-        );
+        let test = Test::new()
+            .agent(&format!("prompt: Hi\ntools:\n  - mcp:\n      {entry}"))
+            .args(["--output", "json"])
+            .status(code);
+        let test = phrases
+            .iter()
+            .fold(test, |test, phrase| test.stderr_contains(phrase));
         let started = Instant::now();
-        let outcome = case.run();
-        assert_eq!(outcome.code, code, "{entry}: {}", outcome.stderr);
+        let ran = test.run();
         assert!(started.elapsed() < Duration::from_secs(20), "bounded");
-        let envelope = outcome.json();
+        let envelope = ran.json();
         assert_eq!(envelope["status"], status);
         assert_eq!(envelope["error"]["code"], "mcp_server");
         let message = envelope["error"]["message"].as_str().unwrap();
         assert!(message.starts_with("MCP server `"), "{message}");
         for phrase in phrases {
             assert!(message.contains(phrase), "{phrase:?} not in {message}");
-            assert!(outcome.stderr.contains(phrase));
         }
         if entry.contains("hang.pid") {
-            case.assert_stopped("hang.pid");
+            assert_stopped(&ran, "hang.pid");
         }
+        assert!(ran.requests().is_empty(), "no model call was made: {entry}");
     }
-    assert_eq!(mock.request_count(), 0, "no model call was made");
 }
 
 #[test]
 fn unknown_allowlisted_tools_and_name_collisions_are_configuration_errors() {
-    let mock = MockServer::start();
-    let typo = Case::new(
-        &mock,
-        &format!(
+    let typo = Test::new()
+        .agent(&format!(
             "prompt: Hi\ntools:\n{}",
             stdio_entry("      tools: [ecko]\n")
-        ),
-    );
-    let outcome = typo.run();
-    assert_eq!(outcome.code, 2, "{}", outcome.stderr);
-    let message = outcome.json()["error"]["message"]
+        ))
+        .args(["--output", "json"])
+        .status(2)
+        .stderr_contains("did you mean `echo`?")
+        .run();
+    let message = typo.json()["error"]["message"]
         .as_str()
         .unwrap()
         .to_string();
@@ -522,112 +420,101 @@ fn unknown_allowlisted_tools_and_name_collisions_are_configuration_errors() {
         message.contains("`tools` lists `ecko`") && message.contains("did you mean `echo`?"),
         "{message}"
     );
-    typo.assert_stopped("server.pid");
+    assert_stopped(&typo, "server.pid");
+    assert!(typo.requests().is_empty());
 
     // The same server twice without a prefix: `echo` would be two tools.
-    let twice = Case::new(
-        &mock,
-        &format!(
+    let twice = Test::new()
+        .agent(&format!(
             "prompt: Hi\ntools:\n{}{}",
             stdio_entry("      tools: [echo]\n"),
             stdio_entry("      tools: [echo, get-sum]\n")
-        ),
-    );
-    let outcome = twice.run();
-    assert_eq!(outcome.code, 2, "{}", outcome.stderr);
-    assert!(
-        outcome
-            .stderr
-            .contains("tool `echo`: two tools have this name")
-            && outcome.stderr.contains("`prefix`"),
-        "{}",
-        outcome.stderr
-    );
-    twice.assert_stopped("server.pid");
-    assert_eq!(mock.request_count(), 0);
+        ))
+        .args(["--output", "json"])
+        .status(2)
+        .stderr_contains("tool `echo`: two tools have this name")
+        .stderr_contains("`prefix`")
+        .run();
+    assert_stopped(&twice, "server.pid");
+    assert!(twice.requests().is_empty());
 }
 
 #[test]
 fn servers_stop_on_failure_limit_and_interrupt() {
-    // A provider failure: exit 1.
-    let mock = MockServer::start();
-    mock.push(MockResponse::error(400, "bad request"));
-    let failed = Case::new(
-        &mock,
-        &format!(
+    let echo_server = || {
+        format!(
             "prompt: Hi\ntools:\n{}",
             stdio_entry("      tools: [echo]\n")
-        ),
-    );
-    assert_eq!(failed.run().code, 1);
-    failed.assert_stopped("server.pid");
+        )
+    };
+
+    // A provider failure: exit 1.
+    let failed = Test::new()
+        .agent(&echo_server())
+        .respond(MockResponse::error(400, "bad request"))
+        .args(["--output", "json"])
+        .status(1)
+        .stderr_contains("bad request")
+        .run();
+    assert_stopped(&failed, "server.pid");
 
     // A limit: exit 3.
-    let mock = MockServer::start();
-    mock.push(MockResponse::reply(Reply::tool_call(
-        "echo",
-        json!({"message": "x"}),
-    )));
-    let limited = Case::new(
-        &mock,
-        &format!(
-            "prompt: Hi\nlimits: {{ max_llm_calls: 1 }}\ntools:\n{}",
-            stdio_entry("      tools: [echo]\n")
-        ),
-    );
-    assert_eq!(limited.run().code, 3);
-    limited.assert_stopped("server.pid");
+    let limited = Test::new()
+        .agent(&format!(
+            "limits: {{ max_llm_calls: 1 }}\n{}",
+            echo_server()
+        ))
+        .reply(Reply::tool_call("echo", json!({"message": "x"})))
+        .args(["--output", "json"])
+        .status(3)
+        .stderr_contains("max_llm_calls")
+        .run();
+    assert_stopped(&limited, "server.pid");
 
     // SIGINT while the model answers: exit 130.
-    let mock = MockServer::start();
-    mock.push(MockResponse::text("a b c d e f g h").chunk_delay(Duration::from_millis(500)));
-    let interrupted = Case::new(
-        &mock,
-        &format!(
-            "prompt: Hi\ntools:\n{}",
-            stdio_entry("      tools: [echo]\n")
-        ),
-    );
-    let child = interrupted.command(&[]).spawn();
-    wait_until("the run calls the model", || mock.request_count() > 0);
-    interrupt(&child);
-    let output = child.wait_with_output().unwrap();
-    assert_eq!(output.status.code(), Some(130));
-    interrupted.assert_stopped("server.pid");
+    let running = Test::new()
+        .agent(&echo_server())
+        .respond(MockResponse::text("a b c d e f g h").chunk_delay(Duration::from_millis(500)))
+        .args(["--output", "json"])
+        .status(130)
+        .stderr_contains("interrupted")
+        .spawn();
+    wait_until("the run calls the model", || running.requests_made() > 0);
+    running.interrupt();
+    let interrupted = running.wait();
+    assert_stopped(&interrupted, "server.pid");
 }
 
 #[test]
 fn a_sub_agent_has_its_own_server() {
-    let mock = MockServer::start();
-    mock.route(|request: &MockRequest| {
-        let system = request.system_prompt().unwrap_or_default();
-        let has_tool_result = request.body["messages"]
-            .as_array()
-            .is_some_and(|m| m.iter().any(|m| m["role"] == "tool"));
-        let reply = match (system.contains("HELPER"), has_tool_result) {
-            (true, false) => Reply::tool_call("echo", json!({"message": "from the helper"})),
-            (true, true) => Reply::text("The helper heard: Echo: from the helper"),
-            (false, false) => Reply::tool_call("helper", json!({"task": "echo something"})),
-            (false, true) => Reply::text("Root done."),
-        };
-        Some(MockResponse::reply(reply))
-    });
-    let case = Case::new(
-        &mock,
-        "system: You are ROOT.\nprompt: Go.\ntools:\n  - name: helper\n    description: Has an echo server.\n    parameters: { type: object, properties: { task: { type: string } }, required: [task] }\n    agent: ./helper.yaml\n",
-    );
-    case.write(
-        "helper.yaml",
-        &mock,
-        &format!(
-            "system: You are HELPER.\ntools:\n{}",
-            stdio_entry("      tools: [echo]\n")
-        ),
-    );
-    let outcome = case.run();
-    assert_eq!(outcome.code, 0, "{}", outcome.stderr);
-    assert_eq!(outcome.json()["output"], "Root done.");
-    let root_requests: Vec<MockRequest> = mock
+    let ran = Test::new()
+        .agent(
+            "system: You are ROOT.\nprompt: Go.\ntools:\n  - name: helper\n    description: Has an echo server.\n    parameters: { type: object, properties: { task: { type: string } }, required: [task] }\n    agent: ./helper.yaml\n",
+        )
+        .file(
+            "helper.yaml",
+            &format!(
+                "name: helper\nmodel: $MODEL\nsystem: You are HELPER.\ntools:\n{}",
+                stdio_entry("      tools: [echo]\n")
+            ),
+        )
+        .route(|request: &MockRequest| {
+            let system = request.system_prompt().unwrap_or_default();
+            let has_tool_result = request.body["messages"]
+                .as_array()
+                .is_some_and(|m| m.iter().any(|m| m["role"] == "tool"));
+            let reply = match (system.contains("HELPER"), has_tool_result) {
+                (true, false) => Reply::tool_call("echo", json!({"message": "from the helper"})),
+                (true, true) => Reply::text("The helper heard: Echo: from the helper"),
+                (false, false) => Reply::tool_call("helper", json!({"task": "echo something"})),
+                (false, true) => Reply::text("Root done."),
+            };
+            Some(MockResponse::reply(reply))
+        })
+        .args(["--output", "json"])
+        .run();
+    assert_eq!(ran.json()["output"], "Root done.");
+    let root_requests: Vec<MockRequest> = ran
         .requests()
         .into_iter()
         .filter(|r| r.system_prompt().unwrap_or_default().contains("ROOT"))
@@ -643,7 +530,7 @@ fn a_sub_agent_has_its_own_server() {
         ["helper"],
         "the root does not get the helper's tools"
     );
-    let events = case.events();
+    let events = ran.events();
     let echo = events
         .iter()
         .find(|e| e["type"] == "agent.tool.execution.completed" && e["data"]["toolName"] == "echo")
@@ -656,18 +543,12 @@ fn a_sub_agent_has_its_own_server() {
             .map(|s| s.starts_with("sh -c")),
         Some(true)
     );
-    case.assert_stopped("server.pid");
+    assert_stopped(&ran, "server.pid");
 }
 
 #[test]
 fn the_reference_server_is_pinned() {
-    let package: Value = serde_json::from_str(
-        &std::fs::read_to_string(
-            Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mcp-server/package.json"),
-        )
-        .unwrap(),
-    )
-    .unwrap();
+    let package = read_json(&support::root().join("tests/mcp-server/package.json"));
     let version = package["dependencies"]["@modelcontextprotocol/server-everything"]
         .as_str()
         .unwrap();
@@ -679,50 +560,39 @@ fn the_reference_server_is_pinned() {
 
 #[test]
 fn a_reload_keeps_the_running_server_and_refuses_a_changed_one() {
-    let mock = MockServer::start();
     let slow = |reply: Reply| MockResponse::reply(reply).chunk_delay(Duration::from_millis(150));
-    mock.push(slow(Reply::tool_call("echo", json!({"message": "one"}))));
-    mock.push(slow(Reply::tool_call("get-sum", json!({"a": 1, "b": 1}))));
-    mock.push(MockResponse::text("done"));
-    let body = |system: &str, entry: &str| {
+    let agent = |system: &str, entry: &str| {
         format!(
-            "system: {system}\nprompt: Go\ntools:\n{}",
+            "name: test-agent\nmodel: $MODEL\nsystem: {system}\nprompt: Go\ntools:\n{}",
             stdio_entry(entry)
         )
     };
-    let case = Case::new(&mock, &body("You are OLD.", "      tools: [echo]\n"));
-    let save = |text: String| {
-        let temp = case.dir.join("agent.yaml.swp");
-        std::fs::write(&temp, text).unwrap();
-        std::fs::rename(&temp, case.dir.join("agent.yaml")).unwrap();
-    };
-    let wait_for = |n: usize| wait_until("the next model request", || mock.request_count() >= n);
-    let child = case.command(&["--watch"]).spawn();
-    wait_for(1);
+    let running = Test::new()
+        .agent(&agent("You are OLD.", "      tools: [echo]\n"))
+        .respond(slow(Reply::tool_call("echo", json!({"message": "one"}))))
+        .respond(slow(Reply::tool_call("get-sum", json!({"a": 1, "b": 1}))))
+        .reply(Reply::text("done"))
+        .args(["--output", "json", "--watch"])
+        .stderr_contains("was not started with the run")
+        .spawn();
+    wait_until("the first model request", || running.requests_made() >= 1);
     // Same server, a wider allowlist: applied at the next step.
-    case.write(
-        "agent.yaml.next",
-        &mock,
-        &body("You are NEW.", "      tools: [echo, get-sum]\n"),
+    running.save(
+        "agent.yaml",
+        &agent("You are NEW.", "      tools: [echo, get-sum]\n"),
     );
-    save(std::fs::read_to_string(case.dir.join("agent.yaml.next")).unwrap());
-    wait_for(2);
+    wait_until("the second model request", || running.requests_made() >= 2);
     // A different server (its env changed): refused, the run goes on as it was.
-    case.write(
-        "agent.yaml.next",
-        &mock,
-        &body(
+    running.save(
+        "agent.yaml",
+        &agent(
             "You are NEWER.",
             "      tools: [echo, get-sum]\n      env: { LOG_LEVEL: debug }\n",
         ),
     );
-    save(std::fs::read_to_string(case.dir.join("agent.yaml.next")).unwrap());
-    let output = child.wait_with_output().unwrap();
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert_eq!(output.status.code(), Some(0), "{stderr}");
-    assert!(stderr.contains("was not started with the run"), "{stderr}");
+    let ran = running.wait();
 
-    let requests = mock.requests();
+    let requests = ran.requests();
     let tool_names = |r: &MockRequest| -> Vec<String> {
         r.body["tools"]
             .as_array()
@@ -736,7 +606,7 @@ fn a_reload_keeps_the_running_server_and_refuses_a_changed_one() {
     assert_eq!(tool_names(&requests[1]), ["echo", "get-sum"]);
     assert_eq!(requests[2].system_prompt().as_deref(), Some("You are NEW."));
     assert!(tool_results(&requests[2]).iter().any(|r| r.contains('2')));
-    case.assert_stopped("server.pid");
+    assert_stopped(&ran, "server.pid");
 }
 
 /// A stdio server (a shell script) that starts properly, then dies on its first call.
@@ -753,17 +623,14 @@ exit 7
 
 #[test]
 fn a_server_that_dies_during_a_call_is_a_failed_tool_result_and_the_run_goes_on() {
-    let mock = MockServer::start();
-    mock.push(MockResponse::reply(Reply::tool_call("boom", json!({}))));
-    mock.push(MockResponse::text("The tool crashed; stopping here."));
-    let case = Case::new(
-        &mock,
-        "prompt: Go\ntools:\n  - mcp:\n      command: sh\n      args: [crash.sh]\n",
-    );
-    std::fs::write(case.dir.join("crash.sh"), CRASHING_SERVER).unwrap();
-    let outcome = case.run();
-    assert_eq!(outcome.code, 0, "{}", outcome.stderr);
-    let result = &tool_results(&mock.requests()[1])[0];
+    let ran = Test::new()
+        .agent("prompt: Go\ntools:\n  - mcp:\n      command: sh\n      args: [crash.sh]\n")
+        .file("crash.sh", CRASHING_SERVER)
+        .reply(Reply::tool_call("boom", json!({})))
+        .reply(Reply::text("The tool crashed; stopping here."))
+        .args(["--output", "json"])
+        .run();
+    let result = &tool_results(&ran.requests()[1])[0];
     assert!(
         result.starts_with("Error: MCP server `sh crash.sh`:")
             && result.contains("the server exited (exit status: 7)")
@@ -771,53 +638,47 @@ fn a_server_that_dies_during_a_call_is_a_failed_tool_result_and_the_run_goes_on(
         "{result}"
     );
     assert_eq!(
-        completed_tools(&case.events()),
+        completed_tools(&ran.events()),
         [("boom".to_string(), false)]
     );
 }
 
 #[test]
 fn an_interrupt_while_a_server_starts_stops_it_with_exit_130() {
-    let mock = MockServer::start();
-    let case = Case::new(
-        &mock,
-        "prompt: Hi\ntools:\n  - mcp:\n      command: sh\n      args: [\"-c\", \"echo $$ > hang.pid; exec sleep 60\"]\n",
-    );
     let started = Instant::now();
-    let child = case.command(&[]).spawn();
-    wait_until("the server starts", || case.dir.join("hang.pid").exists());
-    interrupt(&child);
-    let output = child.wait_with_output().unwrap();
-    assert_eq!(output.status.code(), Some(130));
+    let running = Test::new()
+        .agent(
+            "prompt: Hi\ntools:\n  - mcp:\n      command: sh\n      args: [\"-c\", \"echo $$ > hang.pid; exec sleep 60\"]\n",
+        )
+        .args(["--output", "json"])
+        .status(130)
+        .stderr_contains("interrupted")
+        .spawn();
+    wait_until("the server starts", || running.path("hang.pid").exists());
+    running.interrupt();
+    let ran = running.wait();
     assert!(
         started.elapsed() < Duration::from_secs(20),
         "not the 30s start-up timeout"
     );
-    let envelope: Value = serde_json::from_slice(&output.stdout).unwrap();
+    let envelope = ran.json();
     assert_eq!(envelope["status"], "interrupted");
     assert_eq!(envelope["error"]["code"], "mcp_server");
-    case.assert_stopped("hang.pid");
-    assert_eq!(mock.request_count(), 0);
+    assert_stopped(&ran, "hang.pid");
+    assert!(ran.requests().is_empty());
 }
 
 #[test]
 fn the_mcp_example_runs_offline() {
     everything();
-    let dir = tempdir("mcp-example");
-    let outcome = Run::new([
-        "exec",
-        "examples/mcp.yaml",
-        "--run-dir",
-        dir.to_str().unwrap(),
-    ])
-    .run();
-    assert_eq!(outcome.code, 0, "{}", outcome.stderr);
-    assert_eq!(outcome.stdout, "The server says 19 + 23 = 42.\n");
-    let events = support::read_events(&dir.join("events.jsonl"));
-    let done = events
-        .iter()
-        .find(|e| e["type"] == "agent.tool.execution.completed")
-        .unwrap();
+    let ran = Test::new()
+        .repo_path("examples/mcp.yaml")
+        .repo_path("tests/mcp-server")
+        .command(["exec", "examples/mcp.yaml", "--run-dir", "run"])
+        .stdout("The server says 19 + 23 = 42.\n")
+        .run();
+    let events = ran.events_of("agent.tool.execution.completed");
+    let done = &events[0];
     assert_eq!(done["data"]["toolName"], "ev_get-sum");
     assert_eq!(
         done["data"]["result"]["data"],

@@ -4,20 +4,19 @@
 mod support;
 
 use std::collections::HashMap;
-use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
-use runner::testing::mock_server::{MockRequest, MockResponse, MockServer, Reply};
+use runner::testing::mock_server::{MockRequest, MockResponse, Reply};
 use serde_json::{Value, json};
-use support::{Outcome, Run, tempdir};
-
-const KEY_ENV: &str = "RUNNER_TEST_KEY";
+use support::{Test, read_json};
 
 /// Scripted answers per agent, chosen by a marker in the request's system prompt.
-fn route(mock: &MockServer, script: Vec<(&'static str, Vec<Reply>)>) {
+fn script(
+    script: Vec<(&'static str, Vec<Reply>)>,
+) -> impl Fn(&MockRequest) -> Option<MockResponse> + Send + Sync + 'static {
     let script: HashMap<&'static str, Vec<Reply>> = script.into_iter().collect();
     let used: Arc<Mutex<HashMap<&'static str, usize>>> = Arc::default();
-    mock.route(move |request: &MockRequest| {
+    move |request: &MockRequest| {
         let system = request.system_prompt().unwrap_or_default();
         let (marker, replies) = script.iter().find(|(marker, _)| system.contains(*marker))?;
         let mut used = used.lock().unwrap();
@@ -28,49 +27,12 @@ fn route(mock: &MockServer, script: Vec<(&'static str, Vec<Reply>)>) {
             .unwrap_or_else(|| Reply::text("(script exhausted)"));
         *n += 1;
         Some(MockResponse::reply(reply))
-    });
-}
-
-struct Tree {
-    dir: PathBuf,
-}
-
-impl Tree {
-    fn new(mock: &MockServer, root_body: &str, files: &[(&str, &str)]) -> Self {
-        let dir = tempdir("subagents");
-        let model = format!(
-            "model: {{ provider: openai, name: root-model, base_url: \"{}\", api_key_env: {KEY_ENV} }}",
-            mock.openai_base_url()
-        );
-        std::fs::write(
-            dir.join("root.yaml"),
-            format!("name: root\n{model}\n{root_body}"),
-        )
-        .unwrap();
-        for (name, text) in files {
-            std::fs::write(
-                dir.join(name),
-                text.replace("BASE_URL", &mock.openai_base_url()),
-            )
-            .unwrap();
-        }
-        Tree { dir }
-    }
-
-    fn run(&self) -> Outcome {
-        Run::new(["exec", "root.yaml", "--run-dir", "run", "--output", "json"])
-            .current_dir(&self.dir)
-            .env(KEY_ENV, "sk-test")
-            .run()
-    }
-
-    /// The run's events, each checked against schemas/events.schema.json.
-    fn events(&self) -> Vec<Value> {
-        support::read_events(&self.dir.join("run/events.jsonl"))
     }
 }
 
-const ROOT: &str = r#"system: You are ROOT.
+const ROOT: &str = r#"name: root
+model: $MODEL
+system: You are ROOT.
 prompt: Study the topic.
 tools:
   - name: research
@@ -83,7 +45,7 @@ tools:
     parameters: { type: object, properties: { text: { type: string } }, required: [text] }
     agent:
       name: critic
-      model: { provider: openai, name: critic-model, base_url: "BASE_URL", api_key_env: RUNNER_TEST_KEY }
+      model: { provider: openai, name: critic-model, base_url: "$OPENAI_URL", api_key_env: RUNNER_TEST_KEY }
       system: You are CRITIC.
 "#;
 
@@ -96,19 +58,18 @@ tools:
     agent: { name: digger, system: You are DIGGER. }
 "#;
 
-fn root_with_base(mock: &MockServer, extra: &str) -> String {
-    format!(
-        "{}{extra}",
-        ROOT.replace("BASE_URL", &mock.openai_base_url())
-    )
+/// The root with `extra` at the end of its file, its researcher (whose digger is inline)
+/// and its inline critic.
+fn tree(extra: &str) -> Test {
+    Test::new()
+        .agent(&format!("{ROOT}{extra}"))
+        .file("researcher.yaml", RESEARCHER)
 }
 
 #[test]
 fn a_three_level_tree_runs_parallel_sub_agents_with_inherited_and_own_models() {
-    let mock = MockServer::start();
-    route(
-        &mock,
-        vec![
+    let ran = tree("")
+        .route(script(vec![
             (
                 "ROOT",
                 vec![
@@ -126,24 +87,19 @@ fn a_three_level_tree_runs_parallel_sub_agents_with_inherited_and_own_models() {
             ),
             ("DIGGER", vec![Reply::text("dug")]),
             ("CRITIC", vec![Reply::text("critique result")]),
-        ],
-    );
-    let tree = Tree::new(
-        &mock,
-        &root_with_base(&mock, ""),
-        &[("researcher.yaml", RESEARCHER)],
-    );
-    let outcome = tree.run();
-    assert_eq!(outcome.code, 0, "{}\n{}", outcome.stdout, outcome.stderr);
-    let envelope = outcome.json();
+        ]))
+        .args(["--output", "json"])
+        .run();
+    let envelope = ran.json();
     assert_eq!(envelope["output"], "Root done.");
     assert_eq!(
         envelope["llm_calls"], 6,
         "the tree's calls are counted together"
     );
 
+    let requests = ran.requests();
     let model_of = |marker: &str| -> Vec<String> {
-        mock.requests()
+        requests
             .iter()
             .filter(|r| r.system_prompt().unwrap_or_default().contains(marker))
             .map(|r| r.body["model"].as_str().unwrap().to_string())
@@ -151,33 +107,32 @@ fn a_three_level_tree_runs_parallel_sub_agents_with_inherited_and_own_models() {
     };
     assert_eq!(
         model_of("RESEARCHER"),
-        ["root-model", "root-model"],
+        ["mock-model", "mock-model"],
         "inherited"
     );
     assert_eq!(
         model_of("DIGGER"),
-        ["root-model"],
+        ["mock-model"],
         "inherited two levels down"
     );
     assert_eq!(model_of("CRITIC"), ["critic-model"], "its own");
-    let research = mock
-        .requests()
-        .into_iter()
-        .find(|r| r.system_prompt().unwrap().contains("RESEARCHER"))
-        .unwrap();
-    assert_eq!(research.last_user_text().as_deref(), Some("Research tides"));
-    let critique = mock
-        .requests()
-        .into_iter()
-        .find(|r| r.system_prompt().unwrap().contains("CRITIC"))
-        .unwrap();
+    let first_of = |marker: &str| {
+        requests
+            .iter()
+            .find(|r| r.system_prompt().unwrap().contains(marker))
+            .unwrap()
+    };
     assert_eq!(
-        critique.last_user_text().as_deref(),
+        first_of("RESEARCHER").last_user_text().as_deref(),
+        Some("Research tides")
+    );
+    assert_eq!(
+        first_of("CRITIC").last_user_text().as_deref(),
         Some(r#"{"text":"draft"}"#),
         "default prompt: the arguments as JSON"
     );
 
-    let events = tree.events();
+    let events = ran.events();
     let sub_events: Vec<&Value> = events
         .iter()
         .filter(|e| {
@@ -234,17 +189,7 @@ fn a_three_level_tree_runs_parallel_sub_agents_with_inherited_and_own_models() {
     );
 
     // Each sub-agent run left a trace in the root's state, kept in its checkpoint.
-    let session = envelope["session_id"].as_str().unwrap();
-    let checkpoint: Value = serde_json::from_str(
-        &std::fs::read_to_string(
-            tree.dir
-                .join(".runner/sessions")
-                .join(session)
-                .join("checkpoint.json"),
-        )
-        .unwrap(),
-    )
-    .unwrap();
+    let checkpoint = read_json(&ran.session_file("checkpoint.json"));
     let state =
         runner::engine::AgentState::from_json(&checkpoint["state"]).expect("the state restores");
     let mut traced: Vec<&str> = state
@@ -264,29 +209,23 @@ fn a_three_level_tree_runs_parallel_sub_agents_with_inherited_and_own_models() {
     assert_eq!(research_trace.tool_executions[0].tool_name, "dig");
 
     // The transcript nests each sub-agent's steps inside its tool block.
-    let text = std::fs::read_to_string(tree.dir.join("run/transcript.txt")).unwrap();
-    let transcript = runner::output::transcript::parse(&text).expect("the transcript parses");
+    let transcript =
+        runner::output::transcript::parse(&ran.transcript()).expect("the transcript parses");
     let json = serde_json::to_string(&transcript).unwrap();
     assert!(
         json.contains("dug") && json.contains("critique result"),
         "{json}"
     );
-    let rendered = Run::new([
-        "render",
-        tree.dir.join("run/transcript.txt").to_str().unwrap(),
-        "--format",
-        "text",
-    ])
-    .run();
-    assert!(rendered.stdout.contains("dig"), "{}", rendered.stdout);
+    ran.then()
+        .command(["render", "run/transcript.txt", "--format", "text"])
+        .stdout_contains("dig")
+        .run();
 }
 
 #[test]
 fn invalid_arguments_go_back_to_the_model_and_the_sub_agent_is_not_started() {
-    let mock = MockServer::start();
-    route(
-        &mock,
-        vec![
+    let ran = tree("")
+        .route(script(vec![
             (
                 "ROOT",
                 vec![
@@ -295,21 +234,16 @@ fn invalid_arguments_go_back_to_the_model_and_the_sub_agent_is_not_started() {
                 ],
             ),
             ("RESEARCHER", vec![]),
-        ],
-    );
-    let tree = Tree::new(
-        &mock,
-        &root_with_base(&mock, ""),
-        &[("researcher.yaml", RESEARCHER)],
-    );
-    assert_eq!(tree.run().code, 0);
+        ]))
+        .args(["--output", "json"])
+        .run();
+    let requests = ran.requests();
     assert!(
-        !mock
-            .requests()
+        !requests
             .iter()
             .any(|r| r.system_prompt().unwrap_or_default().contains("RESEARCHER"))
     );
-    let tool = mock.requests()[1].body["messages"].to_string();
+    let tool = requests[1].body["messages"].to_string();
     assert!(
         tool.contains("invalid arguments") && tool.contains("topic"),
         "{tool}"
@@ -318,10 +252,8 @@ fn invalid_arguments_go_back_to_the_model_and_the_sub_agent_is_not_started() {
 
 #[test]
 fn a_call_deeper_than_max_depth_becomes_a_tool_error() {
-    let mock = MockServer::start();
-    route(
-        &mock,
-        vec![
+    let ran = tree("limits: { max_depth: 1 }\n")
+        .route(script(vec![
             (
                 "ROOT",
                 vec![
@@ -337,23 +269,17 @@ fn a_call_deeper_than_max_depth_becomes_a_tool_error() {
                 ],
             ),
             ("DIGGER", vec![Reply::text("should not run")]),
-        ],
-    );
-    let tree = Tree::new(
-        &mock,
-        &root_with_base(&mock, "limits: { max_depth: 1 }\n"),
-        &[("researcher.yaml", RESEARCHER)],
-    );
-    assert_eq!(tree.run().code, 0);
+        ]))
+        .args(["--output", "json"])
+        .run();
+    let requests = ran.requests();
     assert!(
-        !mock
-            .requests()
+        !requests
             .iter()
             .any(|r| r.system_prompt().unwrap_or_default().contains("DIGGER"))
     );
-    let second_research = mock
-        .requests()
-        .into_iter()
+    let second_research = requests
+        .iter()
         .filter(|r| r.system_prompt().unwrap().contains("RESEARCHER"))
         .nth(1)
         .unwrap();
@@ -366,13 +292,8 @@ fn a_call_deeper_than_max_depth_becomes_a_tool_error() {
 
 #[test]
 fn sub_agents_spend_the_roots_budget() {
-    let mock = MockServer::start();
-    let digging: Vec<Reply> = (0..10)
-        .map(|_| Reply::tool_call("dig", json!({"q": "more"})))
-        .collect();
-    route(
-        &mock,
-        vec![
+    let ran = tree("limits: { max_llm_calls: 5 }\n")
+        .route(script(vec![
             (
                 "ROOT",
                 vec![
@@ -380,31 +301,48 @@ fn sub_agents_spend_the_roots_budget() {
                     Reply::text("ok"),
                 ],
             ),
-            ("RESEARCHER", digging),
+            (
+                "RESEARCHER",
+                (0..10)
+                    .map(|_| Reply::tool_call("dig", json!({"q": "more"})))
+                    .collect(),
+            ),
             ("DIGGER", (0..10).map(|_| Reply::text("dug")).collect()),
-        ],
-    );
-    let tree = Tree::new(
-        &mock,
-        &root_with_base(&mock, "limits: { max_llm_calls: 5 }\n"),
-        &[("researcher.yaml", RESEARCHER)],
-    );
-    let outcome = tree.run();
-    assert_eq!(outcome.code, 3, "{}", outcome.stdout);
-    assert_eq!(outcome.json()["limit"], "max_llm_calls");
-    assert!(
-        mock.request_count() <= 6,
-        "{} requests",
-        mock.request_count()
-    );
+        ]))
+        .args(["--output", "json"])
+        .status(3)
+        .stderr_contains("max_llm_calls")
+        .run();
+    assert_eq!(ran.json()["limit"], "max_llm_calls");
+    let requests = ran.requests().len();
+    assert!(requests <= 6, "{requests} requests");
 }
 
 #[test]
 fn a_handoff_chain_continues_the_conversation_at_the_same_depth() {
-    let mock = MockServer::start();
-    route(
-        &mock,
-        vec![
+    let ran = Test::new()
+        .agent(
+            "name: root
+model: $MODEL
+system: You are AGENT-A.
+prompt: My invoice is wrong.
+handoffs:
+  - name: transfer_to_b
+    description: To B.
+    agent: ./b.yaml
+",
+        )
+        .file(
+            "b.yaml",
+            "name: agent-b
+system: You are AGENT-B.
+handoffs:
+  - name: transfer_to_c
+    description: To C.
+    agent: { name: agent-c, system: You are AGENT-C. }
+",
+        )
+        .route(script(vec![
             (
                 "AGENT-A",
                 vec![Reply::tool_call(
@@ -417,23 +355,13 @@ fn a_handoff_chain_continues_the_conversation_at_the_same_depth() {
                 vec![Reply::tool_call("transfer_to_c", json!({}))],
             ),
             ("AGENT-C", vec![Reply::text("C answers.")]),
-        ],
-    );
-    let root = r#"system: You are AGENT-A.
-prompt: My invoice is wrong.
-handoffs:
-  - name: transfer_to_b
-    description: To B.
-    agent: ./b.yaml
-"#;
-    let b = "name: agent-b\nsystem: You are AGENT-B.\nhandoffs:\n  - name: transfer_to_c\n    description: To C.\n    agent: { name: agent-c, system: You are AGENT-C. }\n";
-    let tree = Tree::new(&mock, root, &[("b.yaml", b)]);
-    let outcome = tree.run();
-    assert_eq!(outcome.code, 0, "{}", outcome.stderr);
-    assert_eq!(outcome.json()["output"], "C answers.");
-    let last = mock.requests().pop().unwrap();
+        ]))
+        .args(["--output", "json"])
+        .run();
+    assert_eq!(ran.json()["output"], "C answers.");
+    let last = ran.requests().pop().unwrap();
     assert_eq!(
-        last.body["model"], "root-model",
+        last.body["model"], "mock-model",
         "the targets inherit the model"
     );
     assert!(
@@ -442,10 +370,10 @@ handoffs:
             .contains("My invoice is wrong."),
         "same conversation"
     );
-    let events = tree.events();
-    let handoffs: Vec<(String, String)> = events
+    let events = ran.events();
+    let handoffs: Vec<(String, String)> = ran
+        .events_of("agent.handoff")
         .iter()
-        .filter(|e| e["type"] == "agent.handoff")
         .map(|e| {
             (
                 e["data"]["from"].as_str().unwrap().into(),

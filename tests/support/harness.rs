@@ -10,20 +10,23 @@
 //! ```
 //!
 //! An agent file gets a model on the mock server (OpenAI wire, one attempt) unless it
-//! names its own; `$MODEL` in any file is replaced by that model. The default command is
-//! `runner exec agent.yaml --run-dir run`; `.args(..)` appends to it, `.command(..)`
-//! replaces it. Strict by default: the exit code must be 0 and stderr empty unless the
-//! test says otherwise.
+//! names its own. In any file written, `$MODEL` is replaced by that model, and
+//! `$OPENAI_URL` and `$ANTHROPIC_URL` by the mock server's base URLs (for files with a
+//! model of their own). The default command is `runner exec agent.yaml --run-dir run`;
+//! `.args(..)` appends to it, `.command(..)` replaces it. Strict by default: the exit code
+//! must be 0 and stderr empty unless the test says otherwise. `Ran::snapshot` compares
+//! what the user saw with a snapshot under `tests/snapshots/`.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::{Child, Command, Output, Stdio};
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use runner::testing::mock_server::{MockRequest, MockResponse, MockServer, Reply};
 use serde_json::Value;
 
-use super::{read_events, tempdir};
+use super::{read_events, root, tempdir};
 
 pub const KEY_ENV: &str = "RUNNER_TEST_KEY";
 pub const KEY: &str = "sk-test-not-a-real-key-1234";
@@ -41,6 +44,7 @@ pub struct Test {
     command: Vec<String>,
     extra: Vec<String>,
     env: Vec<(String, String)>,
+    env_removed: Vec<String>,
     stdin: Option<String>,
     status: i32,
     stdout: Option<String>,
@@ -71,20 +75,13 @@ impl Test {
                 (KEY_ENV.into(), KEY.into()),
                 ("NO_COLOR".into(), "1".into()),
             ],
+            env_removed: Vec::new(),
             stdin: None,
             status: 0,
             stdout: None,
             stdout_contains: Vec::new(),
             stderr: Expect::Exactly(String::new()),
         }
-    }
-
-    /// The mock model, as an inline `model:` mapping.
-    pub fn model(&self) -> String {
-        format!(
-            "{{ provider: openai, name: mock-model, base_url: \"{}\", api_key_env: {KEY_ENV}, retry: {{ max_attempts: 1 }} }}",
-            self.mock.openai_base_url()
-        )
     }
 
     /// Writes `agent.yaml`: `name: test-agent` and the mock model, then `body` (a body
@@ -98,13 +95,36 @@ impl Test {
         self.file("agent.yaml", &text)
     }
 
-    /// Writes a file into the workspace (`$MODEL` replaced by the mock model).
+    /// Writes a file into the workspace (with `$MODEL` and the URLs replaced).
     pub fn file(self, path: &str, text: &str) -> Self {
-        let path = self.dir.join(path);
-        if let Some(parent) = path.parent() {
-            std::fs::create_dir_all(parent).unwrap();
+        write(&self.dir.join(path), &expand(text, &self.mock));
+        self
+    }
+
+    /// Writes an executable file (`$MODEL` and the URLs replaced): a script for the
+    /// shell tool to run.
+    pub fn executable(self, path: &str, text: &str) -> Self {
+        use std::os::unix::fs::PermissionsExt;
+        let test = self.file(path, text);
+        let permissions = std::fs::Permissions::from_mode(0o755);
+        std::fs::set_permissions(test.dir.join(path), permissions).unwrap();
+        test
+    }
+
+    /// Brings a path of the repository into the workspace at the same place, for the
+    /// examples users are told to try from the repository root: a file is copied (the
+    /// tools refuse links that leave the workspace), a directory is linked (the MCP
+    /// reference server's `node_modules` is large).
+    pub fn repo_path(self, path: &str) -> Self {
+        let source = root().join(path);
+        let target = self.dir.join(path);
+        std::fs::create_dir_all(target.parent().unwrap()).unwrap();
+        if source.is_dir() {
+            std::os::unix::fs::symlink(&source, &target).unwrap();
+        } else {
+            std::fs::copy(&source, &target)
+                .unwrap_or_else(|e| panic!("cannot copy {}: {e}", source.display()));
         }
-        std::fs::write(path, text.replace("$MODEL", &self.model())).unwrap();
         self
     }
 
@@ -119,9 +139,15 @@ impl Test {
         self
     }
 
-    /// The mock server, for routing by request.
-    pub fn mock(&self) -> &MockServer {
-        &self.mock
+    /// Answers the requests for which `route` returns `Some` (the others take from the
+    /// queue): for runs whose order of requests is not fixed, like sub-agents running
+    /// in parallel, each answered by its system prompt.
+    pub fn route(
+        self,
+        route: impl Fn(&MockRequest) -> Option<MockResponse> + Send + Sync + 'static,
+    ) -> Self {
+        self.mock.route(route);
+        self
     }
 
     /// Arguments appended to the command.
@@ -138,6 +164,14 @@ impl Test {
 
     pub fn env(mut self, key: &str, value: &str) -> Self {
         self.env.push((key.into(), value.into()));
+        self
+    }
+
+    /// Leaves `key` out of the environment (the API key is set by default), to see what
+    /// the binary does without it.
+    pub fn env_remove(mut self, key: &str) -> Self {
+        self.env.retain(|(k, _)| k != key);
+        self.env_removed.push(key.into());
         self
     }
 
@@ -183,6 +217,12 @@ impl Test {
 
     /// Runs the binary and checks the expectations.
     pub fn run(self) -> Ran {
+        self.spawn().wait()
+    }
+
+    /// Starts the binary without waiting for it, for tests that act while it runs
+    /// (signals, saves under `--watch`); `Running::wait` checks the expectations.
+    pub fn spawn(self) -> Running {
         let mut command = Command::new(env!("CARGO_BIN_EXE_runner"));
         command
             .args(&self.command)
@@ -199,28 +239,33 @@ impl Test {
         for (key, value) in &self.env {
             command.env(key, value);
         }
+        for key in &self.env_removed {
+            command.env_remove(key);
+        }
         let mut child = command.spawn().expect("the runner binary starts");
         if let Some(text) = &self.stdin {
             let mut stdin = child.stdin.take().unwrap();
             stdin.write_all(text.as_bytes()).unwrap();
         }
-        let output = child.wait_with_output().unwrap();
-        let ran = Ran {
-            dir: self.dir.clone(),
-            mock: self.mock.clone(),
-            code: output.status.code().unwrap_or(-1),
-            stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
-            stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
-        };
-        self.check(&ran);
-        ran
+        Running {
+            test: self,
+            child: Some(child),
+        }
+    }
+
+    /// The command line, as the user typed it.
+    fn line(&self) -> String {
+        format!(
+            "runner {}",
+            [&self.command[..], &self.extra[..]].concat().join(" ")
+        )
     }
 
     fn check(&self, ran: &Ran) {
         let session = format!(
-            "runner {} {}\n--- stdout\n{}--- stderr\n{}",
-            self.command.join(" "),
-            self.extra.join(" "),
+            "{}\n--- exit code {}\n--- stdout\n{}--- stderr\n{}",
+            self.line(),
+            ran.code,
             ran.stdout,
             ran.stderr
         );
@@ -249,16 +294,111 @@ impl Test {
     }
 }
 
+/// A command still running (`Test::spawn`); killed if dropped unwaited, so a failed test
+/// leaves no process behind.
+pub struct Running {
+    test: Test,
+    child: Option<Child>,
+}
+
+impl Running {
+    /// How many requests the mock model has received so far.
+    pub fn requests_made(&self) -> usize {
+        self.test.mock.request_count()
+    }
+
+    pub fn path(&self, relative: &str) -> PathBuf {
+        self.test.dir.join(relative)
+    }
+
+    /// Saves a file the way many editors do, a temporary file renamed over it, so a
+    /// `--watch` run never reads half a file (`$MODEL` and the URLs replaced).
+    pub fn save(&self, path: &str, text: &str) {
+        let path = self.path(path);
+        let temp = path.with_extension("swp");
+        write(&temp, &expand(text, &self.test.mock));
+        std::fs::rename(&temp, &path).unwrap();
+    }
+
+    /// Sends SIGINT, as Ctrl-C does.
+    pub fn interrupt(&self) {
+        let pid = self.child.as_ref().unwrap().id();
+        let status = Command::new("kill")
+            .args(["-INT", &pid.to_string()])
+            .status()
+            .unwrap();
+        assert!(status.success(), "kill -INT failed");
+    }
+
+    /// Waits for the command to end and checks the expectations.
+    pub fn wait(mut self) -> Ran {
+        let output = self.child.take().unwrap().wait_with_output().unwrap();
+        let ran = Ran::new(&self.test, output);
+        self.test.check(&ran);
+        ran
+    }
+
+    /// Kills the command with SIGKILL (a crash) and returns what it left, checking
+    /// nothing: it may have ended on its own first, and a killed process has no exit
+    /// code (`Ran::code` is then -1).
+    pub fn kill(mut self) -> Ran {
+        let mut child = self.child.take().unwrap();
+        let _ = child.kill();
+        let output = child.wait_with_output().unwrap();
+        Ran::new(&self.test, output)
+    }
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+}
+
+/// Polls `condition` until it holds; fails the test after 20 s.
+pub fn wait_until(what: &str, condition: impl Fn() -> bool) {
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while !condition() {
+        assert!(Instant::now() < deadline, "timed out waiting: {what}");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
 /// What a finished invocation left behind.
 pub struct Ran {
     pub dir: PathBuf,
     mock: Arc<MockServer>,
+    /// The command line, `runner ...`.
+    line: String,
+    /// The `--run-dir` the command was given.
+    run_dir: Option<String>,
     pub code: i32,
     pub stdout: String,
     pub stderr: String,
 }
 
 impl Ran {
+    fn new(test: &Test, output: Output) -> Self {
+        let args = [&test.command[..], &test.extra[..]].concat();
+        let run_dir = args
+            .iter()
+            .position(|arg| arg == "--run-dir")
+            .and_then(|at| args.get(at + 1))
+            .cloned();
+        Ran {
+            dir: test.dir.clone(),
+            mock: test.mock.clone(),
+            line: test.line(),
+            run_dir,
+            code: output.status.code().unwrap_or(-1),
+            stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
+            stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
+        }
+    }
+
     /// The next command in the same workspace, against the same mock model.
     pub fn then(&self) -> Test {
         Test::in_dir(self.dir.clone(), self.mock.clone())
@@ -268,9 +408,24 @@ impl Ran {
         self.dir.join(relative)
     }
 
-    /// `run/result.json`.
+    /// A file of the workspace, as text.
+    pub fn read(&self, relative: &str) -> String {
+        std::fs::read_to_string(self.path(relative))
+            .unwrap_or_else(|e| panic!("cannot read {relative}: {e}"))
+    }
+
+    /// A file in the run directory the command was given (`--run-dir`).
+    fn run_file(&self, name: &str) -> PathBuf {
+        let run_dir = self
+            .run_dir
+            .as_deref()
+            .unwrap_or_else(|| panic!("`{}` was given no --run-dir", self.line));
+        self.dir.join(run_dir).join(name)
+    }
+
+    /// `result.json` of the run directory.
     pub fn result(&self) -> Value {
-        read_json(&self.dir.join("run/result.json"))
+        read_json(&self.run_file("result.json"))
     }
 
     /// stdout as JSON (`--output json`).
@@ -279,9 +434,10 @@ impl Ran {
             .unwrap_or_else(|e| panic!("stdout is not JSON ({e}):\n{}", self.stdout))
     }
 
-    /// `run/events.jsonl`, each line checked against `schemas/events.schema.json`.
+    /// `events.jsonl` of the run directory, each line checked against
+    /// `schemas/events.schema.json`.
     pub fn events(&self) -> Vec<Value> {
-        read_events(&self.dir.join("run/events.jsonl"))
+        read_events(&self.run_file("events.jsonl"))
     }
 
     /// The events of one type.
@@ -292,10 +448,9 @@ impl Ran {
             .collect()
     }
 
-    /// `run/transcript.txt`.
+    /// `transcript.txt` of the run directory.
     pub fn transcript(&self) -> String {
-        std::fs::read_to_string(self.dir.join("run/transcript.txt"))
-            .expect("the run left a transcript")
+        std::fs::read_to_string(self.run_file("transcript.txt")).expect("the run left a transcript")
     }
 
     /// The requests the mock model received so far.
@@ -307,10 +462,103 @@ impl Ran {
     pub fn session(&self) -> String {
         self.result()["session_id"].as_str().unwrap().to_string()
     }
+
+    /// A file of the run's session: `.runner/sessions/<id>/<name>`.
+    pub fn session_file(&self, name: &str) -> PathBuf {
+        self.path(".runner/sessions")
+            .join(self.session())
+            .join(name)
+    }
+}
+
+impl Ran {
+    /// Snapshots what the user saw: the command, its exit code, stdout (with `--output
+    /// json`, the result envelope, the same as `result.json`) and stderr, compared with
+    /// `tests/snapshots/<test file>__<name>.snap`. What changes from run to run (ids,
+    /// timestamps, durations, the workspace's path, the mock server's port) is replaced
+    /// by placeholders. A changed snapshot fails the test and leaves a `.snap.new` beside
+    /// it: review with `cargo insta review`, or rerun with `INSTA_UPDATE=always`.
+    pub fn snapshot(&self, name: &str) {
+        let text = format!(
+            "{}\n--- exit code {}\n--- stdout\n{}--- stderr\n{}",
+            self.line, self.code, self.stdout, self.stderr
+        );
+        let mut settings = insta::Settings::clone_current();
+        settings.set_snapshot_path(root().join("tests/snapshots"));
+        settings.set_prepend_module_to_snapshot(false);
+        settings.set_omit_expression(true);
+        for (pattern, replacement) in placeholders(&self.dir) {
+            settings.add_filter(&pattern, replacement);
+        }
+        let name = format!("{}__{name}", env!("CARGO_CRATE_NAME"));
+        settings.bind(|| insta::assert_snapshot!(name, text));
+    }
+}
+
+/// The snapshot filters: what varies between runs, and its placeholder. Paths come first,
+/// as they may contain anything.
+fn placeholders(workspace: &Path) -> Vec<(String, &'static str)> {
+    let mut filters = Vec::new();
+    let canonical = workspace
+        .canonicalize()
+        .unwrap_or_else(|_| workspace.into());
+    for dir in [canonical.as_path(), workspace] {
+        filters.push((regex::escape(&dir.display().to_string()), "[WORKSPACE]"));
+    }
+    filters.push((regex::escape(env!("CARGO_TARGET_TMPDIR")), "[TMP]"));
+    let rest = [
+        // Run, session and other generated ids.
+        (
+            r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}",
+            "[ID]",
+        ),
+        (
+            r#""(run_id|session_id|runId|sessionId|parentRunId)": "[^"]+""#,
+            r#""${1}": "[ID]""#,
+        ),
+        // RFC 3339 timestamps.
+        (
+            r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})",
+            "[TIMESTAMP]",
+        ),
+        (
+            r#""(durationMs|duration_ms)": \d+"#,
+            r#""${1}": [DURATION]"#,
+        ),
+        // Elapsed time on stderr: the progress lines' `  1.2s ` and logging's `in 12 ms`.
+        (r"(?m)^ *\d+\.\ds ", "[ELAPSED] "),
+        (r" in \d+ ms\b", " in [ELAPSED]"),
+        // The mock server's port.
+        (r"(127\.0\.0\.1|localhost):\d+", "${1}:[PORT]"),
+    ];
+    filters.extend(rest.map(|(pattern, placeholder)| (pattern.to_string(), placeholder)));
+    filters
 }
 
 pub fn read_json(path: &Path) -> Value {
     let text = std::fs::read_to_string(path)
         .unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()));
     serde_json::from_str(&text).unwrap()
+}
+
+/// The mock model, as an inline `model:` mapping.
+fn model(mock: &MockServer) -> String {
+    format!(
+        "{{ provider: openai, name: mock-model, base_url: \"{}\", api_key_env: {KEY_ENV}, retry: {{ max_attempts: 1 }} }}",
+        mock.openai_base_url()
+    )
+}
+
+/// `text` with `$MODEL`, `$OPENAI_URL` and `$ANTHROPIC_URL` replaced.
+fn expand(text: &str, mock: &MockServer) -> String {
+    text.replace("$MODEL", &model(mock))
+        .replace("$OPENAI_URL", &mock.openai_base_url())
+        .replace("$ANTHROPIC_URL", &mock.anthropic_base_url())
+}
+
+fn write(path: &Path, text: &str) {
+    if let Some(parent) = path.parent() {
+        std::fs::create_dir_all(parent).unwrap();
+    }
+    std::fs::write(path, text).unwrap();
 }

@@ -1,10 +1,11 @@
-//! A small harness for driving the real `runner` binary, so each test reads like the
-//! user's session: `Run::new(["validate", "x.yaml"]).run()` then assertions on the result.
+//! Driving the real `runner` binary so each test reads like the user's session: `Test`
+//! (harness.rs), a workspace with its files and the mock model; `Run`, the plainer older
+//! way, still used by tests/reload.rs and tests/validate.rs.
 #![allow(dead_code)] // each test binary uses a different part
 
 mod harness;
 #[allow(unused_imports)]
-pub use harness::{KEY, KEY_ENV, Ran, Test, read_json};
+pub use harness::{KEY, KEY_ENV, Ran, Running, Test, read_json, wait_until};
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
