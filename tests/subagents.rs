@@ -398,3 +398,131 @@ handoffs:
             .any(|e| e["agent"] == "agent-c" && e["type"] == "thread.message.completed")
     );
 }
+
+const SELF_CALLING: &str = r#"name: looper
+system: You are LOOPER.
+limits: { max_depth: 2 }
+tools:
+  - name: again
+    description: Calls this agent again.
+    parameters: { type: object, properties: { q: { type: string } }, required: [q] }
+    agent: ./looper.yaml
+"#;
+
+#[test]
+fn a_sub_agents_own_max_depth_bounds_recursion_through_it() {
+    let ran = Test::new()
+        .agent(
+            "name: root\nmodel: $MODEL\nsystem: You are ROOT.\nprompt: Go\ntools:\n  - name: loop\n    description: Loops.\n    parameters: { type: object, properties: { q: { type: string } }, required: [q] }\n    agent: ./looper.yaml\n",
+        )
+        .file("looper.yaml", SELF_CALLING)
+        .route(script(vec![
+            (
+                "ROOT",
+                vec![
+                    Reply::tool_call("loop", json!({"q": "x"})),
+                    Reply::text("root done"),
+                ],
+            ),
+            (
+                "LOOPER",
+                (0..20)
+                    .map(|_| Reply::tool_call("again", json!({"q": "x"})))
+                    .chain([Reply::text("stopped")])
+                    .collect(),
+            ),
+        ]))
+        .args(["--output", "json"])
+        .run();
+    let depths: Vec<u64> = ran
+        .events_of("agent.run.created")
+        .iter()
+        .map(|e| e["depth"].as_u64().unwrap())
+        .collect();
+    assert_eq!(
+        depths.iter().max(),
+        Some(&2),
+        "the looper runs at depths 1 and 2, never 3: {depths:?}"
+    );
+    let refused = ran.events_of("agent.tool.execution.completed");
+    assert!(
+        refused.iter().any(|e| e["data"]["result"]["error"]
+            .as_str()
+            .is_some_and(|m| m.contains("deeper than limits.max_depth = 2"))),
+        "the call that would go to depth 3 is a tool error"
+    );
+}
+
+#[test]
+fn a_sub_agents_own_limits_end_its_run_and_the_caller_goes_on() {
+    let ran = tree("")
+        .file(
+            "researcher.yaml",
+            &RESEARCHER.replace(
+                "system: You are RESEARCHER.",
+                "system: You are RESEARCHER.\nlimits: { max_llm_calls: 1 }",
+            ),
+        )
+        .route(script(vec![
+            (
+                "ROOT",
+                vec![
+                    Reply::tool_call("research", json!({"topic": "tides"})),
+                    Reply::text("Root done."),
+                ],
+            ),
+            (
+                "RESEARCHER",
+                vec![
+                    Reply::tool_call("dig", json!({"q": "moon"})),
+                    Reply::text("never asked"),
+                ],
+            ),
+            ("DIGGER", vec![Reply::text("dug")]),
+        ]))
+        .args(["--output", "json"])
+        .run();
+    assert_eq!(ran.json()["output"], "Root done.");
+    let researcher_end = ran
+        .events_of("thread.run.failed")
+        .into_iter()
+        .find(|e| e["agent"] == "researcher")
+        .expect("the researcher's run ended at its own bound");
+    assert_eq!(researcher_end["data"]["status"], "limit_reached");
+    assert_eq!(
+        researcher_end["data"]["error"]["details"]["limit"],
+        "max_llm_calls"
+    );
+    let researcher_calls = ran
+        .requests()
+        .iter()
+        .filter(|r| r.system_prompt().unwrap_or_default().contains("RESEARCHER"))
+        .count();
+    assert_eq!(researcher_calls, 1);
+}
+
+#[test]
+fn an_inherited_model_keeps_its_pricing() {
+    // $1 per token: each mock call (10 in, 5 out) costs $15.
+    let priced = "model: { provider: openai, name: mock-model, base_url: \"$OPENAI_URL\", api_key_env: RUNNER_TEST_KEY, retry: { max_attempts: 1 }, pricing: { input_per_mtok: 1000000, output_per_mtok: 1000000 } }";
+    let ran = tree("")
+        .agent(&ROOT.replace("model: $MODEL", priced))
+        .route(script(vec![
+            (
+                "ROOT",
+                vec![
+                    Reply::tool_call("research", json!({"topic": "tides"})),
+                    Reply::text("Root done."),
+                ],
+            ),
+            ("RESEARCHER", vec![Reply::text("research result")]),
+        ]))
+        .args(["--output", "json"])
+        .run();
+    let envelope = ran.json();
+    assert_eq!(envelope["llm_calls"], 3);
+    assert_eq!(
+        envelope["usage"]["cost_usd"], 45.0,
+        "the researcher's call is priced like the root's"
+    );
+}

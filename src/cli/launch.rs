@@ -77,7 +77,9 @@ fn run(launch: Launch, options: &RunOptions) -> Result<RunResult, Stop> {
     let run_dir = RunDir::open(options, &run_id)?;
     let emitter = run_dir.emitter(&prepared.spec.name, run_id, &session_id);
     // A resumed session keeps counting where it stopped: limits are per session.
-    let budget = Budget::resumed(run_limits(&prepared.spec.limits), &launch.state);
+    let spent = launch.state.spent_so_far();
+    let budget = Budget::resumed(run_limits(&prepared.spec.limits), &spent)
+        .map_err(|message| Stop::invalid("invalid_checkpoint", message))?;
     let mut ctx = prepared.context(emitter, Arc::new(budget), launch.checkpoints);
     ctx.reload = reloader.map(|r| r as Arc<dyn Reloader>);
     let start = RunStart {

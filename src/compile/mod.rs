@@ -16,12 +16,13 @@ use std::sync::Arc;
 
 use crate::engine::Agent;
 use crate::engine::agent::{AgentTool, ExecutionStrategy};
+use crate::engine::budget::PricedModel;
 use crate::engine::budget::{Price, RunLimits};
 use crate::engine::middleware::{Logging, Middleware, PruneToolOutputs, SlidingWindow, Summarize};
 use crate::engine::stop_when::StopWhen;
 use crate::engine::strategy::{LoopStrategy, PlanStrategy, ReactStrategy};
 use crate::mcp::McpServers;
-use crate::provider::{BuildOptions, Provider, build_provider_with};
+use crate::provider::{BuildOptions, build_provider_with};
 use crate::spec::AgentSpec;
 use crate::spec::execution::Strategy;
 use crate::spec::limits::Limits;
@@ -89,7 +90,7 @@ pub struct CompileInput<'a> {
     pub build: &'a BuildOptions,
     pub env: EnvLookup,
     /// The caller's model, for a sub-agent or handoff target without one (UAP §8.4).
-    pub inherited: Option<Arc<dyn Provider>>,
+    pub inherited: Option<PricedModel>,
     /// Where `ask_user` gets answers (terminal, `--answers`), in order.
     pub answers: Vec<Arc<dyn crate::tools::AnswerSource>>,
     /// The run's MCP servers, started by [`start_mcp_servers`] before compiling.
@@ -126,15 +127,13 @@ pub fn compile_agent(input: &CompileInput<'_>) -> Result<Agent, CompileError> {
     ) {
         (Some(model), _) => {
             let config = provider_config(&model)?;
-            let price = model.to_config().pricing.map(|p| Price {
-                input_per_mtok: p.input_per_mtok,
-                output_per_mtok: p.output_per_mtok,
-            });
+            let price = model_price(&model);
             let provider = build_provider_with(&config, input.build, &*input.env)
                 .map_err(ModelError::Provider)?;
             (provider, price)
         }
-        (None, Some(inherited)) => (inherited.clone(), None),
+        // An inherited model keeps its prices: the sub-agent's calls cost what its caller's do.
+        (None, Some(inherited)) => (inherited.provider.clone(), inherited.price),
         (None, None) => return Err(ModelError::NoModel.into()),
     };
 
@@ -159,7 +158,13 @@ pub fn compile_agent(input: &CompileInput<'_>) -> Result<Agent, CompileError> {
         })
         .collect();
     let strategy = build_strategy(input)?;
-    let middleware = build_middleware(input, &provider)?;
+    let middleware = build_middleware(
+        input,
+        &PricedModel {
+            provider: provider.clone(),
+            price,
+        },
+    )?;
     let stop_when = spec
         .stop_when
         .as_deref()
@@ -172,6 +177,7 @@ pub fn compile_agent(input: &CompileInput<'_>) -> Result<Agent, CompileError> {
         system,
         provider,
         price,
+        limits: run_limits(&spec.limits),
         tools,
         depends_on,
         strategy,
@@ -187,6 +193,14 @@ pub fn compile_agent(input: &CompileInput<'_>) -> Result<Agent, CompileError> {
             .iter()
             .map(|h| subagents::handoff_target(input, h).map(|target| (h.name.clone(), target)))
             .collect::<Result<_, _>>()?,
+    })
+}
+
+/// The prices a model mapping declares (`pricing`), if any.
+fn model_price(model: &ModelRef) -> Option<Price> {
+    model.to_config().pricing.map(|p| Price {
+        input_per_mtok: p.input_per_mtok,
+        output_per_mtok: p.output_per_mtok,
     })
 }
 
@@ -332,7 +346,7 @@ fn build_strategy(input: &CompileInput<'_>) -> Result<Arc<dyn ExecutionStrategy>
 
 fn build_middleware(
     input: &CompileInput<'_>,
-    provider: &Arc<dyn Provider>,
+    model: &PricedModel,
 ) -> Result<Vec<Arc<dyn Middleware>>, CompileError> {
     let mut chain: Vec<Arc<dyn Middleware>> = Vec::new();
     for entry in &input.spec.middleware {
@@ -346,12 +360,16 @@ fn build_middleware(
             }
             MiddlewareEntry::Summarize(config) => {
                 let summarizer = match &config.model {
-                    Some(model) => {
-                        let config = provider_config(model)?;
-                        build_provider_with(&config, input.build, &*input.env)
-                            .map_err(ModelError::Provider)?
-                    }
-                    None => provider.clone(),
+                    Some(model) => PricedModel {
+                        provider: build_provider_with(
+                            &provider_config(model)?,
+                            input.build,
+                            &*input.env,
+                        )
+                        .map_err(ModelError::Provider)?,
+                        price: model_price(model),
+                    },
+                    None => model.clone(),
                 };
                 Arc::new(Summarize::new(
                     config.threshold,

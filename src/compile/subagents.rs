@@ -12,8 +12,9 @@ use super::{
 };
 use crate::engine::Agent;
 use crate::engine::agent::{AgentFactory, HandoffTool, PromptRenderer, SubAgentTool};
+use crate::engine::budget::PricedModel;
 use crate::mcp::McpServers;
-use crate::provider::{BuildOptions, Provider};
+use crate::provider::BuildOptions;
 use crate::spec::AgentSpec;
 use crate::spec::inputs::resolve_inputs;
 use crate::spec::load::load_agent;
@@ -85,7 +86,7 @@ impl SpecAgent {
     pub fn input<'a>(
         &'a self,
         context: &'a TemplateContext,
-        inherited: Option<Arc<dyn Provider>>,
+        inherited: Option<PricedModel>,
     ) -> CompileInput<'a> {
         CompileInput {
             spec: &self.spec,
@@ -107,7 +108,7 @@ impl AgentFactory for SpecAgent {
         &self.spec.name
     }
 
-    fn build(&self, inherited: &Arc<dyn Provider>) -> Result<Agent, String> {
+    fn build(&self, inherited: &PricedModel) -> Result<Agent, String> {
         let context = self.context()?;
         compile_agent(&self.input(&context, Some(inherited.clone()))).map_err(|e| e.to_string())
     }

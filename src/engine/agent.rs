@@ -13,7 +13,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use serde_json::{Value, json};
 use tokio::sync::watch;
 
-use super::budget::{Budget, LimitHit, Price};
+use super::budget::{Budget, LimitHit, Price, PricedModel, RunLimits};
 use super::checkpointing::Checkpointer;
 use super::events::Emitter;
 use super::middleware::Middleware;
@@ -32,6 +32,8 @@ pub struct Agent {
     pub provider: Arc<dyn Provider>,
     /// Prices of the provider's model, when known (enables cost).
     pub price: Option<Price>,
+    /// The agent's own bounds, for its own run (the callers' bounds hold as well).
+    pub limits: RunLimits,
     pub tools: Vec<AgentTool>,
     /// Tool name → tool names it waits for within a turn.
     pub depends_on: HashMap<String, Vec<String>>,
@@ -86,10 +88,12 @@ impl RunContext {
     }
 
     /// The context of a sub-agent's run: its own events one level deeper, its own step
-    /// numbers, no checkpoints or reloads; the same budget, stop signal and warnings.
-    pub fn child(&self, agent: &str) -> Self {
+    /// numbers and its own budget under the caller's, no checkpoints or reloads; the same
+    /// stop signal and warnings.
+    pub fn child(&self, agent: &Agent) -> Self {
         RunContext {
-            emitter: self.emitter.child(agent),
+            emitter: self.emitter.child(&agent.name),
+            budget: Arc::new(Budget::child(&self.budget, agent.limits.clone())),
             checkpoints: None,
             reload: None,
             reloaded: Arc::default(),
@@ -103,6 +107,14 @@ impl RunContext {
         RunContext {
             emitter: self.emitter.handed_off(agent),
             ..self.clone()
+        }
+    }
+
+    /// The same run with `agent`'s own limits holding as well as the current ones.
+    pub fn bounded_by(self, agent: &Agent) -> Self {
+        RunContext {
+            budget: Arc::new(Budget::child(&self.budget, agent.limits.clone())),
+            ..self
         }
     }
 
@@ -272,7 +284,17 @@ pub trait AgentFactory: Send + Sync {
     /// The agent's name.
     fn name(&self) -> &str;
     /// Builds the agent; `inherited` is the caller's model, used when the agent has none.
-    fn build(&self, inherited: &Arc<dyn Provider>) -> Result<Agent, String>;
+    fn build(&self, inherited: &PricedModel) -> Result<Agent, String>;
+}
+
+impl Agent {
+    /// This agent's model, as a sub-agent or handoff target would inherit it.
+    pub fn model(&self) -> PricedModel {
+        PricedModel {
+            provider: self.provider.clone(),
+            price: self.price,
+        }
+    }
 }
 
 /// Renders a sub-agent's first message from the call's arguments.

@@ -1,13 +1,13 @@
-//! Limits shared by a whole agent tree (SPEC §2 `limits`, UAP §2.4: unbounded by default).
-//! Every model call and tool call of the root and all sub-agents is counted here, so a
-//! sub-agent cannot spend past the root's bound.
+//! Limits of an agent tree (SPEC §2 `limits`, UAP §2.4: unbounded by default). Every model
+//! call and tool call is counted on the budget of the agent that made it and on each of its
+//! callers' up to the root, so a sub-agent's own bounds and every caller's hold at once.
 
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
 
-use crate::provider::Usage;
+use crate::provider::{Provider, Usage};
 
 /// The bounds of a run; `None` is unbounded.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -37,6 +37,15 @@ impl Price {
     }
 }
 
+/// A model and its prices, when known: what an agent without its own `model` takes from
+/// its caller (so what it spends is costed like the caller's calls), and what a middleware
+/// that calls a model meters with.
+#[derive(Clone)]
+pub struct PricedModel {
+    pub provider: Arc<dyn Provider>,
+    pub price: Option<Price>,
+}
+
 /// The bound that ended a run; its name goes into the result's `limit`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct LimitHit {
@@ -53,8 +62,8 @@ impl LimitHit {
     }
 }
 
-/// Totals of the whole tree.
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+/// What a run (with its sub-agents) spent.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Totals {
     pub llm_calls: u64,
     pub tool_calls: u64,
@@ -63,11 +72,14 @@ pub struct Totals {
     pub cost_usd: Option<f64>,
 }
 
-/// Counters and bounds of one run tree.
+/// Counters and bounds of one agent's run. A sub-agent's budget has its caller's as its
+/// parent: every call it makes is counted on both, and both bounds must hold (the tighter
+/// wins), so an agent's own `limits` bound its own run while the root's bound the tree.
 pub struct Budget {
     limits: RunLimits,
     started: Instant,
     totals: Mutex<Totals>,
+    parent: Option<Arc<Budget>>,
 }
 
 impl Budget {
@@ -76,40 +88,86 @@ impl Budget {
             limits,
             started: Instant::now(),
             totals: Mutex::new(Totals::default()),
+            parent: None,
         }
     }
 
-    /// A budget that goes on counting from a resumed state's totals.
-    pub fn resumed(limits: RunLimits, state: &super::state::AgentState) -> Self {
+    /// The budget of a sub-agent's run (or a handoff target's share of one) under `parent`.
+    pub fn child(parent: &Arc<Budget>, limits: RunLimits) -> Self {
+        Budget {
+            parent: Some(parent.clone()),
+            ..Budget::new(limits)
+        }
+    }
+
+    /// A budget that goes on counting from what a session spent before (the whole tree's
+    /// totals, checkpointed with the state). Counts that do not fit are refused, not wrapped.
+    pub fn resumed(limits: RunLimits, spent: &Totals) -> Result<Self, String> {
+        if spent
+            .cost_usd
+            .is_some_and(|cost| !cost.is_finite() || cost < 0.0)
+        {
+            return Err("the checkpoint's cost is not a finite, positive number".into());
+        }
+        spent
+            .usage
+            .input_tokens
+            .checked_add(spent.usage.output_tokens)
+            .ok_or("the checkpoint's token counts are out of range")?;
         let budget = Budget::new(limits);
         if let Ok(mut totals) = budget.totals.lock() {
-            totals.llm_calls = state.llm_calls;
-            totals.tool_calls = state.tool_calls;
-            totals.usage = state.usage;
+            *totals = spent.clone();
         }
-        budget
+        Ok(budget)
     }
 
+    /// This agent's own bounds.
     pub fn limits(&self) -> &RunLimits {
         &self.limits
+    }
+
+    /// The deepest level any agent of this chain allows (`max_depth`, the tightest wins).
+    pub fn max_depth(&self) -> Option<u32> {
+        let parent = self.parent.as_ref().and_then(|p| p.max_depth());
+        tighter(self.limits.max_depth, parent)
+    }
+
+    /// A single tool call's bound (`tool_timeout`, the tightest of the chain).
+    pub fn tool_timeout(&self) -> Option<Duration> {
+        let parent = self.parent.as_ref().and_then(|p| p.tool_timeout());
+        tighter(self.limits.tool_timeout, parent)
+    }
+
+    /// How much of a tool's output the model sees (`max_output_chars`, the tightest).
+    pub fn max_output_chars(&self) -> Option<u64> {
+        let parent = self.parent.as_ref().and_then(|p| p.max_output_chars());
+        tighter(self.limits.max_output_chars, parent)
     }
 
     pub fn elapsed(&self) -> Duration {
         self.started.elapsed()
     }
 
-    /// Time left before `timeout` (None: unbounded).
-    pub fn remaining(&self) -> Option<Duration> {
-        self.limits
-            .timeout
-            .map(|t| t.saturating_sub(self.elapsed()))
+    /// When the first `timeout` of the chain expires; a call in flight is abandoned then.
+    pub fn deadline(&self) -> Option<Instant> {
+        let own = self.limits.timeout.map(|timeout| self.started + timeout);
+        tighter(own, self.parent.as_ref().and_then(|p| p.deadline()))
     }
 
+    /// This run's totals (with its sub-agents').
     pub fn totals(&self) -> Totals {
         self.totals.lock().map(|t| t.clone()).unwrap_or_default()
     }
 
-    /// Refuses a new model call when a bound is already reached.
+    /// The whole tree's totals: the root's.
+    pub fn tree_totals(&self) -> Totals {
+        match &self.parent {
+            Some(parent) => parent.tree_totals(),
+            None => self.totals(),
+        }
+    }
+
+    /// Refuses a new model call when a bound of the chain is already reached.
     pub fn before_llm_call(&self) -> Result<(), LimitHit> {
         let totals = self.totals();
         if let Some(max) = self.limits.max_llm_calls
@@ -121,55 +179,71 @@ impl Budget {
             ));
         }
         self.check_spend(&totals)?;
-        self.check_time()
+        self.check_own_time()?;
+        self.parent.as_ref().map_or(Ok(()), |p| p.before_llm_call())
     }
 
-    /// Counts a finished model call; errors when it crossed a bound.
+    /// Counts a finished model call on the whole chain; errors when it crossed a bound.
     pub fn after_llm_call(&self, usage: &Usage, price: Option<Price>) -> Result<(), LimitHit> {
         let totals = {
             let Ok(mut totals) = self.totals.lock() else {
                 return Ok(());
             };
-            totals.llm_calls += 1;
-            totals.usage = super::state::add_usage(&totals.usage, usage);
+            totals.llm_calls = totals.llm_calls.saturating_add(1);
+            totals.usage = totals.usage.plus(usage);
             if let Some(price) = price {
                 totals.cost_usd = Some(totals.cost_usd.unwrap_or(0.0) + price.cost(usage));
             }
             totals.clone()
         };
-        self.check_spend(&totals)
+        let parent = self
+            .parent
+            .as_ref()
+            .map_or(Ok(()), |p| p.after_llm_call(usage, price));
+        self.check_spend(&totals).and(parent)
     }
 
-    /// Reserves one tool call; errors when `max_tool_calls` is reached.
+    /// Reserves one tool call on the whole chain; errors when a `max_tool_calls` is reached.
     pub fn reserve_tool_call(&self) -> Result<(), LimitHit> {
-        let Ok(mut totals) = self.totals.lock() else {
-            return Ok(());
-        };
-        if let Some(max) = self.limits.max_tool_calls
-            && totals.tool_calls >= max
         {
-            return Err(LimitHit::new(
-                "max_tool_calls",
-                format!("{max} tool calls made"),
-            ));
+            let Ok(mut totals) = self.totals.lock() else {
+                return Ok(());
+            };
+            if let Some(max) = self.limits.max_tool_calls
+                && totals.tool_calls >= max
+            {
+                return Err(LimitHit::new(
+                    "max_tool_calls",
+                    format!("{max} tool calls made"),
+                ));
+            }
+            totals.tool_calls = totals.tool_calls.saturating_add(1);
         }
-        totals.tool_calls += 1;
-        Ok(())
+        let reserved = self
+            .parent
+            .as_ref()
+            .map_or(Ok(()), |p| p.reserve_tool_call());
+        if reserved.is_err()
+            && let Ok(mut totals) = self.totals.lock()
+        {
+            // Refused above: the call does not run, so it does not count here either.
+            totals.tool_calls -= 1;
+        }
+        reserved
     }
 
+    /// Errors once the first `timeout` of the chain has passed.
     pub fn check_time(&self) -> Result<(), LimitHit> {
+        self.check_own_time()?;
+        self.parent.as_ref().map_or(Ok(()), |p| p.check_time())
+    }
+
+    fn check_own_time(&self) -> Result<(), LimitHit> {
         match self.limits.timeout {
-            Some(timeout) if self.elapsed() >= timeout => Err(LimitHit::new(
-                "timeout",
-                format!(
-                    "the run took longer than {}",
-                    crate::spec::duration::HumanDuration(timeout)
-                ),
-            )),
+            Some(timeout) if self.elapsed() >= timeout => Err(timeout_hit(timeout)),
             _ => Ok(()),
         }
     }
-
     fn check_spend(&self, totals: &Totals) -> Result<(), LimitHit> {
         if let Some(max) = self.limits.max_tokens
             && totals.usage.total_tokens > max
@@ -191,5 +265,24 @@ impl Budget {
             ));
         }
         Ok(())
+    }
+}
+
+/// The `timeout` bound, reached.
+pub fn timeout_hit(timeout: Duration) -> LimitHit {
+    LimitHit::new(
+        "timeout",
+        format!(
+            "the run took longer than {}",
+            crate::spec::duration::HumanDuration(timeout)
+        ),
+    )
+}
+
+/// The tighter of two optional bounds.
+fn tighter<T: Ord>(a: Option<T>, b: Option<T>) -> Option<T> {
+    match (a, b) {
+        (Some(a), Some(b)) => Some(a.min(b)),
+        (a, b) => a.or(b),
     }
 }

@@ -18,7 +18,7 @@ use std::sync::Arc;
 use serde_json::Value;
 
 use super::agent::{Agent, AgentFactory, AgentTool, ExecutionStrategy, HandoffTool};
-use super::budget::Price;
+use super::budget::{Price, RunLimits};
 use super::middleware::Middleware;
 use super::stop_when::StopWhen;
 use super::strategy::LoopStrategy;
@@ -39,6 +39,7 @@ impl Agent {
                 system: None,
                 provider,
                 price: None,
+                limits: RunLimits::default(),
                 tools: Vec::new(),
                 depends_on: HashMap::new(),
                 strategy: Arc::new(LoopStrategy::default()),
@@ -69,6 +70,12 @@ impl AgentBuilder {
     /// The model's prices, so the run reports its cost.
     pub fn price(mut self, price: Price) -> Self {
         self.agent.price = Some(price);
+        self
+    }
+
+    /// The agent's own bounds (its callers' hold as well).
+    pub fn limits(mut self, limits: RunLimits) -> Self {
+        self.agent.limits = limits;
         self
     }
 

@@ -76,6 +76,9 @@ pub async fn drive(
             error.message
         );
     }
+    if ctx.checkpoints.is_some() {
+        outcome.state.spent = Some(ctx.budget.tree_totals());
+    }
     finish(ctx, &outcome, pending.as_ref());
     outcome
 }
@@ -92,7 +95,11 @@ pub async fn follow(root: &Agent, state: AgentState, ctx: &RunContext) -> Genera
     loop {
         let root_now = reloaded_root.as_ref().unwrap_or(root);
         let agent = active.as_ref().unwrap_or(root_now);
-        let scoped = ctx.for_agent(&agent.name);
+        // A handoff target's own limits bound its share of the run, inside the root's.
+        let scoped = match &active {
+            Some(target) => ctx.for_agent(&target.name).bounded_by(target),
+            None => ctx.for_agent(&agent.name),
+        };
         let halt = match agent.strategy.execute(agent, state, &scoped).await {
             Ok((turn, next)) if turn.handoff.is_none() => return Ok((turn, next)),
             Ok((turn, next)) => {
@@ -129,7 +136,7 @@ fn hand_over(owner: &Agent, tool: &str, ctx: &RunContext) -> Result<Agent, Strin
         .handoffs
         .get(tool)
         .ok_or_else(|| format!("`{tool}` is not a handoff of `{}`", owner.name))?;
-    let target = factory.build(&owner.provider)?;
+    let target = factory.build(&owner.model())?;
     ctx.emitter.emit(Handoff {
         from: owner.name.clone(),
         to: target.name.clone(),
@@ -150,7 +157,7 @@ fn handed_chain(root: &Agent, path: &[String]) -> Result<Option<Agent>, String> 
                 owner.name
             )
         })?;
-        active = Some(factory.build(&owner.provider)?);
+        active = Some(factory.build(&owner.model())?);
     }
     Ok(active)
 }

@@ -23,6 +23,8 @@ pub struct SchedulePolicy {
     pub parallel: Option<usize>,
     pub tool_timeout: Option<Duration>,
     pub max_output_chars: Option<u64>,
+    /// When the run's `timeout` expires: calls still running then are stopped.
+    pub deadline: Option<Instant>,
 }
 
 /// What happened to one call.
@@ -200,9 +202,11 @@ async fn spawn_call(
     cancel: &watch::Receiver<bool>,
 ) -> Called {
     let run = tools.start(call, ToolContext::new(call.id.clone(), cancel.clone()));
-    let (timeout, cancel) = (policy.tool_timeout, cancel.clone());
-    let task = tokio::spawn(async move { execute(run, timeout, &cancel).await });
-    match task.await {
+    let (timeout, deadline, cancel) = (policy.tool_timeout, policy.deadline, cancel.clone());
+    let mut task = AbortOnDrop(tokio::spawn(async move {
+        execute(run, timeout, deadline, &cancel).await
+    }));
+    match (&mut task.0).await {
         Ok(called) => called,
         Err(error) if error.is_panic() => {
             ToolOutput::error("the tool failed unexpectedly (it panicked)").into()
@@ -211,9 +215,20 @@ async fn spawn_call(
     }
 }
 
+/// A spawned call that stops when its scheduler gives up on it (a run that ends at its
+/// deadline must not leave tools running behind it).
+struct AbortOnDrop(tokio::task::JoinHandle<Called>);
+
+impl Drop for AbortOnDrop {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
+}
+
 async fn execute(
     run: BoxFuture<'static, Called>,
     timeout: Option<Duration>,
+    deadline: Option<Instant>,
     cancel: &watch::Receiver<bool>,
 ) -> Called {
     let timed = async {
@@ -232,6 +247,9 @@ async fn execute(
     tokio::select! {
         called = timed => called,
         _ = stopped(cancel) => ToolOutput::error("interrupted").into(),
+        _ = until(deadline) => {
+            ToolOutput::error("stopped: the run reached its time limit (limits.timeout)").into()
+        }
     }
 }
 
@@ -296,4 +314,12 @@ pub fn truncate_output(mut output: ToolOutput, max: Option<u64>) -> ToolOutput {
         json!({"kept": max, "cut": cut, "total": total}),
     );
     output
+}
+
+/// Waits until `deadline`; forever without one.
+pub async fn until(deadline: Option<Instant>) {
+    match deadline {
+        Some(deadline) => tokio::time::sleep_until(deadline.into()).await,
+        None => std::future::pending().await,
+    }
 }

@@ -4,6 +4,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
+use super::budget::Totals;
 use super::clock::new_id;
 use super::plan::PlanStep;
 use super::trace::SubagentTrace;
@@ -38,6 +39,10 @@ pub struct AgentState {
     /// control, and a resume continues with it.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub handoffs: Vec<String>,
+    /// What the whole tree (sub-agents included) had spent at this state, as the budget
+    /// counted it: saved with each checkpoint so a resume restores exactly that.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub spent: Option<Totals>,
 }
 
 /// Why a serialised state was refused.
@@ -47,6 +52,8 @@ pub enum StateError {
     Version { found: String },
     #[error("state is not valid: {0}")]
     Invalid(#[from] serde_json::Error),
+    #[error("state is not valid: `{name}` is {value}, above the largest count {MAX_COUNT}")]
+    Count { name: &'static str, value: u64 },
 }
 
 impl Default for AgentState {
@@ -71,6 +78,7 @@ impl AgentState {
             llm_calls: 0,
             tool_calls: 0,
             handoffs: Vec::new(),
+            spent: None,
         }
     }
 
@@ -142,8 +150,8 @@ impl AgentState {
     /// Counts one model call and its usage.
     pub fn with_llm_call(self, usage: &Usage) -> Self {
         let mut next = self.next();
-        next.llm_calls += 1;
-        next.usage = add_usage(&next.usage, usage);
+        next.llm_calls = next.llm_calls.saturating_add(1);
+        next.usage = next.usage.plus(usage);
         next
     }
 
@@ -157,8 +165,25 @@ impl AgentState {
     /// Counts tool calls.
     pub fn with_tool_calls(self, count: u64) -> Self {
         let mut next = self.next();
-        next.tool_calls += count;
+        next.tool_calls = next.tool_calls.saturating_add(count);
         next
+    }
+
+    /// Notes what the whole tree has spent (the same state: bookkeeping, not a step).
+    pub fn with_spent(mut self, spent: Totals) -> Self {
+        self.spent = Some(spent);
+        self
+    }
+
+    /// What the tree had spent at this state; for a state saved before `spent` existed,
+    /// the root's own counts.
+    pub fn spent_so_far(&self) -> Totals {
+        self.spent.clone().unwrap_or_else(|| Totals {
+            llm_calls: self.llm_calls,
+            tool_calls: self.tool_calls,
+            usage: self.usage,
+            cost_usd: None,
+        })
     }
 
     pub fn to_json(&self) -> Value {
@@ -173,17 +198,32 @@ impl AgentState {
                 found: found.to_string(),
             });
         }
-        Ok(serde_json::from_value(json.clone())?)
+        let state: AgentState = serde_json::from_value(json.clone())?;
+        state.check_counts()?;
+        Ok(state)
+    }
+
+    /// A hand-edited count too large to go on counting from is refused, never wrapped.
+    fn check_counts(&self) -> Result<(), StateError> {
+        let spent = self.spent_so_far();
+        let counts = [
+            ("step", self.step),
+            ("llm_calls", self.llm_calls.max(spent.llm_calls)),
+            ("tool_calls", self.tool_calls.max(spent.tool_calls)),
+            (
+                "usage.total_tokens",
+                self.usage.total_tokens.max(spent.usage.total_tokens),
+            ),
+        ];
+        match counts.into_iter().find(|(_, value)| *value > MAX_COUNT) {
+            Some((name, value)) => Err(StateError::Count { name, value }),
+            None => Ok(()),
+        }
     }
 }
 
-/// The sum of two usages.
-pub fn add_usage(a: &Usage, b: &Usage) -> Usage {
-    Usage::new(
-        a.input_tokens + b.input_tokens,
-        a.output_tokens + b.output_tokens,
-    )
-}
+/// The largest count a state may hold (2^53: exact in every JSON reader).
+pub const MAX_COUNT: u64 = 1 << 53;
 
 #[cfg(test)]
 mod tests {

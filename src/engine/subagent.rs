@@ -7,11 +7,10 @@
 //! the caller's state. A handoff tool only names its target: the engine ends the caller's
 //! turn and lets the target continue the same conversation at the same depth.
 
-use std::sync::Arc;
-
 use serde_json::Value;
 
 use super::agent::{Agent, HandoffTool, RunContext, SubAgentTool};
+use super::budget::PricedModel;
 use super::clock::now_ms;
 use super::effect::ToolEffect;
 use super::events::{SubAgentCompleted, SubAgentStarted};
@@ -20,7 +19,7 @@ use super::run::{RunStart, drive};
 use super::scheduler::Called;
 use super::state::AgentState;
 use super::trace::{SubagentTrace, ToolExecutionTrace};
-use crate::provider::{Message, Provider};
+use crate::provider::Message;
 use crate::tools::ToolOutput;
 
 /// The calling run, as the engine's own tools need it.
@@ -29,7 +28,7 @@ pub struct CallerRun {
     pub ctx: RunContext,
     pub step_id: String,
     /// The calling agent's model, inherited by sub-agents without one.
-    pub provider: Arc<dyn Provider>,
+    pub model: PricedModel,
 }
 
 impl SubAgentTool {
@@ -39,15 +38,8 @@ impl SubAgentTool {
         if let Err(invalid) = self.validator.check(&arguments) {
             return invalid.into();
         }
-        let depth = caller.ctx.emitter.depth + 1;
-        if let Some(max) = caller.ctx.budget.limits().max_depth
-            && depth > max
-        {
-            return ToolOutput::error(format!(
-                "`{}` was not started: it would run at depth {depth}, deeper than limits.max_depth = {max}",
-                self.name
-            ))
-            .into();
+        if let Some(refused) = self.too_deep(caller, caller.ctx.budget.max_depth()) {
+            return refused;
         }
         let prompt = match self.prompt.render(&arguments) {
             Ok(prompt) => prompt,
@@ -56,12 +48,29 @@ impl SubAgentTool {
                 return ToolOutput::error(message).into();
             }
         };
-        match self.agent.build(&caller.provider) {
-            Ok(agent) => run_sub_agent(&agent, &self.name, &prompt, caller, call_id).await,
+        match self.agent.build(&caller.model) {
+            Ok(agent) => match self.too_deep(caller, agent.limits.max_depth) {
+                Some(refused) => refused,
+                None => run_sub_agent(&agent, &self.name, &prompt, caller, call_id).await,
+            },
             Err(message) => {
                 ToolOutput::error(format!("cannot start `{}`: {message}", self.name)).into()
             }
         }
+    }
+}
+
+impl SubAgentTool {
+    /// The refusal when the sub-agent would run deeper than `max_depth` allows (the
+    /// callers' bound, or its own), counting the root as depth 0.
+    fn too_deep(&self, caller: &CallerRun, max_depth: Option<u32>) -> Option<Called> {
+        let depth = caller.ctx.emitter.depth + 1;
+        let max = max_depth.filter(|max| depth > *max)?;
+        let message = format!(
+            "`{}` was not started: it would run at depth {depth}, deeper than limits.max_depth = {max}",
+            self.name
+        );
+        Some(ToolOutput::error(message).into())
     }
 }
 
@@ -72,7 +81,7 @@ async fn run_sub_agent(
     caller: &CallerRun,
     call_id: &str,
 ) -> Called {
-    let child = caller.ctx.child(&agent.name);
+    let child = caller.ctx.child(agent);
     let run_id = child.emitter.run_id.clone();
     let started = now_ms();
     caller.ctx.emitter.emit(SubAgentStarted {

@@ -195,8 +195,16 @@ impl Usage {
         Usage {
             input_tokens,
             output_tokens,
-            total_tokens: input_tokens + output_tokens,
+            total_tokens: input_tokens.saturating_add(output_tokens),
         }
+    }
+
+    /// Both counts together; a count that would overflow stays at the maximum.
+    pub fn plus(&self, other: &Usage) -> Usage {
+        Usage::new(
+            self.input_tokens.saturating_add(other.input_tokens),
+            self.output_tokens.saturating_add(other.output_tokens),
+        )
     }
 }
 

@@ -2,8 +2,9 @@
 
 use serde_json::{Map, Value};
 
+use crate::engine::budget::Price;
 use crate::engine::state::AgentState;
-use crate::provider::{BoxFuture, ModelResponse, ProviderError};
+use crate::provider::{BoxFuture, ModelResponse, ProviderError, Usage};
 
 /// What a middleware sees of one model call. `before` may replace `state` (the history the
 /// call sends and the run keeps); by `after` and `on_error` the state is back with the
@@ -15,6 +16,17 @@ pub struct CallContext {
     pub state: AgentState,
     /// Scratch space shared by the middleware of this call (e.g. a start time).
     pub metadata: Map<String, Value>,
+    /// Model calls a middleware made for this call (a summary): the engine meters and
+    /// emits each like its own.
+    pub spent: Vec<Spend>,
+}
+
+/// One model call made by a middleware.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Spend {
+    pub model: String,
+    pub usage: Usage,
+    pub price: Option<Price>,
 }
 
 /// One layer around model calls.

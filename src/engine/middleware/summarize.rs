@@ -1,24 +1,23 @@
 //! `summarize`: when the estimated history exceeds `threshold` tokens, a model call
 //! summarises everything but the `keep_recent` last messages, which stay verbatim.
 
-use std::sync::Arc;
-
-use super::chain::{CallContext, Middleware};
+use super::chain::{CallContext, Middleware, Spend};
 use super::history::{estimate_tokens, is_safe_cut};
-use crate::provider::{BoxFuture, Message, ModelRequest, Provider};
+use crate::engine::budget::PricedModel;
+use crate::provider::{BoxFuture, Message, ModelRequest};
 
 pub struct Summarize {
     threshold: u64,
     keep_recent: usize,
-    provider: Arc<dyn Provider>,
+    model: PricedModel,
 }
 
 impl Summarize {
-    pub fn new(threshold: u64, keep_recent: u64, provider: Arc<dyn Provider>) -> Self {
+    pub fn new(threshold: u64, keep_recent: u64, model: PricedModel) -> Self {
         Summarize {
             threshold,
             keep_recent: keep_recent as usize,
-            provider,
+            model,
         }
     }
 }
@@ -60,8 +59,13 @@ impl Middleware for Summarize {
                 ..ModelRequest::default()
             };
             // A failed summary leaves the history as it was; the next call tries again.
-            match self.provider.complete(&request).await {
+            match self.model.provider.complete(&request).await {
                 Ok(summary) => {
+                    ctx.spent.push(Spend {
+                        model: summary.model.clone(),
+                        usage: summary.usage,
+                        price: self.model.price,
+                    });
                     let mut kept = vec![Message::user(format!("{SUMMARY_PREFIX}{}", summary.text))];
                     kept.extend_from_slice(&messages[cut..]);
                     ctx.state = ctx.state.with_context(kept);

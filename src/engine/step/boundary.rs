@@ -66,7 +66,7 @@ pub fn after_step(agent: &Agent, state: AgentState, ctx: &RunContext) -> Result<
     if let Err(hit) = ctx.budget.check_time() {
         return Err(Halt::new(state, HaltReason::Limit(hit)));
     }
-    save_checkpoint(ctx, &state, None, true);
+    let state = save_checkpoint(ctx, state, None, true)?;
     if let Some(reload) = &ctx.reload
         && ctx.emitter.depth == 0
     {
@@ -96,23 +96,34 @@ pub fn after_step(agent: &Agent, state: AgentState, ctx: &RunContext) -> Result<
     Ok(state)
 }
 
-/// Saves the state when the run keeps checkpoints; a failed save is a warning, and the run
-/// goes on (UAP §12.4.7). `announce`: emit `agent.checkpoint.saved` (step ends only).
+/// Saves the state, with what the tree has spent, when the run keeps checkpoints.
+/// `announce`: emit `agent.checkpoint.saved` (step ends only). A save that fails ends the
+/// run (`checkpoint_write`): going on would leave the session at an older state, from
+/// which a resume would run finished calls again. What is on disk then is the state before
+/// the step's calls, with the calls marked in flight, so a resume says what is uncertain.
 pub fn save_checkpoint(
     ctx: &RunContext,
-    state: &AgentState,
+    state: AgentState,
     pending: Option<&Pending>,
     announce: bool,
-) {
+) -> Result<AgentState, Halt> {
     let Some(store) = &ctx.checkpoints else {
-        return;
+        return Ok(state);
     };
-    match store.save(state, pending) {
-        Ok(name) if announce => ctx.emitter.emit(CheckpointSaved {
-            name,
-            step: state.step,
-        }),
-        Ok(_) => {}
-        Err(message) => ctx.warn(format!("checkpoint not saved: {message}")),
+    let state = state.with_spent(ctx.budget.tree_totals());
+    match store.save(&state, pending) {
+        Ok(name) => {
+            if announce {
+                let step = state.step;
+                ctx.emitter.emit(CheckpointSaved { name, step });
+            }
+            Ok(state)
+        }
+        Err(message) => {
+            let message = format!(
+                "the checkpoint could not be saved ({message}); the run stops so that a resume never runs a finished call again"
+            );
+            Err(Halt::failed(state, "checkpoint_write", message))
+        }
     }
 }

@@ -4,12 +4,14 @@
 use std::sync::Arc;
 
 use crate::engine::agent::{Agent, Halt, HaltReason, RunContext};
+use crate::engine::budget::{LimitHit, timeout_hit};
 use crate::engine::clock::new_id;
 use crate::engine::events::{
     Delta, InProgress, LlmUsage, MessageCompleted, MessageCreated, MessageDelta, MessageStarted,
     ModelMessage, Purpose, Role,
 };
-use crate::engine::middleware::{CallContext, run_after, run_before, run_on_error};
+use crate::engine::middleware::{CallContext, Spend, run_after, run_before, run_on_error};
+use crate::engine::scheduler::until;
 use crate::engine::state::AgentState;
 use crate::engine::xml_turn;
 use crate::protocol::XmlStreamParser;
@@ -84,11 +86,18 @@ async fn call_model_once(
         step: state.step,
         state,
         metadata: Default::default(),
+        spent: Vec::new(),
     };
     let mut call = run_before(&agent.middleware, call).await;
     // The history moves into the request and back afterwards: no copy per call. `after` and
     // `on_error` see the call's metadata; the state is the engine's again.
     let mut state = std::mem::take(&mut call.state);
+    for spend in std::mem::take(&mut call.spent) {
+        state = state.with_llm_call(&spend.usage);
+        if let Err(hit) = count_call(ctx, &spend) {
+            return Err(Halt::new(state, HaltReason::Limit(hit)));
+        }
+    }
     let xml = agent.xml_tools.as_ref();
     let messages = match xml {
         // The text protocol shows the model a rewritten history; the state keeps its own.
@@ -130,19 +139,19 @@ async fn call_model_once(
             emitter.emit(delta);
         }
     };
+    // The call is abandoned when the run is interrupted or reaches its deadline.
     let outcome = tokio::select! {
-        result = agent.provider.stream(&request, &sink) => Some(result),
-        _ = crate::tools::stopped(&ctx.cancel) => None,
+        result = agent.provider.stream(&request, &sink) => Ok(result),
+        _ = crate::tools::stopped(&ctx.cancel) => Err(HaltReason::Interrupted),
+        _ = until(ctx.budget.deadline()) => Err(HaltReason::Limit(time_up(ctx))),
     };
     if xml.is_none() {
         state.messages = std::mem::take(&mut request.messages);
     }
     let response = match outcome {
-        None => {
-            return Err(Halt::new(state, HaltReason::Interrupted));
-        }
-        Some(Ok(response)) => response,
-        Some(Err(error)) => match run_on_error(&agent.middleware, &call, &error).await {
+        Err(reason) => return Err(Halt::new(state, reason)),
+        Ok(Ok(response)) => response,
+        Ok(Err(error)) => match run_on_error(&agent.middleware, &call, &error).await {
             Some(response) => response,
             None => {
                 return Err(Halt::failed(
@@ -155,7 +164,14 @@ async fn call_model_once(
     };
     let response = run_after(&agent.middleware, &call, response).await;
 
-    let spend = ctx.budget.after_llm_call(&response.usage, agent.price);
+    let spend = count_call(
+        ctx,
+        &Spend {
+            model: response.model.clone(),
+            usage: response.usage,
+            price: agent.price,
+        },
+    );
     let (response, message, feedback) = match (parser, xml) {
         (Some(parser), Some(xml)) => {
             // The parser has read the reply as it streamed; take it out of the sink's hands.
@@ -189,13 +205,6 @@ async fn call_model_once(
             Purpose::Reply
         },
     });
-    let totals = ctx.budget.totals();
-    ctx.emitter.emit(LlmUsage {
-        model: response.model.clone(),
-        usage: response.usage,
-        total_usage: totals.usage,
-        cost_usd: totals.cost_usd,
-    });
     let state = state.with_llm_call(&response.usage);
     let state = if options.unrecorded {
         state
@@ -206,6 +215,28 @@ async fn call_model_once(
         return Err(Halt::new(state, HaltReason::Limit(hit)));
     }
     Ok((response, state, feedback))
+}
+
+/// Counts a model call on the budget and emits its usage; errors when it crossed a bound.
+fn count_call(ctx: &RunContext, spend: &Spend) -> Result<(), LimitHit> {
+    let counted = ctx.budget.after_llm_call(&spend.usage, spend.price);
+    let totals = ctx.budget.tree_totals();
+    ctx.emitter.emit(LlmUsage {
+        model: spend.model.clone(),
+        usage: spend.usage,
+        total_usage: totals.usage,
+        cost_usd: totals.cost_usd,
+    });
+    counted
+}
+
+/// The bound that a call stopped at its deadline reached.
+fn time_up(ctx: &RunContext) -> LimitHit {
+    let timeout = ctx.budget.limits().timeout.unwrap_or_default();
+    ctx.budget
+        .check_time()
+        .err()
+        .unwrap_or_else(|| timeout_hit(timeout))
 }
 
 fn build_request(agent: &Agent, messages: Vec<Message>, options: &CallOptions) -> ModelRequest {

@@ -34,24 +34,24 @@ pub async fn run_tools(
             tool_call: call.clone(),
         });
     }
-    let limits = ctx.budget.limits();
     let policy = SchedulePolicy {
         parallel: agent.parallel_tools,
-        tool_timeout: limits.tool_timeout,
-        max_output_chars: limits.max_output_chars,
+        tool_timeout: ctx.budget.tool_timeout(),
+        max_output_chars: ctx.budget.max_output_chars(),
+        deadline: ctx.budget.deadline(),
     };
     let observer = EventObserver { ctx, step_id };
     let caller = CallerRun {
         ctx: ctx.clone(),
         step_id: step_id.to_string(),
-        provider: agent.provider.clone(),
+        model: agent.model(),
     };
     let tools = TurnTools::new(&agent.tools, caller);
     // The calls in flight are on disk before they run: a resume after a crash knows them.
     let in_flight = Pending::ToolsInFlight {
         calls: calls.to_vec(),
     };
-    save_checkpoint(ctx, &state, Some(&in_flight), false);
+    let state = save_checkpoint(ctx, state, Some(&in_flight), false)?;
     let (results, hit) = run_calls(
         calls,
         &tools,

@@ -15,7 +15,7 @@ use crate::engine::agent::{
 };
 use crate::engine::events::{PlanStepChanged, PlanUpdated};
 use crate::engine::plan::{PlanStep, PlanStepStatus};
-use crate::engine::state::{AgentState, add_usage};
+use crate::engine::state::AgentState;
 use crate::engine::step::{
     CallOptions, StepEnd, after_step, call_model, end_step, fail_step, parse_json_answer,
     run_tools, save_checkpoint, start_step,
@@ -204,7 +204,7 @@ impl PlanStrategy {
             plan: steps.clone(),
         });
         let state = state.with_plan(steps.clone());
-        save_checkpoint(ctx, &state, None, true);
+        let state = save_checkpoint(ctx, state, None, true)?;
         Ok((Some(steps), state))
     }
 
@@ -359,7 +359,7 @@ fn merge_branch(state: AgentState, base: &AgentState, branch: &AgentState) -> Ag
             .output_tokens
             .saturating_sub(base.usage.output_tokens),
     );
-    next.usage = add_usage(&next.usage, &added);
+    next.usage = next.usage.plus(&added);
     next.step = next.step.max(branch.step);
     next.subagent_traces.extend(
         branch
