@@ -178,7 +178,7 @@ impl AgentState {
     /// What the tree had spent at this state; for a state saved before `spent` existed,
     /// the root's own counts.
     pub fn spent_so_far(&self) -> Totals {
-        self.spent.clone().unwrap_or_else(|| Totals {
+        self.spent.clone().unwrap_or(Totals {
             llm_calls: self.llm_calls,
             tool_calls: self.tool_calls,
             usage: self.usage,
