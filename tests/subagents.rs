@@ -526,3 +526,44 @@ fn an_inherited_model_keeps_its_pricing() {
         "the researcher's call is priced like the root's"
     );
 }
+
+#[test]
+fn a_resumed_session_goes_on_from_what_the_whole_tree_spent() {
+    let ran = tree("  - builtin: ask_user\nlimits: { max_llm_calls: 3 }\n")
+        .route(script(vec![
+            (
+                "ROOT",
+                vec![
+                    Reply::tool_call("research", json!({"topic": "tides"})),
+                    Reply::tool_call("ask_user", json!({"question": "Go on?"})),
+                    Reply::text("never asked"),
+                ],
+            ),
+            ("RESEARCHER", vec![Reply::text("research result")]),
+        ]))
+        .args(["--output", "json"])
+        .status(4)
+        .any_stderr()
+        .run();
+    assert_eq!(ran.json()["llm_calls"], 3, "the researcher's call counts");
+    let session = ran.session();
+    let resumed = ran
+        .then()
+        .command([
+            "resume",
+            &session,
+            "--answer",
+            "yes",
+            "--run-dir",
+            "run2",
+            "--output",
+            "json",
+        ])
+        .status(3)
+        .stderr_contains("max_llm_calls")
+        .run();
+    let envelope = resumed.json();
+    assert_eq!(envelope["limit"], "max_llm_calls");
+    assert_eq!(envelope["llm_calls"], 3);
+    assert_eq!(ran.requests().len(), 3, "the bound held across the resume");
+}

@@ -1,0 +1,100 @@
+//! Bounds that hold whatever the run is doing: a timeout abandons the call in flight,
+//! every model call is metered (middleware calls too), and a session's counts are checked
+//! when they are read back.
+
+mod support;
+
+use std::time::Duration;
+
+use runner::testing::mock_server::{MockResponse, Reply};
+use serde_json::json;
+use support::Test;
+
+#[test]
+fn a_timeout_stops_a_tool_call_in_flight() {
+    let ran = Test::new()
+        .agent(
+            "prompt: Go\nlimits: { timeout: 500ms }\ntools:\n  - builtin: shell\n    allow: [sleep]\n",
+        )
+        .reply(Reply::tool_call("shell", json!({"command": "sleep 30"})))
+        .reply(Reply::text("never asked"))
+        .args(["--output", "json"])
+        .status(3)
+        .stderr_contains("timeout")
+        .run();
+    assert_eq!(ran.json()["limit"], "timeout");
+    let completed = ran.events_of("agent.tool.execution.completed");
+    assert_eq!(completed.len(), 1);
+    let error = completed[0]["data"]["result"]["error"].as_str().unwrap();
+    assert!(error.contains("limits.timeout"), "{error}");
+    assert_eq!(ran.requests().len(), 1, "no model call after the bound");
+}
+
+#[test]
+fn a_timeout_abandons_a_stream_that_hangs() {
+    let ran = Test::new()
+        .agent("prompt: Go\nlimits: { timeout: 300ms }\n")
+        .respond(MockResponse::text("a b c d e f").chunk_delay(Duration::from_secs(2)))
+        .args(["--output", "json"])
+        .status(3)
+        .stderr_contains("timeout")
+        .run();
+    assert_eq!(ran.json()["limit"], "timeout");
+    assert_eq!(ran.json()["output"], serde_json::Value::Null);
+}
+
+#[test]
+fn summarize_calls_are_counted_and_emitted() {
+    let ran = Test::new()
+        .agent(
+            "prompt: Go\ntools:\n  - builtin: read_file\nmiddleware:\n  - summarize: { threshold: 1, keep_recent: 1 }\n",
+        )
+        .file("notes.txt", "some notes\n")
+        .reply(Reply::tool_call("read_file", json!({"path": "notes.txt"})))
+        .reply(Reply::text("the summary"))
+        .reply(Reply::text("done"))
+        .args(["--output", "json"])
+        .stdout_contains("\"output\": \"done\"")
+        .run();
+    let envelope = ran.json();
+    assert_eq!(envelope["llm_calls"], 3, "the summary call counts");
+    assert_eq!(envelope["usage"]["total_tokens"], 45);
+    assert_eq!(ran.events_of("agent.llm.usage").len(), 3);
+}
+
+#[test]
+fn summarize_calls_are_bounded_by_max_tokens() {
+    Test::new()
+        .agent(
+            "prompt: Go\nlimits: { max_tokens: 20 }\ntools:\n  - builtin: read_file\nmiddleware:\n  - summarize: { threshold: 1, keep_recent: 1 }\n",
+        )
+        .file("notes.txt", "some notes\n")
+        .reply(Reply::tool_call("read_file", json!({"path": "notes.txt"})))
+        .reply(Reply::text("the summary"))
+        .reply(Reply::text("never asked"))
+        .status(3)
+        .stderr_contains("max_tokens")
+        .run();
+}
+
+#[test]
+fn a_hand_edited_count_in_a_checkpoint_is_refused_not_wrapped() {
+    let ran = Test::new()
+        .agent("prompt: Go\ntools:\n  - builtin: ask_user\n")
+        .reply(Reply::tool_call("ask_user", json!({"question": "Which?"})))
+        .status(4)
+        .any_stderr()
+        .run();
+    let path = ran.session_file("checkpoint.json");
+    let mut checkpoint: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    checkpoint["state"]["llmCalls"] = json!(u64::MAX);
+    std::fs::write(&path, checkpoint.to_string()).unwrap();
+    let session = ran.session();
+    ran.then()
+        .command(["resume", &session, "--answer", "this", "--run-dir", "run2"])
+        .status(2)
+        .stderr_contains("llm_calls")
+        .run();
+    assert_eq!(ran.requests().len(), 1, "no model call after the refusal");
+}
