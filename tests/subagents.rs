@@ -567,3 +567,23 @@ fn a_resumed_session_goes_on_from_what_the_whole_tree_spent() {
     assert_eq!(envelope["llm_calls"], 3);
     assert_eq!(ran.requests().len(), 3, "the bound held across the resume");
 }
+
+#[test]
+fn a_sub_agents_missing_key_stops_the_run_before_it_starts() {
+    let ran = tree("")
+        .file(
+            "researcher.yaml",
+            &RESEARCHER.replace(
+                "system: You are RESEARCHER.",
+                "system: You are RESEARCHER.\nmodel: { provider: openai, name: m, base_url: \"$OPENAI_URL\", api_key_env: RESEARCHER_KEY_NOT_SET }",
+            ),
+        )
+        .env_remove("RESEARCHER_KEY_NOT_SET")
+        .args(["--output", "json"])
+        .status(2)
+        .stderr_contains("RESEARCHER_KEY_NOT_SET")
+        .stderr_contains("researcher.yaml")
+        .run();
+    assert_eq!(ran.json()["status"], "invalid");
+    assert!(ran.requests().is_empty(), "no model call was made");
+}

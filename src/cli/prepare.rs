@@ -14,7 +14,7 @@ use tokio::sync::watch;
 use super::servers::{RunningServers, runtime};
 use super::session_store::SessionFiles;
 use crate::compile::{
-    CompileError, CompileInput, EnvLookup, TemplateContext, compile_agent, file_dir,
+    CompileError, CompileInput, EnvLookup, TemplateContext, check_models, compile_agent, file_dir,
 };
 use crate::engine::budget::Budget;
 use crate::engine::checkpointing::Checkpointer;
@@ -266,9 +266,13 @@ impl Prepared {
         }
     }
 
-    /// Compiles the root agent; a problem points at its key in the file.
+    /// Compiles the root agent (a problem points at its key in the file), then checks that
+    /// every model of the tree can be built.
     pub fn compile(&self) -> Result<Agent, Stop> {
-        compile_agent(&self.compile_input()).map_err(|error| self.located(&error))
+        let input = self.compile_input();
+        let agent = compile_agent(&input).map_err(|error| self.located(&error))?;
+        check_models(&input).map_err(|error| self.located(&error))?;
+        Ok(agent)
     }
 
     /// The opening message: the rendered `prompt`, else the `--input` text.

@@ -1,14 +1,12 @@
 //! The agent file's `mcp` entries: endpoints rendered from their templates, every server of
 //! the agent tree started before the run, and each entry's tools taken from its server.
 
-use std::collections::HashSet;
 use std::sync::Arc;
 
-use super::subagents::SpecAgent;
+use super::tree::for_each_agent;
 use super::{CompileError, CompileInput, build_tools, render_field, secret_env_names};
 use crate::mcp::{Endpoint, McpServers, StartOptions};
-use crate::spec::paths::canonical;
-use crate::spec::tools::{AgentRef, McpServer, ToolEntry};
+use crate::spec::tools::{McpServer, ToolEntry};
 use crate::tools::Tool;
 
 /// The tools one `mcp` entry gives its agent, from the run's started servers.
@@ -33,7 +31,7 @@ pub async fn start_servers(
 ) -> Result<Arc<McpServers>, CompileError> {
     let mut endpoints = Vec::new();
     let mut deny_env = Vec::new();
-    for_each_agent(input, &mut |agent| {
+    for_each_agent(input, &mut |agent, _| {
         deny_env.extend(secret_env_names(agent.spec));
         for entry in &agent.spec.tools {
             if let ToolEntry::Mcp(entry) = entry {
@@ -54,7 +52,7 @@ pub async fn start_servers(
         .await
         .map_err(CompileError::Mcp)?;
     let started = input.with_mcp(servers.clone());
-    if let Err(error) = for_each_agent(&started, &mut |agent| build_tools(agent).map(drop)) {
+    if let Err(error) = for_each_agent(&started, &mut |agent, _| build_tools(agent).map(drop)) {
         servers.shutdown().await;
         return Err(error);
     }
@@ -86,42 +84,4 @@ fn endpoint(input: &CompileInput<'_>, server: &McpServer) -> Result<Endpoint, Co
                 .collect::<Result<_, CompileError>>()?,
         },
     })
-}
-
-/// Calls `visit` for the agent and every agent it can reach through sub-agent tools and
-/// handoffs; an agent file reached twice (recursion) is visited once more, not forever.
-fn for_each_agent(
-    input: &CompileInput<'_>,
-    visit: &mut dyn FnMut(&CompileInput<'_>) -> Result<(), CompileError>,
-) -> Result<(), CompileError> {
-    let mut seen = HashSet::new();
-    walk(input, visit, &mut seen)
-}
-
-fn walk(
-    input: &CompileInput<'_>,
-    visit: &mut dyn FnMut(&CompileInput<'_>) -> Result<(), CompileError>,
-    seen: &mut HashSet<std::path::PathBuf>,
-) -> Result<(), CompileError> {
-    visit(input)?;
-    let references = input
-        .spec
-        .tools
-        .iter()
-        .filter_map(|entry| match entry {
-            ToolEntry::SubAgent(tool) => Some(&tool.agent),
-            _ => None,
-        })
-        .chain(input.spec.handoffs.iter().map(|h| &h.agent));
-    for reference in references {
-        if let AgentRef::Path(relative) = reference
-            && !seen.insert(canonical(&input.file_dir.join(relative)))
-        {
-            continue;
-        }
-        let child = SpecAgent::resolve(input, reference)?;
-        let context = child.context().map_err(CompileError::SubAgentFile)?;
-        walk(&child.input(&context, None), visit, seen)?;
-    }
-    Ok(())
 }

@@ -5,9 +5,10 @@ mod mcp;
 mod model;
 mod prompts;
 mod subagents;
+mod tree;
 
 pub use mcp::start_servers as start_mcp_servers;
-pub use model::{ModelError, provider_config};
+pub use model::{ModelError, check_models, provider_config};
 pub use prompts::{TemplateContext, render_field};
 
 use std::collections::HashMap;

@@ -2,7 +2,13 @@
 
 use std::time::Duration;
 
-use crate::provider::{ProviderConfig, ProviderError, ProviderKind, RetryConfig};
+use super::tree::for_each_agent;
+use super::{CompileError, CompileInput};
+use crate::provider::{
+    ProviderConfig, ProviderError, ProviderKind, RetryConfig, build_provider_with,
+};
+use crate::spec::AgentSpec;
+use crate::spec::middleware::MiddlewareEntry;
 use crate::spec::model::{ModelRef, ProviderKind as SpecKind};
 
 /// Why no provider can be built (exit 2).
@@ -43,4 +49,36 @@ pub fn provider_config(model: &ModelRef) -> Result<ProviderConfig, ModelError> {
         config.script = script.clone();
     }
     Ok(config)
+}
+
+/// Builds the models of every agent in the tree (its own and its `summarize` model), so a
+/// missing API key stops the run at start (exit 2), naming the variable and the file,
+/// rather than when a sub-agent is first called. The root is compiled first, so a problem
+/// of its own is reported at its line.
+pub fn check_models(input: &CompileInput<'_>) -> Result<(), CompileError> {
+    for_each_agent(input, &mut |agent, file| {
+        for model in models_of(agent.spec) {
+            let built = provider_config(model)
+                .and_then(|config| {
+                    build_provider_with(&config, agent.build, &*agent.env)
+                        .map_err(ModelError::Provider)
+                })
+                .map(drop);
+            built.map_err(|error| {
+                let place = file.map_or("inline".to_string(), |f| f.display().to_string());
+                let name = &agent.spec.name;
+                CompileError::SubAgentFile(format!("agent `{name}` ({place}): {error}"))
+            })?;
+        }
+        Ok(())
+    })
+}
+
+/// The models an agent file names: its own and its `summarize` middleware's.
+fn models_of(spec: &AgentSpec) -> impl Iterator<Item = &ModelRef> {
+    let summarizers = spec.middleware.iter().filter_map(|entry| match entry {
+        MiddlewareEntry::Summarize(config) => config.model.as_ref(),
+        _ => None,
+    });
+    spec.model.iter().chain(summarizers)
 }
