@@ -344,3 +344,45 @@ fn killed_at_any_point_the_session_resumes_without_repeating_a_tool_call() {
     assert_eq!(lines.len(), total, "a tool call ran twice: {log}");
     assert!(total <= CALLS, "{log}");
 }
+
+#[test]
+fn an_invalid_session_id_is_exit_2_before_any_model_call_for_every_command() {
+    let long = "x".repeat(129);
+    let ran = Test::new()
+        .agent("name: worker\nmodel: $MODEL\nprompt: Go\n")
+        .reply(Reply::text("ran anyway"))
+        .command(["sessions", "list"])
+        .run();
+    for id in [
+        "../x",
+        "a/b",
+        "..",
+        ".",
+        "",
+        "tab\there",
+        "é",
+        long.as_str(),
+    ] {
+        let exec = ran
+            .then()
+            .command(["exec", "agent.yaml", "--session", id, "--output", "json"])
+            .status(2)
+            .stderr_contains("is not a valid session id")
+            .run();
+        assert_eq!(exec.json()["status"], "invalid", "{id:?}");
+        ran.then()
+            .command(["resume", id])
+            .status(2)
+            .stderr_contains("is not a valid session id")
+            .run();
+        for subcommand in ["show", "rm"] {
+            ran.then()
+                .command(["sessions", subcommand, id])
+                .status(2)
+                .stderr_contains("is not a valid session id")
+                .run();
+        }
+    }
+    assert!(ran.requests().is_empty(), "no model call");
+    assert!(!ran.path(".runner/x").exists());
+}

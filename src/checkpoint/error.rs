@@ -14,6 +14,6 @@ pub enum CheckpointError {
     Corrupt { path: PathBuf, reason: String },
     #[error("{path}: checkpoint version {found} is not supported (this runner reads version 1)")]
     Version { path: PathBuf, found: String },
-    #[error("`{0}` is not a valid session id: use letters, digits, `-` and `_`")]
+    #[error("{0:?} is not a valid session id: use 1 to 128 ASCII letters, digits, `-` and `_`")]
     InvalidSessionId(String),
 }

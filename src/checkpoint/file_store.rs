@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 use serde::de::DeserializeOwned;
 
 use super::error::CheckpointError;
+use super::session_id::check_session_id;
 use super::store::{
     CHECKPOINT_VERSION, Checkpoint, CheckpointRef, CheckpointStore, SessionMetadata, SessionSummary,
 };
@@ -34,14 +35,7 @@ impl FileCheckpointStore {
     }
 
     fn session_dir(&self, session_id: &str) -> Result<PathBuf, CheckpointError> {
-        let valid = !session_id.is_empty()
-            && session_id.len() <= 128
-            && session_id
-                .chars()
-                .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_');
-        if !valid {
-            return Err(CheckpointError::InvalidSessionId(session_id.to_string()));
-        }
+        check_session_id(session_id)?;
         Ok(self.dir.join(session_id))
     }
 

@@ -4,11 +4,13 @@
 
 mod error;
 mod file_store;
+mod session_id;
 mod store;
 mod thread_tree;
 
 pub use error::CheckpointError;
 pub use file_store::FileCheckpointStore;
+pub use session_id::{MAX_SESSION_ID_LEN, check_session_id};
 pub use store::{
     Checkpoint, CheckpointRef, CheckpointStore, ParentRef, SessionMetadata, SessionStatus,
     SessionSummary,

@@ -13,6 +13,7 @@ use super::launch::{Launch, Opening, launch, report};
 use super::prepare::{Request, Stop, initial_state, inputs, load};
 use super::run_options::RunOptions;
 use super::session_store::SessionFiles;
+use crate::checkpoint::check_session_id;
 use crate::engine::clock::new_id;
 use crate::spec::model::{ModelRef, ModelShorthand};
 
@@ -30,7 +31,7 @@ pub struct ExecArgs {
     /// A YAML file of input values.
     #[arg(long = "vars", value_name = "FILE")]
     pub vars_file: Option<PathBuf>,
-    /// The session id (default: a new one).
+    /// The session id (default: a new one): 1 to 128 ASCII letters, digits, `-` and `_`.
     #[arg(long)]
     pub session: Option<String>,
     /// Use this model instead of the file's, e.g. openai/gpt-4o-mini.
@@ -54,6 +55,8 @@ pub fn run(args: ExecArgs) -> Exit {
 fn launch_of(args: &ExecArgs, ids: (String, String)) -> Result<Launch, Stop> {
     let spec = load(&args.agent)?;
     let invalid = |code: &str, message: String| Stop::invalid(code, message).named(&spec.name);
+    // Even when the agent keeps no checkpoints: the id is in every event and result.
+    check_session_id(&ids.1).map_err(|error| invalid("invalid_session", error.to_string()))?;
     let inputs = inputs(&spec, args.vars_file.as_deref(), &args.vars)?;
     let input_text = match args.input.as_deref() {
         Some("-") => {
