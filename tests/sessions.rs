@@ -2,6 +2,8 @@
 
 mod support;
 
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use runner::testing::mock_server::{MockResponse, Reply};
@@ -385,4 +387,158 @@ fn an_invalid_session_id_is_exit_2_before_any_model_call_for_every_command() {
     }
     assert!(ran.requests().is_empty(), "no model call");
     assert!(!ran.path(".runner/x").exists());
+}
+
+/// A worker whose tool appends a line to `side-effects.log` and then takes a second, so the
+/// run holds its session while other commands try it. The mock model answers by the number
+/// of tool results so far: (`ask_user`, when `ask_first`), the append, then the answer.
+fn appender(ask_first: bool) -> Test {
+    appender_stalling(ask_first, Arc::default())
+}
+
+/// An appender whose model, while `stall` is set, takes seconds between the chunks of
+/// every reply: a run killed then is killed in its model call.
+fn appender_stalling(ask_first: bool, stall: Arc<AtomicBool>) -> Test {
+    Test::new()
+        .agent("name: worker\nmodel: $MODEL\nprompt: Append a line.\ntools:\n  - builtin: ask_user\n  - builtin: shell\n    allow: [./append.sh]\n")
+        .executable(
+            "append.sh",
+            "#!/bin/sh\necho \"$1\" >> side-effects.log\nsleep 1\n",
+        )
+        .route(move |request| {
+            let done = request.body["messages"]
+                .as_array()
+                .map_or(0, |m| m.iter().filter(|m| m["role"] == "tool").count());
+            let reply = match done + usize::from(!ask_first) {
+                0 => Reply::tool_call("ask_user", json!({"question": "Which line?"})),
+                1 => Reply::tool_call("shell", json!({"command": "./append.sh line-1"})),
+                _ => Reply::text("appended"),
+            };
+            let response = MockResponse::reply(reply);
+            Some(match stall.load(Ordering::SeqCst) {
+                true => response.chunk_delay(Duration::from_secs(2)),
+                false => response,
+            })
+        })
+}
+
+/// An appender's workspace, before any run: `runner sessions list` there, so later commands
+/// can be started side by side with `then()`.
+fn appender_workspace() -> support::Ran {
+    appender(false).command(["sessions", "list"]).run()
+}
+
+/// Waits until the appender's tool has started: its run is under way, past its first model
+/// call, and holds the session.
+fn wait_for_the_tool(ran: &support::Ran) {
+    wait_until("the tool runs", || ran.path("side-effects.log").exists());
+}
+
+/// The pid written in a session's lock file (empty when there is none).
+fn lock_holder(ran: &support::Ran, session: &str) -> String {
+    let lock = ran.path(&format!(".runner/sessions/{session}/lock"));
+    std::fs::read_to_string(lock)
+        .unwrap_or_default()
+        .trim()
+        .to_string()
+}
+
+/// The lines appended by the tool, each of which must appear once.
+fn appended_once(ran: &support::Ran) -> Vec<String> {
+    let log = ran.read("side-effects.log");
+    let lines: Vec<String> = log.lines().map(String::from).collect();
+    let mut unique = lines.clone();
+    unique.sort();
+    unique.dedup();
+    assert_eq!(unique.len(), lines.len(), "a tool call ran twice: {log}");
+    lines
+}
+
+#[test]
+fn two_resumes_of_one_session_at_once_run_it_once_and_refuse_the_second_naming_the_holder() {
+    let paused = appender(true)
+        .args(["--session", "s1"])
+        .status(4)
+        .stderr_contains("Which line?")
+        .run();
+    let first = paused
+        .then()
+        .command(["resume", "s1", "--answer", "that one", "--run-dir", "run2"])
+        .stdout("appended\n")
+        .spawn();
+    wait_for_the_tool(&paused);
+    let holder = lock_holder(&paused, "s1");
+    let second = paused
+        .then()
+        .command([
+            "resume",
+            "s1",
+            "--answer",
+            "that one",
+            "--run-dir",
+            "run3",
+            "--output",
+            "json",
+        ])
+        .status(2)
+        .stderr_contains("session `s1` is in use by another runner process")
+        .run();
+    assert!(
+        second.stderr.contains(&format!("(pid {holder})")),
+        "the refusal names the holder's pid {holder}: {}",
+        second.stderr
+    );
+    let command_line = std::fs::read(format!("/proc/{holder}/cmdline")).unwrap_or_default();
+    assert!(
+        String::from_utf8_lossy(&command_line).contains("resume"),
+        "pid {holder} is the first resume"
+    );
+    assert_eq!(second.json()["status"], "invalid");
+    assert_eq!(second.json()["exit_code"], 2);
+    first.wait();
+    assert_eq!(appended_once(&paused), ["line-1"]);
+}
+
+#[test]
+fn two_execs_of_one_session_at_once_run_it_once() {
+    let workspace = appender_workspace();
+    let first = workspace
+        .then()
+        .args(["--session", "s1"])
+        .stdout("appended\n")
+        .spawn();
+    wait_for_the_tool(&workspace);
+    workspace
+        .then()
+        .command(["exec", "agent.yaml", "--session", "s1", "--run-dir", "run2"])
+        .status(2)
+        .stderr_contains("session `s1` is in use by another runner process (pid ")
+        .run();
+    first.wait();
+    assert_eq!(appended_once(&workspace), ["line-1"]);
+}
+
+#[test]
+fn sessions_rm_of_a_session_in_use_is_refused() {
+    let workspace = appender_workspace();
+    let running = workspace
+        .then()
+        .args(["--session", "s1"])
+        .stdout("appended\n")
+        .spawn();
+    wait_for_the_tool(&workspace);
+    let holder = lock_holder(&workspace, "s1");
+    workspace
+        .then()
+        .command(["sessions", "rm", "s1"])
+        .status(2)
+        .stderr_contains(&format!(
+            "session `s1` is in use by another runner process (pid {holder})"
+        ))
+        .run();
+    running.wait();
+    let metadata = read_json(&workspace.path(".runner/sessions/s1/metadata.json"));
+    assert_eq!(metadata["status"], "completed");
+    workspace.then().command(["sessions", "rm", "s1"]).run();
+    assert!(!workspace.path(".runner/sessions/s1").exists());
 }

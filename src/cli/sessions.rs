@@ -1,4 +1,5 @@
 //! `runner sessions [list | show ID | rm ID]`: the sessions kept under `.runner/sessions`.
+//! `rm` is refused while a process holds the session (its run would write it again).
 
 use std::path::PathBuf;
 
