@@ -542,3 +542,36 @@ fn sessions_rm_of_a_session_in_use_is_refused() {
     workspace.then().command(["sessions", "rm", "s1"]).run();
     assert!(!workspace.path(".runner/sessions/s1").exists());
 }
+
+#[test]
+fn exec_with_the_id_of_an_existing_session_is_refused_and_keeps_its_history() {
+    let ran = Test::new()
+        .agent(READER)
+        .file("notes.txt", NOTES)
+        .reply(read_notes())
+        .reply(Reply::text("done"))
+        .args(["--session", "s1"])
+        .run();
+    let checkpoint = ran.read(".runner/sessions/s1/checkpoint.json");
+    let again = ran
+        .then()
+        .reply(Reply::text("a new history"))
+        .command([
+            "exec",
+            "agent.yaml",
+            "--session",
+            "s1",
+            "--run-dir",
+            "run2",
+            "--output",
+            "json",
+        ])
+        .status(2)
+        .stderr_contains("session `s1` already exists")
+        .stderr_contains("runner resume s1")
+        .run();
+    assert_eq!(again.json()["status"], "invalid");
+    assert_eq!(again.json()["session_id"], "s1");
+    assert_eq!(again.requests().len(), 2, "no model call");
+    assert_eq!(ran.read(".runner/sessions/s1/checkpoint.json"), checkpoint);
+}

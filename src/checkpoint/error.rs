@@ -23,6 +23,9 @@ pub enum CheckpointError {
         session_id: String,
         pid: Option<u32>,
     },
+    /// A new session was asked for with the id of one that exists.
+    #[error("session `{0}` already exists: continue it with `runner resume {0}`, or give a new id")]
+    Exists(String),
 }
 
 impl CheckpointError {
@@ -30,7 +33,7 @@ impl CheckpointError {
     pub fn code(&self) -> &'static str {
         match self {
             CheckpointError::Held { .. } => "session_in_use",
-            CheckpointError::InvalidSessionId(_) => "invalid_session",
+            CheckpointError::InvalidSessionId(_) | CheckpointError::Exists(_) => "invalid_session",
             CheckpointError::Io { .. }
             | CheckpointError::Corrupt { .. }
             | CheckpointError::Version { .. } => "checkpoint",

@@ -31,7 +31,8 @@ pub struct ExecArgs {
     /// A YAML file of input values.
     #[arg(long = "vars", value_name = "FILE")]
     pub vars_file: Option<PathBuf>,
-    /// The session id (default: a new one): 1 to 128 ASCII letters, digits, `-` and `_`.
+    /// The id of the new session (default: a new one); 1 to 128 ASCII letters, digits, `-`
+    /// and `_`. An existing session is continued with `runner resume` instead.
     #[arg(long)]
     pub session: Option<String>,
     /// Use this model instead of the file's, e.g. openai/gpt-4o-mini.

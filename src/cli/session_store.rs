@@ -46,7 +46,7 @@ pub struct SessionFiles {
 
 impl SessionFiles {
     /// Starts a new session's files for `spec` (`None` when it keeps no checkpoints),
-    /// holding it; refused when another process holds it.
+    /// holding it; refused when the session exists already or another process holds it.
     pub fn create(
         spec: &AgentSpec,
         agent_file: &Path,
@@ -59,6 +59,10 @@ impl SessionFiles {
         };
         let store = FileCheckpointStore::create(&dir)?;
         let lock = store.lock(session_id)?;
+        // Checked under the lock, so no other run can be creating the session meanwhile.
+        if store.exists(session_id)? {
+            return Err(CheckpointError::Exists(session_id.to_string()));
+        }
         let now = now_rfc3339();
         let metadata = SessionMetadata {
             version: 1,
