@@ -575,3 +575,53 @@ fn exec_with_the_id_of_an_existing_session_is_refused_and_keeps_its_history() {
     assert_eq!(again.requests().len(), 2, "no model call");
     assert_eq!(ran.read(".runner/sessions/s1/checkpoint.json"), checkpoint);
 }
+
+#[test]
+fn runs_killed_with_sigkill_free_their_session_and_are_listed_in_its_run_ids() {
+    let stall = Arc::new(AtomicBool::new(false));
+    let workspace = appender_stalling(false, stall.clone())
+        .command(["sessions", "list"])
+        .run();
+    // Killed in its tool call, after its first checkpoint.
+    let exec = workspace
+        .then()
+        .command(["exec", "agent.yaml", "--session", "s1", "--run-dir", "run1"])
+        .spawn();
+    wait_for_the_tool(&workspace);
+    exec.kill();
+    // Killed in its first model call, before any checkpoint of its own.
+    stall.store(true, Ordering::SeqCst);
+    let before = workspace.requests().len();
+    let resume = workspace
+        .then()
+        .command(["resume", "s1", "--run-dir", "run2"])
+        .spawn();
+    wait_until("the resume's model call", || {
+        resume.requests_made() > before
+    });
+    resume.kill();
+    stall.store(false, Ordering::SeqCst);
+    let resumed = workspace
+        .then()
+        .command(["resume", "s1", "--run-dir", "run3"])
+        .stdout("appended\n")
+        .run();
+    let metadata = read_json(&workspace.path(".runner/sessions/s1/metadata.json"));
+    assert_eq!(
+        metadata["runIds"],
+        json!([
+            run_id_in(&workspace, "run1"),
+            run_id_in(&workspace, "run2"),
+            resumed.result()["run_id"]
+        ]),
+        "every run, the killed ones too"
+    );
+    assert_eq!(appended_once(&workspace), ["line-1"]);
+}
+
+/// The run id of a run that left no result (killed): from its first event.
+fn run_id_in(ran: &support::Ran, run_dir: &str) -> String {
+    let events = ran.read(&format!("{run_dir}/events.jsonl"));
+    let first: serde_json::Value = serde_json::from_str(events.lines().next().unwrap()).unwrap();
+    first["runId"].as_str().unwrap().to_string()
+}

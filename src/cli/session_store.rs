@@ -111,6 +111,29 @@ impl SessionFiles {
         })
     }
 
+    /// Lists run `run_id` in the session's metadata as the run starts, so a run that
+    /// crashes is listed too. A session that has no files yet gets them, this run listed,
+    /// with its first checkpoint: before that there is nothing to resume.
+    pub fn begin(&self, run_id: &str) {
+        let metadata = {
+            let Ok(mut metadata) = self.metadata.lock() else {
+                return;
+            };
+            list_run(&mut metadata, run_id);
+            metadata.status = SessionStatus::Running;
+            metadata.updated = now_rfc3339();
+            metadata.clone()
+        };
+        let saved = match self.store.exists(&metadata.session_id) {
+            Ok(true) => self.store.save_metadata(&metadata),
+            other => other.map(|_| ()),
+        };
+        // Not fatal: the run's first checkpoint writes the metadata again, this run listed.
+        if let Err(error) = saved {
+            eprintln!("warning: the session does not list this run yet: {error}");
+        }
+    }
+
     fn write(
         &self,
         state: &AgentState,
@@ -177,10 +200,9 @@ impl Checkpointer for SessionFiles {
         pending: Option<&Pending>,
         run_id: &str,
     ) -> Result<String, String> {
-        if let Ok(mut metadata) = self.metadata.lock()
-            && !metadata.run_ids.iter().any(|r| r == run_id)
-        {
-            metadata.run_ids.push(run_id.to_string());
+        // Runs that did not `begin` (chat's turns, `RunFile`) are listed as they end.
+        if let Ok(mut metadata) = self.metadata.lock() {
+            list_run(&mut metadata, run_id);
         }
         let status = match status {
             RunStatus::Completed => SessionStatus::Completed,
@@ -190,6 +212,13 @@ impl Checkpointer for SessionFiles {
             RunStatus::Interrupted => SessionStatus::Interrupted,
         };
         self.write(state, status, pending)
+    }
+}
+
+/// Adds `run_id` to the session's runs, once.
+fn list_run(metadata: &mut SessionMetadata, run_id: &str) {
+    if !metadata.run_ids.iter().any(|r| r == run_id) {
+        metadata.run_ids.push(run_id.to_string());
     }
 }
 
