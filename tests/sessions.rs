@@ -389,8 +389,9 @@ fn an_invalid_session_id_is_exit_2_before_any_model_call_for_every_command() {
     assert!(!ran.path(".runner/x").exists());
 }
 
-/// A worker whose tool appends a line to `side-effects.log` and then takes a second, so the
-/// run holds its session while other commands try it. The mock model answers by the number
+/// A worker whose tool appends a line to `side-effects.log` and then waits for the test to
+/// release it (`release_the_tool`), so the run holds its session while other commands try
+/// it. The mock model answers by the number
 /// of tool results so far: (`ask_user`, when `ask_first`), the append, then the answer.
 fn appender(ask_first: bool) -> Test {
     appender_stalling(ask_first, Arc::default())
@@ -403,7 +404,8 @@ fn appender_stalling(ask_first: bool, stall: Arc<AtomicBool>) -> Test {
         .agent("name: worker\nmodel: $MODEL\nprompt: Append a line.\ntools:\n  - builtin: ask_user\n  - builtin: shell\n    allow: [./append.sh]\n")
         .executable(
             "append.sh",
-            "#!/bin/sh\necho \"$1\" >> side-effects.log\nsleep 1\n",
+            "#!/bin/sh\necho \"$1\" >> side-effects.log\n\
+             i=0; while [ ! -e release ] && [ $i -lt 400 ]; do sleep 0.05; i=$((i+1)); done\n",
         )
         .route(move |request| {
             let done = request.body["messages"]
@@ -416,7 +418,7 @@ fn appender_stalling(ask_first: bool, stall: Arc<AtomicBool>) -> Test {
             };
             let response = MockResponse::reply(reply);
             Some(match stall.load(Ordering::SeqCst) {
-                true => response.chunk_delay(Duration::from_secs(2)),
+                true => response.chunk_delay(Duration::from_secs(5)),
                 false => response,
             })
         })
@@ -432,6 +434,11 @@ fn appender_workspace() -> support::Ran {
 /// call, and holds the session.
 fn wait_for_the_tool(ran: &support::Ran) {
     wait_until("the tool runs", || ran.path("side-effects.log").exists());
+}
+
+/// Lets the appender's tool finish (it gives up by itself after 20 s).
+fn release_the_tool(ran: &support::Ran) {
+    std::fs::write(ran.path("release"), "").unwrap();
 }
 
 /// The pid written in a session's lock file (empty when there is none).
@@ -495,6 +502,7 @@ fn two_resumes_of_one_session_at_once_run_it_once_and_refuse_the_second_naming_t
     );
     assert_eq!(second.json()["status"], "invalid");
     assert_eq!(second.json()["exit_code"], 2);
+    release_the_tool(&paused);
     first.wait();
     assert_eq!(appended_once(&paused), ["line-1"]);
 }
@@ -514,6 +522,7 @@ fn two_execs_of_one_session_at_once_run_it_once() {
         .status(2)
         .stderr_contains("session `s1` is in use by another runner process (pid ")
         .run();
+    release_the_tool(&workspace);
     first.wait();
     assert_eq!(appended_once(&workspace), ["line-1"]);
 }
@@ -536,6 +545,7 @@ fn sessions_rm_of_a_session_in_use_is_refused() {
             "session `s1` is in use by another runner process (pid {holder})"
         ))
         .run();
+    release_the_tool(&workspace);
     running.wait();
     let metadata = read_json(&workspace.path(".runner/sessions/s1/metadata.json"));
     assert_eq!(metadata["status"], "completed");
@@ -589,6 +599,7 @@ fn runs_killed_with_sigkill_free_their_session_and_are_listed_in_its_run_ids() {
         .spawn();
     wait_for_the_tool(&workspace);
     exec.kill();
+    release_the_tool(&workspace);
     // Killed in its first model call, before any checkpoint of its own.
     stall.store(true, Ordering::SeqCst);
     let before = workspace.requests().len();
