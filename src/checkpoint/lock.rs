@@ -4,8 +4,9 @@
 //! tool calls twice and overwrite each other's history.
 //!
 //! The OS drops the lock when its holder exits, however it exits (kill -9 included), so a
-//! crash never leaves a session locked and there is nothing stale to clean up. The holder
-//! writes its pid into the file, so a refused command can say which process to look at.
+//! crash never leaves a session locked. The holder writes its pid into the file, so a
+//! refused command can say which process to look at. `File::try_lock` is `flock(LOCK_EX |
+//! LOCK_NB)` on Unix: the lock belongs to the open file, not to the process.
 
 use std::fs::{File, OpenOptions, TryLockError};
 use std::io::Read;
