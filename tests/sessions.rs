@@ -2,6 +2,8 @@
 
 mod support;
 
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use runner::testing::mock_server::{MockResponse, Reply};
@@ -343,4 +345,294 @@ fn killed_at_any_point_the_session_resumes_without_repeating_a_tool_call() {
     lines.dedup();
     assert_eq!(lines.len(), total, "a tool call ran twice: {log}");
     assert!(total <= CALLS, "{log}");
+}
+
+#[test]
+fn an_invalid_session_id_is_exit_2_before_any_model_call_for_every_command() {
+    let long = "x".repeat(129);
+    let ran = Test::new()
+        .agent("name: worker\nmodel: $MODEL\nprompt: Go\n")
+        .reply(Reply::text("ran anyway"))
+        .command(["sessions", "list"])
+        .run();
+    for id in [
+        "../x",
+        "a/b",
+        "..",
+        ".",
+        "",
+        "tab\there",
+        "é",
+        long.as_str(),
+    ] {
+        let exec = ran
+            .then()
+            .command(["exec", "agent.yaml", "--session", id, "--output", "json"])
+            .status(2)
+            .stderr_contains("is not a valid session id")
+            .run();
+        assert_eq!(exec.json()["status"], "invalid", "{id:?}");
+        ran.then()
+            .command(["resume", id])
+            .status(2)
+            .stderr_contains("is not a valid session id")
+            .run();
+        for subcommand in ["show", "rm"] {
+            ran.then()
+                .command(["sessions", subcommand, id])
+                .status(2)
+                .stderr_contains("is not a valid session id")
+                .run();
+        }
+    }
+    assert!(ran.requests().is_empty(), "no model call");
+    assert!(!ran.path(".runner/x").exists());
+}
+
+/// A worker whose tool appends a line to `side-effects.log` and then waits for the test to
+/// release it (`release_the_tool`), so the run holds its session while other commands try
+/// it. The mock model answers by the number
+/// of tool results so far: (`ask_user`, when `ask_first`), the append, then the answer.
+fn appender(ask_first: bool) -> Test {
+    appender_stalling(ask_first, Arc::default())
+}
+
+/// An appender whose model, while `stall` is set, takes seconds between the chunks of
+/// every reply: a run killed then is killed in its model call.
+fn appender_stalling(ask_first: bool, stall: Arc<AtomicBool>) -> Test {
+    Test::new()
+        .agent("name: worker\nmodel: $MODEL\nprompt: Append a line.\ntools:\n  - builtin: ask_user\n  - builtin: shell\n    allow: [./append.sh]\n")
+        .executable(
+            "append.sh",
+            "#!/bin/sh\necho \"$1\" >> side-effects.log\n\
+             i=0; while [ ! -e release ] && [ $i -lt 400 ]; do sleep 0.05; i=$((i+1)); done\n",
+        )
+        .route(move |request| {
+            let done = request.body["messages"]
+                .as_array()
+                .map_or(0, |m| m.iter().filter(|m| m["role"] == "tool").count());
+            let reply = match done + usize::from(!ask_first) {
+                0 => Reply::tool_call("ask_user", json!({"question": "Which line?"})),
+                1 => Reply::tool_call("shell", json!({"command": "./append.sh line-1"})),
+                _ => Reply::text("appended"),
+            };
+            let response = MockResponse::reply(reply);
+            Some(match stall.load(Ordering::SeqCst) {
+                true => response.chunk_delay(Duration::from_secs(5)),
+                false => response,
+            })
+        })
+}
+
+/// An appender's workspace, before any run: `runner sessions list` there, so later commands
+/// can be started side by side with `then()`.
+fn appender_workspace() -> support::Ran {
+    appender(false).command(["sessions", "list"]).run()
+}
+
+/// Waits until the appender's tool has started: its run is under way, past its first model
+/// call, and holds the session.
+fn wait_for_the_tool(ran: &support::Ran) {
+    wait_until("the tool runs", || ran.path("side-effects.log").exists());
+}
+
+/// Lets the appender's tool finish (it gives up by itself after 20 s).
+fn release_the_tool(ran: &support::Ran) {
+    std::fs::write(ran.path("release"), "").unwrap();
+}
+
+/// The pid written in a session's lock file (empty when there is none).
+fn lock_holder(ran: &support::Ran, session: &str) -> String {
+    let lock = ran.path(&format!(".runner/sessions/{session}/lock"));
+    std::fs::read_to_string(lock)
+        .unwrap_or_default()
+        .trim()
+        .to_string()
+}
+
+/// The lines appended by the tool, each of which must appear once.
+fn appended_once(ran: &support::Ran) -> Vec<String> {
+    let log = ran.read("side-effects.log");
+    let lines: Vec<String> = log.lines().map(String::from).collect();
+    let mut unique = lines.clone();
+    unique.sort();
+    unique.dedup();
+    assert_eq!(unique.len(), lines.len(), "a tool call ran twice: {log}");
+    lines
+}
+
+#[test]
+fn two_resumes_of_one_session_at_once_run_it_once_and_refuse_the_second_naming_the_holder() {
+    let paused = appender(true)
+        .args(["--session", "s1"])
+        .status(4)
+        .stderr_contains("Which line?")
+        .run();
+    let first = paused
+        .then()
+        .command(["resume", "s1", "--answer", "that one", "--run-dir", "run2"])
+        .stdout("appended\n")
+        .spawn();
+    wait_for_the_tool(&paused);
+    let holder = lock_holder(&paused, "s1");
+    let second = paused
+        .then()
+        .command([
+            "resume",
+            "s1",
+            "--answer",
+            "that one",
+            "--run-dir",
+            "run3",
+            "--output",
+            "json",
+        ])
+        .status(2)
+        .stderr_contains("session `s1` is in use by another runner process")
+        .run();
+    assert!(
+        second.stderr.contains(&format!("(pid {holder})")),
+        "the refusal names the holder's pid {holder}: {}",
+        second.stderr
+    );
+    let command_line = std::fs::read(format!("/proc/{holder}/cmdline")).unwrap_or_default();
+    assert!(
+        String::from_utf8_lossy(&command_line).contains("resume"),
+        "pid {holder} is the first resume"
+    );
+    assert_eq!(second.json()["status"], "invalid");
+    assert_eq!(second.json()["exit_code"], 2);
+    release_the_tool(&paused);
+    first.wait();
+    assert_eq!(appended_once(&paused), ["line-1"]);
+}
+
+#[test]
+fn two_execs_of_one_session_at_once_run_it_once() {
+    let workspace = appender_workspace();
+    let first = workspace
+        .then()
+        .args(["--session", "s1"])
+        .stdout("appended\n")
+        .spawn();
+    wait_for_the_tool(&workspace);
+    workspace
+        .then()
+        .command(["exec", "agent.yaml", "--session", "s1", "--run-dir", "run2"])
+        .status(2)
+        .stderr_contains("session `s1` is in use by another runner process (pid ")
+        .run();
+    release_the_tool(&workspace);
+    first.wait();
+    assert_eq!(appended_once(&workspace), ["line-1"]);
+}
+
+#[test]
+fn sessions_rm_of_a_session_in_use_is_refused() {
+    let workspace = appender_workspace();
+    let running = workspace
+        .then()
+        .args(["--session", "s1"])
+        .stdout("appended\n")
+        .spawn();
+    wait_for_the_tool(&workspace);
+    let holder = lock_holder(&workspace, "s1");
+    workspace
+        .then()
+        .command(["sessions", "rm", "s1"])
+        .status(2)
+        .stderr_contains(&format!(
+            "session `s1` is in use by another runner process (pid {holder})"
+        ))
+        .run();
+    release_the_tool(&workspace);
+    running.wait();
+    let metadata = read_json(&workspace.path(".runner/sessions/s1/metadata.json"));
+    assert_eq!(metadata["status"], "completed");
+    workspace.then().command(["sessions", "rm", "s1"]).run();
+    assert!(!workspace.path(".runner/sessions/s1").exists());
+}
+
+#[test]
+fn exec_with_the_id_of_an_existing_session_is_refused_and_keeps_its_history() {
+    let ran = Test::new()
+        .agent(READER)
+        .file("notes.txt", NOTES)
+        .reply(read_notes())
+        .reply(Reply::text("done"))
+        .args(["--session", "s1"])
+        .run();
+    let checkpoint = ran.read(".runner/sessions/s1/checkpoint.json");
+    let again = ran
+        .then()
+        .reply(Reply::text("a new history"))
+        .command([
+            "exec",
+            "agent.yaml",
+            "--session",
+            "s1",
+            "--run-dir",
+            "run2",
+            "--output",
+            "json",
+        ])
+        .status(2)
+        .stderr_contains("session `s1` already exists")
+        .stderr_contains("runner resume s1")
+        .run();
+    assert_eq!(again.json()["status"], "invalid");
+    assert_eq!(again.json()["session_id"], "s1");
+    assert_eq!(again.requests().len(), 2, "no model call");
+    assert_eq!(ran.read(".runner/sessions/s1/checkpoint.json"), checkpoint);
+}
+
+#[test]
+fn runs_killed_with_sigkill_free_their_session_and_are_listed_in_its_run_ids() {
+    let stall = Arc::new(AtomicBool::new(false));
+    let workspace = appender_stalling(false, stall.clone())
+        .command(["sessions", "list"])
+        .run();
+    // Killed in its tool call, after its first checkpoint.
+    let exec = workspace
+        .then()
+        .command(["exec", "agent.yaml", "--session", "s1", "--run-dir", "run1"])
+        .spawn();
+    wait_for_the_tool(&workspace);
+    exec.kill();
+    release_the_tool(&workspace);
+    // Killed in its first model call, before any checkpoint of its own.
+    stall.store(true, Ordering::SeqCst);
+    let before = workspace.requests().len();
+    let resume = workspace
+        .then()
+        .command(["resume", "s1", "--run-dir", "run2"])
+        .spawn();
+    wait_until("the resume's model call", || {
+        resume.requests_made() > before
+    });
+    resume.kill();
+    stall.store(false, Ordering::SeqCst);
+    let resumed = workspace
+        .then()
+        .command(["resume", "s1", "--run-dir", "run3"])
+        .stdout("appended\n")
+        .run();
+    let metadata = read_json(&workspace.path(".runner/sessions/s1/metadata.json"));
+    assert_eq!(
+        metadata["runIds"],
+        json!([
+            run_id_in(&workspace, "run1"),
+            run_id_in(&workspace, "run2"),
+            resumed.result()["run_id"]
+        ]),
+        "every run, the killed ones too"
+    );
+    assert_eq!(appended_once(&workspace), ["line-1"]);
+}
+
+/// The run id of a run that left no result (killed): from its first event.
+fn run_id_in(ran: &support::Ran, run_dir: &str) -> String {
+    let events = ran.read(&format!("{run_dir}/events.jsonl"));
+    let first: serde_json::Value = serde_json::from_str(events.lines().next().unwrap()).unwrap();
+    first["runId"].as_str().unwrap().to_string()
 }

@@ -1,4 +1,5 @@
-//! What can go wrong with checkpoint files; every error names the file and the reason.
+//! What can go wrong with checkpoint files; every error names the file and the reason, and
+//! a refusal says what to do instead.
 
 use std::path::PathBuf;
 
@@ -14,6 +15,38 @@ pub enum CheckpointError {
     Corrupt { path: PathBuf, reason: String },
     #[error("{path}: checkpoint version {found} is not supported (this runner reads version 1)")]
     Version { path: PathBuf, found: String },
-    #[error("`{0}` is not a valid session id: use letters, digits, `-` and `_`")]
+    #[error("{0:?} is not a valid session id: use 1 to 128 ASCII letters, digits, `-` and `_`")]
     InvalidSessionId(String),
+    /// Another process holds the session's lock (`pid`: from its lock file, when written).
+    #[error("session `{session_id}` is in use by another runner process{}", holder(.pid))]
+    Held {
+        session_id: String,
+        pid: Option<u32>,
+    },
+    /// A new session was asked for with the id of one that exists.
+    #[error("session `{0}` already exists: continue it with `runner resume {0}`, or give a new id")]
+    Exists(String),
+}
+
+impl CheckpointError {
+    /// The result's error code when a command stops on this error.
+    pub fn code(&self) -> &'static str {
+        match self {
+            CheckpointError::Held { .. } => "session_in_use",
+            CheckpointError::InvalidSessionId(_) | CheckpointError::Exists(_) => "invalid_session",
+            CheckpointError::Io { .. }
+            | CheckpointError::Corrupt { .. }
+            | CheckpointError::Version { .. } => "checkpoint",
+        }
+    }
+}
+
+/// The end of a `Held` message: who holds the session and what to do about it.
+fn holder(pid: &Option<u32>) -> String {
+    match pid {
+        Some(pid) => {
+            format!(" (pid {pid}): wait for it to finish, or check that process (`ps -p {pid}`)")
+        }
+        None => " (its pid is not written yet): wait for it to finish, then try again".into(),
+    }
 }

@@ -1,13 +1,16 @@
 //! The file store (UAP §12.4.3): `<dir>/<session_id>/checkpoint.json` (latest),
 //! `metadata.json`, and `steps/<step>.json` (one per step, for branching). Every file is
 //! written atomically (temp file, fsync, rename); every load checks the JSON, the version and
-//! the state inside, and names the file when it refuses it.
+//! the state inside, and names the file when it refuses it. `lock` (beside them) holds the
+//! session for one process at a time.
 
 use std::path::{Path, PathBuf};
 
 use serde::de::DeserializeOwned;
 
 use super::error::CheckpointError;
+use super::lock::SessionLock;
+use super::session_id::check_session_id;
 use super::store::{
     CHECKPOINT_VERSION, Checkpoint, CheckpointRef, CheckpointStore, SessionMetadata, SessionSummary,
 };
@@ -33,15 +36,22 @@ impl FileCheckpointStore {
         &self.dir
     }
 
+    /// Takes the session's lock, for this process only (see `lock.rs`); refused while
+    /// another process holds it.
+    pub fn lock(&self, session_id: &str) -> Result<SessionLock, CheckpointError> {
+        SessionLock::acquire(&self.session_dir(session_id)?, session_id)
+    }
+
+    /// Whether the session exists: it has metadata (what `list`, `show` and `resume` read).
+    pub fn exists(&self, session_id: &str) -> Result<bool, CheckpointError> {
+        Ok(self
+            .session_dir(session_id)?
+            .join("metadata.json")
+            .is_file())
+    }
+
     fn session_dir(&self, session_id: &str) -> Result<PathBuf, CheckpointError> {
-        let valid = !session_id.is_empty()
-            && session_id.len() <= 128
-            && session_id
-                .chars()
-                .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_');
-        if !valid {
-            return Err(CheckpointError::InvalidSessionId(session_id.to_string()));
-        }
+        check_session_id(session_id)?;
         Ok(self.dir.join(session_id))
     }
 
@@ -148,6 +158,7 @@ impl CheckpointStore for FileCheckpointStore {
         )
     }
 
+    /// Refused while a process holds the session: its run would write the session again.
     fn delete(&self, session_id: &str) -> Result<(), CheckpointError> {
         let dir = self.session_dir(session_id)?;
         if !dir.exists() {
@@ -156,6 +167,8 @@ impl CheckpointStore for FileCheckpointStore {
                 source: std::io::Error::new(std::io::ErrorKind::NotFound, "no such session"),
             });
         }
+        // Held while the directory (lock file included) goes, so no one takes it meanwhile.
+        let _lock = self.lock(session_id)?;
         std::fs::remove_dir_all(&dir).map_err(|source| CheckpointError::Io { path: dir, source })
     }
 

@@ -1,14 +1,19 @@
 //! Checkpoints (UAP §12.4): a session's state saved after every step, so a run that crashed,
 //! was interrupted, waits for an answer or hit a limit can be resumed, and any step can be
-//! branched from (UAP §7). `docs/checkpoints.md` describes the files.
+//! branched from (UAP §7). A session is held by one process at a time (`lock.rs`).
+//! `docs/checkpoints.md` describes the files.
 
 mod error;
 mod file_store;
+mod lock;
+mod session_id;
 mod store;
 mod thread_tree;
 
 pub use error::CheckpointError;
 pub use file_store::FileCheckpointStore;
+pub use lock::{LOCK_FILE, SessionLock};
+pub use session_id::{MAX_SESSION_ID_LEN, check_session_id};
 pub use store::{
     Checkpoint, CheckpointRef, CheckpointStore, ParentRef, SessionMetadata, SessionStatus,
     SessionSummary,

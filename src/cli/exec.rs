@@ -13,6 +13,7 @@ use super::launch::{Launch, Opening, launch, report};
 use super::prepare::{Request, Stop, initial_state, inputs, load};
 use super::run_options::RunOptions;
 use super::session_store::SessionFiles;
+use crate::checkpoint::{CheckpointError, check_session_id};
 use crate::engine::clock::new_id;
 use crate::spec::model::{ModelRef, ModelShorthand};
 
@@ -30,7 +31,8 @@ pub struct ExecArgs {
     /// A YAML file of input values.
     #[arg(long = "vars", value_name = "FILE")]
     pub vars_file: Option<PathBuf>,
-    /// The session id (default: a new one).
+    /// The id of the new session (default: a new one); 1 to 128 ASCII letters, digits, `-`
+    /// and `_`. An existing session is continued with `runner resume` instead.
     #[arg(long)]
     pub session: Option<String>,
     /// Use this model instead of the file's, e.g. openai/gpt-4o-mini.
@@ -50,10 +52,12 @@ pub fn run(args: ExecArgs) -> Exit {
 }
 
 /// What `exec` runs: the file, its inputs from `--vars`/`--var`, the input text, a new
-/// session.
+/// session, held by this process.
 fn launch_of(args: &ExecArgs, ids: (String, String)) -> Result<Launch, Stop> {
     let spec = load(&args.agent)?;
     let invalid = |code: &str, message: String| Stop::invalid(code, message).named(&spec.name);
+    // Even when the agent keeps no checkpoints: the id is in every event and result.
+    check_session_id(&ids.1).map_err(|error| invalid(error.code(), error.to_string()))?;
     let inputs = inputs(&spec, args.vars_file.as_deref(), &args.vars)?;
     let input_text = match args.input.as_deref() {
         Some("-") => {
@@ -76,14 +80,20 @@ fn launch_of(args: &ExecArgs, ids: (String, String)) -> Result<Launch, Stop> {
         Some(Err(message)) => return Err(invalid("invalid_model", format!("--model: {message}"))),
         None => None,
     };
-    let checkpoints = SessionFiles::open(
+    let checkpoints = SessionFiles::create(
         &spec,
         &args.agent,
         &ids.1,
         inputs.clone(),
         input_text.clone(),
     )
-    .map_err(|message| invalid("checkpoint_dir", message))?;
+    .map_err(|error| match error {
+        CheckpointError::Io { .. } => invalid(
+            "checkpoint_dir",
+            format!("cannot use the checkpoint directory: {error}"),
+        ),
+        refused => invalid(refused.code(), refused.to_string()),
+    })?;
     let state = initial_state(&spec);
     Ok(Launch {
         request: Request {

@@ -2,7 +2,8 @@
 //! answer, or hit a limit (after the limit was raised in the file) — with the same session id
 //! and its history. `--from-checkpoint N --branch NAME` starts a new session from the state
 //! after step N instead. Each resume is a new run with its own run directory; the session's
-//! metadata lists every run.
+//! metadata lists every run. The session is held by this process from before its
+//! checkpoint is read until the run ends, so no other process runs it meanwhile.
 
 use std::path::PathBuf;
 
@@ -13,7 +14,9 @@ use super::launch::{Launch, Opening, launch, report};
 use super::prepare::{Request, Stop, load};
 use super::run_options::RunOptions;
 use super::session_store::{Resumable, SessionFiles, default_sessions_dir};
-use crate::checkpoint::{CheckpointStore, FileCheckpointStore, SessionMetadata, SessionStatus};
+use crate::checkpoint::{
+    CheckpointStore, FileCheckpointStore, SessionLock, SessionMetadata, SessionStatus,
+};
 use crate::engine::AgentState;
 use crate::engine::checkpointing::Pending;
 use crate::engine::clock::{new_id, now_rfc3339};
@@ -59,6 +62,10 @@ pub fn run(args: ResumeArgs) -> Exit {
 fn launch_of(args: &ResumeArgs, run_id: String) -> Result<Launch, Stop> {
     let fail = |message: String| Stop::invalid("invalid_session", message);
     let store = FileCheckpointStore::create(&args.dir).map_err(|e| fail(e.to_string()))?;
+    // Taken before the checkpoint is read: a run going on would change it.
+    let lock = store
+        .lock(&args.session)
+        .map_err(|e| Stop::invalid(e.code(), e.to_string()))?;
     let metadata = store
         .metadata(&args.session)
         .map_err(|e| fail(e.to_string()))?
@@ -74,11 +81,9 @@ fn launch_of(args: &ResumeArgs, run_id: String) -> Result<Launch, Stop> {
         None => store.load(&args.session),
     };
     let checkpoint = loaded.map_err(|e| fail(e.to_string()))?.ok_or_else(|| {
-        let what = args
-            .from_checkpoint
-            .map_or("any checkpoint".to_string(), |n| {
-                format!("a checkpoint after step {n}")
-            });
+        let what = args.from_checkpoint.map_or("checkpoint".to_string(), |n| {
+            format!("a checkpoint after step {n}")
+        });
         fail(format!("session `{}` has no {what}", args.session))
     })?;
     if args.from_checkpoint.is_none() && checkpoint.status == SessionStatus::Completed {
@@ -99,12 +104,13 @@ fn launch_of(args: &ResumeArgs, run_id: String) -> Result<Launch, Stop> {
     })?;
     let resumable = Resumable::from_checkpoint(&checkpoint);
     let (state, answered) = settle(state, resumable.engine.as_ref(), args)?;
-    let (session_id, metadata) = branch(&store, metadata, args);
+    let (session_id, metadata, lock) = branch(&store, metadata, lock, args)?;
     let files = SessionFiles::new(
         store,
         metadata,
         resumable.inputs.clone(),
         resumable.input_text.clone(),
+        lock,
     );
     Ok(Launch {
         request: Request::new(
@@ -165,16 +171,21 @@ fn settle(
     }
 }
 
-/// With `--from-checkpoint N --branch NAME`: a new session branching from the old one.
+/// With `--from-checkpoint N --branch NAME`: a new session branching from the old one,
+/// held in its place (the old one is free again once its tree records the branch).
 fn branch(
     store: &FileCheckpointStore,
     metadata: SessionMetadata,
+    lock: SessionLock,
     args: &ResumeArgs,
-) -> (String, SessionMetadata) {
+) -> Result<(String, SessionMetadata, SessionLock), Stop> {
     let (Some(step), Some(name)) = (&args.from_checkpoint, &args.branch) else {
-        return (args.session.clone(), metadata);
+        return Ok((args.session.clone(), metadata, lock));
     };
     let new_session = new_id();
+    let branch_lock = store
+        .lock(&new_session)
+        .map_err(|e| Stop::invalid(e.code(), e.to_string()))?;
     let mut tree = metadata.thread_tree.clone();
     tree.branch(&args.session, *step, &new_session, Some(name.clone()));
     let mut parent = metadata.clone();
@@ -182,6 +193,7 @@ fn branch(
     if let Err(error) = store.save_metadata(&parent) {
         eprintln!("warning: the parent session's tree was not updated: {error}");
     }
+    drop(lock);
     let mut branch = metadata;
     branch.session_id = new_session.clone();
     branch.created = now_rfc3339();
@@ -192,5 +204,5 @@ fn branch(
     });
     branch.branch_name = Some(name.clone());
     branch.thread_tree = tree;
-    (new_session, branch)
+    Ok((new_session, branch, branch_lock))
 }

@@ -1,6 +1,7 @@
 //! The CLI's checkpointer: saves the root agent's state into the file store after every
 //! step, with what `runner resume` needs to rebuild the run (the inputs, the input text,
-//! and the engine's pending data), and keeps the session's metadata current.
+//! and the engine's pending data), and keeps the session's metadata current. It holds the
+//! session's lock for as long as it lives, so no other process runs the session meanwhile.
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
@@ -8,7 +9,8 @@ use std::sync::{Arc, Mutex};
 use serde_json::{Map, Value, json};
 
 use crate::checkpoint::{
-    Checkpoint, CheckpointRef, CheckpointStore, FileCheckpointStore, SessionMetadata, SessionStatus,
+    Checkpoint, CheckpointError, CheckpointRef, CheckpointStore, FileCheckpointStore, SessionLock,
+    SessionMetadata, SessionStatus,
 };
 use crate::engine::AgentState;
 use crate::engine::checkpointing::{Checkpointer, Pending};
@@ -38,22 +40,29 @@ pub struct SessionFiles {
     /// Kept in every checkpoint so a resume renders the same prompts.
     inputs: Map<String, Value>,
     input_text: String,
+    /// Held until these files are dropped, at the end of the command.
+    _lock: SessionLock,
 }
 
 impl SessionFiles {
-    /// Starts a new session's files for `spec` (`None` when it keeps no checkpoints).
-    pub fn open(
+    /// Starts a new session's files for `spec` (`None` when it keeps no checkpoints),
+    /// holding it; refused when the session exists already or another process holds it.
+    pub fn create(
         spec: &AgentSpec,
         agent_file: &Path,
         session_id: &str,
         inputs: Map<String, Value>,
         input_text: String,
-    ) -> Result<Option<Arc<Self>>, String> {
+    ) -> Result<Option<Arc<Self>>, CheckpointError> {
         let Some(dir) = sessions_dir(spec) else {
             return Ok(None);
         };
-        let store = FileCheckpointStore::create(&dir)
-            .map_err(|error| format!("cannot use the checkpoint directory: {error}"))?;
+        let store = FileCheckpointStore::create(&dir)?;
+        let lock = store.lock(session_id)?;
+        // Checked under the lock, so no other run can be creating the session meanwhile.
+        if store.exists(session_id)? {
+            return Err(CheckpointError::Exists(session_id.to_string()));
+        }
         let now = now_rfc3339();
         let metadata = SessionMetadata {
             version: 1,
@@ -69,21 +78,60 @@ impl SessionFiles {
             branch_name: None,
             thread_tree: crate::checkpoint::ThreadTree::new(session_id),
         };
-        Ok(Some(Self::new(store, metadata, inputs, input_text)))
+        Ok(Some(Self::new(store, metadata, inputs, input_text, lock)))
     }
 
+    /// [`SessionFiles::create`] for callers that report only a message (`chat` and
+    /// `RunFile`, whose session ids are new ones).
+    pub fn open(
+        spec: &AgentSpec,
+        agent_file: &Path,
+        session_id: &str,
+        inputs: Map<String, Value>,
+        input_text: String,
+    ) -> Result<Option<Arc<Self>>, String> {
+        Self::create(spec, agent_file, session_id, inputs, input_text)
+            .map_err(|error| format!("cannot use the checkpoint directory: {error}"))
+    }
+
+    /// The files of a session held by `lock` (a resume's, or a new branch's).
     pub fn new(
         store: FileCheckpointStore,
         metadata: SessionMetadata,
         inputs: Map<String, Value>,
         input_text: String,
+        lock: SessionLock,
     ) -> Arc<Self> {
         Arc::new(SessionFiles {
             store,
             metadata: Mutex::new(metadata),
             inputs,
             input_text,
+            _lock: lock,
         })
+    }
+
+    /// Lists run `run_id` in the session's metadata as the run starts, so a run that
+    /// crashes is listed too. A session that has no files yet gets them, this run listed,
+    /// with its first checkpoint: before that there is nothing to resume.
+    pub fn begin(&self, run_id: &str) {
+        let metadata = {
+            let Ok(mut metadata) = self.metadata.lock() else {
+                return;
+            };
+            list_run(&mut metadata, run_id);
+            metadata.status = SessionStatus::Running;
+            metadata.updated = now_rfc3339();
+            metadata.clone()
+        };
+        let saved = match self.store.exists(&metadata.session_id) {
+            Ok(true) => self.store.save_metadata(&metadata),
+            other => other.map(|_| ()),
+        };
+        // Not fatal: the run's first checkpoint writes the metadata again, this run listed.
+        if let Err(error) = saved {
+            eprintln!("warning: the session does not list this run yet: {error}");
+        }
     }
 
     fn write(
@@ -152,10 +200,9 @@ impl Checkpointer for SessionFiles {
         pending: Option<&Pending>,
         run_id: &str,
     ) -> Result<String, String> {
-        if let Ok(mut metadata) = self.metadata.lock()
-            && !metadata.run_ids.iter().any(|r| r == run_id)
-        {
-            metadata.run_ids.push(run_id.to_string());
+        // Runs that did not `begin` (chat's turns, `RunFile`) are listed as they end.
+        if let Ok(mut metadata) = self.metadata.lock() {
+            list_run(&mut metadata, run_id);
         }
         let status = match status {
             RunStatus::Completed => SessionStatus::Completed,
@@ -165,6 +212,13 @@ impl Checkpointer for SessionFiles {
             RunStatus::Interrupted => SessionStatus::Interrupted,
         };
         self.write(state, status, pending)
+    }
+}
+
+/// Adds `run_id` to the session's runs, once.
+fn list_run(metadata: &mut SessionMetadata, run_id: &str) {
+    if !metadata.run_ids.iter().any(|r| r == run_id) {
+        metadata.run_ids.push(run_id.to_string());
     }
 }
 

@@ -1,4 +1,5 @@
 //! `runner sessions [list | show ID | rm ID]`: the sessions kept under `.runner/sessions`.
+//! `rm` is refused while a process holds the session (its run would write it again).
 
 use std::path::PathBuf;
 
@@ -6,7 +7,7 @@ use clap::{Args, Subcommand};
 
 use super::Exit;
 use super::session_store::default_sessions_dir;
-use crate::checkpoint::{CheckpointStore, FileCheckpointStore};
+use crate::checkpoint::{CheckpointStore, FileCheckpointStore, check_session_id};
 
 #[derive(Debug, Args)]
 pub struct SessionsArgs {
@@ -35,7 +36,14 @@ pub fn run(args: SessionsArgs) -> Exit {
             return Exit::Invalid;
         }
     };
-    match args.command.unwrap_or(SessionsCommand::List) {
+    let command = args.command.unwrap_or(SessionsCommand::List);
+    if let SessionsCommand::Show { id } | SessionsCommand::Rm { id } = &command
+        && let Err(error) = check_session_id(id)
+    {
+        eprintln!("error: {error}");
+        return Exit::Invalid;
+    }
+    match command {
         SessionsCommand::List => match store.list() {
             Ok(sessions) => {
                 println!(
