@@ -1,6 +1,7 @@
-//! File writes that a crash cannot leave half-done.
+//! File writes that a crash or a full disk cannot leave half-done.
 
-use std::io::Write;
+use std::fs::File;
+use std::io::{self, Write};
 use std::path::Path;
 
 /// Writes `bytes` to `path` through a temp file in the same directory, fsync and rename, so
@@ -32,4 +33,152 @@ pub fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
         let _ = std::fs::remove_file(&temp);
     }
     result
+}
+
+/// Appends records (a JSON line, a transcript block) so that the file always ends with a
+/// whole one, even when the disk fills up.
+///
+/// Writing each record with one `write_all` is not enough: a write to a full disk can land
+/// part of a record and then fail. So the length up to the last whole record is
+/// remembered, and a failed record is cut off again (`File::set_len`); shrinking a file
+/// frees space, so that works on a full disk. After the first failure nothing more is
+/// written, not even a smaller record that would fit: a file with a hole in the middle
+/// would read as complete, one that stops early is a true beginning of what was written.
+#[derive(Debug)]
+pub struct WholeRecords<W: Write> {
+    out: W,
+    /// The length of what is written, up to the end of the last whole record.
+    whole: u64,
+    /// Cuts `out` back to a length (`None`: it cannot be, like stdout).
+    cut: Option<fn(&mut W, u64) -> io::Result<()>>,
+    /// The first failed write; nothing is written after it.
+    failure: Option<io::Error>,
+}
+
+impl<W: Write> WholeRecords<W> {
+    /// Records to a writer that cannot be cut back (stdout, a pipe, memory): a record a
+    /// failed write tore stays torn, but nothing follows it.
+    pub fn new(out: W) -> Self {
+        WholeRecords {
+            out,
+            whole: 0,
+            cut: None,
+            failure: None,
+        }
+    }
+
+    /// Appends `record` and flushes it. On failure the record is taken back where the
+    /// writer allows, and every later append fails with the same error.
+    pub fn append(&mut self, record: &[u8]) -> io::Result<()> {
+        if let Some(failure) = &self.failure {
+            return Err(copy(failure));
+        }
+        match self.out.write_all(record).and_then(|()| self.out.flush()) {
+            Ok(()) => {
+                self.whole += record.len() as u64;
+                Ok(())
+            }
+            Err(error) => {
+                if let Some(cut) = self.cut {
+                    // If even this fails, the file is torn; the failure is reported anyway.
+                    let _ = cut(&mut self.out, self.whole);
+                }
+                self.failure = Some(copy(&error));
+                Err(error)
+            }
+        }
+    }
+
+    /// The write that failed, if one did.
+    pub fn failure(&self) -> Option<io::Error> {
+        self.failure.as_ref().map(copy)
+    }
+
+    pub fn into_inner(self) -> W {
+        self.out
+    }
+}
+
+impl WholeRecords<File> {
+    /// Records to a file written from its start (as `File::create` leaves it); a record a
+    /// failed write tore is cut off.
+    pub fn file(file: File) -> Self {
+        WholeRecords {
+            cut: Some(|file, len| file.set_len(len)),
+            ..WholeRecords::new(file)
+        }
+    }
+}
+
+/// `io::Error` is not `Clone`; an OS error is rebuilt from its code, so it prints the same
+/// ("No space left on device (os error 28)").
+fn copy(error: &io::Error) -> io::Error {
+    match error.raw_os_error() {
+        Some(code) => io::Error::from_raw_os_error(code),
+        None => io::Error::new(error.kind(), error.to_string()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A disk with room for `room` bytes: a write beyond it lands what fits, then fails
+    /// with ENOSPC, as write(2) does.
+    struct SmallDisk {
+        bytes: Vec<u8>,
+        room: usize,
+    }
+
+    impl Write for SmallDisk {
+        fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+            let fits = buf.len().min(self.room - self.bytes.len());
+            if fits == 0 && !buf.is_empty() {
+                return Err(io::Error::from_raw_os_error(28));
+            }
+            self.bytes.extend_from_slice(&buf[..fits]);
+            Ok(fits)
+        }
+
+        fn flush(&mut self) -> io::Result<()> {
+            Ok(())
+        }
+    }
+
+    fn small_disk(room: usize, cut: bool) -> WholeRecords<SmallDisk> {
+        let disk = SmallDisk {
+            bytes: Vec::new(),
+            room,
+        };
+        WholeRecords {
+            cut: cut.then_some(|disk: &mut SmallDisk, len| {
+                disk.bytes.truncate(len as usize);
+                Ok(())
+            }),
+            ..WholeRecords::new(disk)
+        }
+    }
+
+    #[test]
+    fn a_record_that_does_not_fit_is_taken_back_and_nothing_follows() {
+        let mut records = small_disk(10, true);
+        records.append(b"one\n").unwrap();
+        let error = records.append(b"second\n").unwrap_err();
+        assert_eq!(error.raw_os_error(), Some(28));
+        assert!(
+            records.append(b"3\n").is_err(),
+            "a smaller record would fit"
+        );
+        assert_eq!(records.failure().unwrap().to_string(), error.to_string());
+        assert_eq!(records.into_inner().bytes, b"one\n");
+    }
+
+    #[test]
+    fn a_writer_that_cannot_be_cut_keeps_the_torn_record_and_stops() {
+        let mut records = small_disk(10, false);
+        records.append(b"one\n").unwrap();
+        assert!(records.append(b"second\n").is_err());
+        assert!(records.append(b"3\n").is_err());
+        assert_eq!(records.into_inner().bytes, b"one\nsecond");
+    }
 }

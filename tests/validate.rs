@@ -256,6 +256,147 @@ fn a_bounded_cycle_is_accepted() {
     assert_eq!(outcome.code, 0, "{}", outcome.stdout);
 }
 
+/// `body` under a scripted model that answers "hi", as `agent.yaml` in a fresh directory.
+fn scripted_agent(body: &str) -> std::path::PathBuf {
+    let file = tempdir().join("agent.yaml");
+    let text = format!(
+        "name: numbers\nmodel: {{ provider: scripted, script: [{{ text: hi }}] }}\nprompt: Go\n{body}"
+    );
+    std::fs::write(&file, text).unwrap();
+    file
+}
+
+/// `runner validate --format json` of `file`: each diagnostic as `line:col code message`.
+fn diagnostics(file: &Path) -> Vec<String> {
+    let outcome = Run::new(["validate", file.to_str().unwrap(), "--format", "json"]).run();
+    let json = outcome.json();
+    let list: Vec<String> = json
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| {
+            format!(
+                "{}:{} {} {}",
+                d["line"],
+                d["column"],
+                d["code"].as_str().unwrap(),
+                d["message"].as_str().unwrap()
+            )
+        })
+        .collect();
+    let has_error = json
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|d| d["severity"] == "error");
+    assert_eq!(outcome.code, if has_error { 2 } else { 0 }, "{list:#?}");
+    list
+}
+
+/// `runner exec` must refuse `file` the way validate does: exit 2, the same located
+/// diagnostics on stderr, and never the loader's "please report this".
+fn exec_refuses_like_validate(file: &Path) {
+    let run_dir = file.with_file_name("run");
+    let outcome = Run::new([
+        "exec",
+        file.to_str().unwrap(),
+        "--run-dir",
+        run_dir.to_str().unwrap(),
+    ])
+    .run();
+    assert_eq!(outcome.code, 2, "{}", outcome.stderr);
+    assert!(
+        !outcome.stderr.contains("please report"),
+        "{}",
+        outcome.stderr
+    );
+    let validate = Run::new(["validate", file.to_str().unwrap()]).run();
+    for line in validate.stdout.lines().filter(|l| l.contains("error[")) {
+        assert!(
+            outcome.stderr.contains(line),
+            "exec lacks {line:?}:\n{}",
+            outcome.stderr
+        );
+    }
+}
+
+#[test]
+fn integers_beyond_their_type_are_located_errors_with_the_range() {
+    let file = scripted_agent(
+        "limits:\n  max_llm_calls: 99999999999999999999999999999\n  max_depth: 4294967296\n\
+         execution: { parallel_tools: 4294967296 }\n\
+         middleware:\n  - sliding_window: { max_messages: 18446744073709551616 }\n",
+    );
+    assert_eq!(
+        diagnostics(&file),
+        [
+            "5:18 invalid-value `99999999999999999999999999999` is too large: `max_llm_calls` takes a whole number from 0 to 18446744073709551615",
+            "6:14 invalid-value `4294967296` is too large: `max_depth` takes a whole number from 0 to 4294967295",
+            "7:30 invalid-value `4294967296` is too large: `parallel_tools` takes a whole number from 1 to 4294967295",
+            "9:37 invalid-value `18446744073709551616` is too large: `max_messages` takes a whole number from 1 to 18446744073709551615",
+        ]
+    );
+    let text = Run::new(["validate", file.to_str().unwrap()]).run().stdout;
+    assert!(
+        text.contains("help: write a smaller number, or leave `max_llm_calls` out for no limit"),
+        "{text}"
+    );
+    exec_refuses_like_validate(&file);
+}
+
+#[test]
+fn whole_numbers_written_as_floats_are_located_errors() {
+    let file = scripted_agent("version: 1.0\nlimits: { max_tokens: 1e6 }\n");
+    assert_eq!(
+        diagnostics(&file),
+        [
+            "4:10 type expected a whole number written with digits only, found `1.0`",
+            "5:23 type expected a whole number written with digits only, found `1e6`",
+        ]
+    );
+    let text = Run::new(["validate", file.to_str().unwrap()]).run().stdout;
+    assert!(text.contains("help: write `1000000`"), "{text}");
+    exec_refuses_like_validate(&file);
+}
+
+#[test]
+fn durations_longer_than_the_longest_are_located_errors() {
+    let file = scripted_agent(
+        "limits: { timeout: 99999999999999999999h }\n\
+         tools:\n  - builtin: shell\n    allow: [ls]\n    timeout: 18446744073709551616ms\n",
+    );
+    let too_long =
+        "is too long: the longest duration is 18446744073709551615ms (about 584 million years)";
+    assert_eq!(
+        diagnostics(&file),
+        [
+            format!("4:20 duration `99999999999999999999h` {too_long}"),
+            format!("8:14 duration `18446744073709551616ms` {too_long}"),
+        ]
+    );
+    exec_refuses_like_validate(&file);
+}
+
+#[test]
+fn the_largest_values_of_each_type_validate_and_run() {
+    let file = scripted_agent(
+        "limits:\n  max_llm_calls: 18446744073709551615\n  max_depth: 4294967295\n  \
+         timeout: 18446744073709551615ms\n  tool_timeout: 5124095576030h25m51s615ms\n\
+         execution: { parallel_tools: 4294967295 }\n",
+    );
+    assert_eq!(diagnostics(&file), Vec::<String>::new());
+    let run_dir = file.with_file_name("run");
+    let outcome = Run::new([
+        "exec",
+        file.to_str().unwrap(),
+        "--run-dir",
+        run_dir.to_str().unwrap(),
+    ])
+    .run();
+    assert_eq!(outcome.code, 0, "{}", outcome.stderr);
+    assert_eq!(outcome.stdout, "hi\n");
+}
+
 /// A fresh directory under the target dir (no extra dependency needed).
 fn tempdir() -> std::path::PathBuf {
     use std::sync::atomic::{AtomicUsize, Ordering};

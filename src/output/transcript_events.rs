@@ -8,13 +8,15 @@
 //! chat writes one transcript over many runs).
 
 use std::collections::HashMap;
+use std::io::{self, Write};
 use std::sync::Mutex;
 
 use serde_json::Value;
 
 use crate::engine::events::{Event, EventData, EventSink, MessageCompleted, Purpose, StepEnd};
 use crate::output::transcript::{
-    ErrorJson, InputRequired, Item, Recorder, StepStatus, ToolResult, TranscriptSink, UserInput,
+    ErrorJson, InputRequired, Item, Recorder, StepStatus, ToolResult, TranscriptSink,
+    TranscriptWriter, UserInput,
 };
 
 /// One buffered transcript operation of an open step.
@@ -57,7 +59,8 @@ impl<S: TranscriptSink> RunTranscript<S> {
         }
     }
 
-    /// Writes a finished step; write errors (a full disk) must not stop the run.
+    /// Writes a finished step; a write error (a full disk) must not stop the run: a
+    /// `TranscriptWriter` keeps it for `failure()`.
     fn close(&mut self, step_id: &str, number: u32, title: &str, status: StepStatus) {
         let ops = self.open.remove(step_id).unwrap_or_default();
         let _ = self.sink.step_start(number, title);
@@ -219,6 +222,13 @@ impl<S: TranscriptSink + Send> TranscriptEvents<S> {
                 parents: HashMap::new(),
             }),
         }
+    }
+}
+
+impl<W: Write + Send> TranscriptEvents<TranscriptWriter<W>> {
+    /// The write that failed, if one did: the transcript holds the blocks before it.
+    pub fn failure(&self) -> Option<io::Error> {
+        self.inner.lock().ok()?.root.sink.failure()
     }
 }
 

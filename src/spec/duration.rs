@@ -10,8 +10,14 @@ use std::time::Duration;
 use schemars::{JsonSchema, Schema, SchemaGenerator, json_schema};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
-/// The regular expression the schema uses for durations; `parse_duration` accepts exactly this.
+/// The regular expression the schema uses for durations; `parse_duration` accepts exactly
+/// this shape (and refuses only durations longer than [`MAX_DURATION`]).
 pub const DURATION_PATTERN: &str = r"^([0-9]+(\.[0-9]+)?(ms|h|m|s))+$";
+
+/// The longest duration: the runner counts time in whole milliseconds in a `u64`
+/// (`elapsed_ms`, `duration_ms`), so a longer timeout could never be reached, and adding it
+/// to a clock could overflow.
+pub const MAX_DURATION: Duration = Duration::from_millis(u64::MAX);
 
 /// A duration written as a number and a unit (`ms`, `s`, `m`, `h`), e.g. `30s` or `1m30s`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -23,48 +29,97 @@ impl HumanDuration {
     }
 }
 
+/// Why a text is not a duration the runner can use.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum DurationError {
+    /// Not numbers with units: what the pattern refuses.
+    Malformed(String),
+    /// Well formed, but longer than [`MAX_DURATION`].
+    TooLong(String),
+}
+
+impl fmt::Display for DurationError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            DurationError::Malformed(text) => write!(
+                f,
+                "`{text}` is not a duration: write a number followed by ms, s, m or h (e.g. 30s)"
+            ),
+            DurationError::TooLong(text) => write!(
+                f,
+                "`{text}` is too long: the longest duration is {}ms (about 584 million years)",
+                u64::MAX
+            ),
+        }
+    }
+}
+
 /// Parses `250ms`, `30s`, `15m`, `1h`, `1.5s` or a sum like `1h30m`.
-pub fn parse_duration(text: &str) -> Result<Duration, String> {
-    let bad = || {
-        format!("`{text}` is not a duration: write a number followed by ms, s, m or h (e.g. 30s)")
+///
+/// Whole numbers are counted exactly in nanoseconds (a float would round
+/// `18446744073709551615ms` past the limit); only a fraction goes through `f64`, which is
+/// exact to well under a nanosecond.
+pub fn parse_duration(text: &str) -> Result<Duration, DurationError> {
+    let malformed = || DurationError::Malformed(text.to_string());
+    if text.is_empty() {
+        return Err(malformed());
+    }
+    let mut nanos: u128 = 0;
+    let mut rest = text;
+    while !rest.is_empty() {
+        let end = rest
+            .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+            .unwrap_or(rest.len());
+        let (number, after) = rest.split_at(end);
+        let (unit_nanos, after) = split_unit(after).ok_or_else(malformed)?;
+        let term = term_nanos(number, unit_nanos).ok_or_else(malformed)?;
+        nanos = nanos.saturating_add(term);
+        rest = after;
+    }
+    if nanos > MAX_DURATION.as_nanos() {
+        return Err(DurationError::TooLong(text.to_string()));
+    }
+    // Both fit: at most MAX_DURATION.
+    let (secs, subsec) = (nanos / 1_000_000_000, nanos % 1_000_000_000);
+    Ok(Duration::new(secs as u64, subsec as u32))
+}
+
+/// The unit at the start of `text`, in nanoseconds, and what follows it.
+fn split_unit(text: &str) -> Option<(u128, &str)> {
+    const UNITS: [(&str, u128); 4] = [
+        ("ms", 1_000_000),
+        ("s", 1_000_000_000),
+        ("m", 60_000_000_000),
+        ("h", 3_600_000_000_000),
+    ];
+    UNITS
+        .iter()
+        .find_map(|(unit, nanos)| text.strip_prefix(unit).map(|rest| (*nanos, rest)))
+}
+
+/// `number` (`12` or `1.5`) of a unit, in nanoseconds; saturating, since a number that
+/// large is refused as too long anyway. `None`: not digits with an optional `.digits`.
+fn term_nanos(number: &str, unit_nanos: u128) -> Option<u128> {
+    let (whole, fraction) = match number.split_once('.') {
+        Some((whole, fraction)) => (whole, Some(fraction)),
+        None => (number, None),
     };
-    let bytes = text.as_bytes();
-    if bytes.is_empty() {
-        return Err(bad());
+    let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
+    if !digits(whole) || fraction.is_some_and(|f| !digits(f)) {
+        return None;
     }
-    let mut total = Duration::ZERO;
-    let mut i = 0;
-    while i < bytes.len() {
-        let start = i;
-        while i < bytes.len() && (bytes[i].is_ascii_digit() || bytes[i] == b'.') {
-            i += 1;
+    let whole = whole.bytes().fold(0u128, |n, digit| {
+        n.saturating_mul(10)
+            .saturating_add(u128::from(digit - b'0'))
+    });
+    let part = match fraction {
+        Some(fraction) => {
+            let fraction: f64 = format!("0.{fraction}").parse().ok()?;
+            (fraction * unit_nanos as f64).round() as u128
         }
-        let number = &text[start..i];
-        if number.is_empty() || number.starts_with('.') || number.ends_with('.') {
-            return Err(bad());
-        }
-        let value: f64 = number.parse().map_err(|_| bad())?;
-        let unit_seconds = if text[i..].starts_with("ms") {
-            i += 2;
-            0.001
-        } else if let Some(unit) = bytes.get(i) {
-            i += 1;
-            match unit {
-                b's' => 1.0,
-                b'm' => 60.0,
-                b'h' => 3600.0,
-                _ => return Err(bad()),
-            }
-        } else {
-            return Err(bad());
-        };
-        let seconds = value * unit_seconds;
-        if !seconds.is_finite() || seconds > 1e12 {
-            return Err(bad());
-        }
-        total += Duration::from_secs_f64(seconds);
-    }
-    Ok(total)
+        None => 0,
+    };
+    Some(whole.saturating_mul(unit_nanos).saturating_add(part))
 }
 
 impl fmt::Display for HumanDuration {
@@ -131,7 +186,33 @@ mod tests {
         for bad in [
             "", "30", "s", "30 s", "30sec", "1.s", ".5s", "-1s", "1d", "1e3s",
         ] {
-            assert!(parse_duration(bad).is_err(), "{bad} should be rejected");
+            assert_eq!(
+                parse_duration(bad),
+                Err(DurationError::Malformed(bad.into())),
+                "{bad} should be rejected"
+            );
+        }
+    }
+
+    #[test]
+    fn counts_exactly_up_to_the_longest_duration() {
+        assert_eq!(parse_duration("1.5ms"), Ok(Duration::from_micros(1500)));
+        assert_eq!(parse_duration("18446744073709551615ms"), Ok(MAX_DURATION));
+        assert_eq!(
+            parse_duration("5124095576030h25m51s615ms"),
+            Ok(MAX_DURATION)
+        );
+        for long in [
+            "18446744073709551616ms",
+            "18446744073709551615ms1ms",
+            "99999999999999999999h",
+            "999999999999999999999999999999999999999999999999s",
+        ] {
+            assert_eq!(
+                parse_duration(long),
+                Err(DurationError::TooLong(long.into())),
+                "{long}"
+            );
         }
     }
 

@@ -9,6 +9,7 @@ pub mod execution;
 pub mod inputs;
 pub mod limits;
 pub mod load;
+pub mod loadable;
 pub mod middleware;
 pub mod model;
 pub mod paths;

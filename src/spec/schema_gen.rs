@@ -8,16 +8,33 @@ use schemars::{Schema, SchemaGenerator, json_schema};
 use serde_json::Value;
 
 use super::agent::AgentSpec;
+use super::loadable::{IntegerBounds, MarkLoadedTypes};
 
 /// The schema's `$id`, so editors and tools can refer to it.
 pub const SCHEMA_ID: &str = "https://runner.dev/schemas/agent.schema.json";
 
-/// The agent file's JSON Schema as a value.
+/// The agent file's JSON Schema as a value, as published.
 pub fn agent_schema() -> Value {
-    let generator = SchemaSettings::draft07()
+    generate(false)
+}
+
+/// The schema `runner validate` checks against: the published one, with the private
+/// keyword that checks what JSON Schema cannot say (see [`super::loadable`]).
+pub fn checked_agent_schema() -> Value {
+    generate(true)
+}
+
+fn generate(checked: bool) -> Value {
+    let mut settings = SchemaSettings::draft07()
         .with_transform(AbsentIsNotNull)
-        .into_generator();
-    let mut schema = generator.into_root_schema_for::<AgentSpec>();
+        .with_transform(IntegerBounds);
+    if checked {
+        // Last: it knows integer nodes by `"type": "integer"`, which AbsentIsNotNull leaves.
+        settings = settings.with_transform(MarkLoadedTypes);
+    }
+    let mut schema = settings
+        .into_generator()
+        .into_root_schema_for::<AgentSpec>();
     schema.insert("$id".into(), SCHEMA_ID.into());
     schema.to_value()
 }

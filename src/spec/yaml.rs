@@ -42,6 +42,9 @@ pub struct YamlError {
 pub struct YamlDocument {
     pub value: Value,
     spans: HashMap<String, NodeSpan>,
+    /// Each number as the user wrote it, by pointer: `99999999999999999999` becomes the
+    /// float `1e20` in JSON, and a message should quote what the file says.
+    numbers: HashMap<String, String>,
     source: String,
 }
 
@@ -82,6 +85,12 @@ impl YamlDocument {
 
     pub fn source(&self) -> &str {
         &self.source
+    }
+
+    /// The number at `pointer` as written in the file (`None` for other values, and for
+    /// numbers that came from an alias).
+    pub fn written_number(&self, pointer: &str) -> Option<&str> {
+        self.numbers.get(pointer).map(String::as_str)
     }
 
     /// The position of byte `offset` inside the string scalar at `pointer`, so template
@@ -220,6 +229,7 @@ pub fn load_yaml(source: &str) -> Result<YamlDocument, Vec<YamlError>> {
     Ok(YamlDocument {
         value,
         spans: builder.spans,
+        numbers: builder.numbers,
         source: source.to_string(),
     })
 }
@@ -243,6 +253,7 @@ struct Builder {
     stack: Vec<Frame>,
     root: Option<Value>,
     spans: HashMap<String, NodeSpan>,
+    numbers: HashMap<String, String>,
     anchors: HashMap<usize, Value>,
     errors: Vec<YamlError>,
     nodes: usize,
@@ -327,6 +338,9 @@ impl Builder {
                     })?;
                 if anchor > 0 {
                     self.anchors.insert(anchor, value.clone());
+                }
+                if value.is_number() {
+                    self.numbers.insert(self.next_slot().0, text.to_string());
                 }
                 self.place(value, position, Some(style));
             }
@@ -576,6 +590,16 @@ mod tests {
             doc.value_position("/tools/0/missing"),
             Position { line: 3, column: 5 }
         );
+    }
+
+    #[test]
+    fn remembers_numbers_as_written() {
+        let doc = load_yaml("big: 99999999999999999999\nexp: 1e3\nlist: [0x1F]\nq: '7'\n").unwrap();
+        assert_eq!(doc.value["big"], json!(1e20));
+        assert_eq!(doc.written_number("/big"), Some("99999999999999999999"));
+        assert_eq!(doc.written_number("/exp"), Some("1e3"));
+        assert_eq!(doc.written_number("/list/0"), Some("0x1F"));
+        assert_eq!(doc.written_number("/q"), None);
     }
 
     #[test]

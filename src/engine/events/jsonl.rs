@@ -1,21 +1,43 @@
 //! The JSONL subscriber: `events.jsonl`, `--events PATH|-`.
 
-use std::io::Write;
+use std::fs::File;
+use std::io::{self, Write};
 use std::sync::Mutex;
 
 use super::bus::EventSink;
 use super::event::Event;
+use crate::fsutil::WholeRecords;
 
 /// Appends each event as one JSON line, flushed per line, so a crash leaves every emitted
-/// event on disk and never half a line.
+/// event on disk.
+///
+/// A write that fails (a full disk) must not stop the run, so it is not an error here: the
+/// sink writes nothing more and keeps the failure for [`failure`](Self::failure), which the
+/// run directory reports. To a file ([`JsonlSink::file`]) the line the failure tore is cut
+/// off again, so the file still ends with a whole line (see [`WholeRecords`]).
 pub struct JsonlSink<W: Write + Send> {
-    out: Mutex<W>,
+    out: Mutex<WholeRecords<W>>,
 }
 
 impl<W: Write + Send> JsonlSink<W> {
+    /// Lines to any writer (stdout, memory): one a failed write tore is not taken back.
     pub fn new(out: W) -> Self {
         JsonlSink {
-            out: Mutex::new(out),
+            out: Mutex::new(WholeRecords::new(out)),
+        }
+    }
+
+    /// The write that failed, if one did: the output holds the lines before it, no more.
+    pub fn failure(&self) -> Option<io::Error> {
+        self.out.lock().ok()?.failure()
+    }
+}
+
+impl JsonlSink<File> {
+    /// Lines to a file written from its start (as `File::create` leaves it).
+    pub fn file(file: File) -> Self {
+        JsonlSink {
+            out: Mutex::new(WholeRecords::file(file)),
         }
     }
 }
@@ -27,8 +49,8 @@ impl<W: Write + Send> EventSink for JsonlSink<W> {
         };
         line.push(b'\n');
         if let Ok(mut out) = self.out.lock() {
-            // A full disk must not stop the run; the result reports the run itself.
-            let _ = out.write_all(&line).and_then(|()| out.flush());
+            // Kept by `out` for `failure()`; the run goes on.
+            let _ = out.append(&line);
         }
     }
 }

@@ -7,6 +7,11 @@
 //! written as soon as they are reported. Each block is one `write_all` followed by a
 //! `flush`.
 //!
+//! A write that fails (a full disk) ends the file there: nothing more is written, and
+//! [`TranscriptWriter::failure`] tells the run directory, which reports it. To a file
+//! ([`TranscriptWriter::file`]) the block the failure tore is cut off again, so the file
+//! still parses (see [`WholeRecords`]).
+//!
 //! Crash behaviour (docs/transcript.md): every *completed* block is on disk and the file
 //! parses; the step that was running when the process died is missing. If the process
 //! dies in the middle of a write the file ends in a torn block, which
@@ -15,30 +20,41 @@
 //! pause for input, fatal error) calls [`TranscriptWriter::abort`] first, which writes
 //! the open step with no status mark ([`StepStatus::Open`]).
 
-use std::io::Write;
+use std::fs::File;
+use std::io::{self, Write};
 
 use serde_json::Value;
 
 use super::model::{ErrorJson, InputRequired, Item, StepStatus, ToolResult, UserInput};
 use super::recorder::{Recorder, TranscriptSink, WriteError};
 use super::serialize::write_items;
+use crate::fsutil::WholeRecords;
 
 /// A [`TranscriptSink`] that appends finished top-level blocks to `W`.
 #[derive(Debug)]
 pub struct TranscriptWriter<W: Write> {
-    out: W,
+    out: WholeRecords<W>,
     recorder: Recorder,
     buf: String,
 }
 
 impl<W: Write> TranscriptWriter<W> {
-    /// Writes to `out` (typically a file opened for appending).
+    /// Writes to `out`; a block a failed write tore is not taken back.
     pub fn new(out: W) -> Self {
+        Self::to(WholeRecords::new(out))
+    }
+
+    fn to(out: WholeRecords<W>) -> Self {
         TranscriptWriter {
             out,
             recorder: Recorder::new(),
             buf: String::new(),
         }
+    }
+
+    /// The write that failed, if one did: the output holds the blocks before it, no more.
+    pub fn failure(&self) -> Option<io::Error> {
+        self.out.failure()
     }
 
     /// Writes the open step (status [`Open`](StepStatus::Open)) with its pending tool
@@ -57,7 +73,7 @@ impl<W: Write> TranscriptWriter<W> {
     /// The underlying writer. Whatever is still open is dropped; call
     /// [`abort`](Self::abort) first to keep it.
     pub fn into_inner(self) -> W {
-        self.out
+        self.out.into_inner()
     }
 
     /// Writes the finished top-level items, if any, as one block.
@@ -68,14 +84,20 @@ impl<W: Write> TranscriptWriter<W> {
         }
         self.buf.clear();
         write_items(&items, &mut self.buf);
-        self.out.write_all(self.buf.as_bytes())?;
-        self.out.flush()?;
+        self.out.append(self.buf.as_bytes())?;
         Ok(())
     }
 
     fn then_drain(&mut self, r: Result<(), WriteError>) -> Result<(), WriteError> {
         r?;
         self.drain()
+    }
+}
+
+impl TranscriptWriter<File> {
+    /// Writes to a file from its start (as `File::create` leaves it).
+    pub fn file(file: File) -> Self {
+        Self::to(WholeRecords::file(file))
     }
 }
 
