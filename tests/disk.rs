@@ -178,3 +178,46 @@ fn a_chat_reports_a_full_disk_once_and_in_every_result_after_it() {
     );
     assert_whole_lines(&ran, &run_dir);
 }
+
+/// A checkpoint that cannot be saved after the step's calls ran ends the run: going on
+/// would leave the session at an older state, from which a resume would run them again.
+#[test]
+fn a_checkpoint_that_cannot_be_saved_ends_the_run_and_leaves_the_calls_marked_in_flight() {
+    let Some(disk) = SmallDisk::mount() else {
+        return;
+    };
+    let sessions = disk.dir.join("sessions").display().to_string();
+    let ran = Test::new()
+        .agent(&format!(
+            "prompt: Go\ncheckpoints: {{ dir: \"{sessions}\" }}\ntools:\n  - builtin: read_file\n"
+        ))
+        .file("big.txt", &big_text())
+        .reply(Reply::tool_call(
+            "read_file",
+            serde_json::json!({"path": "big.txt"}),
+        ))
+        .reply(Reply::text("never asked"))
+        .args(["--output", "json"])
+        .status(1)
+        .stderr_contains("error[checkpoint_write]")
+        .run();
+    let envelope = ran.json();
+    assert_eq!(envelope["error"]["code"], "checkpoint_write");
+    assert_eq!(
+        ran.requests().len(),
+        1,
+        "no model call after the failed save"
+    );
+    let session = envelope["session_id"].as_str().unwrap();
+    let checkpoint = std::fs::read_to_string(
+        disk.dir
+            .join("sessions")
+            .join(session)
+            .join("checkpoint.json"),
+    )
+    .expect("the checkpoint before the calls is on disk");
+    assert!(
+        checkpoint.contains("tools_in_flight"),
+        "the session knows the calls may have run"
+    );
+}
