@@ -98,3 +98,41 @@ fn a_hand_edited_count_in_a_checkpoint_is_refused_not_wrapped() {
         .run();
     assert_eq!(ran.requests().len(), 1, "no model call after the refusal");
 }
+
+/// The bounds `runner` sets by itself are keys of the file, with documented defaults.
+#[test]
+fn a_plan_step_is_bounded_by_execution_max_step_calls() {
+    let plan = r#"{"steps": [{"id": "a", "description": "look around"}]}"#;
+    let ran = Test::new()
+        .agent(
+            "prompt: Go\nexecution: { strategy: plan, max_step_calls: 2 }\ntools:\n  - builtin: list_dir\n",
+        )
+        .reply(Reply::text(plan))
+        .reply(Reply::tool_call("list_dir", json!({"path": "."})))
+        .reply(Reply::tool_call("list_dir", json!({"path": "."})))
+        .reply(Reply::text("never asked"))
+        .args(["--output", "json"])
+        .status(3)
+        .stderr_contains("max_step_calls")
+        .run();
+    assert_eq!(ran.json()["limit"], "max_step_calls");
+    assert_eq!(
+        ran.requests().len(),
+        3,
+        "the plan and two calls of its step"
+    );
+}
+
+#[test]
+fn output_retries_bound_the_answers_that_do_not_match() {
+    let ran = Test::new()
+        .agent("prompt: Go\noutput:\n  schema: { type: object, required: [ok] }\n  retries: 0\n")
+        .reply(Reply::text("not json"))
+        .reply(Reply::text("{\"ok\": true}"))
+        .args(["--output", "json"])
+        .status(1)
+        .stderr_contains("structured_output")
+        .run();
+    assert_eq!(ran.json()["error"]["code"], "structured_output");
+    assert_eq!(ran.requests().len(), 1, "no second answer was asked for");
+}

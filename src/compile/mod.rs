@@ -19,9 +19,13 @@ use crate::engine::Agent;
 use crate::engine::agent::{AgentTool, ExecutionStrategy};
 use crate::engine::budget::PricedModel;
 use crate::engine::budget::{Price, RunLimits};
+use crate::engine::builder::DEFAULT_STRUCTURED_RETRIES;
 use crate::engine::middleware::{Logging, Middleware, PruneToolOutputs, SlidingWindow, Summarize};
 use crate::engine::stop_when::StopWhen;
-use crate::engine::strategy::{LoopStrategy, PlanStrategy, ReactStrategy};
+use crate::engine::strategy::{
+    DEFAULT_MAX_PLANS, DEFAULT_MAX_STEP_CALLS, LoopStrategy, PlanStrategy, ReactStrategy,
+};
+use crate::engine::xml_turn::{DEFAULT_FORMAT_RETRIES, XmlTools};
 use crate::mcp::McpServers;
 use crate::provider::{BuildOptions, build_provider_with};
 use crate::spec::AgentSpec;
@@ -146,7 +150,8 @@ pub fn compile_agent(input: &CompileInput<'_>) -> Result<Agent, CompileError> {
     let tools: Vec<AgentTool> = build_tools(input)?.into_iter().map(|t| t.tool).collect();
     let xml_tools = (spec.tool_protocol == crate::spec::agent::ToolProtocol::Xml).then(|| {
         let specs: Vec<_> = tools.iter().map(AgentTool::spec).collect();
-        crate::engine::xml_turn::XmlTools::new(&specs)
+        let retries = spec.execution.format_retries;
+        XmlTools::new(&specs, retries.unwrap_or(DEFAULT_FORMAT_RETRIES))
     });
     let depends_on: HashMap<String, Vec<String>> = spec
         .tools
@@ -187,7 +192,11 @@ pub fn compile_agent(input: &CompileInput<'_>) -> Result<Agent, CompileError> {
         output_schema: spec.output.as_ref().map(|o| o.schema.0.clone()),
         parallel_tools: spec.execution.parallel_tools.and_then(|p| p.limit()),
         stop_when,
-        structured_retries: 2,
+        structured_retries: spec
+            .output
+            .as_ref()
+            .and_then(|output| output.retries)
+            .unwrap_or(DEFAULT_STRUCTURED_RETRIES),
         handoffs: input
             .spec
             .handoffs
@@ -341,6 +350,8 @@ fn build_strategy(input: &CompileInput<'_>) -> Result<Arc<dyn ExecutionStrategy>
             max_plan_steps: execution.max_plan_steps,
             allow_replan: execution.allow_replan.unwrap_or(true),
             plan_schema: execution.plan_schema.as_ref().map(|s| s.0.clone()),
+            max_plans: execution.max_plans.unwrap_or(DEFAULT_MAX_PLANS),
+            max_step_calls: execution.max_step_calls.unwrap_or(DEFAULT_MAX_STEP_CALLS),
         }),
     })
 }

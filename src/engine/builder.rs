@@ -24,6 +24,9 @@ use super::stop_when::StopWhen;
 use super::strategy::LoopStrategy;
 use crate::provider::Provider;
 
+/// `output.retries` when the file does not say.
+pub const DEFAULT_STRUCTURED_RETRIES: u32 = 2;
+
 /// An agent under construction; [`AgentBuilder::build`] finishes it.
 pub struct AgentBuilder {
     agent: Agent,
@@ -47,7 +50,7 @@ impl Agent {
                 output_schema: None,
                 parallel_tools: None,
                 stop_when: None,
-                structured_retries: 2,
+                structured_retries: DEFAULT_STRUCTURED_RETRIES,
                 handoffs: HashMap::new(),
                 xml_tools: None,
             },

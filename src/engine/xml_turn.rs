@@ -22,10 +22,16 @@ pub struct XmlTools {
     pub names: Vec<String>,
     /// Each tool's parameter schema, by which the text values of a call are typed.
     schemas: Vec<Value>,
+    /// Replies in a row without a valid action that are answered with what was wrong
+    /// before the run fails (`execution.format_retries`).
+    pub retries: u32,
 }
 
+/// `execution.format_retries` when the file does not say.
+pub const DEFAULT_FORMAT_RETRIES: u32 = 4;
+
 impl XmlTools {
-    pub fn new(tools: &[ToolSpec]) -> Self {
+    pub fn new(tools: &[ToolSpec], retries: u32) -> Self {
         let descriptions: Vec<ToolDescription> = tools
             .iter()
             .map(|tool| ToolDescription {
@@ -38,6 +44,7 @@ impl XmlTools {
             prompt: protocol_section(&descriptions),
             names: tools.iter().map(|t| t.name.clone()).collect(),
             schemas: tools.iter().map(|t| t.parameters.clone()).collect(),
+            retries,
         }
     }
 

@@ -176,6 +176,10 @@ pub enum ToolProtocol {
 pub struct OutputSpec {
     /// The JSON Schema the final answer must match; the value lands in the result's `structured`.
     pub schema: ParameterSchema,
+    /// How many more answers the model may give when one does not match; default 2. Never
+    /// matching ends the run `failed` (`structured_output`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub retries: Option<u32>,
 }
 
 /// Whether and where checkpoints are written.

@@ -36,6 +36,20 @@ pub struct Execution {
     /// plan: a JSON Schema replacing the default plan shape.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub plan_schema: Option<ParameterSchema>,
+    /// plan: the most plans a run makes (the first, a new one after a failed step, one asked
+    /// for again when malformed); default 3. Reaching it ends the run with `limit_reached`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 1))]
+    pub max_plans: Option<u32>,
+    /// plan: the most model calls one plan step makes; default 25. Reaching it ends the run
+    /// with `limit_reached`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 1))]
+    pub max_step_calls: Option<u32>,
+    /// `tool_protocol: xml`: replies in a row without a valid action that are answered with
+    /// what was wrong before the run fails (`xml_format`); default 4.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub format_retries: Option<u32>,
     /// Tool calls of one model turn: true (default) runs them concurrently, false one at a
     /// time, a number at most that many at once.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -94,4 +108,6 @@ pub const STRATEGY_OPTIONS: &[(&str, Strategy)] = &[
     ("max_plan_steps", Strategy::Plan),
     ("allow_replan", Strategy::Plan),
     ("plan_schema", Strategy::Plan),
+    ("max_plans", Strategy::Plan),
+    ("max_step_calls", Strategy::Plan),
 ];

@@ -32,9 +32,6 @@ pub struct CallOptions {
     pub reasoning: bool,
 }
 
-/// Consecutive replies without a valid action (text protocol) before the run fails.
-const MAX_FORMAT_RETRIES: u32 = 4;
-
 /// Makes one model call from `state` and records the reply in the returned state. With the
 /// text protocol, a reply without a valid action is answered with what was wrong and asked
 /// again (each retry is a model call counted by the limits).
@@ -53,7 +50,8 @@ pub async fn call_model(
         let Some(feedback) = feedback else {
             return Ok((response, next));
         };
-        if retries >= MAX_FORMAT_RETRIES {
+        let allowed = agent.xml_tools.as_ref().map_or(0, |xml| xml.retries);
+        if retries >= allowed {
             return Err(Halt::failed(
                 next,
                 "xml_format",

@@ -28,12 +28,17 @@ pub struct PlanStrategy {
     pub allow_replan: bool,
     /// A schema replacing the default plan shape (it must still have `steps`).
     pub plan_schema: Option<Value>,
+    /// How many plans a run may make: the first, new ones after a failed step, and ones
+    /// asked for again when malformed (`execution.max_plans`).
+    pub max_plans: u32,
+    /// How many model calls one plan step may make (`execution.max_step_calls`).
+    pub max_step_calls: u32,
 }
 
-/// How often a plan is made again after failures, or asked for again when malformed.
-const MAX_PLANS: u32 = 3;
-/// Model calls one plan step may make.
-const MAX_CALLS_PER_STEP: u32 = 25;
+/// `execution.max_plans` when the file does not say.
+pub const DEFAULT_MAX_PLANS: u32 = 3;
+/// `execution.max_step_calls` when the file does not say.
+pub const DEFAULT_MAX_STEP_CALLS: u32 = 25;
 
 pub fn default_plan_schema() -> Value {
     json!({
@@ -73,11 +78,11 @@ impl ExecutionStrategy for PlanStrategy {
             let mut feedback: Option<String> = None;
             let mut plans = 0;
             loop {
-                if plans >= MAX_PLANS {
-                    return Err(Halt::failed(
+                if plans >= self.max_plans {
+                    return Err(bound_reached(
                         state,
-                        "plan",
-                        format!("no workable plan after {MAX_PLANS} attempts"),
+                        "max_plans",
+                        format!("no workable plan after {} plans", self.max_plans),
                     ));
                 }
                 plans += 1;
@@ -248,7 +253,7 @@ impl PlanStrategy {
             let base = state.clone();
             let runs = ready
                 .iter()
-                .map(|&i| run_step(agent, &steps[i], base.clone(), ctx));
+                .map(|&i| run_step(agent, &steps[i], base.clone(), ctx, self.max_step_calls));
             let outcomes = join_all(runs).await;
             let mut failure = None;
             let mut halt = None;
@@ -306,6 +311,7 @@ async fn run_step(
     step: &PlanStep,
     state: AgentState,
     ctx: &RunContext,
+    max_calls: u32,
 ) -> Result<(Result<String, String>, AgentState), Halt> {
     let tool_hint = step
         .tool
@@ -318,7 +324,7 @@ async fn run_step(
     )));
     let mut options = action_options(agent);
     options.response_format = None;
-    for _ in 0..MAX_CALLS_PER_STEP {
+    for _ in 0..max_calls {
         let title = format!("Plan step {}: {}", step.id, step.description);
         let (next, step_id) = start_step(ctx, state, &title);
         let (response, next) = call_model(agent, next, ctx, &options, &step_id)
@@ -339,8 +345,8 @@ async fn run_step(
     }
     Err(bound_reached(
         state,
-        "max_plan_step_calls",
-        format!("a plan step made {MAX_CALLS_PER_STEP} model calls"),
+        "max_step_calls",
+        format!("a plan step made {max_calls} model calls"),
     ))
 }
 
