@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use runner::testing::mock_server::{MockResponse, Reply};
 use serde_json::json;
-use support::{Test, read_json, wait_until};
+use support::{Ran, Test, read_json, wait_until};
 
 const NOTES: &str = "a\nb\n";
 
@@ -266,39 +266,83 @@ fn branching_from_a_step_starts_a_new_session_in_the_tree() {
 /// file, resuming after each kill: the run finishes, and no call ever ran twice.
 #[test]
 fn killed_at_any_point_the_session_resumes_without_repeating_a_tool_call() {
-    const CALLS: usize = 5;
-    const CHECKPOINT: &str = ".runner/sessions/crash-test/checkpoint.json";
-    let delays = [40u64, 90, 25, 140, 60, 110, 35, 75, 160, 50];
-    let mut test = Test::new()
+    let test = Test::new()
         .agent("name: worker\nmodel: $MODEL\nprompt: Append five lines.\ntools:\n  - builtin: shell\n    allow: [./append.sh]\n")
-        .executable(
-            "append.sh",
-            "#!/bin/sh\nsleep 0.03\necho \"$1\" >> side-effects.log\n",
-        )
+        .executable("append.sh", APPEND)
         .route(|request| {
-            let done = request.body["messages"]
-                .as_array()
-                .map_or(0, |m| m.iter().filter(|m| m["role"] == "tool").count());
-            let reply = if done >= CALLS {
-                Reply::text("all appended")
-            } else {
-                Reply::tool_call(
+            let reply = match tool_results(request) {
+                done if done >= CALLS => Reply::text("all appended"),
+                done => Reply::tool_call(
                     "shell",
                     json!({"command": format!("./append.sh call-{}", done + 1)}),
-                )
+                ),
             };
             Some(MockResponse::reply(reply).chunk_delay(Duration::from_millis(15)))
-        })
-        .command([
+        });
+    let ran = kill_and_resume_until_done(test);
+    assert_appended_at_most_once(&ran);
+}
+
+/// The same over a tree: the root calls a sub-agent five times, and the sub-agent's tool
+/// appends. A run killed inside a sub-agent resumes with that call marked interrupted:
+/// nothing the sub-agent did runs again.
+#[test]
+fn killed_inside_a_sub_agent_the_session_resumes_without_repeating_its_tool_calls() {
+    let test = Test::new()
+        .agent("name: worker\nmodel: $MODEL\nsystem: You are ROOT.\nprompt: Append five lines.\ntools:\n  - name: write\n    description: Appends a line.\n    parameters: { type: object, properties: { line: { type: string } }, required: [line] }\n    agent: { name: writer, system: You are WRITER., tools: [{ builtin: shell, allow: [./append.sh] }] }\n    prompt: \"{{ line }}\"\n")
+        .executable("append.sh", APPEND)
+        .route(|request| {
+            let system = request.system_prompt().unwrap_or_default();
+            let done = tool_results(request);
+            let reply = if system.contains("WRITER") {
+                match done {
+                    0 => Reply::tool_call(
+                        "shell",
+                        json!({"command": format!("./append.sh {}", request.last_user_text().unwrap_or_default())}),
+                    ),
+                    _ => Reply::text("written"),
+                }
+            } else if done >= CALLS {
+                Reply::text("all appended")
+            } else {
+                Reply::tool_call("write", json!({"line": format!("call-{}", done + 1)}))
+            };
+            Some(MockResponse::reply(reply).chunk_delay(Duration::from_millis(15)))
+        });
+    let ran = kill_and_resume_until_done(test);
+    assert_appended_at_most_once(&ran);
+}
+
+const CALLS: usize = 5;
+
+/// A tool that takes a moment, then appends its argument to `side-effects.log`.
+const APPEND: &str = "#!/bin/sh\nsleep 0.03\necho \"$1\" >> side-effects.log\n";
+
+/// How many tool results the request's history holds.
+fn tool_results(request: &runner::testing::mock_server::MockRequest) -> usize {
+    request.body["messages"]
+        .as_array()
+        .map_or(0, |m| m.iter().filter(|m| m["role"] == "tool").count())
+}
+
+/// Runs `test` as session `crash-test`, killing it with SIGKILL after each delay and
+/// resuming it (or starting it again, before its first checkpoint), until a run finishes.
+fn kill_and_resume_until_done(test: Test) -> Ran {
+    const CHECKPOINT: &str = ".runner/sessions/crash-test/checkpoint.json";
+    let delays = [40u64, 90, 25, 140, 60, 110, 35, 75, 160, 50];
+    let exec = |test: Test, run_dir: &str| {
+        test.command([
             "exec",
             "agent.yaml",
             "--session",
             "crash-test",
             "--run-dir",
-            "run-0",
-        ]);
+            run_dir,
+        ])
+    };
+    let mut test = exec(test, "run-0");
     let mut attempt = 0;
-    let ran = loop {
+    loop {
         // Killed while the delays last; after that, the run must finish.
         let kill_after = delays.get(attempt);
         let ran = match kill_after {
@@ -319,7 +363,8 @@ fn killed_at_any_point_the_session_resumes_without_repeating_a_tool_call() {
             "a finished run has a complete transcript"
         );
         if ran.code == 0 {
-            break ran;
+            eprintln!("crash test: {} runs", attempt + 1);
+            return ran;
         }
         attempt += 1;
         let run_dir = format!("run-{attempt}");
@@ -327,17 +372,13 @@ fn killed_at_any_point_the_session_resumes_without_repeating_a_tool_call() {
             ran.then()
                 .command(["resume", "crash-test", "--run-dir", &run_dir])
         } else {
-            ran.then().command([
-                "exec",
-                "agent.yaml",
-                "--session",
-                "crash-test",
-                "--run-dir",
-                &run_dir,
-            ])
+            exec(ran.then(), &run_dir)
         };
-    };
-    eprintln!("crash test: {} runs", attempt + 1);
+    }
+}
+
+/// No line of `side-effects.log` is there twice, and there are at most `CALLS`.
+fn assert_appended_at_most_once(ran: &Ran) {
     let log = std::fs::read_to_string(ran.path("side-effects.log")).unwrap_or_default();
     let mut lines: Vec<&str> = log.lines().collect();
     let total = lines.len();
