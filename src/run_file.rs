@@ -114,7 +114,7 @@ impl RunFile {
         ctx.checkpoints = checkpoints.map(|files| files as Arc<dyn Checkpointer>);
         let start = RunStart {
             opening: vec![Message::user(opening)],
-            answered: None,
+            settle: None,
             session_id: Some(ids.1),
         };
         let state = initial_state(&prepared.spec);

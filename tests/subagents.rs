@@ -587,3 +587,142 @@ fn a_sub_agents_missing_key_stops_the_run_before_it_starts() {
     assert_eq!(ran.json()["status"], "invalid");
     assert!(ran.requests().is_empty(), "no model call was made");
 }
+
+#[test]
+fn a_sub_agents_question_pauses_the_whole_run_and_the_answer_continues_inside_it() {
+    let ran = tree("")
+        .file(
+            "researcher.yaml",
+            &RESEARCHER.replace("tools:\n", "tools:\n  - builtin: ask_user\n"),
+        )
+        .route(script(vec![
+            (
+                "ROOT",
+                vec![
+                    Reply::tool_call("research", json!({"topic": "tides"})),
+                    Reply::text("Root done."),
+                ],
+            ),
+            (
+                "RESEARCHER",
+                vec![
+                    Reply::tool_call("ask_user", json!({"question": "Which ocean?"})),
+                    Reply::text("research on the Atlantic"),
+                ],
+            ),
+        ]))
+        .args(["--output", "json"])
+        .status(4)
+        .stderr_contains("`researcher` asks: Which ocean?")
+        .run();
+    let envelope = ran.json();
+    assert_eq!(envelope["status"], "input_required");
+    let asked = ran.events_of("thread.run.requires_action");
+    let root_ask = asked
+        .iter()
+        .find(|e| e["depth"] == 0)
+        .expect("the root pauses");
+    assert_eq!(root_ask["data"]["required_action"]["agent"], "researcher");
+    assert!(
+        ran.transcript().contains("researcher asks: Which ocean?"),
+        "{}",
+        ran.transcript()
+    );
+
+    let session = ran.session();
+    let resumed = ran
+        .then()
+        .command([
+            "resume",
+            &session,
+            "--answer",
+            "Atlantic",
+            "--run-dir",
+            "run2",
+            "--output",
+            "json",
+        ])
+        .run();
+    assert_eq!(resumed.json()["output"], "Root done.");
+    let requests = ran.requests();
+    let researcher: Vec<_> = requests
+        .iter()
+        .filter(|r| r.system_prompt().unwrap_or_default().contains("RESEARCHER"))
+        .collect();
+    assert_eq!(researcher.len(), 2, "the researcher goes on, not again");
+    assert!(
+        researcher[1].body["messages"]
+            .to_string()
+            .contains("Atlantic"),
+        "the answer is the researcher's ask_user result"
+    );
+    let root_last = requests.last().unwrap();
+    assert!(
+        root_last.body["messages"]
+            .to_string()
+            .contains("research on the Atlantic"),
+        "the researcher's answer is the root's tool result"
+    );
+}
+
+#[test]
+fn a_question_two_levels_down_is_answered_inside_the_agent_that_asked() {
+    let ran = tree("")
+        .file(
+            "researcher.yaml",
+            &RESEARCHER.replace(
+                "agent: { name: digger, system: You are DIGGER. }",
+                "agent: { name: digger, system: You are DIGGER., tools: [{ builtin: ask_user }] }",
+            ),
+        )
+        .route(script(vec![
+            (
+                "ROOT",
+                vec![
+                    Reply::tool_call("research", json!({"topic": "tides"})),
+                    Reply::text("Root done."),
+                ],
+            ),
+            (
+                "RESEARCHER",
+                vec![
+                    Reply::tool_call("dig", json!({"q": "moon"})),
+                    Reply::text("research result"),
+                ],
+            ),
+            (
+                "DIGGER",
+                vec![
+                    Reply::tool_call("ask_user", json!({"question": "How deep?"})),
+                    Reply::text("dug deep"),
+                ],
+            ),
+        ]))
+        .status(4)
+        .stderr_contains("`digger` asks: How deep?")
+        .run();
+    let session = ran.session();
+    let resumed = ran
+        .then()
+        .command(["resume", &session, "--answer", "very", "--run-dir", "run2"])
+        .stdout("Root done.\n")
+        .run();
+    let requests = ran.requests();
+    let count = |marker: &str| {
+        requests
+            .iter()
+            .filter(|r| r.system_prompt().unwrap_or_default().contains(marker))
+            .count()
+    };
+    assert_eq!(
+        (count("ROOT"), count("RESEARCHER"), count("DIGGER")),
+        (2, 2, 2),
+        "each agent goes on where it was, none starts again"
+    );
+    let transcript = resumed.transcript();
+    assert!(transcript.contains("very"), "{transcript}");
+    let provided = resumed.events_of("agent.user_input.provided");
+    assert_eq!(provided.len(), 1);
+    assert_eq!(provided[0]["agent"], "digger");
+    assert_eq!(provided[0]["depth"], 2);
+}

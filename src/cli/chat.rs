@@ -86,7 +86,7 @@ fn chat(args: &ChatArgs) -> Result<Exit, Stop> {
                 let ctx = prepared.context(emitter, budget.clone(), files.clone());
                 let start = RunStart {
                     opening: vec![Message::user(line)],
-                    answered: None,
+                    settle: None,
                     session_id: Some(session_id.clone()),
                 };
                 state = prepared

@@ -103,6 +103,6 @@ fn launch_of(args: &ExecArgs, ids: (String, String)) -> Result<Launch, Stop> {
         state,
         opening: Opening::Prompt,
         checkpoints,
-        answered: None,
+        answer: None,
     })
 }

@@ -12,7 +12,8 @@ use crate::compile::run_limits;
 use crate::engine::AgentState;
 use crate::engine::agent::Reloader;
 use crate::engine::budget::Budget;
-use crate::engine::run::{Answered, RunStart, drive};
+use crate::engine::resume::Answer;
+use crate::engine::run::{RunStart, Settle, drive};
 use crate::output::result::RunResult;
 use crate::provider::Message;
 
@@ -32,7 +33,7 @@ pub struct Launch {
     /// Saves the root agent's state after each step.
     pub checkpoints: Option<Arc<SessionFiles>>,
     /// The answer a resume gave to the question the session waited on.
-    pub answered: Option<Answered>,
+    pub answer: Option<Answer>,
 }
 
 /// Runs the agent and returns the exit code.
@@ -87,7 +88,9 @@ fn run(launch: Launch, options: &RunOptions) -> Result<RunResult, Stop> {
     ctx.reload = reloader.map(|r| r as Arc<dyn Reloader>);
     let start = RunStart {
         opening,
-        answered: launch.answered,
+        settle: launch
+            .answer
+            .map(|answer| Arc::new(answer) as Arc<dyn Settle>),
         session_id: Some(session_id),
     };
     prepared

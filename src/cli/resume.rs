@@ -18,9 +18,9 @@ use crate::checkpoint::{
     CheckpointStore, FileCheckpointStore, SessionLock, SessionMetadata, SessionStatus,
 };
 use crate::engine::AgentState;
-use crate::engine::checkpointing::Pending;
 use crate::engine::clock::{new_id, now_rfc3339};
-use crate::engine::run::Answered;
+use crate::engine::pending::Pending;
+use crate::engine::resume::Answer;
 use crate::provider::Message;
 
 /// Options of `runner resume`.
@@ -103,7 +103,7 @@ fn launch_of(args: &ResumeArgs, run_id: String) -> Result<Launch, Stop> {
         stop
     })?;
     let resumable = Resumable::from_checkpoint(&checkpoint);
-    let (state, answered) = settle(state, resumable.engine.as_ref(), args)?;
+    let (state, answer) = settle(state, resumable.engine.as_ref(), args)?;
     let (session_id, metadata, lock) = branch(&store, metadata, lock, args)?;
     let files = SessionFiles::new(
         store,
@@ -123,36 +123,19 @@ fn launch_of(args: &ResumeArgs, run_id: String) -> Result<Launch, Stop> {
         state,
         opening: Opening::Continue,
         checkpoints: Some(files),
-        answered,
+        answer,
     })
 }
 
-/// Settles what the checkpoint lacks: a waiting question gets the answer as its result;
-/// calls that were running get an interrupted result instead of running again.
+/// Settles what the checkpoint lacks: calls that were running get an interrupted result
+/// instead of running again; a waiting question (asked by the agent or by a sub-agent at
+/// any depth) needs `--answer`, which the engine settles inside the resumed run.
 fn settle(
     state: AgentState,
     pending: Option<&Pending>,
     args: &ResumeArgs,
-) -> Result<(AgentState, Option<Answered>), Stop> {
+) -> Result<(AgentState, Option<Answer>), Stop> {
     match pending {
-        Some(Pending::InputRequired { question, call, .. }) => {
-            let Some(answer) = args.answer.clone() else {
-                return Err(Stop::invalid(
-                    "invalid_session",
-                    format!(
-                        "session `{}` waits for an answer to \"{question}\": pass --answer TEXT",
-                        args.session
-                    ),
-                ));
-            };
-            let state = state.with_message(Message::tool_result(call, answer.clone(), false));
-            let answered = Answered {
-                question: question.clone(),
-                answer,
-                tool_call_id: call.id.clone(),
-            };
-            Ok((state, Some(answered)))
-        }
         Some(Pending::ToolsInFlight { calls }) => {
             let answered = |id: &str| {
                 state
@@ -166,6 +149,20 @@ fn settle(
                 .map(|call| Message::tool_result(call, INTERRUPTED_CALL, true))
                 .collect();
             Ok((state.with_messages(missing), None))
+        }
+        Some(waiting) => {
+            let question = waiting.asked().map_or("", |asked| asked.question);
+            let Some(answer) = args.answer.clone() else {
+                return Err(Stop::invalid(
+                    "invalid_session",
+                    format!(
+                        "session `{}` waits for an answer to \"{question}\": pass --answer TEXT",
+                        args.session
+                    ),
+                ));
+            };
+            let pending = waiting.clone();
+            Ok((state, Some(Answer { pending, answer })))
         }
         None => Ok((state, None)),
     }

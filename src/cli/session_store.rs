@@ -13,9 +13,10 @@ use crate::checkpoint::{
     SessionMetadata, SessionStatus,
 };
 use crate::engine::AgentState;
-use crate::engine::checkpointing::{Checkpointer, Pending};
+use crate::engine::checkpointing::Checkpointer;
 use crate::engine::clock::{new_id, now_rfc3339};
 use crate::engine::outcome::RunStatus;
+use crate::engine::pending::Pending;
 use crate::spec::AgentSpec;
 use crate::spec::agent::Checkpoints;
 

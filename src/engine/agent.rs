@@ -17,6 +17,7 @@ use super::budget::{Budget, LimitHit, Price, PricedModel, RunLimits};
 use super::checkpointing::Checkpointer;
 use super::events::Emitter;
 use super::middleware::Middleware;
+use super::pending::Pending;
 use super::state::AgentState;
 use super::stop_when::StopWhen;
 use super::xml_turn::XmlTools;
@@ -173,13 +174,9 @@ pub enum HaltReason {
     Failed { code: String, message: String },
     /// SIGINT/SIGTERM (exit 130).
     Interrupted,
-    /// `ask_user` found no answer: the run pauses until `runner resume --answer` (exit 4).
-    /// The call's result is missing from the state; the answer becomes it.
-    InputRequired {
-        question: String,
-        id: Option<String>,
-        call: Box<crate::provider::ToolCall>,
-    },
+    /// `ask_user` found no answer, here or in a sub-agent: the run pauses until `runner
+    /// resume --answer` (exit 4). The asking call's result is missing; the answer becomes it.
+    InputRequired(Box<Pending>),
     /// A new definition of the agent was saved (`exec --watch`): the driver swaps it in and
     /// goes on from the same state. Never leaves the driver.
     Reloaded,

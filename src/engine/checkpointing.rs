@@ -3,25 +3,9 @@
 //! state with those calls in flight is saved too, so a crash mid-tool is detected on resume
 //! instead of the calls being run again blindly (docs/checkpoints.md has the rule).
 
-use serde::{Deserialize, Serialize};
-
 use super::outcome::RunStatus;
+use super::pending::Pending;
 use super::state::AgentState;
-use crate::provider::ToolCall;
-
-/// What a checkpoint's state lacks that a resume must settle first.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "kind", rename_all = "snake_case")]
-pub enum Pending {
-    /// These calls were running: their results are missing, and they may have taken effect.
-    ToolsInFlight { calls: Vec<ToolCall> },
-    /// `ask_user` waits for an answer, which becomes the call's result.
-    InputRequired {
-        question: String,
-        id: Option<String>,
-        call: ToolCall,
-    },
-}
 
 /// Saves states for resume.
 pub trait Checkpointer: Send + Sync {

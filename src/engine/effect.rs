@@ -2,6 +2,8 @@
 //! on the world have no effect; the engine's own tools (handoffs, `ask_user`, sub-agents)
 //! report one as a typed value the engine matches on.
 
+use super::pending::Pending;
+use super::state::AgentState;
 use super::trace::SubagentTrace;
 
 /// The effect of one tool call on the run.
@@ -16,4 +18,11 @@ pub enum ToolEffect {
     },
     /// A sub-agent ran; its trace joins the caller's state.
     SubAgent(Box<SubagentTrace>),
+    /// A sub-agent paused on a question: the run pauses with it, keeping its state.
+    SubAgentWaiting {
+        agent: String,
+        prompt: String,
+        state: Box<AgentState>,
+        pending: Box<Pending>,
+    },
 }

@@ -5,6 +5,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use super::pending::Pending;
 use super::state::AgentState;
 use crate::provider::Usage;
 
@@ -47,4 +48,6 @@ pub struct RunOutcome {
     pub error: Option<RunError>,
     /// The bound that stopped the run (`limit_reached`).
     pub limit: Option<String>,
+    /// What a resume must settle first (the question of an `input_required` run).
+    pub pending: Option<Pending>,
 }

@@ -11,31 +11,35 @@ use tokio::sync::{mpsc, watch};
 
 use super::agent::{Agent, GenerateResult, Halt, HaltReason, RunContext, Turn};
 use super::budget::Budget;
-use super::checkpointing::Pending;
 use super::clock::new_id;
 use super::events::{
     ActionKind, ActionStatus, Emitter, Event, EventBus, Failure, FailureDetails, Handoff, Phase,
     RequiredAction, RequiresAction, RunCompleted, RunCreated, RunFailed, StatusChanged,
-    UserInputProvided,
 };
 use super::outcome::{RunError, RunOutcome, RunStatus, RunTotals};
+use super::pending::Pending;
 use super::state::AgentState;
-use crate::provider::{Message, Usage};
+use crate::provider::{BoxFuture, Message, Usage};
 
-/// A question answered since the run paused (a resume with `--answer`).
-#[derive(Debug, Clone)]
-pub struct Answered {
-    pub question: String,
-    pub answer: String,
-    pub tool_call_id: String,
+/// What a paused run waits on, settled before it goes on (a resume's answer). It is
+/// implemented above the driver (`engine/resume.rs`), where a paused sub-agent can be
+/// driven again.
+pub trait Settle: Send + Sync {
+    fn settle<'a>(
+        &'a self,
+        agent: &'a Agent,
+        state: AgentState,
+        ctx: &'a RunContext,
+    ) -> BoxFuture<'a, Result<AgentState, Halt>>;
 }
 
 /// What a run starts with besides its state.
-#[derive(Debug, Clone, Default)]
+#[derive(Clone, Default)]
 pub struct RunStart {
     /// Messages added to the history first (the rendered prompt, a chat line); none on resume.
     pub opening: Vec<Message>,
-    pub answered: Option<Answered>,
+    /// Settled first, inside the run (its events are the run's).
+    pub settle: Option<Arc<dyn Settle>>,
     /// Reported in `agent.run.created` for root runs.
     pub session_id: Option<String>,
 }
@@ -53,23 +57,23 @@ pub async fn drive(
         initial_messages: start.opening.clone(),
         session_id: start.session_id.clone(),
     });
-    if let Some(answered) = start.answered {
-        emitter.emit(UserInputProvided {
-            question: answered.question,
-            answer: answered.answer,
-            tool_call_id: answered.tool_call_id,
-            step_id: None,
-        });
-    }
     emitter.emit(StatusChanged {
         previous_status: Phase::Queued,
         current_status: Phase::InProgress,
     });
     ctx.set_step(state.step);
     let state = state.with_messages(start.opening);
-    let (mut outcome, pending) = conclude(follow(root, state, ctx).await);
-    if let (Some(Pending::InputRequired { .. }), Some(session), Some(error)) =
-        (&pending, &start.session_id, &mut outcome.error)
+    let result = match &start.settle {
+        Some(settle) => match settle.settle(root, state, ctx).await {
+            Ok(state) => follow(root, state, ctx).await,
+            Err(halt) => Err(halt),
+        },
+        None => follow(root, state, ctx).await,
+    };
+    let mut outcome = conclude(result);
+    if let (Some(_), Some(session), Some(error)) =
+        (&outcome.pending, &start.session_id, &mut outcome.error)
+        && outcome.status == RunStatus::InputRequired
     {
         error.message = format!(
             "{} (answer with `runner resume {session} --answer TEXT`)",
@@ -79,7 +83,7 @@ pub async fn drive(
     if ctx.checkpoints.is_some() {
         outcome.state.spent = Some(ctx.budget.tree_totals());
     }
-    finish(ctx, &outcome, pending.as_ref());
+    finish(ctx, &outcome);
     outcome
 }
 
@@ -147,7 +151,7 @@ fn hand_over(owner: &Agent, tool: &str, ctx: &RunContext) -> Result<Agent, Strin
 
 /// The agent that has control after the handoffs `path` (tool names, from the root);
 /// `None` when the root has it.
-fn handed_chain(root: &Agent, path: &[String]) -> Result<Option<Agent>, String> {
+pub fn handed_chain(root: &Agent, path: &[String]) -> Result<Option<Agent>, String> {
     let mut active: Option<Agent> = None;
     for tool in path {
         let owner = active.as_ref().unwrap_or(root);
@@ -162,10 +166,10 @@ fn handed_chain(root: &Agent, path: &[String]) -> Result<Option<Agent>, String> 
     Ok(active)
 }
 
-/// The outcome of a finished `follow`, and what a resume will need.
-fn conclude(result: GenerateResult) -> (RunOutcome, Option<Pending>) {
+/// The outcome of a finished `follow`, with what a resume will need.
+fn conclude(result: GenerateResult) -> RunOutcome {
     let halt = match result {
-        Ok((turn, state)) => return (completed(turn, state), None),
+        Ok((turn, state)) => return completed(turn, state),
         Err(halt) => halt,
     };
     let (status, code, message, limit, pending) = match halt.reason {
@@ -184,16 +188,12 @@ fn conclude(result: GenerateResult) -> (RunOutcome, Option<Pending>) {
             None,
             None,
         ),
-        HaltReason::InputRequired { question, id, call } => (
+        HaltReason::InputRequired(pending) => (
             RunStatus::InputRequired,
             "input_required".to_string(),
-            format!("the agent asks: {question}"),
+            question_message(&pending),
             None,
-            Some(Pending::InputRequired {
-                question,
-                id,
-                call: *call,
-            }),
+            Some(*pending),
         ),
         // `follow` handles reloads itself; this arm cannot be reached.
         HaltReason::Reloaded => (
@@ -204,15 +204,26 @@ fn conclude(result: GenerateResult) -> (RunOutcome, Option<Pending>) {
             None,
         ),
     };
-    let outcome = RunOutcome {
+    RunOutcome {
         status,
         state: *halt.state,
         output: None,
         structured: None,
         error: Some(RunError { code, message }),
         limit,
-    };
-    (outcome, pending)
+        pending,
+    }
+}
+
+/// "the agent asks: …", or "`researcher` asks: …" when a sub-agent asked.
+fn question_message(pending: &Pending) -> String {
+    match pending.asked() {
+        Some(asked) => match asked.agent {
+            Some(agent) => format!("`{agent}` asks: {}", asked.question),
+            None => format!("the agent asks: {}", asked.question),
+        },
+        None => "the run waits for an answer".to_string(),
+    }
 }
 
 fn completed(turn: Turn, state: AgentState) -> RunOutcome {
@@ -223,11 +234,13 @@ fn completed(turn: Turn, state: AgentState) -> RunOutcome {
         structured: turn.structured,
         error: None,
         limit: None,
+        pending: None,
     }
 }
 
 /// Saves the final checkpoint and emits the end of the run.
-fn finish(ctx: &RunContext, outcome: &RunOutcome, pending: Option<&Pending>) {
+fn finish(ctx: &RunContext, outcome: &RunOutcome) {
+    let pending = outcome.pending.as_ref();
     let emitter = &ctx.emitter;
     let checkpoint = ctx.checkpoints.as_ref().and_then(|store| {
         store
@@ -235,14 +248,15 @@ fn finish(ctx: &RunContext, outcome: &RunOutcome, pending: Option<&Pending>) {
             .map_err(|message| ctx.warn(format!("the final checkpoint was not saved: {message}")))
             .ok()
     });
-    if let Some(Pending::InputRequired { question, id, call }) = pending {
+    if let Some(asked) = pending.and_then(Pending::asked) {
         emitter.emit(RequiresAction {
             status: ActionStatus::RequiresAction,
             required_action: RequiredAction {
                 kind: ActionKind::UserInput,
-                question: question.clone(),
-                id: id.clone(),
-                tool_call_id: call.id.clone(),
+                question: asked.question.to_string(),
+                id: asked.id.map(String::from),
+                tool_call_id: asked.call.id.clone(),
+                agent: asked.agent.map(String::from),
             },
             checkpoint_name: checkpoint,
         });

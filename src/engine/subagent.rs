@@ -7,6 +7,8 @@
 //! the caller's state. A handoff tool only names its target: the engine ends the caller's
 //! turn and lets the target continue the same conversation at the same depth.
 
+use std::sync::Arc;
+
 use serde_json::Value;
 
 use super::agent::{Agent, HandoffTool, RunContext, SubAgentTool};
@@ -15,7 +17,7 @@ use super::clock::now_ms;
 use super::effect::ToolEffect;
 use super::events::{SubAgentCompleted, SubAgentStarted};
 use super::outcome::RunStatus;
-use super::run::{RunStart, drive};
+use super::run::{RunStart, Settle, drive};
 use super::scheduler::Called;
 use super::state::AgentState;
 use super::trace::{SubagentTrace, ToolExecutionTrace};
@@ -51,7 +53,19 @@ impl SubAgentTool {
         match self.agent.build(&caller.model) {
             Ok(agent) => match self.too_deep(caller, agent.limits.max_depth) {
                 Some(refused) => refused,
-                None => run_sub_agent(&agent, &self.name, &prompt, caller, call_id).await,
+                None => {
+                    let start = RunStart {
+                        opening: vec![Message::user(&prompt)],
+                        ..RunStart::default()
+                    };
+                    let run = SubRun {
+                        agent: &agent,
+                        prompt: &prompt,
+                        state: AgentState::initial(),
+                        start,
+                    };
+                    run_sub_agent(&self.name, run, caller, call_id).await
+                }
             },
             Err(message) => {
                 ToolOutput::error(format!("cannot start `{}`: {message}", self.name)).into()
@@ -72,15 +86,57 @@ impl SubAgentTool {
         );
         Some(ToolOutput::error(message).into())
     }
+
+    /// Drives a sub-agent that paused on a question on from where it waited, once `settle`
+    /// (the answer) is applied inside its run; `prompt` is the one it was started with.
+    pub async fn resume(
+        &self,
+        (prompt, state): (&str, AgentState),
+        settle: Arc<dyn Settle>,
+        caller: &CallerRun,
+        call_id: &str,
+    ) -> Called {
+        let agent = match self.agent.build(&caller.model) {
+            Ok(agent) => agent,
+            Err(message) => {
+                return ToolOutput::error(format!("cannot start `{}`: {message}", self.name))
+                    .into();
+            }
+        };
+        let start = RunStart {
+            settle: Some(settle),
+            ..RunStart::default()
+        };
+        let run = SubRun {
+            agent: &agent,
+            prompt,
+            state,
+            start,
+        };
+        run_sub_agent(&self.name, run, caller, call_id).await
+    }
+}
+
+/// One run of a sub-agent: from a fresh state with its prompt, or on from where it paused.
+struct SubRun<'a> {
+    agent: &'a Agent,
+    prompt: &'a str,
+    state: AgentState,
+    start: RunStart,
 }
 
 async fn run_sub_agent(
-    agent: &Agent,
     tool_name: &str,
-    prompt: &str,
+    run: SubRun<'_>,
     caller: &CallerRun,
     call_id: &str,
 ) -> Called {
+    let SubRun {
+        agent,
+        prompt,
+        state,
+        start,
+    } = run;
     let child = caller.ctx.child(agent);
     let run_id = child.emitter.run_id.clone();
     let started = now_ms();
@@ -91,11 +147,29 @@ async fn run_sub_agent(
         sub_task_description: prompt.to_string(),
         sub_agent_run_id: run_id.clone(),
     });
-    let start = RunStart {
-        opening: vec![Message::user(prompt)],
-        ..RunStart::default()
-    };
-    let outcome = drive(agent, start, AgentState::initial(), &child).await;
+    let outcome = drive(agent, start, state, &child).await;
+    if let (RunStatus::InputRequired, Some(pending)) = (outcome.status, &outcome.pending) {
+        // The question pauses the whole run; the sub-agent's state waits with it.
+        let message = outcome.error.as_ref().map_or("", |e| e.message.as_str());
+        let output = ToolOutput::error(format!("`{tool_name}` waits for an answer: {message}"));
+        caller.ctx.emitter.emit(SubAgentCompleted {
+            planner_step_id: caller.step_id.clone(),
+            tool_call_id: call_id.to_string(),
+            specialist_id: tool_name.to_string(),
+            sub_agent_run_id: run_id,
+            result: output.clone(),
+        });
+        let effect = ToolEffect::SubAgentWaiting {
+            agent: agent.name.clone(),
+            prompt: prompt.to_string(),
+            pending: Box::new(pending.clone()),
+            state: Box::new(outcome.state),
+        };
+        return Called {
+            output,
+            effect: Some(effect),
+        };
+    }
     let output = match (outcome.status, &outcome.error) {
         (RunStatus::Completed, _) => {
             let text = outcome.output.clone().unwrap_or_default();

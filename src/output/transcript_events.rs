@@ -121,8 +121,13 @@ impl<S: TranscriptSink> RunTranscript<S> {
                 self.close(&step.step_id, details.step as u32, &details.title, status);
             }
             EventData::RequiresAction(action) => {
+                let asked = &action.required_action;
+                let prompt = match &asked.agent {
+                    Some(agent) => format!("{agent} asks: {}", asked.question),
+                    None => asked.question.clone(),
+                };
                 let _ = self.sink.input_required(InputRequired {
-                    prompt: action.required_action.question.clone(),
+                    prompt,
                     input_types: "text".into(),
                     checkpoint_name: action.checkpoint_name.clone(),
                     provided: None,

@@ -412,6 +412,9 @@ pub struct RequiredAction {
     /// The id `ask_user` gave the question, if any.
     pub id: Option<String>,
     pub tool_call_id: String,
+    /// The sub-agent that asked, when it was not the run's own agent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent: Option<String>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]

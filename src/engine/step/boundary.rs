@@ -3,12 +3,12 @@
 
 use crate::engine::agent::{Agent, Halt, HaltReason, RunContext};
 use crate::engine::budget::LimitHit;
-use crate::engine::checkpointing::Pending;
 use crate::engine::clock::new_id;
 pub use crate::engine::events::StepEnd;
 use crate::engine::events::{
     CheckpointSaved, ReloadFailed, Reloaded, StepCompleted, StepCreated, StepDetails,
 };
+use crate::engine::pending::Pending;
 use crate::engine::state::AgentState;
 
 /// Starts the run's next step: gives it the next number (unique in the run, parallel plan
@@ -42,7 +42,7 @@ pub fn end_step(ctx: &RunContext, state: &AgentState, step_id: &str, title: &str
 /// the halt on.
 pub fn fail_step(ctx: &RunContext, halt: Halt, step_id: &str, title: &str) -> Halt {
     let end = match halt.reason {
-        HaltReason::InputRequired { .. } => StepEnd::Paused,
+        HaltReason::InputRequired(_) => StepEnd::Paused,
         _ => StepEnd::Failed,
     };
     end_step(ctx, &halt.state, step_id, title, end);

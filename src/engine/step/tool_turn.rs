@@ -9,9 +9,9 @@ use serde_json::Value;
 use super::boundary::save_checkpoint;
 use crate::engine::agent::{Agent, Halt, HaltReason, RunContext};
 use crate::engine::budget::LimitHit;
-use crate::engine::checkpointing::Pending;
 use crate::engine::effect::ToolEffect;
 use crate::engine::events::{ToolCallCreated, ToolCompleted, ToolStarted};
+use crate::engine::pending::Pending;
 use crate::engine::scheduler::{CallObserver, SchedulePolicy, run_calls};
 use crate::engine::state::AgentState;
 use crate::engine::subagent::CallerRun;
@@ -69,11 +69,26 @@ pub async fn run_tools(
         match result.effect {
             // An unanswered question has no result yet: the answer becomes it on resume.
             Some(ToolEffect::InputRequired { question, id }) => {
-                input_required.get_or_insert(HaltReason::InputRequired {
-                    question,
-                    id,
-                    call: Box::new(result.call),
-                });
+                let call = result.call;
+                let pending = Pending::InputRequired { question, id, call };
+                input_required.get_or_insert(HaltReason::InputRequired(Box::new(pending)));
+                continue;
+            }
+            Some(ToolEffect::SubAgentWaiting {
+                agent,
+                prompt,
+                state,
+                pending,
+            }) => {
+                let call = result.call;
+                let pending = Pending::SubAgent {
+                    call,
+                    agent,
+                    prompt,
+                    state,
+                    pending,
+                };
+                input_required.get_or_insert(HaltReason::InputRequired(Box::new(pending)));
                 continue;
             }
             Some(ToolEffect::SubAgent(trace)) => state = state.with_subagent_trace(*trace),

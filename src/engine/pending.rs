@@ -1,0 +1,64 @@
+//! What a paused or interrupted run's state lacks, that a resume must settle first: calls
+//! that were in flight, or a question waiting for its answer (asked by the agent itself, or
+//! by a sub-agent at any depth, whose own state waits with it).
+
+use serde::{Deserialize, Serialize};
+
+use super::state::AgentState;
+use crate::provider::ToolCall;
+
+/// What a checkpoint's state lacks that a resume must settle first.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Pending {
+    /// These calls were running: their results are missing, and they may have taken effect.
+    ToolsInFlight { calls: Vec<ToolCall> },
+    /// `ask_user` waits for an answer, which becomes the call's result.
+    InputRequired {
+        question: String,
+        id: Option<String>,
+        call: ToolCall,
+    },
+    /// The sub-agent behind `call` waits for an answer: its run goes on from `state` once
+    /// its own `pending` is settled, and its answer becomes the call's result.
+    SubAgent {
+        call: ToolCall,
+        agent: String,
+        prompt: String,
+        state: Box<AgentState>,
+        pending: Box<Pending>,
+    },
+}
+
+/// The question a paused run waits on, wherever in the tree it was asked.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Asked<'a> {
+    pub question: &'a str,
+    pub id: Option<&'a str>,
+    /// The `ask_user` call the answer goes to.
+    pub call: &'a ToolCall,
+    /// The sub-agent that asked; `None` when the run's own agent did.
+    pub agent: Option<&'a str>,
+}
+
+impl Pending {
+    /// The question this pause waits on; `None` for calls in flight.
+    pub fn asked(&self) -> Option<Asked<'_>> {
+        match self {
+            Pending::ToolsInFlight { .. } => None,
+            Pending::InputRequired { question, id, call } => Some(Asked {
+                question,
+                id: id.as_deref(),
+                call,
+                agent: None,
+            }),
+            Pending::SubAgent { agent, pending, .. } => {
+                let inner = pending.asked()?;
+                Some(Asked {
+                    agent: inner.agent.or(Some(agent.as_str())),
+                    ..inner
+                })
+            }
+        }
+    }
+}
