@@ -136,3 +136,20 @@ fn output_retries_bound_the_answers_that_do_not_match() {
     assert_eq!(ran.json()["error"]["code"], "structured_output");
     assert_eq!(ran.requests().len(), 1, "no second answer was asked for");
 }
+
+#[test]
+fn format_retries_bound_the_replies_without_an_action() {
+    let ran = Test::new()
+        .agent(
+            "prompt: Go\ntool_protocol: xml\nexecution: { format_retries: 1 }\ntools:\n  - builtin: read_file\n",
+        )
+        .reply(Reply::text("no action here"))
+        .reply(Reply::text("still none"))
+        .reply(Reply::text("never asked"))
+        .args(["--output", "json"])
+        .status(1)
+        .stderr_contains("xml_format")
+        .run();
+    assert_eq!(ran.json()["error"]["code"], "xml_format");
+    assert_eq!(ran.requests().len(), 2, "one retry, then the run fails");
+}
