@@ -16,7 +16,8 @@ use super::budget::PricedModel;
 use super::clock::now_ms;
 use super::effect::ToolEffect;
 use super::events::{SubAgentCompleted, SubAgentStarted};
-use super::outcome::RunStatus;
+use super::outcome::{RunOutcome, RunStatus};
+use super::pending::Pending;
 use super::run::{RunStart, Settle, drive};
 use super::scheduler::Called;
 use super::state::AgentState;
@@ -148,28 +149,62 @@ async fn run_sub_agent(
         sub_agent_run_id: run_id.clone(),
     });
     let outcome = drive(agent, start, state, &child).await;
-    if let (RunStatus::InputRequired, Some(pending)) = (outcome.status, &outcome.pending) {
-        // The question pauses the whole run; the sub-agent's state waits with it.
-        let message = outcome.error.as_ref().map_or("", |e| e.message.as_str());
-        let output = ToolOutput::error(format!("`{tool_name}` waits for an answer: {message}"));
-        caller.ctx.emitter.emit(SubAgentCompleted {
-            planner_step_id: caller.step_id.clone(),
-            tool_call_id: call_id.to_string(),
-            specialist_id: tool_name.to_string(),
-            sub_agent_run_id: run_id,
-            result: output.clone(),
-        });
-        let effect = ToolEffect::SubAgentWaiting {
-            agent: agent.name.clone(),
-            prompt: prompt.to_string(),
-            pending: Box::new(pending.clone()),
-            state: Box::new(outcome.state),
-        };
-        return Called {
-            output,
-            effect: Some(effect),
-        };
+    let called = match outcome.pending.clone() {
+        Some(pending) if outcome.status == RunStatus::InputRequired => {
+            waiting(tool_name, agent, prompt, outcome, pending)
+        }
+        _ => {
+            let run = Finished {
+                agent,
+                prompt,
+                run_id: &run_id,
+                started,
+            };
+            finished(tool_name, run, call_id, outcome)
+        }
+    };
+    caller.ctx.emitter.emit(SubAgentCompleted {
+        planner_step_id: caller.step_id.clone(),
+        tool_call_id: call_id.to_string(),
+        specialist_id: tool_name.to_string(),
+        sub_agent_run_id: run_id,
+        result: called.output.clone(),
+    });
+    called
+}
+
+/// A sub-agent that paused on a question: the whole run pauses, its state waiting with it.
+fn waiting(
+    tool_name: &str,
+    agent: &Agent,
+    prompt: &str,
+    outcome: RunOutcome,
+    pending: Pending,
+) -> Called {
+    let message = outcome.error.as_ref().map_or("", |e| e.message.as_str());
+    let output = ToolOutput::error(format!("`{tool_name}` waits for an answer: {message}"));
+    let effect = ToolEffect::SubAgentWaiting {
+        agent: agent.name.clone(),
+        prompt: prompt.to_string(),
+        pending: Box::new(pending),
+        state: Box::new(outcome.state),
+    };
+    Called {
+        output,
+        effect: Some(effect),
     }
+}
+
+/// The run of a sub-agent that ended, as its trace needs it.
+struct Finished<'a> {
+    agent: &'a Agent,
+    prompt: &'a str,
+    run_id: &'a str,
+    started: u64,
+}
+
+/// A sub-agent's run that ended: its answer (or why it failed) and its trace.
+fn finished(tool_name: &str, run: Finished<'_>, call_id: &str, outcome: RunOutcome) -> Called {
     let output = match (outcome.status, &outcome.error) {
         (RunStatus::Completed, _) => {
             let text = outcome.output.clone().unwrap_or_default();
@@ -182,11 +217,11 @@ async fn run_sub_agent(
     };
     let state = &outcome.state;
     let trace = SubagentTrace {
-        subagent_id: run_id.clone(),
-        subagent_type: agent.name.clone(),
+        subagent_id: run.run_id.to_string(),
+        subagent_type: run.agent.name.clone(),
         parent_tool_call_id: call_id.to_string(),
-        prompt: prompt.to_string(),
-        start_time: started,
+        prompt: run.prompt.to_string(),
+        start_time: run.started,
         end_time: now_ms(),
         success: output.success,
         result: output.success.then(|| text_of(&output.data)),
@@ -194,13 +229,6 @@ async fn run_sub_agent(
         tool_executions: tool_executions(state),
         usage: Some(state.usage),
     };
-    caller.ctx.emitter.emit(SubAgentCompleted {
-        planner_step_id: caller.step_id.clone(),
-        tool_call_id: call_id.to_string(),
-        specialist_id: tool_name.to_string(),
-        sub_agent_run_id: run_id,
-        result: output.clone(),
-    });
     Called {
         output,
         effect: Some(ToolEffect::SubAgent(Box::new(trace))),
