@@ -18,9 +18,7 @@ use std::sync::Arc;
 use crate::cli::prepare::{Prepared, Request, Stop, initial_state, inputs, load};
 use crate::cli::session_store::SessionFiles;
 use crate::compile::run_limits;
-use crate::engine::RunContext;
 use crate::engine::budget::Budget;
-use crate::engine::checkpointing::Checkpointer;
 use crate::engine::clock::new_id;
 use crate::engine::events::{Emitter, EventBus, EventSink};
 use crate::engine::outcome::RunOutcome;
@@ -110,8 +108,7 @@ impl RunFile {
         let opening = prepared.opening()?;
         let emitter = Emitter::root(EventBus::new(self.sinks), &agent.name, ids.0, ids.1.clone());
         let budget = Arc::new(Budget::new(run_limits(&prepared.spec.limits)));
-        let mut ctx = RunContext::new(emitter, budget, prepared.cancel.clone());
-        ctx.checkpoints = checkpoints.map(|files| files as Arc<dyn Checkpointer>);
+        let ctx = prepared.context(emitter, budget, checkpoints);
         let start = RunStart {
             opening: vec![Message::user(opening)],
             settle: None,

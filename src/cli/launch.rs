@@ -76,9 +76,6 @@ fn run(launch: Launch, options: &RunOptions) -> Result<RunResult, Stop> {
         Opening::Continue => Vec::new(),
     };
     let run_dir = RunDir::open(options, &run_id)?;
-    if let Some(files) = &launch.checkpoints {
-        files.begin(&run_id);
-    }
     let emitter = run_dir.emitter(&prepared.spec.name, run_id, &session_id);
     // A resumed session keeps counting where it stopped: limits are per session.
     let spent = launch.state.spent_so_far();

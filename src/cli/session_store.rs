@@ -201,7 +201,7 @@ impl Checkpointer for SessionFiles {
         pending: Option<&Pending>,
         run_id: &str,
     ) -> Result<String, String> {
-        // Runs that did not `begin` (chat's turns, `RunFile`) are listed as they end.
+        // A run that did not `begin` (a library caller's own context) is listed as it ends.
         if let Ok(mut metadata) = self.metadata.lock() {
             list_run(&mut metadata, run_id);
         }
