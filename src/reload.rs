@@ -126,7 +126,8 @@ impl FileWatcher {
 }
 
 /// The agent file and every file it pulls in: sub-agent and handoff files (recursively) and
-/// template includes. Files that do not parse contribute only themselves.
+/// template includes. Files that do not parse contribute only themselves. These are what a
+/// reload watches, and what the file tools may never write.
 pub fn agent_files(path: &Path) -> Vec<PathBuf> {
     let mut files = Vec::new();
     let mut pending = vec![path.to_path_buf()];
@@ -149,8 +150,12 @@ pub fn agent_files(path: &Path) -> Vec<PathBuf> {
 }
 
 fn collect_refs(agent: &Value, dir: &Path, pending: &mut Vec<PathBuf>, files: &mut Vec<PathBuf>) {
-    for key in ["system", "prompt"] {
-        if let Some(Value::String(source)) = agent.get(key) {
+    let reasoning = agent
+        .get("execution")
+        .and_then(|e| e.get("reasoning_prompt"));
+    let sources = [agent.get("system"), agent.get("prompt"), reasoning];
+    for source in sources.into_iter().flatten() {
+        if let Value::String(source) = source {
             files.extend(included_files(source, dir));
         }
     }
@@ -165,6 +170,9 @@ fn collect_refs(agent: &Value, dir: &Path, pending: &mut Vec<PathBuf>, files: &m
         .into_iter()
         .flatten();
     for entry in entries.chain(handoffs) {
+        if let Some(Value::String(source)) = entry.get("prompt") {
+            files.extend(included_files(source, dir));
+        }
         match entry.get("agent") {
             Some(Value::String(relative)) => pending.push(dir.join(relative)),
             Some(inline @ Value::Object(_)) => collect_refs(inline, dir, pending, files),

@@ -15,7 +15,7 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use crate::cli::prepare::{Prepared, Request, Stop, initial_state, inputs, load};
+use crate::cli::prepare::{Prepared, Request, Stop, initial_state, inputs, load, state_dirs};
 use crate::cli::session_store::SessionFiles;
 use crate::compile::run_limits;
 use crate::engine::budget::Budget;
@@ -96,6 +96,7 @@ impl RunFile {
         .map_err(|message| Stop::invalid("checkpoint_dir", message))?;
         let prepared = Prepared::start(Request {
             agent_file: self.path.clone(),
+            state_dirs: state_dirs(&spec, None),
             spec,
             inputs,
             input_text: self.input,

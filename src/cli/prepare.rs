@@ -14,7 +14,8 @@ use tokio::sync::watch;
 use super::servers::{RunningServers, runtime};
 use super::session_store::SessionFiles;
 use crate::compile::{
-    CompileError, CompileInput, EnvLookup, TemplateContext, check_models, compile_agent, file_dir,
+    CompileError, CompileInput, EnvLookup, Sandbox, TemplateContext, check_models, compile_agent,
+    file_dir,
 };
 use crate::engine::budget::Budget;
 use crate::engine::checkpointing::Checkpointer;
@@ -29,7 +30,7 @@ use crate::spec::inputs::{parse_var, read_vars_file, resolve_inputs};
 use crate::spec::load::load_agent;
 use crate::spec::model::ModelRef;
 use crate::spec::yaml::load_yaml;
-use crate::tools::AnswerSource;
+use crate::tools::{AnswerSource, Protected};
 
 /// Why a command stopped before its run started.
 #[derive(Debug, Clone)]
@@ -133,6 +134,9 @@ pub struct Request {
     pub model_override: Option<ModelRef>,
     pub build: BuildOptions,
     pub answers: Vec<Arc<dyn AnswerSource>>,
+    /// Where `runner` keeps its state (`.runner/`, the run directory, the sessions
+    /// directory): the file tools never write there, and listings skip it.
+    pub state_dirs: Vec<PathBuf>,
 }
 
 impl Request {
@@ -151,6 +155,7 @@ impl Request {
         let answers = options
             .answer_sources()
             .map_err(|m| invalid("invalid_answers", m))?;
+        let state_dirs = state_dirs(&spec, options.run_dir.as_deref());
         Ok(Request {
             agent_file: agent_file.to_path_buf(),
             spec,
@@ -160,8 +165,23 @@ impl Request {
             model_override: None,
             build,
             answers,
+            state_dirs,
         })
     }
+}
+
+/// Where `runner` keeps the state of a run of `spec`: `.runner/`, the run directory when
+/// it is elsewhere, and the sessions directory.
+pub fn state_dirs(spec: &AgentSpec, run_dir: Option<&Path>) -> Vec<PathBuf> {
+    let sessions = super::session_store::sessions_dir(spec);
+    [
+        Some(PathBuf::from(".runner")),
+        run_dir.map(Path::to_path_buf),
+        sessions,
+    ]
+    .into_iter()
+    .flatten()
+    .collect()
 }
 
 /// An agent ready to run. Dropping it stops its MCP servers, then its runtime.
@@ -177,6 +197,8 @@ pub struct Prepared {
     model_override: Option<ModelRef>,
     build: BuildOptions,
     answers: Vec<Arc<dyn AnswerSource>>,
+    /// Where the file tools work, the run's definition and state files protected.
+    sandbox: Sandbox,
 }
 
 impl Prepared {
@@ -202,10 +224,13 @@ impl Prepared {
         })?;
         let (cancel_tx, cancel) = watch::channel(false);
         watch_signals(&runtime, cancel_tx);
-        let input = CompileInput {
+        let mut input = CompileInput {
             spec,
             file_dir: file_dir(&request.agent_file),
-            workspace: workspace(),
+            workspace: Sandbox {
+                dir: workspace(),
+                protected: Arc::default(),
+            },
             context: &context,
             model_override: request.model_override.clone(),
             build: &request.build,
@@ -214,6 +239,10 @@ impl Prepared {
             answers: request.answers.clone(),
             mcp: McpServers::none(),
         };
+        let definitions = crate::reload::agent_files(&request.agent_file);
+        let protected = Protected::new(definitions, request.state_dirs.iter().cloned());
+        input.workspace.protected = Arc::new(protected);
+        let sandbox = input.workspace.clone();
         let servers =
             RunningServers::start(&runtime, &input, cancel.clone()).map_err(|failure| {
                 Stop {
@@ -234,6 +263,7 @@ impl Prepared {
             model_override: request.model_override,
             build: request.build,
             answers: request.answers,
+            sandbox,
         })
     }
 
@@ -259,7 +289,7 @@ impl Prepared {
         CompileInput {
             spec: &self.spec,
             file_dir: file_dir(&self.agent_file),
-            workspace: workspace(),
+            workspace: self.sandbox.clone(),
             context: &self.context,
             model_override: self.model_override.clone(),
             build: &self.build,

@@ -6,7 +6,7 @@ use std::path::Path;
 
 use serde_json::{Map, Value, json};
 
-use super::prepare::{Prepared, Request, load};
+use super::prepare::{Prepared, Request, load, state_dirs};
 use super::{Exit, Format};
 use crate::compile::build_tools;
 use crate::engine::clock::new_id;
@@ -17,6 +17,7 @@ pub fn run(agent_file: &Path, format: Format) -> Exit {
         let id = new_id();
         let prepared = Prepared::start(Request {
             agent_file: agent_file.to_path_buf(),
+            state_dirs: state_dirs(&spec, None),
             spec,
             inputs: Map::new(),
             input_text: String::new(),

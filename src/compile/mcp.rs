@@ -44,7 +44,7 @@ pub async fn start_servers(
         return Ok(McpServers::none());
     }
     let options = StartOptions {
-        workspace: input.workspace.clone(),
+        workspace: input.workspace.dir.clone(),
         deny_env,
         cancel,
     };

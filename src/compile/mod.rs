@@ -34,6 +34,7 @@ use crate::spec::limits::Limits;
 use crate::spec::middleware::MiddlewareEntry;
 use crate::spec::model::ModelRef;
 use crate::spec::tools::ToolEntry;
+use crate::tools::Protected;
 
 /// Why an agent file cannot be turned into a runnable agent (exit 2).
 #[derive(Debug, thiserror::Error)]
@@ -82,13 +83,20 @@ impl CompileError {
     }
 }
 
+/// Where the file tools work, and the files in it they must leave alone.
+#[derive(Debug, Clone)]
+pub struct Sandbox {
+    pub dir: PathBuf,
+    pub protected: Arc<Protected>,
+}
+
 /// What compiling needs besides the file.
 pub struct CompileInput<'a> {
     pub spec: &'a AgentSpec,
     /// The agent file's directory (templates and sub-agent paths resolve from it).
     pub file_dir: PathBuf,
-    /// The workspace root of file tools (the working directory).
-    pub workspace: PathBuf,
+    /// The workspace of file tools (the working directory, `runner`'s own files protected).
+    pub workspace: Sandbox,
     pub context: &'a TemplateContext,
     /// `--model`, or the caller's model for a sub-agent without one.
     pub model_override: Option<ModelRef>,
@@ -269,12 +277,17 @@ pub fn build_tools(input: &CompileInput<'_>) -> Result<Vec<ToolListing>, Compile
             }
             ToolEntry::Builtin(builtin) => {
                 let deny = secret_env_names(input.spec);
-                let tool = crate::tools::build_builtin(builtin, &input.workspace, &deny).map_err(
-                    |message| CompileError::Tool {
-                        name: builtin.name().to_string(),
-                        message,
-                    },
-                )?;
+                let workspace = &input.workspace;
+                let tool = crate::tools::build_builtin(
+                    builtin,
+                    &workspace.dir,
+                    &workspace.protected,
+                    &deny,
+                )
+                .map_err(|message| CompileError::Tool {
+                    name: builtin.name().to_string(),
+                    message,
+                })?;
                 tools.push(ToolListing::new("builtin", AgentTool::Plain(tool)));
             }
             ToolEntry::SubAgent(tool) => tools.push(ToolListing::new(

@@ -8,7 +8,8 @@ use std::sync::Arc;
 use serde_json::{Map, Value};
 
 use super::{
-    CompileError, CompileInput, EnvLookup, TemplateContext, compile_agent, file_dir, render_field,
+    CompileError, CompileInput, EnvLookup, Sandbox, TemplateContext, compile_agent, file_dir,
+    render_field,
 };
 use crate::engine::Agent;
 use crate::engine::agent::{AgentFactory, HandoffTool, PromptRenderer, SubAgentTool};
@@ -25,7 +26,7 @@ use crate::tools::ArgsValidator;
 pub struct SpecAgent {
     spec: AgentSpec,
     file_dir: PathBuf,
-    workspace: PathBuf,
+    workspace: Sandbox,
     /// The run's built-ins (`run`, `now`, `input`), shared by the whole tree.
     context: TemplateContext,
     build: BuildOptions,

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use crate::spec::tools::BuiltinTool;
 
 use super::{
-    HttpGetTool, ListDirTool, ReadFileTool, SearchFilesTool, ShellTool, Tool, Workspace,
+    HttpGetTool, ListDirTool, Protected, ReadFileTool, SearchFilesTool, ShellTool, Tool, Workspace,
     WriteFileTool,
 };
 
@@ -16,12 +16,14 @@ use super::{
 ///   is); no `root` means `base_dir` itself. The engine passes the process working
 ///   directory, so `root: src` in an agent file means `./src` from where `runner` was
 ///   started, as SPEC §2.3 says ("default the current directory"). The root must exist.
+/// * `protected`: `runner`'s own files, which the file tools never write and listings skip.
 /// * `deny_env`: extra variable names the `shell` tool keeps from its children, on top of
 ///   the built-in rules (every `*_API_KEY` / `*_TOKEN`); pass each agent's `api_key_env`.
 /// * `ask_user` is an error here: the engine provides it, since it needs the human-input flow.
 pub fn build_builtin(
     spec: &BuiltinTool,
     base_dir: &Path,
+    protected: &Arc<Protected>,
     deny_env: &[String],
 ) -> Result<Arc<dyn Tool>, String> {
     let workspace = |root: &Option<String>| -> Result<Workspace, String> {
@@ -29,7 +31,9 @@ pub fn build_builtin(
             None => base_dir.to_path_buf(),
             Some(root) => base_dir.join(root),
         };
-        Workspace::new(&dir).map_err(|e| format!("{}: {e}", spec.name()))
+        Workspace::new(&dir)
+            .map(|workspace| workspace.protecting(protected.clone()))
+            .map_err(|e| format!("{}: {e}", spec.name()))
     };
     Ok(match spec {
         BuiltinTool::ReadFile { root } => Arc::new(ReadFileTool::new(workspace(root)?)),

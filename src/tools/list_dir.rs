@@ -48,7 +48,15 @@ impl ListDirTool {
             Err(message) => return ToolOutput::error(message),
         };
         let shown = self.workspace.shown(&path);
-        let listing = tokio::task::spawn_blocking(move || list(&path)).await;
+        let workspace = self.workspace.clone();
+        let listing = tokio::task::spawn_blocking(move || {
+            // runner's state directories are not the model's to see.
+            list(&path).map(|mut entries| {
+                entries.retain(|(name, _, _)| !workspace.hides(&path.join(name)));
+                entries
+            })
+        })
+        .await;
         let mut entries = match listing {
             Ok(Ok(entries)) => entries,
             Ok(Err(e)) => return ToolOutput::error(format!("cannot list `{shown}`: {e}")),

@@ -19,6 +19,7 @@ mod ask_user;
 mod builtin;
 mod http_get;
 mod list_dir;
+mod protected;
 mod read_file;
 mod search_files;
 mod shell;
@@ -30,6 +31,7 @@ pub use ask_user::{AnswerSource, AnswersFile, AskUserTool, Asked, Question, Term
 pub use builtin::build_builtin;
 pub use http_get::{HttpGetTool, host_allowed};
 pub use list_dir::ListDirTool;
+pub use protected::Protected;
 pub use read_file::ReadFileTool;
 pub use search_files::SearchFilesTool;
 pub use shell::{ShellTool, scrub_env};

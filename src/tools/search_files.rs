@@ -185,6 +185,9 @@ impl Search {
             let Ok(meta) = std::fs::symlink_metadata(&path) else {
                 continue;
             };
+            if self.workspace.hides(&path) {
+                continue;
+            }
             if meta.is_dir() {
                 let Ok(read) = std::fs::read_dir(&path) else {
                     continue;

@@ -18,11 +18,15 @@
 
 use std::ffi::OsString;
 use std::path::{Component, Path, PathBuf};
+use std::sync::Arc;
 
-/// A directory the file tools are confined to.
+use super::Protected;
+
+/// A directory the file tools are confined to, and what in it they must leave alone.
 #[derive(Debug, Clone)]
 pub struct Workspace {
     root: PathBuf,
+    protected: Arc<Protected>,
 }
 
 impl Workspace {
@@ -36,7 +40,30 @@ impl Workspace {
                 root.display()
             ));
         }
-        Ok(Workspace { root: canonical })
+        Ok(Workspace {
+            root: canonical,
+            protected: Arc::default(),
+        })
+    }
+
+    /// The same workspace, with `runner`'s own files protected from the tools.
+    pub fn protecting(self, protected: Arc<Protected>) -> Self {
+        Workspace { protected, ..self }
+    }
+
+    /// Resolves a path the model wants to write: inside the root, and not one of
+    /// `runner`'s own files.
+    pub fn resolve_writable(&self, path: &str) -> Result<PathBuf, String> {
+        let resolved = self.resolve(path)?;
+        match self.protected.refuses_write(&resolved) {
+            Some(why) => Err(format!("cannot write `{path}`: {why}")),
+            None => Ok(resolved),
+        }
+    }
+
+    /// Whether a listing skips `resolved` (`runner`'s state directories).
+    pub fn hides(&self, resolved: &Path) -> bool {
+        self.protected.is_state(resolved)
     }
 
     /// The canonical root.

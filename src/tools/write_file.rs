@@ -51,7 +51,7 @@ impl WriteFileTool {
             .as_str()
             .unwrap_or_default()
             .to_string();
-        let path = match self.workspace.resolve(&path_arg) {
+        let path = match self.workspace.resolve_writable(&path_arg) {
             Ok(path) => path,
             Err(message) => return ToolOutput::error(message),
         };

@@ -57,7 +57,7 @@ fn every_builtin_builds_with_the_spec_parameter_names() {
     let mut tools: Vec<Arc<dyn Tool>> = Vec::new();
     for (entry, properties, required) in cases {
         let name = entry["builtin"].as_str().unwrap().to_string();
-        let tool = build_builtin(&spec(entry), dir.path(), &[]).unwrap();
+        let tool = build_builtin(&spec(entry), dir.path(), &Default::default(), &[]).unwrap();
         assert_eq!(tool.name(), name);
         assert!(!tool.description().is_empty());
         assert_eq!(property_names(tool.as_ref()), properties, "{name}");
@@ -97,6 +97,7 @@ fn ask_user_is_left_to_the_engine() {
     let err = build_builtin(
         &spec(json!({"builtin": "ask_user"})),
         &std::env::temp_dir(),
+        &Default::default(),
         &[],
     )
     .err()
@@ -109,6 +110,7 @@ fn shell_with_an_empty_allow_list_is_refused() {
     let err = build_builtin(
         &spec(json!({"builtin": "shell", "allow": []})),
         &std::env::temp_dir(),
+        &Default::default(),
         &[],
     )
     .err()
@@ -128,6 +130,7 @@ fn root_is_resolved_against_the_base_dir_and_must_exist() {
     let err = build_builtin(
         &spec(json!({"builtin": "list_dir", "root": "missing"})),
         dir.path(),
+        &Default::default(),
         &[],
     )
     .err()

@@ -83,5 +83,5 @@ pub fn builtin(spec: Value, base: &Path) -> std::sync::Arc<dyn Tool> {
 pub fn builtin_with_deny(spec: Value, base: &Path, deny: &[String]) -> std::sync::Arc<dyn Tool> {
     let spec: runner::spec::tools::BuiltinTool =
         serde_json::from_value(spec).expect("a valid builtin entry");
-    runner::tools::build_builtin(&spec, base, deny).expect("the tool builds")
+    runner::tools::build_builtin(&spec, base, &Default::default(), deny).expect("the tool builds")
 }

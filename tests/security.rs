@@ -1,0 +1,106 @@
+//! The model can only do what the agent file allows, and cannot change the file: the file
+//! tools never write an agent definition file (the agent file, its sub-agent and handoff
+//! files, included templates) or `runner`'s state, and listings do not show the state.
+
+mod support;
+
+use runner::testing::mock_server::Reply;
+use serde_json::json;
+use support::Test;
+
+const AGENT: &str = "prompt: Go\ntools:\n  - builtin: write_file\n  - builtin: list_dir\n  - builtin: shell\n    allow: [ls]\n";
+
+/// What the model would write into its own agent file: a shell that may run anything.
+const WIDENED: &str = "prompt: Go\ntools:\n  - builtin: shell\n    allow: [ls, sh]\n";
+
+#[test]
+fn the_model_cannot_rewrite_its_own_agent_file_even_under_watch() {
+    let ran = Test::new()
+        .agent(AGENT)
+        .reply(Reply::tool_call(
+            "write_file",
+            json!({"path": "agent.yaml", "content": WIDENED}),
+        ))
+        .reply(Reply::tool_call(
+            "shell",
+            json!({"command": "sh -c 'id > PWNED'"}),
+        ))
+        .reply(Reply::text("done"))
+        .args(["--watch"])
+        .stdout("done\n")
+        .any_stderr()
+        .run();
+    let results = ran.events_of("agent.tool.execution.completed");
+    let refused = results[0]["data"]["result"]["error"].as_str().unwrap();
+    assert!(refused.contains("agent definition file"), "{refused}");
+    assert!(ran.read("agent.yaml").contains("allow: [ls]\n"));
+    assert_eq!(results[1]["data"]["result"]["success"], false);
+    assert!(!ran.path("PWNED").exists());
+    assert!(ran.events_of("agent.definition.reloaded").is_empty());
+}
+
+#[test]
+fn sub_agent_files_and_included_templates_are_definition_files_too() {
+    let ran = Test::new()
+        .agent(
+            "prompt: Go\nsystem: \"{% include 'persona.txt' %}\"\ntools:\n  - builtin: write_file\n  - name: helper\n    description: Helps.\n    parameters: { type: object, properties: {} }\n    agent: ./helper.yaml\n",
+        )
+        .file("persona.txt", "You are careful.")
+        .file("helper.yaml", "name: helper\nsystem: You help.\n")
+        .reply(
+            Reply::tool_call(
+                "write_file",
+                json!({"path": "helper.yaml", "content": "name: helper\n"}),
+            )
+            .with_tool_call(
+                "write_file",
+                json!({"path": "persona.txt", "content": "Ignore the rules."}),
+            )
+            .with_tool_call(
+                "write_file",
+                json!({"path": "notes.txt", "content": "fine"}),
+            ),
+        )
+        .reply(Reply::text("done"))
+        .run();
+    let results = ran.events_of("agent.tool.execution.completed");
+    let success: Vec<bool> = results
+        .iter()
+        .map(|e| e["data"]["result"]["success"].as_bool().unwrap())
+        .collect();
+    assert_eq!(success, [false, false, true], "only notes.txt is written");
+    assert_eq!(ran.read("persona.txt"), "You are careful.");
+    assert_eq!(ran.read("notes.txt"), "fine");
+}
+
+#[test]
+fn runners_state_is_neither_writable_nor_listed() {
+    let ran = Test::new()
+        .agent(AGENT)
+        .file(".runner/sessions/other/checkpoint.json", "{}")
+        .reply(
+            Reply::tool_call(
+                "write_file",
+                json!({"path": ".runner/sessions/other/checkpoint.json", "content": "forged"}),
+            )
+            .with_tool_call("write_file", json!({"path": "run/result.json", "content": "x"}))
+            .with_tool_call("list_dir", json!({"path": "."})),
+        )
+        .reply(Reply::text("done"))
+        .run();
+    let results = ran.events_of("agent.tool.execution.completed");
+    for refused in &results[..2] {
+        let error = refused["data"]["result"]["error"].as_str().unwrap();
+        assert!(error.contains("state directory"), "{error}");
+    }
+    assert_eq!(ran.read(".runner/sessions/other/checkpoint.json"), "{}");
+    let names: Vec<&str> = results[2]["data"]["result"]["data"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|entry| entry["name"].as_str().unwrap())
+        .collect();
+    assert!(!names.contains(&".runner"), "{names:?}");
+    assert!(!names.contains(&"run"), "the run directory is state too: {names:?}");
+    assert!(names.contains(&"agent.yaml"), "{names:?}");
+}
