@@ -83,7 +83,10 @@ fn runners_state_is_neither_writable_nor_listed() {
                 "write_file",
                 json!({"path": ".runner/sessions/other/checkpoint.json", "content": "forged"}),
             )
-            .with_tool_call("write_file", json!({"path": "run/result.json", "content": "x"}))
+            .with_tool_call(
+                "write_file",
+                json!({"path": "run/result.json", "content": "x"}),
+            )
             .with_tool_call("list_dir", json!({"path": "."})),
         )
         .reply(Reply::text("done"))
@@ -101,6 +104,39 @@ fn runners_state_is_neither_writable_nor_listed() {
         .map(|entry| entry["name"].as_str().unwrap())
         .collect();
     assert!(!names.contains(&".runner"), "{names:?}");
-    assert!(!names.contains(&"run"), "the run directory is state too: {names:?}");
+    assert!(
+        !names.contains(&"run"),
+        "the run directory is state too: {names:?}"
+    );
     assert!(names.contains(&"agent.yaml"), "{names:?}");
+}
+
+#[test]
+fn read_file_refuses_what_is_not_a_regular_file() {
+    let probe = Test::new()
+        .agent("prompt: Go\n")
+        .reply(Reply::text("probe"))
+        .stdout("probe\n")
+        .run();
+    let fifo = probe.path("pipe");
+    let made = std::process::Command::new("mkfifo").arg(&fifo).status();
+    if !made.is_ok_and(|status| status.success()) {
+        eprintln!("skipped: mkfifo is not available");
+        return;
+    }
+    let ran = probe
+        .then()
+        .agent("prompt: Go\nlimits: { tool_timeout: 5s }\ntools:\n  - builtin: read_file\n")
+        .reply(Reply::tool_call("read_file", json!({"path": "pipe"})))
+        .reply(Reply::text("done"))
+        .stdout("done\n")
+        .run();
+    let result = &ran.events_of("agent.tool.execution.completed")[0]["data"]["result"];
+    assert!(
+        result["error"]
+            .as_str()
+            .unwrap()
+            .contains("not a regular file"),
+        "{result}"
+    );
 }

@@ -68,6 +68,12 @@ impl ReadFileTool {
                 "`{shown}` is a directory; use list_dir to see its entries"
             ));
         }
+        // A FIFO or a device would block the call forever or never end.
+        if !meta.is_file() {
+            return ToolOutput::error(format!(
+                "`{shown}` is not a regular file (a pipe, socket or device); read_file reads files only"
+            ));
+        }
         if meta.len() > MAX_FILE_BYTES {
             return ToolOutput::error(format!(
                 "`{shown}` is {} bytes, more than the {MAX_FILE_BYTES} bytes read_file reads",
