@@ -64,11 +64,12 @@ fn sub_agent_files_and_included_templates_are_definition_files_too() {
         .reply(Reply::text("done"))
         .run();
     let results = ran.events_of("agent.tool.execution.completed");
-    let success: Vec<bool> = results
+    let written: Vec<&str> = results
         .iter()
-        .map(|e| e["data"]["result"]["success"].as_bool().unwrap())
+        .filter(|e| e["data"]["result"]["success"] == true)
+        .map(|e| e["data"]["result"]["data"]["path"].as_str().unwrap())
         .collect();
-    assert_eq!(success, [false, false, true], "only notes.txt is written");
+    assert_eq!(written, ["notes.txt"], "only notes.txt is written");
     assert_eq!(ran.read("persona.txt"), "You are careful.");
     assert_eq!(ran.read("notes.txt"), "fine");
 }
@@ -92,12 +93,18 @@ fn runners_state_is_neither_writable_nor_listed() {
         .reply(Reply::text("done"))
         .run();
     let results = ran.events_of("agent.tool.execution.completed");
-    for refused in &results[..2] {
+    let of = |tool: &'static str| {
+        results
+            .iter()
+            .filter(move |e| e["data"]["toolName"] == tool)
+    };
+    for refused in of("write_file") {
         let error = refused["data"]["result"]["error"].as_str().unwrap();
         assert!(error.contains("state directory"), "{error}");
     }
     assert_eq!(ran.read(".runner/sessions/other/checkpoint.json"), "{}");
-    let names: Vec<&str> = results[2]["data"]["result"]["data"]
+    let listing = of("list_dir").next().unwrap();
+    let names: Vec<&str> = listing["data"]["result"]["data"]
         .as_array()
         .unwrap()
         .iter()
@@ -139,4 +146,73 @@ fn read_file_refuses_what_is_not_a_regular_file() {
             .contains("not a regular file"),
         "{result}"
     );
+}
+
+/// An allowed program that can write files (`cp`) can still change the agent file; a
+/// reload then refuses what would give the agent more than the run started with.
+#[test]
+fn a_reload_that_widens_the_agent_is_refused() {
+    let agent = "name: worker\nmodel: $MODEL\nprompt: Go\ntools:\n  - builtin: shell\n    allow: [cp, ls]\n";
+    let ran = Test::new()
+        .agent(agent)
+        .file("widened.yaml", &agent.replace("[cp, ls]", "[cp, ls, sh]"))
+        .reply(Reply::tool_call(
+            "shell",
+            json!({"command": "cp widened.yaml agent.yaml"}),
+        ))
+        .respond(
+            runner::testing::mock_server::MockResponse::reply(Reply::tool_call(
+                "shell",
+                json!({"command": "ls"}),
+            ))
+            .chunk_delay(std::time::Duration::from_millis(300)),
+        )
+        .reply(Reply::tool_call(
+            "shell",
+            json!({"command": "sh -c 'id > PWNED'"}),
+        ))
+        .reply(Reply::text("done"))
+        .args(["--watch"])
+        .stdout("done\n")
+        .stderr_contains("allows program `sh`")
+        .run();
+    let refused = ran.events_of("agent.definition.reload_failed");
+    assert_eq!(refused.len(), 1, "{refused:?}");
+    assert!(ran.events_of("agent.definition.reloaded").is_empty());
+    assert!(!ran.path("PWNED").exists());
+}
+
+#[test]
+fn a_resume_refuses_a_file_that_now_gives_the_agent_more() {
+    let agent = "prompt: Go\ntools:\n  - builtin: ask_user\n  - builtin: shell\n    allow: [ls]\n";
+    let ran = Test::new()
+        .agent(agent)
+        .reply(Reply::tool_call("ask_user", json!({"question": "Go on?"})))
+        .status(4)
+        .any_stderr()
+        .run();
+    let widened = ran
+        .read("agent.yaml")
+        .replace("allow: [ls]", "allow: [ls, sh]");
+    std::fs::write(ran.path("agent.yaml"), widened).unwrap();
+    let session = ran.session();
+    ran.then()
+        .command(["resume", &session, "--answer", "yes", "--run-dir", "run2"])
+        .status(2)
+        .stderr_contains("allows program `sh`")
+        .run();
+    assert_eq!(ran.requests().len(), 1, "no model call after the refusal");
+    ran.then()
+        .reply(Reply::text("resumed"))
+        .command([
+            "resume",
+            &session,
+            "--answer",
+            "yes",
+            "--run-dir",
+            "run3",
+            "--allow-widening",
+        ])
+        .stdout("resumed\n")
+        .run();
 }

@@ -63,7 +63,7 @@ fn chat(args: &ChatArgs) -> Result<Exit, Stop> {
     let request = Request::new(&args.agent, spec, (inputs, String::new()), ids, &args.run)?;
     let prepared = Prepared::start(request)?;
     let mut agent = prepared.compile()?;
-    let reloader = super::watch::reloader(&prepared)?;
+    let reloader = super::watch::reloader(&prepared, args.run.allow_widening)?;
     let run_dir = RunDir::open(&args.run, &chat_id)?;
     let name = prepared.spec.name.clone();
     // Limits hold for the whole chat, as for a session.

@@ -68,7 +68,7 @@ fn run(launch: Launch, options: &RunOptions) -> Result<RunResult, Stop> {
     let prepared = Prepared::start(launch.request)?;
     let agent = prepared.compile()?;
     let reloader = match options.watch {
-        true => Some(super::watch::reloader(&prepared)?),
+        true => Some(super::watch::reloader(&prepared, options.allow_widening)?),
         false => None,
     };
     let opening = match launch.opening {

@@ -5,7 +5,7 @@
 //! metadata lists every run. The session is held by this process from before its
 //! checkpoint is read until the run ends, so no other process runs it meanwhile.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use clap::Args;
 
@@ -13,7 +13,7 @@ use super::Exit;
 use super::launch::{Launch, Opening, launch, report};
 use super::prepare::{Request, Stop, load};
 use super::run_options::RunOptions;
-use super::session_store::{Resumable, SessionFiles, default_sessions_dir};
+use super::session_store::{Resumable, SessionFiles, default_sessions_dir, definition_of};
 use crate::checkpoint::{
     CheckpointStore, FileCheckpointStore, SessionLock, SessionMetadata, SessionStatus,
 };
@@ -22,6 +22,8 @@ use crate::engine::clock::{new_id, now_rfc3339};
 use crate::engine::pending::Pending;
 use crate::engine::resume::Answer;
 use crate::provider::Message;
+use crate::spec::AgentSpec;
+use crate::spec::widening::widenings;
 
 /// Options of `runner resume`.
 #[derive(Debug, Args)]
@@ -103,15 +105,19 @@ fn launch_of(args: &ResumeArgs, run_id: String) -> Result<Launch, Stop> {
         stop
     })?;
     let resumable = Resumable::from_checkpoint(&checkpoint);
+    if let Some(started) = &resumable.definition
+        && !args.run.allow_widening
+    {
+        refuse_widening(started, &spec, &agent_file)?;
+    }
     let (state, answer) = settle(state, resumable.engine.as_ref(), args)?;
     let (session_id, metadata, lock) = branch(&store, metadata, lock, args)?;
-    let files = SessionFiles::new(
-        store,
-        metadata,
+    let kept = (
         resumable.inputs.clone(),
         resumable.input_text.clone(),
-        lock,
+        definition_of(&spec),
     );
+    let files = SessionFiles::new(store, metadata, kept, lock);
     Ok(Launch {
         request: Request::new(
             &agent_file,
@@ -125,6 +131,24 @@ fn launch_of(args: &ResumeArgs, run_id: String) -> Result<Launch, Stop> {
         checkpoints: Some(files),
         answer,
     })
+}
+
+/// A resume never gives the agent more than its session was started with, unless the
+/// person says so (`--allow-widening`): a model that found a way to edit its agent file
+/// cannot grant itself programs, hosts or limits by pausing.
+fn refuse_widening(started: &AgentSpec, now: &AgentSpec, file: &Path) -> Result<(), Stop> {
+    let widened = widenings(started, now);
+    if widened.is_empty() {
+        return Ok(());
+    }
+    Err(Stop::invalid(
+        "widened_definition",
+        format!(
+            "{} now gives the agent more than the session was started with ({}); resume with --allow-widening to accept that",
+            file.display(),
+            widened.join("; ")
+        ),
+    ))
 }
 
 /// Settles what the checkpoint lacks: calls that were running get an interrupted result

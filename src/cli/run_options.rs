@@ -51,6 +51,11 @@ pub struct RunOptions {
     /// Watch the agent file (and what it pulls in) and swap saved changes in between steps.
     #[arg(long)]
     pub watch: bool,
+    /// Let a reload or a resume give the agent more than the file it started with (new
+    /// tools, programs, hosts, sub-agents, MCP servers, higher limits); without it such a
+    /// definition is refused.
+    #[arg(long)]
+    pub allow_widening: bool,
     /// No progress on stderr.
     #[arg(long)]
     pub quiet: bool,

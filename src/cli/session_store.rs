@@ -41,6 +41,9 @@ pub struct SessionFiles {
     /// Kept in every checkpoint so a resume renders the same prompts.
     inputs: Map<String, Value>,
     input_text: String,
+    /// The definition the session runs under, kept in every checkpoint: a resume refuses a
+    /// file that gives the agent more (`spec::widening`).
+    definition: Value,
     /// Held until these files are dropped, at the end of the command.
     _lock: SessionLock,
 }
@@ -79,7 +82,8 @@ impl SessionFiles {
             branch_name: None,
             thread_tree: crate::checkpoint::ThreadTree::new(session_id),
         };
-        Ok(Some(Self::new(store, metadata, inputs, input_text, lock)))
+        let kept = (inputs, input_text, definition_of(spec));
+        Ok(Some(Self::new(store, metadata, kept, lock)))
     }
 
     /// [`SessionFiles::create`] for callers that report only a message (`chat` and
@@ -95,12 +99,12 @@ impl SessionFiles {
             .map_err(|error| format!("cannot use the checkpoint directory: {error}"))
     }
 
-    /// The files of a session held by `lock` (a resume's, or a new branch's).
+    /// The files of a session held by `lock` (a resume's, or a new branch's), keeping the
+    /// inputs, the input text and the definition in each checkpoint.
     pub fn new(
         store: FileCheckpointStore,
         metadata: SessionMetadata,
-        inputs: Map<String, Value>,
-        input_text: String,
+        (inputs, input_text, definition): (Map<String, Value>, String, Value),
         lock: SessionLock,
     ) -> Arc<Self> {
         Arc::new(SessionFiles {
@@ -108,6 +112,7 @@ impl SessionFiles {
             metadata: Mutex::new(metadata),
             inputs,
             input_text,
+            definition,
             _lock: lock,
         })
     }
@@ -143,8 +148,8 @@ impl SessionFiles {
     ) -> Result<String, String> {
         let session_id = self.session_id();
         let (checkpoint_id, timestamp, agent) = (new_id(), now_rfc3339(), self.agent());
-        let pending =
-            json!({"inputs": self.inputs, "input_text": self.input_text, "engine": pending});
+        let pending = json!({"inputs": self.inputs, "input_text": self.input_text,
+                             "definition": self.definition, "engine": pending});
         let checkpoint = CheckpointRef {
             version: 1,
             session_id: &session_id,
@@ -223,10 +228,12 @@ fn list_run(metadata: &mut SessionMetadata, run_id: &str) {
     }
 }
 
-/// The inputs, input text and engine data kept in a checkpoint's `pending`.
+/// The inputs, input text, definition and engine data kept in a checkpoint's `pending`.
 pub struct Resumable {
     pub inputs: Map<String, Value>,
     pub input_text: String,
+    /// `None` for a checkpoint written before definitions were kept.
+    pub definition: Option<AgentSpec>,
     pub engine: Option<Pending>,
 }
 
@@ -244,9 +251,17 @@ impl Resumable {
                 .and_then(Value::as_str)
                 .unwrap_or_default()
                 .to_string(),
+            definition: pending
+                .get("definition")
+                .and_then(|spec| serde_json::from_value(spec.clone()).ok()),
             engine: pending
                 .get("engine")
                 .and_then(|engine| serde_json::from_value(engine.clone()).ok()),
         }
     }
+}
+
+/// The definition a session runs under, as its checkpoints keep it.
+pub fn definition_of(spec: &AgentSpec) -> Value {
+    serde_json::to_value(spec).unwrap_or(Value::Null)
 }

@@ -14,6 +14,7 @@ use crate::engine::events::{Emitter, ReloadFailed, Reloaded};
 use crate::reload::{FileWatcher, agent_files};
 use crate::spec::AgentSpec;
 use crate::spec::load::load_agent;
+use crate::spec::widening::widenings;
 
 /// Builds the agent from a (new) spec with the run's inputs, model, answers and options.
 pub type Compiler = Box<dyn Fn(&AgentSpec) -> Result<Agent, String> + Send + Sync>;
@@ -21,19 +22,43 @@ pub type Compiler = Box<dyn Fn(&AgentSpec) -> Result<Agent, String> + Send + Syn
 pub struct SpecReloader {
     watcher: FileWatcher,
     agent_file: PathBuf,
+    /// The definition the run started with: a reload may not give the agent more.
+    started: Option<AgentSpec>,
+    /// The last definition refused for widening, reported once.
+    refused: Mutex<Option<AgentSpec>>,
     current: Mutex<AgentSpec>,
     compile: Compiler,
 }
 
 impl SpecReloader {
-    pub fn new(agent_file: PathBuf, spec: AgentSpec, compile: Compiler) -> Result<Self, String> {
+    /// `allow_widening`: the person accepts saves that give the agent more than `spec`.
+    pub fn new(
+        agent_file: PathBuf,
+        spec: AgentSpec,
+        compile: Compiler,
+        allow_widening: bool,
+    ) -> Result<Self, String> {
         let watcher = FileWatcher::new(&agent_files(&agent_file))
             .map_err(|e| format!("cannot watch {}: {e}", agent_file.display()))?;
         Ok(SpecReloader {
             watcher,
             agent_file,
+            started: (!allow_widening).then(|| spec.clone()),
+            refused: Mutex::default(),
             current: Mutex::new(spec),
             compile,
+        })
+    }
+
+    /// Why `spec` may not take over: it gives the agent more than the run started with.
+    fn widened(&self, spec: &AgentSpec) -> Option<String> {
+        let widened = widenings(self.started.as_ref()?, spec);
+        (!widened.is_empty()).then(|| {
+            format!(
+                "{}: the saved definition gives the agent more than the run started with ({}); it is not loaded (start the run with --allow-widening to accept such changes)",
+                self.agent_file.display(),
+                widened.join("; ")
+            )
         })
     }
 }
@@ -67,6 +92,14 @@ impl Reloader for SpecReloader {
                     .collect()));
             }
         };
+        if let Some(refused) = self.widened(&spec) {
+            let mut last = self.refused.lock().ok()?;
+            if last.as_ref() == Some(&spec) {
+                return None;
+            }
+            *last = Some(spec);
+            return Some(Err(vec![refused]));
+        }
         let agent = match (self.compile)(&spec) {
             Ok(agent) => agent,
             Err(message) => return Some(Err(vec![message])),
@@ -112,9 +145,11 @@ pub fn compiler(input: &CompileInput<'_>) -> Compiler {
 /// The reloader of a prepared run: watches its agent file, compiles saves with its inputs.
 pub fn reloader(
     prepared: &super::prepare::Prepared,
+    allow_widening: bool,
 ) -> Result<Arc<SpecReloader>, super::prepare::Stop> {
     let compile = compiler(&prepared.compile_input());
-    SpecReloader::new(prepared.agent_file.clone(), prepared.spec.clone(), compile)
+    let (file, spec) = (prepared.agent_file.clone(), prepared.spec.clone());
+    SpecReloader::new(file, spec, compile, allow_widening)
         .map(Arc::new)
         .map_err(|message| super::prepare::Stop::invalid("watch", message))
 }

@@ -20,6 +20,7 @@ pub mod template;
 pub mod tools;
 pub mod user_schema;
 pub mod validate;
+pub mod widening;
 pub mod yaml;
 
 pub use agent::AgentSpec;

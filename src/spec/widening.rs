@@ -1,0 +1,138 @@
+//! What a new version of an agent file would let the agent do that the old one did not:
+//! tools, programs, hosts, sub-agents, handoffs, MCP servers, environment variables, and
+//! raised or removed limits. A reload (and a resume) refuses a widened definition unless
+//! the person opted in when starting the run, so a model that finds a way to edit its file
+//! still cannot grant itself more than it was given.
+
+use super::AgentSpec;
+use super::limits::Limits;
+use super::tools::{BuiltinTool, ToolEntry};
+
+/// Each way `new` allows more than `old`, said for a person; empty when it allows no more.
+pub fn widenings(old: &AgentSpec, new: &AgentSpec) -> Vec<String> {
+    let mut found = Vec::new();
+    for entry in &new.tools {
+        found.extend(tool_widening(&old.tools, entry));
+    }
+    for handoff in &new.handoffs {
+        let same = old
+            .handoffs
+            .iter()
+            .any(|h| h.name == handoff.name && h.agent == handoff.agent);
+        if !same {
+            found.push(format!("adds or changes handoff `{}`", handoff.name));
+        }
+    }
+    for name in &new.env {
+        if !old.env.contains(name) {
+            found.push(format!("reads the environment variable `{}`", name.0));
+        }
+    }
+    found.extend(raised_limits(&old.limits, &new.limits));
+    found
+}
+
+fn tool_widening(old: &[ToolEntry], entry: &ToolEntry) -> Vec<String> {
+    match entry {
+        ToolEntry::Builtin(tool) => {
+            let before = old.iter().find_map(|e| match e {
+                ToolEntry::Builtin(b) if b.name() == tool.name() => Some(b),
+                _ => None,
+            });
+            match before {
+                Some(before) => builtin_widening(before, tool),
+                None => vec![format!("adds tool `{}`", tool.name())],
+            }
+        }
+        ToolEntry::SubAgent(tool) => {
+            let same = old.iter().any(|e| {
+                matches!(e, ToolEntry::SubAgent(b) if b.name == tool.name && b.agent == tool.agent)
+            });
+            (!same)
+                .then(|| format!("adds or changes sub-agent tool `{}`", tool.name))
+                .into_iter()
+                .collect()
+        }
+        ToolEntry::Mcp(entry) => {
+            let same = old
+                .iter()
+                .any(|e| matches!(e, ToolEntry::Mcp(b) if b == entry));
+            (!same)
+                .then(|| "adds or changes an MCP server".to_string())
+                .into_iter()
+                .collect()
+        }
+    }
+}
+
+fn builtin_widening(old: &BuiltinTool, new: &BuiltinTool) -> Vec<String> {
+    let added = |old: &[String], new: &[String], what: &str| -> Vec<String> {
+        new.iter()
+            .filter(|item| !old.contains(item))
+            .map(|item| format!("allows {what} `{item}`"))
+            .collect()
+    };
+    match (old, new) {
+        (BuiltinTool::Shell { allow: a, .. }, BuiltinTool::Shell { allow: b, .. }) => {
+            let mut found = added(a, b, "program");
+            if root_of(old) != root_of(new) {
+                found.push("moves the root of `shell`".into());
+            }
+            found
+        }
+        (
+            BuiltinTool::HttpGet { allow_hosts: a, .. },
+            BuiltinTool::HttpGet { allow_hosts: b, .. },
+        ) => added(a, b, "host"),
+        _ if root_of(old) != root_of(new) => {
+            vec![format!("moves the root of `{}`", new.name())]
+        }
+        _ => Vec::new(),
+    }
+}
+
+fn root_of(tool: &BuiltinTool) -> Option<&str> {
+    match tool {
+        BuiltinTool::ReadFile { root }
+        | BuiltinTool::WriteFile { root }
+        | BuiltinTool::ListDir { root }
+        | BuiltinTool::SearchFiles { root }
+        | BuiltinTool::Shell { root, .. } => root.as_deref(),
+        _ => None,
+    }
+}
+
+/// Bounds that `new` raises or removes.
+fn raised_limits(old: &Limits, new: &Limits) -> Vec<String> {
+    fn raised<T: PartialOrd>(old: Option<T>, new: Option<T>) -> bool {
+        match (old, new) {
+            (Some(_), None) => true,
+            (Some(old), Some(new)) => new > old,
+            (None, _) => false,
+        }
+    }
+    let checks = [
+        (
+            "max_llm_calls",
+            raised(old.max_llm_calls, new.max_llm_calls),
+        ),
+        (
+            "max_tool_calls",
+            raised(old.max_tool_calls, new.max_tool_calls),
+        ),
+        ("max_tokens", raised(old.max_tokens, new.max_tokens)),
+        ("max_cost_usd", raised(old.max_cost_usd, new.max_cost_usd)),
+        ("timeout", raised(old.timeout, new.timeout)),
+        ("tool_timeout", raised(old.tool_timeout, new.tool_timeout)),
+        ("max_depth", raised(old.max_depth, new.max_depth)),
+        (
+            "max_output_chars",
+            raised(old.max_output_chars, new.max_output_chars),
+        ),
+    ];
+    checks
+        .into_iter()
+        .filter(|(_, raised)| *raised)
+        .map(|(name, _)| format!("raises or removes `limits.{name}`"))
+        .collect()
+}
