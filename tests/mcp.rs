@@ -572,7 +572,8 @@ fn a_reload_keeps_the_running_server_and_refuses_a_changed_one() {
         .respond(slow(Reply::tool_call("echo", json!({"message": "one"}))))
         .respond(slow(Reply::tool_call("get-sum", json!({"a": 1, "b": 1}))))
         .reply(Reply::text("done"))
-        .args(["--output", "json", "--watch"])
+        // The person widens the allowlist while the agent runs: they opt in to that.
+        .args(["--output", "json", "--watch", "--allow-widening"])
         .stderr_contains("was not started with the run")
         .spawn();
     wait_until("the first model request", || running.requests_made() >= 1);
