@@ -115,7 +115,16 @@ fn a_limit_raised_in_the_file_lets_the_session_finish() {
     let resumed = stopped
         .then()
         .agent(&agent.replace("max_llm_calls: 2", "max_llm_calls: 10"))
-        .command(["resume", &session, "--run-dir", "run2", "--output", "json"])
+        // Raising a bound gives the agent more: the person says so.
+        .command([
+            "resume",
+            &session,
+            "--run-dir",
+            "run2",
+            "--output",
+            "json",
+            "--allow-widening",
+        ])
         .run();
     let envelope = resumed.json();
     assert_eq!(envelope["output"], "finally");
