@@ -216,3 +216,28 @@ fn a_resume_refuses_a_file_that_now_gives_the_agent_more() {
         .stdout("resumed\n")
         .run();
 }
+
+/// `--model` on a file whose model points at a local server keeps that endpoint and key
+/// variable: the key never goes to the provider's public endpoint by surprise.
+#[test]
+fn model_on_the_command_line_keeps_the_files_endpoint_for_the_same_provider() {
+    let ran = Test::new()
+        .agent("prompt: Go\n")
+        .reply(Reply::text("from the local server"))
+        .args(["--model", "openai/other-model"])
+        .stdout("from the local server\n")
+        .run();
+    assert_eq!(ran.requests()[0].body["model"], "other-model");
+}
+
+#[test]
+fn model_with_another_provider_says_where_the_requests_go() {
+    Test::new()
+        .agent("prompt: Go\n")
+        .env("ANTHROPIC_API_KEY", "sk-ant-test-not-real")
+        .env("ANTHROPIC_BASE_URL", "http://127.0.0.1:9")
+        .args(["--model", "anthropic/claude-x"])
+        .status(1)
+        .stderr_contains("changes the provider")
+        .run();
+}

@@ -15,7 +15,7 @@ use super::run_options::RunOptions;
 use super::session_store::SessionFiles;
 use crate::checkpoint::{CheckpointError, check_session_id};
 use crate::engine::clock::new_id;
-use crate::spec::model::{ModelRef, ModelShorthand};
+use crate::spec::model::{ModelRef, ModelShorthand, override_model};
 
 /// Options of `runner exec`.
 #[derive(Debug, Args)]
@@ -76,7 +76,7 @@ fn launch_of(args: &ExecArgs, ids: (String, String)) -> Result<Launch, Stop> {
         None => String::new(),
     };
     let model_override = match args.model.as_deref().map(ModelShorthand::parse) {
-        Some(Ok(short)) => Some(ModelRef::Shorthand(short)),
+        Some(Ok(chosen)) => Some(chosen_model(spec.model.as_ref(), &chosen)),
         Some(Err(message)) => return Err(invalid("invalid_model", format!("--model: {message}"))),
         None => None,
     };
@@ -105,4 +105,23 @@ fn launch_of(args: &ExecArgs, ids: (String, String)) -> Result<Launch, Stop> {
         checkpoints,
         answer: None,
     })
+}
+
+/// `--model` over the file's model; a change of provider is said on stderr, since the
+/// requests (and the key) then go to that provider's endpoint, not the file's.
+fn chosen_model(file: Option<&ModelRef>, chosen: &ModelShorthand) -> ModelRef {
+    let before = file.map(ModelRef::to_config);
+    if let Some(before) = before.filter(|before| before.provider != chosen.provider) {
+        let endpoint = match &before.base_url {
+            Some(url) => format!("instead of {url}"),
+            None => "instead of the file's".to_string(),
+        };
+        eprintln!(
+            "note: --model {}/{} changes the provider: requests go to {}'s default endpoint ({endpoint})",
+            chosen.provider.as_str(),
+            chosen.name,
+            chosen.provider.as_str()
+        );
+    }
+    override_model(file, chosen)
 }

@@ -35,6 +35,24 @@ impl ModelRef {
     }
 }
 
+/// `--model provider/name` over the file's model. With the file's provider, only the name
+/// changes: the endpoint, key variable, parameters, timeout and retries stay (a file that
+/// points at a local server keeps pointing there, key and all); the pricing goes, since it
+/// was the other model's. Another provider starts from that provider's defaults.
+pub fn override_model(file: Option<&ModelRef>, chosen: &ModelShorthand) -> ModelRef {
+    match file.map(ModelRef::to_config) {
+        Some(config) if config.provider == chosen.provider => {
+            ModelRef::Config(Box::new(ModelConfig {
+                name: chosen.name.clone(),
+                pricing: None,
+                script: None,
+                ..config
+            }))
+        }
+        _ => ModelRef::Shorthand(chosen.clone()),
+    }
+}
+
 /// The model providers `runner` can talk to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
