@@ -241,3 +241,30 @@ fn model_with_another_provider_says_where_the_requests_go() {
         .stderr_contains("changes the provider")
         .run();
 }
+
+/// An interrupt kills everything a running command started, not only the command: nothing
+/// it spawned goes on writing after `runner` exits 130.
+#[test]
+fn an_interrupt_kills_the_whole_process_group_of_a_running_command() {
+    let running = Test::new()
+        .agent("prompt: Go\ntools:\n  - builtin: shell\n    allow: [./spawner.sh]\n")
+        .executable(
+            "spawner.sh",
+            "#!/bin/sh\n(while true; do echo x >> ticks.log; sleep 0.05; done) &\nsleep 30\n",
+        )
+        .reply(Reply::tool_call(
+            "shell",
+            json!({"command": "./spawner.sh"}),
+        ))
+        .status(130)
+        .any_stderr()
+        .spawn();
+    let ticks = running.path("ticks.log");
+    support::wait_until("the grandchild writes", || ticks.exists());
+    running.interrupt();
+    let ran = running.wait();
+    let size = || std::fs::metadata(ran.path("ticks.log")).map_or(0, |m| m.len());
+    let at_exit = size();
+    std::thread::sleep(std::time::Duration::from_millis(400));
+    assert_eq!(size(), at_exit, "a child of the command outlived the run");
+}

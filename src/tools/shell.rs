@@ -147,6 +147,9 @@ impl ShellTool {
             }
             Err(e) => return ToolOutput::error(format!("cannot run `{argv0}`: {e}")),
         };
+        // Killed with everything it started if this call is dropped before it ends: a run
+        // that is interrupted must not leave the command's children behind.
+        let mut group = ProcessGroup::of(&child);
         let out_buf = Captured::default();
         let err_buf = Captured::default();
         let stdout = tokio::spawn(read_capped(
@@ -177,15 +180,11 @@ impl ShellTool {
         let mut status = None;
         if let End::Exited(s) = &end {
             status = Some(*s);
+            group.release();
         } else {
             // The child leads its own process group: kill the group, so programs it started
             // (rustc under cargo, a test binary) do not outlive the timeout.
-            if let Some(pid) = child.id().and_then(|pid| i32::try_from(pid).ok()) {
-                // SAFETY: killpg only sends a signal; a stale group id makes it fail harmlessly.
-                unsafe {
-                    libc::killpg(pid, libc::SIGKILL);
-                }
-            }
+            group.kill();
             let _ = child.start_kill();
             status = child.wait().await.ok().or(status);
         }
@@ -228,6 +227,40 @@ impl ShellTool {
             output = output.with_meta("cancelled", true);
         }
         output
+    }
+}
+
+/// The process group a command leads, killed (SIGKILL) when the call gives up on it or is
+/// dropped while it runs.
+struct ProcessGroup {
+    pid: Option<i32>,
+}
+
+impl ProcessGroup {
+    fn of(child: &tokio::process::Child) -> Self {
+        ProcessGroup {
+            pid: child.id().and_then(|pid| i32::try_from(pid).ok()),
+        }
+    }
+
+    fn kill(&mut self) {
+        if let Some(pid) = self.pid.take() {
+            // SAFETY: killpg only sends a signal; a stale group id makes it fail harmlessly.
+            unsafe {
+                libc::killpg(pid, libc::SIGKILL);
+            }
+        }
+    }
+
+    /// The command ended by itself: what it left running is its own business.
+    fn release(&mut self) {
+        self.pid = None;
+    }
+}
+
+impl Drop for ProcessGroup {
+    fn drop(&mut self) {
+        self.kill();
     }
 }
 
