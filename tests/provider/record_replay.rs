@@ -174,3 +174,22 @@ fn normalisation_is_idempotent_and_maps_ids_in_order() {
         matches!(&once.messages[1], Message::User { content } if content == "at <timestamp> and <timestamp>")
     );
 }
+
+#[tokio::test]
+async fn the_cassette_never_holds_the_key_even_when_the_model_says_it() {
+    let dir = std::env::temp_dir().join(format!("runner-cassette-key-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("run.jsonl");
+    let server = MockServer::start();
+    server.push(MockResponse::text(format!("Your key is {KEY}.")));
+    let opts = BuildOptions {
+        record: Some(CassetteRecorder::create(&path).unwrap()),
+        replay: None,
+    };
+    let provider =
+        build_provider_with(&config(ProviderKind::OpenAi, &server, 1), &opts, &fake_env).unwrap();
+    call(&provider, &request()).await.0.unwrap();
+    let text = std::fs::read_to_string(&path).unwrap();
+    assert!(!text.contains(KEY), "{text}");
+    assert!(text.contains("Your key is [REDACTED]."), "{text}");
+}
