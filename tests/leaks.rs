@@ -1,12 +1,14 @@
 //! A hostile model server that echoes the API key in every place an error can quote it:
 //! the key must reach none of stdout, stderr, result.json, the transcript, events.jsonl
-//! or a `--record` cassette, on either wire.
+//! or a `--record` cassette, on either wire. And `--replay` reads only what it can hold.
 
 mod support;
 
+use std::process::Command;
+
 use runner::testing::mock_server::{MockResponse, Reply};
 use serde_json::json;
-use support::{KEY, Ran, Test};
+use support::{KEY, KEY_ENV, Ran, Test};
 
 const ANTHROPIC: &str = "name: test-agent
 model: { provider: anthropic, name: m, base_url: \"$ANTHROPIC_URL\", api_key_env: RUNNER_TEST_KEY, retry: { max_attempts: 1 } }
@@ -180,4 +182,57 @@ prompt: Go
         !events.contains(KEY),
         "the key leaked into a reset:\n{events}"
     );
+}
+
+#[test]
+fn replay_refuses_a_file_that_never_ends() {
+    // Under a 2 GiB address space, reading /dev/zero to the end would abort.
+    let ran = Test::new()
+        .agent("prompt: Go\n")
+        .reply(Reply::text("ok"))
+        .run();
+    let output = Command::new("sh")
+        .arg("-c")
+        .arg("ulimit -v 2097152 && exec \"$0\" \"$@\"")
+        .arg(env!("CARGO_BIN_EXE_runner"))
+        .args([
+            "exec",
+            "agent.yaml",
+            "--run-dir",
+            "run",
+            "--replay",
+            "/dev/zero",
+        ])
+        .current_dir(&ran.dir)
+        .env(KEY_ENV, KEY)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        matches!(output.status.code(), Some(1 | 2)),
+        "{:?}\n{stderr}",
+        output.status
+    );
+    assert!(stderr.contains("/dev/zero"), "{stderr}");
+}
+
+#[test]
+fn replay_refuses_a_cassette_of_an_unknown_version() {
+    let recorded = Test::new()
+        .agent("prompt: Go\n")
+        .reply(Reply::text("Recorded answer."))
+        .args(["--record", "cassette.jsonl"])
+        .run();
+    let cassette = recorded
+        .read("cassette.jsonl")
+        .replace("\"version\":1", "\"version\":99");
+    recorded
+        .then()
+        .file("future.jsonl", &format!("\n{cassette}"))
+        .args(["--replay", "future.jsonl"])
+        .status(2)
+        .stderr_contains("future.jsonl")
+        .stderr_contains("line 2")
+        .stderr_contains("version 99")
+        .run();
 }
