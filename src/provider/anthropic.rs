@@ -13,7 +13,7 @@ use serde_json::{Map, Value};
 
 use super::anthropic_body;
 use super::anthropic_stream::AnthropicStream;
-use super::error::{ErrorKind, ProviderError, shorten};
+use super::error::{ErrorKind, ProviderError};
 use super::http::{HttpClient, exchange};
 use super::openai::HttpSettings;
 use super::types::{ModelRequest, ModelResponse};
@@ -113,7 +113,7 @@ fn parse_message(
         ProviderError::new(
             ErrorKind::Protocol,
             provider,
-            format!("malformed message ({e}): {}", shorten(&text, 200)),
+            format!("malformed message ({e}): {text}"),
         )
     })?;
     if v.get("type").and_then(Value::as_str) == Some("error") {

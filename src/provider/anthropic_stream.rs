@@ -14,7 +14,7 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use super::DeltaSink;
-use super::error::{ErrorKind, ProviderError, shorten};
+use super::error::{ErrorKind, ProviderError};
 use super::sse::{SseEvent, SseParser};
 use super::types::{FinishReason, ModelResponse, StreamDelta, ThinkingBlock, ToolCall, Usage};
 
@@ -201,11 +201,11 @@ impl Acc {
                 return Err(ProviderError::new(
                     ErrorKind::Server,
                     self.provider.clone(),
-                    shorten(data, 500),
+                    data,
                 ));
             }
             Err(e) => {
-                return Err(self.protocol(format!("malformed event ({e}): {}", shorten(data, 200))));
+                return Err(self.protocol(format!("malformed event ({e}): {data}")));
             }
         };
         match event.kind.as_ref() {

@@ -2,8 +2,9 @@
 //!
 //! A cassette is JSON Lines, one exchange per line: the normalised request and what
 //! came back (the assembled response, or the error). The format is documented in
-//! docs/cassette.md. [`Recording`] wraps any provider and appends each exchange;
-//! [`Replay`] answers from a [`ReplayStore`] with no network and no key.
+//! docs/cassette.md. [`Recording`] wraps any provider and appends each exchange, with
+//! the provider's API key redacted wherever a server managed to put it; [`Replay`]
+//! answers from a [`ReplayStore`] with no network and no key.
 //!
 //! Normalising makes a re-run match its recording although some values change on every
 //! run: tool call ids become `call_1`, `call_2`... in order of appearance, UUIDs become
@@ -18,6 +19,8 @@ use regex::Regex;
 use serde::{Deserialize, Serialize};
 
 use super::error::{ErrorKind, ProviderError};
+use super::http::Secret;
+use super::redact::redact_json;
 use super::types::{Message, ModelRequest, ModelResponse};
 use super::{BoxFuture, DeltaSink, Provider};
 
@@ -134,13 +137,14 @@ impl CassetteRecorder {
         }))
     }
 
-    /// Appends one exchange as one line.
-    pub fn append(&self, exchange: &Exchange) -> Result<(), ProviderError> {
-        let mut line =
-            serde_json::to_vec(exchange).map_err(|e| io_error(&self.path, "encode for", e))?;
-        line.push(b'\n');
+    /// Appends one exchange as one line, with `key` redacted from all of it.
+    pub fn append(&self, exchange: &Exchange, key: Option<&Secret>) -> Result<(), ProviderError> {
+        let line =
+            serde_json::to_string(exchange).map_err(|e| io_error(&self.path, "encode for", e))?;
+        let mut line = redact_json(&line, key).into_owned();
+        line.push('\n');
         let mut file = self.file.lock().unwrap_or_else(|p| p.into_inner());
-        file.write_all(&line)
+        file.write_all(line.as_bytes())
             .and_then(|_| file.flush())
             .map_err(|e| io_error(&self.path, "write", e))
     }
@@ -151,11 +155,21 @@ impl CassetteRecorder {
 pub struct Recording {
     inner: Arc<dyn Provider>,
     recorder: Arc<CassetteRecorder>,
+    /// The key `inner` sends, kept out of the cassette.
+    key: Option<Secret>,
 }
 
 impl Recording {
-    pub fn new(inner: Arc<dyn Provider>, recorder: Arc<CassetteRecorder>) -> Self {
-        Recording { inner, recorder }
+    pub fn new(
+        inner: Arc<dyn Provider>,
+        recorder: Arc<CassetteRecorder>,
+        key: Option<Secret>,
+    ) -> Self {
+        Recording {
+            inner,
+            recorder,
+            key,
+        }
     }
 
     async fn call(
@@ -176,14 +190,15 @@ impl Recording {
                 }),
             ),
         };
-        self.recorder.append(&Exchange {
+        let exchange = Exchange {
             version: CASSETTE_VERSION,
             provider: self.inner.name().to_string(),
             model: self.inner.model().to_string(),
             request: normalize_request(req),
             response,
             error,
-        })?;
+        };
+        self.recorder.append(&exchange, self.key.as_ref())?;
         outcome
     }
 }

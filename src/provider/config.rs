@@ -160,10 +160,11 @@ pub fn build_provider_with(
             cfg.model.clone(),
         )));
     }
-    let provider: Arc<dyn Provider> = match cfg.kind {
-        ProviderKind::Scripted => {
-            Arc::new(ScriptedProvider::new(cfg.model.clone(), cfg.script.clone()))
-        }
+    let (provider, key): (Arc<dyn Provider>, Option<Secret>) = match cfg.kind {
+        ProviderKind::Scripted => (
+            Arc::new(ScriptedProvider::new(cfg.model.clone(), cfg.script.clone())),
+            None,
+        ),
         kind => {
             let key_env = cfg.key_env();
             let key = match &key_env {
@@ -190,7 +191,7 @@ pub fn build_provider_with(
                 provider: name.to_string(),
                 model: cfg.model.clone(),
                 base_url,
-                key,
+                key: key.clone(),
                 key_env,
                 params: cfg.params.clone(),
                 timeout: cfg.timeout,
@@ -200,11 +201,11 @@ pub fn build_provider_with(
                 ProviderKind::Anthropic => Arc::new(AnthropicProvider::new(settings)?),
                 _ => Arc::new(OpenAiProvider::new(settings)?),
             };
-            Arc::new(Retry::new(client, cfg.retry))
+            (Arc::new(Retry::new(client, cfg.retry)), key)
         }
     };
     Ok(match &opts.record {
-        Some(recorder) => Arc::new(Recording::new(provider, recorder.clone())),
+        Some(recorder) => Arc::new(Recording::new(provider, recorder.clone(), key)),
         None => provider,
     })
 }

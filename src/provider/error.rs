@@ -1,8 +1,10 @@
 //! One error type for every provider, classified by [`ErrorKind`] so the retry layer
 //! and the engine decide on the kind, never on message text.
 //!
-//! Messages come from servers; they pass through [`ProviderError::redact`] with the
-//! API key before they reach anyone, so a server that echoes a key cannot leak it.
+//! Messages come from servers and quote them whole; the HTTP client passes every error
+//! through [`ProviderError::redact`] with the API key, which also
+//! shortens the message, before it reaches anyone, so a server that echoes the key
+//! cannot leak it.
 
 use std::fmt;
 use std::time::Duration;
@@ -135,21 +137,6 @@ impl ProviderError {
         )
     }
 
-    /// Replaces every occurrence of `secret` in the message and hint.
-    pub fn redact(mut self, secret: Option<&str>) -> Self {
-        if let Some(secret) = secret.filter(|s| !s.is_empty()) {
-            if self.message.contains(secret) {
-                self.message = self.message.replace(secret, "[REDACTED]");
-            }
-            if let Some(hint) = &mut self.hint
-                && hint.contains(secret)
-            {
-                *hint = hint.replace(secret, "[REDACTED]");
-            }
-        }
-        self
-    }
-
     /// Classifies an HTTP error status, adding the standard hints.
     pub fn from_status(
         provider: &str,
@@ -185,7 +172,7 @@ impl ProviderError {
     /// numeric `code`) or Anthropic's `{"type":"error","error":{"type":"overloaded_error"}}`.
     pub fn from_stream_error(provider: &str, v: &serde_json::Value) -> Self {
         let err = v.get("error").unwrap_or(v);
-        let message = message_from_json(v).unwrap_or_else(|| shorten(&v.to_string(), 500));
+        let message = message_from_json(v).unwrap_or_else(|| v.to_string());
         let status = ["status_code", "status", "code"]
             .iter()
             .find_map(|k| err.get(*k).and_then(|c| c.as_u64()))
@@ -247,7 +234,8 @@ impl std::error::Error for ProviderError {}
 
 /// Extracts the human message from an API error body, whatever its shape:
 /// `{"error":{"message"}}` (OpenAI, Anthropic, OpenRouter, Groq), `{"error":"..."}`
-/// (Ollama), `{"message"}` (vLLM), `{"detail"}`; else the body itself, shortened.
+/// (Ollama), `{"message"}` (vLLM), `{"detail"}`; else the body itself (whole: it is
+/// shortened after redaction).
 pub fn error_message_from_body(body: &[u8]) -> String {
     if let Ok(v) = serde_json::from_slice::<serde_json::Value>(body)
         && let Some(msg) = message_from_json(&v)
@@ -259,7 +247,7 @@ pub fn error_message_from_body(body: &[u8]) -> String {
     if text.is_empty() {
         "(empty response body)".to_string()
     } else {
-        shorten(text, 500)
+        text.to_string()
     }
 }
 

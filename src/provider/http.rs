@@ -1,6 +1,7 @@
 //! The HTTP plumbing both wire formats share: one POST with a per-request deadline and
 //! an idle timeout between body chunks, error bodies turned into [`ProviderError`]s
-//! (message extracted, key redacted, `Retry-After` read), and a body read chunk by chunk.
+//! (message extracted, `Retry-After` read), and a body read chunk by chunk. Every error
+//! of an [`exchange`] leaves it with the key redacted.
 
 use std::fmt;
 use std::sync::Once;
@@ -134,8 +135,7 @@ impl HttpClient {
         let message = error_message_from_body(&bytes);
         Err(
             ProviderError::from_status(&self.provider, status, message, self.key_env.as_deref())
-                .with_retry_after(retry_after)
-                .redact(self.key.as_ref().map(Secret::expose)),
+                .with_retry_after(retry_after),
         )
     }
 
@@ -179,7 +179,6 @@ impl HttpClient {
             ErrorKind::Network
         };
         self.err(kind, message)
-            .redact(self.key.as_ref().map(Secret::expose))
     }
 }
 
@@ -278,8 +277,23 @@ pub trait WireStream {
 }
 
 /// One exchange, the same for every wire: POST the body, then read either a whole JSON
-/// answer (`whole`) or a stream (`stream`), stopping at its terminal event.
+/// answer (`whole`) or a stream (`stream`), stopping at its terminal event. Whatever
+/// part of the answer an error quotes, it comes back with the key redacted.
 pub async fn exchange<S: WireStream>(
+    http: &HttpClient,
+    url: &str,
+    headers: Vec<(&'static str, String)>,
+    body: &impl serde::Serialize,
+    stream: S,
+    whole: impl FnOnce(&[u8]) -> Result<ModelResponse, ProviderError>,
+    sink: &DeltaSink<'_>,
+) -> Result<ModelResponse, ProviderError> {
+    exchange_unredacted(http, url, headers, body, stream, whole, sink)
+        .await
+        .map_err(|e| e.redact(http.key.as_ref()))
+}
+
+async fn exchange_unredacted<S: WireStream>(
     http: &HttpClient,
     url: &str,
     headers: Vec<(&'static str, String)>,

@@ -24,6 +24,7 @@ mod http;
 pub mod openai;
 mod openai_body;
 pub mod openai_stream;
+pub mod redact;
 pub mod replay;
 pub mod retry;
 pub mod scripted;

@@ -10,7 +10,7 @@
 use serde::Deserialize;
 use serde_json::{Map, Value};
 
-use super::error::{ErrorKind, ProviderError, shorten};
+use super::error::{ErrorKind, ProviderError};
 use super::http::{HttpClient, Secret, exchange};
 use super::openai_body;
 use super::openai_stream::{Accumulator, Delta, OpenAiStream, WireUsage};
@@ -162,7 +162,7 @@ pub(crate) fn parse_completion(
         ProviderError::new(
             ErrorKind::Protocol,
             provider,
-            format!("malformed completion ({e}): {}", shorten(&text, 200)),
+            format!("malformed completion ({e}): {text}"),
         )
     })?;
     if let Some(error) = c.error.as_ref().filter(|e| !e.is_null()) {

@@ -15,7 +15,7 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use super::DeltaSink;
-use super::error::{ErrorKind, ProviderError, shorten};
+use super::error::{ErrorKind, ProviderError};
 use super::sse::{SseEvent, SseParser};
 use super::types::{FinishReason, ModelResponse, StreamDelta, ThinkingBlock, ToolCall, Usage};
 
@@ -187,7 +187,7 @@ impl Accumulator {
             ProviderError::new(
                 ErrorKind::Protocol,
                 self.provider.clone(),
-                format!("malformed stream chunk ({e}): {}", shorten(data, 200)),
+                format!("malformed stream chunk ({e}): {data}"),
             )
         })?;
         if let Some(error) = chunk.error.as_ref().filter(|e| !e.is_null()) {
@@ -220,9 +220,7 @@ impl Accumulator {
     fn stream_error(&self, data: &str) -> ProviderError {
         match serde_json::from_str::<Value>(data) {
             Ok(v) => ProviderError::from_stream_error(&self.provider, &v),
-            Err(_) => {
-                ProviderError::new(ErrorKind::Server, self.provider.clone(), shorten(data, 500))
-            }
+            Err(_) => ProviderError::new(ErrorKind::Server, self.provider.clone(), data),
         }
     }
 

@@ -1,16 +1,20 @@
 //! Replay: answers model calls from a recorded cassette, with no network and no key.
 //! Requests are normalised like recorded ones (see [`super::cassette`]) and matched
 //! exactly; a miss explains itself with the closest recorded request.
+//!
+//! A cassette is read whole before the run starts, so its size is bounded
+//! ([`MAX_CASSETTE_BYTES`]) and it must be a regular file: `--replay /dev/zero` is
+//! refused instead of reading until memory runs out.
 
 use std::fs::File;
-use std::io::{BufRead, BufReader};
+use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
 use serde::Serialize;
 use serde_json::Value;
 
-use super::cassette::{Exchange, io_error, normalize_request};
+use super::cassette::{CASSETTE_VERSION, Exchange, io_error, normalize_request};
 use super::error::{ErrorKind, ProviderError, shorten};
 use super::scripted::{ScriptedResponse, ScriptedToolCall, ScriptedUsage, render};
 use super::types::{ModelRequest, ModelResponse};
@@ -28,22 +32,57 @@ pub struct ReplayStore {
     used: Mutex<Vec<bool>>,
 }
 
+/// The largest cassette `--replay` reads: 256 MiB.
+pub const MAX_CASSETTE_BYTES: u64 = 256 * 1024 * 1024;
+
 impl ReplayStore {
+    /// Reads the cassette at `path`: a regular file of at most [`MAX_CASSETTE_BYTES`],
+    /// every line of [`CASSETTE_VERSION`].
     pub fn load(path: impl AsRef<Path>) -> Result<Arc<Self>, ProviderError> {
         let path = path.as_ref().to_path_buf();
+        let too_big = || {
+            io_error(
+                &path,
+                "replay",
+                format!(
+                    "a cassette may hold at most {} MiB",
+                    MAX_CASSETTE_BYTES >> 20
+                ),
+            )
+        };
+        // Checked before opening: opening a FIFO would wait for a writer.
+        let meta = std::fs::metadata(&path).map_err(|e| io_error(&path, "open", e))?;
+        if !meta.is_file() {
+            return Err(io_error(&path, "replay", "not a regular file"));
+        }
+        if meta.len() > MAX_CASSETTE_BYTES {
+            return Err(too_big());
+        }
         let file = File::open(&path).map_err(|e| io_error(&path, "open", e))?;
+        // The file may grow after the check: read one byte more than allowed, at most.
+        let mut reader = BufReader::new(file.take(MAX_CASSETTE_BYTES + 1));
         let mut exchanges = Vec::new();
         let mut lines = Vec::new();
-        for (n, line) in BufReader::new(file).lines().enumerate() {
-            let line = line.map_err(|e| io_error(&path, "read", e))?;
+        let mut read = 0;
+        let mut line = String::new();
+        for n in 1.. {
+            line.clear();
+            match reader.read_line(&mut line) {
+                Ok(0) => break,
+                Ok(len) => read += len as u64,
+                Err(e) => return Err(io_error(&path, "read", e)),
+            }
+            if read > MAX_CASSETTE_BYTES {
+                return Err(too_big());
+            }
             if line.trim().is_empty() {
                 continue;
             }
-            let mut ex: Exchange = serde_json::from_str(&line)
-                .map_err(|e| io_error(&path, &format!("parse line {} of", n + 1), e))?;
+            let mut ex = parse_line(&line)
+                .map_err(|e| io_error(&path, &format!("replay line {n} of"), e))?;
             ex.request = normalize_request(&ex.request);
             exchanges.push(ex);
-            lines.push(n + 1);
+            lines.push(n);
         }
         let used = Mutex::new(vec![false; exchanges.len()]);
         Ok(Arc::new(ReplayStore {
@@ -120,6 +159,28 @@ impl ReplayStore {
             None => {}
         }
         msg
+    }
+}
+
+/// One line of a cassette, refused unless its `version` is the one this runner writes;
+/// a line of another version says so even when it does not parse as an exchange.
+fn parse_line(line: &str) -> Result<Exchange, String> {
+    #[derive(serde::Deserialize)]
+    struct Versioned {
+        version: serde_json::Value,
+    }
+    let wrong_version = |version: &Value| {
+        format!(
+            "cassette version {version} is not supported (this runner reads version {CASSETTE_VERSION})"
+        )
+    };
+    match serde_json::from_str::<Exchange>(line) {
+        Ok(ex) if ex.version == CASSETTE_VERSION => Ok(ex),
+        Ok(ex) => Err(wrong_version(&Value::from(ex.version))),
+        Err(e) => match serde_json::from_str::<Versioned>(line) {
+            Ok(v) if v.version != CASSETTE_VERSION => Err(wrong_version(&v.version)),
+            _ => Err(format!("not an exchange: {e}")),
+        },
     }
 }
 

@@ -174,3 +174,38 @@ fn normalisation_is_idempotent_and_maps_ids_in_order() {
         matches!(&once.messages[1], Message::User { content } if content == "at <timestamp> and <timestamp>")
     );
 }
+
+#[tokio::test]
+async fn the_cassette_never_holds_the_key_even_when_the_model_says_it() {
+    let dir = std::env::temp_dir().join(format!("runner-cassette-key-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("run.jsonl");
+    let server = MockServer::start();
+    server.push(MockResponse::text(format!("Your key is {KEY}.")));
+    let opts = BuildOptions {
+        record: Some(CassetteRecorder::create(&path).unwrap()),
+        replay: None,
+    };
+    let provider =
+        build_provider_with(&config(ProviderKind::OpenAi, &server, 1), &opts, &fake_env).unwrap();
+    call(&provider, &request()).await.0.unwrap();
+    let text = std::fs::read_to_string(&path).unwrap();
+    assert!(!text.contains(KEY), "{text}");
+    assert!(text.contains("Your key is [REDACTED]."), "{text}");
+}
+
+#[test]
+fn replay_refuses_a_cassette_larger_than_the_bound() {
+    let dir = std::env::temp_dir().join(format!("runner-cassette-big-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("huge.jsonl");
+    // Sparse: no disk space used, and nothing is read.
+    let file = std::fs::File::create(&path).unwrap();
+    file.set_len(runner::provider::replay::MAX_CASSETTE_BYTES + 1)
+        .unwrap();
+    let e = ReplayStore::load(&path).unwrap_err();
+    std::fs::remove_file(&path).unwrap();
+    assert_eq!(e.kind, ErrorKind::Config);
+    assert!(e.message.contains("huge.jsonl"), "{e}");
+    assert!(e.message.contains("at most 256 MiB"), "{e}");
+}
