@@ -130,7 +130,7 @@ fn an_alias_repeating_a_large_string_is_refused_where_it_crosses_the_bound() {
     assert_refused(
         &ended,
         "agent.yaml:3:",
-        "error[yaml]: the document expands to more than 16 MiB",
+        "error[yaml]: the document expands to more than 32 MiB",
     );
 }
 
@@ -228,5 +228,32 @@ fn a_closed_stdout_keeps_the_runs_exit_code() {
     let output = child.wait_with_output().unwrap();
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert_eq!(output.status.code(), Some(0), "{stderr}");
+    assert!(!stderr.contains("panicked"), "{stderr}");
+}
+
+#[test]
+fn a_panic_anywhere_is_an_internal_error_not_a_crash() {
+    // Printing diagnostics to a closed stdout is one way to panic today: whatever the
+    // reason, the user sees one `error[internal]` line and exit 1, or the diagnostics'
+    // own exit 2 once nothing panics there.
+    let dir = workspace("name: broken\nunknown_key: 1\n");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_runner"))
+        .args(["validate", "--format", "json", "agent.yaml"])
+        .current_dir(&dir)
+        .env("NO_COLOR", "1")
+        .env_remove("RUST_BACKTRACE")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the runner binary starts");
+    drop(child.stdout.take());
+    let output = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    match output.status.code() {
+        Some(1) => assert!(stderr.starts_with("error[internal]: "), "{stderr}"),
+        Some(2) => {}
+        other => panic!("exit {other:?}\n{stderr}"),
+    }
     assert!(!stderr.contains("panicked"), "{stderr}");
 }

@@ -101,15 +101,16 @@ pub const MAX_INPUT_BYTES: usize = 8 * 1024 * 1024;
 /// Collections nested deeper than this are refused.
 pub const MAX_DEPTH: usize = 128;
 
-/// Nodes, aliases counted by the nodes they expand to, beyond this are refused ("billion
-/// laughs").
+/// Nodes, counted like `MAX_EXPANDED_BYTES` counts bytes, beyond this are refused
+/// ("billion laughs").
 const MAX_NODES: usize = 200_000;
 
 /// The expanded size beyond which a document is refused: every scalar and key counts its
-/// bytes plus one, every collection one, and an alias what its anchor counted. A file
-/// without aliases never comes near it (it counts about its own size, at most
-/// `MAX_INPUT_BYTES`).
-pub const MAX_EXPANDED_BYTES: usize = 16 * 1024 * 1024;
+/// bytes plus one, every collection one, an alias what its anchor counted, and an anchor
+/// once more (the copy its aliases are made from). A file without aliases stays far below
+/// it: it counts about its own size, twice at most, and its size is at most
+/// `MAX_INPUT_BYTES`.
+pub const MAX_EXPANDED_BYTES: usize = 32 * 1024 * 1024;
 
 impl YamlDocument {
     /// The span recorded for `pointer`, or the closest ancestor's.
@@ -339,7 +340,10 @@ struct Builder {
     /// Anchored values with what they count, for aliases.
     anchors: HashMap<usize, (Value, Cost)>,
     errors: Vec<YamlError>,
+    /// What the document expands to so far.
     total: Cost,
+    /// What the anchors' copies (kept for aliases) hold: memory too, so counted too.
+    copies: Cost,
 }
 
 impl Builder {
@@ -386,9 +390,28 @@ impl Builder {
     fn count(&mut self, cost: Cost, position: Position) -> Result<(), YamlError> {
         self.total.nodes += cost.nodes;
         self.total.bytes += cost.bytes;
-        let message = if self.total.nodes > MAX_NODES {
+        self.check_bounds(position)
+    }
+
+    /// Keeps a copy of an anchored value for its aliases, counting the copy.
+    fn anchor(
+        &mut self,
+        anchor: usize,
+        value: &Value,
+        cost: Cost,
+        position: Position,
+    ) -> Result<(), YamlError> {
+        self.copies.nodes += cost.nodes;
+        self.copies.bytes += cost.bytes;
+        self.check_bounds(position)?;
+        self.anchors.insert(anchor, (value.clone(), cost));
+        Ok(())
+    }
+
+    fn check_bounds(&self, position: Position) -> Result<(), YamlError> {
+        let message = if self.total.nodes + self.copies.nodes > MAX_NODES {
             format!("the document expands to more than {MAX_NODES} nodes (aliases); refusing it")
-        } else if self.total.bytes > MAX_EXPANDED_BYTES {
+        } else if self.total.bytes + self.copies.bytes > MAX_EXPANDED_BYTES {
             format!(
                 "the document expands to more than {} MiB (aliases count what they repeat); \
                  refusing it",
@@ -445,7 +468,7 @@ impl Builder {
                         }
                     })?;
                 if anchor > 0 {
-                    self.anchors.insert(anchor, (value.clone(), cost));
+                    self.anchor(anchor, &value, cost, position)?;
                 }
                 let mut node = SpanNode::leaf(NodeSpan {
                     value: position,
@@ -545,7 +568,7 @@ impl Builder {
                         nodes: self.total.nodes - frame.start.nodes,
                         bytes: self.total.bytes - frame.start.bytes,
                     };
-                    self.anchors.insert(frame.anchor, (value.clone(), cost));
+                    self.anchor(frame.anchor, &value, cost, frame.span.value)?;
                 }
                 let node = SpanNode {
                     span: frame.span,
@@ -772,5 +795,38 @@ mod tests {
         }
         let errors = load_yaml(&text).unwrap_err();
         assert!(errors[0].message.contains("aliases"));
+    }
+
+    #[test]
+    fn finds_keys_with_slashes_and_tildes() {
+        let doc = load_yaml("name: a\nmap:\n  a/b~c: 1\n").unwrap();
+        assert_eq!(
+            doc.value_position("/map/a~1b~0c"),
+            Position {
+                line: 3,
+                column: 10
+            }
+        );
+        assert_eq!(doc.written_number("/map/a~1b~0c"), Some("1"));
+    }
+
+    #[test]
+    fn counts_the_copies_nested_anchors_keep() {
+        // No alias at all, but every level keeps a copy of the 1 MiB string below it.
+        let mut text = String::new();
+        for level in 0..40 {
+            text.push_str(&format!("{}- &a{level}\n", "  ".repeat(level)));
+        }
+        text.push_str(&format!(
+            "{}- {}\n",
+            "  ".repeat(40),
+            "x".repeat(1024 * 1024)
+        ));
+        let errors = load_yaml(&text).unwrap_err();
+        assert!(
+            errors[0].message.contains("32 MiB"),
+            "{}",
+            errors[0].message
+        );
     }
 }
