@@ -5,7 +5,8 @@
 pub enum Exit {
     /// 0: the agent finished, or the files are valid.
     Completed,
-    /// 1: provider error after retries, structured output never valid, internal error.
+    /// 1: provider error after retries, structured output never valid, internal error (a
+    /// panic, which prints `error[internal]` instead of ending the process with 101).
     Failed,
     /// 2: bad command line, invalid agent file, missing API key.
     Invalid,

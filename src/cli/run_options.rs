@@ -1,7 +1,7 @@
 //! The options every command that runs an agent shares (`exec`, `resume`), and how they
 //! turn into sources, sinks and printed results.
 
-use std::io::IsTerminal;
+use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -65,22 +65,18 @@ pub struct RunOptions {
 }
 
 impl RunOptions {
-    /// Prints the result on stdout, unless stdout carries the events.
+    /// Prints the result on stdout, unless stdout carries the events. A reader that went
+    /// away (`| head -c 1`) is not an error: the run's exit code stands.
     pub fn print_result(&self, result: &RunResult) {
         if self.events.as_deref() == Some("-") {
             return;
         }
-        match self.output {
-            OutputFormat::Json => {
-                if let Ok(text) = serde_json::to_string_pretty(result) {
-                    println!("{text}");
-                }
-            }
-            OutputFormat::Text => {
-                if let Some(output) = &result.output {
-                    println!("{output}");
-                }
-            }
+        let text = match self.output {
+            OutputFormat::Json => serde_json::to_string_pretty(result).ok(),
+            OutputFormat::Text => result.output.clone(),
+        };
+        if let Some(text) = text {
+            print_line(&text);
         }
     }
 
@@ -121,6 +117,12 @@ impl RunOptions {
             }
         }
     }
+}
+
+/// Prints `text` and a newline on stdout, ignoring a closed stdout (`println!` panics).
+pub fn print_line(text: &str) {
+    let mut stdout = std::io::stdout().lock();
+    let _ = writeln!(stdout, "{text}").and_then(|()| stdout.flush());
 }
 
 fn read_answers(path: &Path) -> Result<AnswersFile, String> {

@@ -69,6 +69,8 @@ pub struct IncludedFile {
 pub fn environment(base_dir: &Path) -> Environment<'static> {
     let mut env = Environment::new();
     env.set_undefined_behavior(UndefinedBehavior::Strict);
+    env.set_fuel(Some(MAX_RENDER_FUEL));
+    env.add_test("divisibleby", divisible_by);
     if let Ok(syntax) = SyntaxConfig::builder().keep_trailing_newline(true).build() {
         env.set_syntax(syntax);
     }
@@ -85,6 +87,20 @@ pub fn environment(base_dir: &Path) -> Environment<'static> {
         Err(message) => Err(minijinja::Error::new(ErrorKind::TemplateNotFound, message)),
     });
     env
+}
+
+/// minijinja's `divisibleby`, with division by zero an error (minijinja's own panics).
+fn divisible_by(
+    value: &minijinja::Value,
+    divisor: &minijinja::Value,
+) -> Result<bool, minijinja::Error> {
+    if divisor.is_number() && f64::try_from(divisor.clone()).is_ok_and(|d| d == 0.0) {
+        return Err(minijinja::Error::new(
+            ErrorKind::InvalidOperation,
+            "divisibleby(0): cannot divide by zero",
+        ));
+    }
+    Ok(minijinja::tests::is_divisibleby(value, divisor))
 }
 
 /// Resolves an include name inside `base_dir`, refusing anything that leaves it (`..`,
@@ -115,7 +131,15 @@ pub fn resolve_include(base_dir: &Path, name: &str) -> Result<PathBuf, String> {
     Ok(joined)
 }
 
-/// Renders `source` with `context`.
+/// The instructions one render may run (minijinja's fuel): loops that would never end in
+/// practice stop here. Checked at render time; `runner validate` has no inputs to run with.
+pub const MAX_RENDER_FUEL: u64 = 5_000_000;
+
+/// The most text one render may produce.
+pub const MAX_RENDER_BYTES: usize = 4 * 1024 * 1024;
+
+/// Renders `source` with `context`, within `MAX_RENDER_FUEL` and `MAX_RENDER_BYTES`. A panic
+/// inside the template engine is an error like any other, not a crash.
 pub fn render(
     env: &Environment<'_>,
     name: &str,
@@ -123,7 +147,83 @@ pub fn render(
     context: &Value,
 ) -> Result<String, minijinja::Error> {
     let template = env.template_from_named_str(name, source)?;
-    template.render(minijinja::value::Serde(context))
+    let mut output = BoundedOutput::default();
+    let rendered =
+        catch_panic(|| template.render_captured_to(minijinja::value::Serde(context), &mut output));
+    match rendered {
+        Ok(Ok(_)) => Ok(String::from_utf8_lossy(&output.bytes).into_owned()),
+        Ok(Err(error)) if output.overflowed => Err(minijinja::Error::new(
+            ErrorKind::InvalidOperation,
+            format!(
+                "the template renders more than {} MiB of text",
+                MAX_RENDER_BYTES / (1024 * 1024)
+            ),
+        )
+        .with_source(error)),
+        Ok(Err(error)) if error.kind() == ErrorKind::OutOfFuel => Err(minijinja::Error::new(
+            ErrorKind::OutOfFuel,
+            format!(
+                "the template runs more than {MAX_RENDER_FUEL} instructions (a loop too long?)"
+            ),
+        )),
+        Ok(Err(error)) => Err(error),
+        Err(panic) => Err(minijinja::Error::new(
+            ErrorKind::InvalidOperation,
+            format!("the template engine failed: {panic}"),
+        )),
+    }
+}
+
+/// Render output that refuses to grow past `MAX_RENDER_BYTES`.
+#[derive(Default)]
+struct BoundedOutput {
+    bytes: Vec<u8>,
+    overflowed: bool,
+}
+
+impl std::io::Write for BoundedOutput {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        if self.bytes.len() + buf.len() > MAX_RENDER_BYTES {
+            self.overflowed = true;
+            return Err(std::io::Error::other("template output too large"));
+        }
+        self.bytes.extend_from_slice(buf);
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+thread_local! {
+    /// Set while `catch_panic` runs on this thread, so the process's panic hook stays quiet
+    /// about a panic that is about to become an error.
+    static CATCHING: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Whether a panic on this thread now will be caught and reported as an error.
+pub fn panic_is_caught() -> bool {
+    CATCHING.with(std::cell::Cell::get)
+}
+
+/// Runs `work`, turning a panic into its message.
+fn catch_panic<T>(work: impl FnOnce() -> T) -> Result<T, String> {
+    let was = CATCHING.with(|flag| flag.replace(true));
+    let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(work));
+    CATCHING.with(|flag| flag.set(was));
+    outcome.map_err(|payload| panic_message(payload.as_ref()))
+}
+
+/// The text of a panic's payload.
+pub fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
+    if let Some(text) = payload.downcast_ref::<&str>() {
+        text.to_string()
+    } else if let Some(text) = payload.downcast_ref::<String>() {
+        text.clone()
+    } else {
+        "a panic without a message".to_string()
+    }
 }
 
 /// Every problem of a template: syntax, undeclared variables, includes.

@@ -2,8 +2,13 @@
 //!
 //! Validation works on `serde_json::Value` (the JSON Schema validator and serde both speak
 //! it), but diagnostics must point at the user's YAML. So the loader builds the value from
-//! saphyr's event stream and records, for every JSON pointer, the position of the node and
-//! of its key. Plain scalars are resolved with the YAML 1.2 core schema (`yes` is a string).
+//! saphyr's event stream and records, for every node, the position of the node and of its
+//! key, in a tree shaped like the value (so no JSON pointer is kept per node). Plain scalars
+//! are resolved with the YAML 1.2 core schema (`yes` is a string).
+//!
+//! A hostile file stays bounded: its size, its nesting, and what it expands to through
+//! aliases each have a limit (the constants below, documented in docs/yaml.md), and hitting
+//! one is an error at the line where it happens.
 
 use std::collections::HashMap;
 
@@ -41,35 +46,76 @@ pub struct YamlError {
 #[derive(Debug, Clone)]
 pub struct YamlDocument {
     pub value: Value,
-    spans: HashMap<String, NodeSpan>,
-    /// Each number as the user wrote it, by pointer: `99999999999999999999` becomes the
-    /// float `1e20` in JSON, and a message should quote what the file says.
-    numbers: HashMap<String, String>,
+    spans: SpanNode,
     source: String,
 }
 
-/// Nodes created by alias expansion beyond this are refused ("billion laughs").
+/// Where one node is, and where its children are: the value's shape, positions only.
+#[derive(Debug, Clone)]
+struct SpanNode {
+    span: NodeSpan,
+    /// A number as the user wrote it: `99999999999999999999` becomes the float `1e20` in
+    /// JSON, and a message should quote what the file says.
+    written: Option<String>,
+    children: Children,
+}
+
+#[derive(Debug, Clone)]
+enum Children {
+    None,
+    Items(Vec<SpanNode>),
+    Fields(HashMap<String, SpanNode>),
+}
+
+impl SpanNode {
+    fn leaf(span: NodeSpan) -> SpanNode {
+        SpanNode {
+            span,
+            written: None,
+            children: Children::None,
+        }
+    }
+
+    /// The node at `pointer`, or its closest recorded ancestor, and whether it was exact.
+    fn find(&self, pointer: &str) -> (&SpanNode, bool) {
+        let mut node = self;
+        for segment in pointer.split('/').skip(1) {
+            let segment = segment.replace("~1", "/").replace("~0", "~");
+            let child = match &node.children {
+                Children::Items(items) => segment.parse::<usize>().ok().and_then(|i| items.get(i)),
+                Children::Fields(fields) => fields.get(&segment),
+                Children::None => None,
+            };
+            match child {
+                Some(child) => node = child,
+                None => return (node, false),
+            }
+        }
+        (node, true)
+    }
+}
+
+/// Files larger than this are refused before parsing.
+pub const MAX_INPUT_BYTES: usize = 8 * 1024 * 1024;
+
+/// Collections nested deeper than this are refused.
+pub const MAX_DEPTH: usize = 128;
+
+/// Nodes, counted like `MAX_EXPANDED_BYTES` counts bytes, beyond this are refused
+/// ("billion laughs").
 const MAX_NODES: usize = 200_000;
+
+/// The expanded size beyond which a document is refused: every scalar and key counts its
+/// bytes plus one, every collection one, an alias what its anchor counted, and an anchor
+/// once more (the copy its aliases are made from). A file without aliases stays far below
+/// it: it counts about its own size, twice at most, and its size is at most
+/// `MAX_INPUT_BYTES`.
+pub const MAX_EXPANDED_BYTES: usize = 32 * 1024 * 1024;
 
 impl YamlDocument {
     /// The span recorded for `pointer`, or the closest ancestor's.
     pub fn span(&self, pointer: &str) -> NodeSpan {
-        let mut current = pointer;
-        loop {
-            if let Some(span) = self.spans.get(current) {
-                return *span;
-            }
-            match current.rfind('/') {
-                Some(cut) => current = &current[..cut],
-                None => {
-                    return NodeSpan {
-                        value: Position { line: 1, column: 1 },
-                        key: None,
-                        style: None,
-                    };
-                }
-            }
-        }
+        self.spans.find(pointer).0.span
     }
 
     /// The position to report for a problem with the value at `pointer`.
@@ -90,7 +136,10 @@ impl YamlDocument {
     /// The number at `pointer` as written in the file (`None` for other values, and for
     /// numbers that came from an alias).
     pub fn written_number(&self, pointer: &str) -> Option<&str> {
-        self.numbers.get(pointer).map(String::as_str)
+        match self.spans.find(pointer) {
+            (node, true) => node.written.as_deref(),
+            _ => None,
+        }
     }
 
     /// The position of byte `offset` inside the string scalar at `pointer`, so template
@@ -171,6 +220,9 @@ fn position_of(span: &Span) -> Position {
 
 /// Loads the first YAML document of `source`.
 pub fn load_yaml(source: &str) -> Result<YamlDocument, Vec<YamlError>> {
+    if source.len() > MAX_INPUT_BYTES {
+        return Err(vec![too_large(source)]);
+    }
     let mut builder = Builder::default();
     let mut parser = Parser::new_from_str(source);
     let mut documents = 0;
@@ -211,8 +263,8 @@ pub fn load_yaml(source: &str) -> Result<YamlDocument, Vec<YamlError>> {
             }
         }
     }
-    let value = match builder.root.take() {
-        Some(value) => value,
+    let (value, spans) = match builder.root.take() {
+        Some(root) => root,
         None => {
             builder.errors.push(YamlError {
                 position: Position { line: 1, column: 1 },
@@ -220,7 +272,7 @@ pub fn load_yaml(source: &str) -> Result<YamlDocument, Vec<YamlError>> {
                     .into(),
                 pointer: String::new(),
             });
-            Value::Null
+            return Err(builder.errors);
         }
     };
     if !builder.errors.is_empty() {
@@ -228,22 +280,55 @@ pub fn load_yaml(source: &str) -> Result<YamlDocument, Vec<YamlError>> {
     }
     Ok(YamlDocument {
         value,
-        spans: builder.spans,
-        numbers: builder.numbers,
+        spans,
         source: source.to_string(),
     })
 }
 
-enum Frame {
+/// The error for a source over `MAX_INPUT_BYTES`, at the line where it crosses the bound.
+pub fn too_large(source: &str) -> YamlError {
+    let cut = source.floor_char_boundary(MAX_INPUT_BYTES);
+    let before = &source[..cut];
+    let line = before.matches('\n').count() + 1;
+    let column = before
+        .rsplit('\n')
+        .next()
+        .map_or(0, |last| last.chars().count())
+        + 1;
+    YamlError {
+        position: Position { line, column },
+        message: format!(
+            "the file is larger than {} MiB; agent files are refused past that",
+            MAX_INPUT_BYTES / (1024 * 1024)
+        ),
+        pointer: String::new(),
+    }
+}
+
+/// What a node, with everything under it, counts against the bounds.
+#[derive(Debug, Clone, Copy, Default)]
+struct Cost {
+    nodes: usize,
+    bytes: usize,
+}
+
+/// A collection being built: its value, its children's spans, and what it has counted.
+struct Frame {
+    body: Body,
+    span: NodeSpan,
+    anchor: usize,
+    /// The builder's running total when the collection started.
+    start: Cost,
+}
+
+enum Body {
     Sequence {
         items: Vec<Value>,
-        pointer: String,
-        anchor: usize,
+        spans: Vec<SpanNode>,
     },
     Mapping {
         map: Map<String, Value>,
-        pointer: String,
-        anchor: usize,
+        spans: HashMap<String, SpanNode>,
         pending_key: Option<(String, Position)>,
     },
 }
@@ -251,68 +336,114 @@ enum Frame {
 #[derive(Default)]
 struct Builder {
     stack: Vec<Frame>,
-    root: Option<Value>,
-    spans: HashMap<String, NodeSpan>,
-    numbers: HashMap<String, String>,
-    anchors: HashMap<usize, Value>,
+    root: Option<(Value, SpanNode)>,
+    /// Anchored values with what they count, for aliases.
+    anchors: HashMap<usize, (Value, Cost)>,
     errors: Vec<YamlError>,
-    nodes: usize,
+    /// What the document expands to so far.
+    total: Cost,
+    /// What the anchors' copies (kept for aliases) hold: memory too, so counted too.
+    copies: Cost,
 }
 
 impl Builder {
-    /// Where the next value goes: its pointer and the position of its key.
-    fn next_slot(&self) -> (String, Option<Position>) {
-        match self.stack.last() {
-            None => (String::new(), None),
-            Some(Frame::Sequence { items, pointer, .. }) => {
-                (pointer_push(pointer, &items.len().to_string()), None)
+    /// The JSON pointer of the next value, built from the stack (only errors need it).
+    fn next_pointer(&self) -> String {
+        let mut pointer = String::new();
+        for frame in &self.stack {
+            match &frame.body {
+                Body::Sequence { items, .. } => {
+                    pointer = pointer_push(&pointer, &items.len().to_string());
+                }
+                Body::Mapping {
+                    pending_key: Some((key, _)),
+                    ..
+                } => pointer = pointer_push(&pointer, key),
+                Body::Mapping { .. } => {}
             }
-            Some(Frame::Mapping {
-                pointer,
-                pending_key,
+        }
+        pointer
+    }
+
+    /// The position of the key the next value belongs to, if any.
+    fn next_key(&self) -> Option<Position> {
+        match self.stack.last().map(|frame| &frame.body) {
+            Some(Body::Mapping {
+                pending_key: Some((_, position)),
                 ..
-            }) => match pending_key {
-                Some((key, position)) => (pointer_push(pointer, key), Some(*position)),
-                None => (pointer.clone(), None),
-            },
+            }) => Some(*position),
+            _ => None,
         }
     }
 
     fn expecting_key(&self) -> bool {
         matches!(
-            self.stack.last(),
-            Some(Frame::Mapping {
+            self.stack.last().map(|frame| &frame.body),
+            Some(Body::Mapping {
                 pending_key: None,
                 ..
             })
         )
     }
 
-    fn count(&mut self, nodes: usize, position: Position) -> Result<(), YamlError> {
-        self.nodes += nodes;
-        if self.nodes > MAX_NODES {
-            return Err(YamlError {
-                position,
-                message: format!(
-                    "the document expands to more than {MAX_NODES} nodes (aliases); refusing it"
-                ),
-                pointer: String::new(),
-            });
-        }
+    /// Counts `cost` against the bounds; past one, the error is at `position`.
+    fn count(&mut self, cost: Cost, position: Position) -> Result<(), YamlError> {
+        self.total.nodes += cost.nodes;
+        self.total.bytes += cost.bytes;
+        self.check_bounds(position)
+    }
+
+    /// Keeps a copy of an anchored value for its aliases, counting the copy.
+    fn anchor(
+        &mut self,
+        anchor: usize,
+        value: &Value,
+        cost: Cost,
+        position: Position,
+    ) -> Result<(), YamlError> {
+        self.copies.nodes += cost.nodes;
+        self.copies.bytes += cost.bytes;
+        self.check_bounds(position)?;
+        self.anchors.insert(anchor, (value.clone(), cost));
         Ok(())
+    }
+
+    fn check_bounds(&self, position: Position) -> Result<(), YamlError> {
+        let message = if self.total.nodes + self.copies.nodes > MAX_NODES {
+            format!("the document expands to more than {MAX_NODES} nodes (aliases); refusing it")
+        } else if self.total.bytes + self.copies.bytes > MAX_EXPANDED_BYTES {
+            format!(
+                "the document expands to more than {} MiB (aliases count what they repeat); \
+                 refusing it",
+                MAX_EXPANDED_BYTES / (1024 * 1024)
+            )
+        } else {
+            return Ok(());
+        };
+        Err(YamlError {
+            position,
+            message,
+            pointer: self.next_pointer(),
+        })
     }
 
     fn event(&mut self, event: Event<'_>, span: &Span) -> Result<(), YamlError> {
         let position = position_of(span);
         match event {
             Event::Scalar(text, style, anchor, tag) => {
-                self.count(1, position)?;
+                let cost = Cost {
+                    nodes: 1,
+                    bytes: text.len() + 1,
+                };
+                self.count(cost, position)?;
                 if self.expecting_key() {
                     let key = text.to_string();
-                    if let Some(Frame::Mapping {
-                        map,
-                        pointer,
-                        pending_key,
+                    let duplicate = pointer_push(&self.next_pointer(), &key);
+                    if let Some(Frame {
+                        body:
+                            Body::Mapping {
+                                map, pending_key, ..
+                            },
                         ..
                     }) = self.stack.last_mut()
                     {
@@ -320,7 +451,7 @@ impl Builder {
                             self.errors.push(YamlError {
                                 position,
                                 message: format!("duplicate key `{key}` in this mapping"),
-                                pointer: pointer_push(pointer, &key),
+                                pointer: duplicate,
                             });
                         }
                         *pending_key = Some((key, position));
@@ -333,118 +464,143 @@ impl Builder {
                         YamlError {
                             position,
                             message,
-                            pointer: self.next_slot().0,
+                            pointer: self.next_pointer(),
                         }
                     })?;
                 if anchor > 0 {
-                    self.anchors.insert(anchor, value.clone());
+                    self.anchor(anchor, &value, cost, position)?;
                 }
+                let mut node = SpanNode::leaf(NodeSpan {
+                    value: position,
+                    key: self.next_key(),
+                    style: Some(style),
+                });
                 if value.is_number() {
-                    self.numbers.insert(self.next_slot().0, text.to_string());
+                    node.written = Some(text.to_string());
                 }
-                self.place(value, position, Some(style));
+                self.attach(value, node);
             }
             Event::Alias(anchor) => {
                 if self.expecting_key() {
                     return Err(YamlError {
                         position,
                         message: "an alias cannot be a mapping key here".into(),
-                        pointer: self.next_slot().0,
+                        pointer: self.next_pointer(),
                     });
                 }
-                let value = self.anchors.get(&anchor).cloned().ok_or(YamlError {
-                    position,
-                    message: "alias to an unknown anchor".into(),
-                    pointer: self.next_slot().0,
-                })?;
-                self.count(count_nodes(&value), position)?;
-                self.place(value, position, None);
+                let Some(&(_, cost)) = self.anchors.get(&anchor) else {
+                    return Err(YamlError {
+                        position,
+                        message: "alias to an unknown anchor".into(),
+                        pointer: self.next_pointer(),
+                    });
+                };
+                // Counted before it is copied, so a bomb is refused before it takes memory.
+                self.count(cost, position)?;
+                let value = self.anchors[&anchor].0.clone();
+                let node = SpanNode::leaf(NodeSpan {
+                    value: position,
+                    key: self.next_key(),
+                    style: None,
+                });
+                self.attach(value, node);
             }
             Event::SequenceStart(anchor, _) | Event::MappingStart(anchor, _) => {
-                self.count(1, position)?;
+                self.count(Cost { nodes: 1, bytes: 1 }, position)?;
                 if self.expecting_key() {
                     return Err(YamlError {
                         position,
                         message: "complex mapping keys are not supported: keys must be plain text"
                             .into(),
-                        pointer: self.next_slot().0,
+                        pointer: self.next_pointer(),
                     });
                 }
-                let (pointer, key) = self.next_slot();
-                self.spans.insert(
-                    pointer.clone(),
-                    NodeSpan {
-                        value: position,
-                        key,
-                        style: None,
-                    },
-                );
-                let frame = if matches!(event, Event::SequenceStart(..)) {
-                    Frame::Sequence {
+                if self.stack.len() >= MAX_DEPTH {
+                    return Err(YamlError {
+                        position,
+                        message: format!(
+                            "the document nests deeper than {MAX_DEPTH} levels; refusing it"
+                        ),
+                        pointer: self.next_pointer(),
+                    });
+                }
+                let body = if matches!(event, Event::SequenceStart(..)) {
+                    Body::Sequence {
                         items: Vec::new(),
-                        pointer,
-                        anchor,
+                        spans: Vec::new(),
                     }
                 } else {
-                    Frame::Mapping {
+                    Body::Mapping {
                         map: Map::new(),
-                        pointer,
-                        anchor,
+                        spans: HashMap::new(),
                         pending_key: None,
                     }
+                };
+                let frame = Frame {
+                    body,
+                    span: NodeSpan {
+                        value: position,
+                        key: self.next_key(),
+                        style: None,
+                    },
+                    anchor,
+                    start: Cost {
+                        nodes: self.total.nodes - 1,
+                        bytes: self.total.bytes - 1,
+                    },
                 };
                 self.stack.push(frame);
             }
             Event::SequenceEnd | Event::MappingEnd => {
-                let (value, anchor) = match self.stack.pop() {
-                    Some(Frame::Sequence { items, anchor, .. }) => (Value::Array(items), anchor),
-                    Some(Frame::Mapping { map, anchor, .. }) => (Value::Object(map), anchor),
-                    None => return Ok(()),
+                let Some(frame) = self.stack.pop() else {
+                    return Ok(());
                 };
-                if anchor > 0 {
-                    self.anchors.insert(anchor, value.clone());
+                let (value, children) = match frame.body {
+                    Body::Sequence { items, spans } => {
+                        (Value::Array(items), Children::Items(spans))
+                    }
+                    Body::Mapping { map, spans, .. } => {
+                        (Value::Object(map), Children::Fields(spans))
+                    }
+                };
+                if frame.anchor > 0 {
+                    let cost = Cost {
+                        nodes: self.total.nodes - frame.start.nodes,
+                        bytes: self.total.bytes - frame.start.bytes,
+                    };
+                    self.anchor(frame.anchor, &value, cost, frame.span.value)?;
                 }
-                self.attach(value);
+                let node = SpanNode {
+                    span: frame.span,
+                    written: None,
+                    children,
+                };
+                self.attach(value, node);
             }
             _ => {}
         }
         Ok(())
     }
 
-    /// Records the span of a new scalar or alias and attaches it.
-    fn place(&mut self, value: Value, position: Position, style: Option<ScalarStyle>) {
-        let (pointer, key) = self.next_slot();
-        self.spans.insert(
-            pointer,
-            NodeSpan {
-                value: position,
-                key,
-                style,
-            },
-        );
-        self.attach(value);
-    }
-
-    fn attach(&mut self, value: Value) {
-        match self.stack.last_mut() {
-            None => self.root = Some(value),
-            Some(Frame::Sequence { items, .. }) => items.push(value),
-            Some(Frame::Mapping {
-                map, pending_key, ..
+    /// Puts a finished value, and its spans, where the next value goes.
+    fn attach(&mut self, value: Value, node: SpanNode) {
+        match self.stack.last_mut().map(|frame| &mut frame.body) {
+            None => self.root = Some((value, node)),
+            Some(Body::Sequence { items, spans }) => {
+                items.push(value);
+                spans.push(node);
+            }
+            Some(Body::Mapping {
+                map,
+                spans,
+                pending_key,
             }) => {
                 if let Some((key, _)) = pending_key.take() {
+                    spans.insert(key.clone(), node);
                     map.insert(key, value);
                 }
             }
         }
-    }
-}
-
-fn count_nodes(value: &Value) -> usize {
-    match value {
-        Value::Array(items) => 1 + items.iter().map(count_nodes).sum::<usize>(),
-        Value::Object(map) => 1 + map.values().map(count_nodes).sum::<usize>(),
-        _ => 1,
     }
 }
 
@@ -639,5 +795,38 @@ mod tests {
         }
         let errors = load_yaml(&text).unwrap_err();
         assert!(errors[0].message.contains("aliases"));
+    }
+
+    #[test]
+    fn finds_keys_with_slashes_and_tildes() {
+        let doc = load_yaml("name: a\nmap:\n  a/b~c: 1\n").unwrap();
+        assert_eq!(
+            doc.value_position("/map/a~1b~0c"),
+            Position {
+                line: 3,
+                column: 10
+            }
+        );
+        assert_eq!(doc.written_number("/map/a~1b~0c"), Some("1"));
+    }
+
+    #[test]
+    fn counts_the_copies_nested_anchors_keep() {
+        // No alias at all, but every level keeps a copy of the 1 MiB string below it.
+        let mut text = String::new();
+        for level in 0..40 {
+            text.push_str(&format!("{}- &a{level}\n", "  ".repeat(level)));
+        }
+        text.push_str(&format!(
+            "{}- {}\n",
+            "  ".repeat(40),
+            "x".repeat(1024 * 1024)
+        ));
+        let errors = load_yaml(&text).unwrap_err();
+        assert!(
+            errors[0].message.contains("32 MiB"),
+            "{}",
+            errors[0].message
+        );
     }
 }

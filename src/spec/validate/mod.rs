@@ -32,6 +32,17 @@ pub struct Validator {
     diagnostics: Vec<Diagnostic>,
 }
 
+/// Reads at most one byte past `MAX_INPUT_BYTES`: enough to tell a file is too large
+/// without holding all of it.
+fn read_bounded(path: &Path) -> std::io::Result<Vec<u8>> {
+    use std::io::Read;
+    let mut bytes = Vec::new();
+    std::fs::File::open(path)?
+        .take(super::yaml::MAX_INPUT_BYTES as u64 + 1)
+        .read_to_end(&mut bytes)?;
+    Ok(bytes)
+}
+
 impl Validator {
     pub fn new() -> Self {
         Self::default()
@@ -43,7 +54,20 @@ impl Validator {
         if self.done.contains_key(&key) {
             return;
         }
-        let source = match std::fs::read(path) {
+        let source = match read_bounded(path) {
+            Ok(bytes) if bytes.len() > super::yaml::MAX_INPUT_BYTES => {
+                let text = String::from_utf8_lossy(&bytes);
+                let error = super::yaml::too_large(&text);
+                self.diagnostics.push(Diagnostic::error(
+                    path,
+                    error.position,
+                    Code::Yaml,
+                    "",
+                    error.message,
+                ));
+                self.done.insert(key, false);
+                return;
+            }
             Ok(bytes) => match String::from_utf8(bytes) {
                 Ok(text) => text,
                 Err(error) => {

@@ -1,0 +1,259 @@
+//! Hostile agent files stay bounded and nothing panics (issue #16): YAML and template bombs
+//! end in a located error and exit 2 under an address-space limit, a panic inside the
+//! template engine is a template error, and a closed stdout does not change the exit code.
+
+mod support;
+
+use std::io::Read;
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use runner::testing::mock_server::{MockResponse, MockServer, Reply};
+use support::{KEY, KEY_ENV, tempdir};
+
+/// The address space a bomb may use: far more than a real agent file needs, far less than
+/// the bombs took before they were bounded.
+const MEMORY_LIMIT: u64 = 1024 * 1024 * 1024;
+
+/// How long a bomb may take before the test calls it a hang.
+const TIME_LIMIT: Duration = Duration::from_secs(60);
+
+/// What a bounded invocation ended with.
+struct Ended {
+    code: Option<i32>,
+    /// stdout (where `validate` prints diagnostics), then stderr.
+    output: String,
+}
+
+/// Runs `runner args..` in `dir` with `MEMORY_LIMIT` of address space, killing it after
+/// `TIME_LIMIT`.
+fn run_bounded(dir: &Path, args: &[&str]) -> Ended {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_runner"));
+    command
+        .args(args)
+        .current_dir(dir)
+        .env(KEY_ENV, KEY)
+        .env("NO_COLOR", "1")
+        // One malloc arena per thread would reserve address space the limit is not about.
+        .env("MALLOC_ARENA_MAX", "2")
+        .env_remove("RUST_BACKTRACE")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let limit = libc::rlimit {
+        rlim_cur: MEMORY_LIMIT,
+        rlim_max: MEMORY_LIMIT,
+    };
+    // SAFETY: setrlimit is async-signal-safe; the closure allocates nothing.
+    unsafe {
+        command.pre_exec(move || {
+            if libc::setrlimit(libc::RLIMIT_AS, &limit) == 0 {
+                Ok(())
+            } else {
+                Err(std::io::Error::last_os_error())
+            }
+        });
+    }
+    let mut child = command.spawn().expect("the runner binary starts");
+    let stdout = read_all(child.stdout.take().unwrap());
+    let stderr = read_all(child.stderr.take().unwrap());
+    let deadline = Instant::now() + TIME_LIMIT;
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("runner {args:?} still running after {TIME_LIMIT:?}");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    Ended {
+        code: status.code(),
+        output: stdout.join().unwrap() + &stderr.join().unwrap(),
+    }
+}
+
+/// Reads `pipe` to its end on a thread of its own.
+fn read_all(mut pipe: impl Read + Send + 'static) -> std::thread::JoinHandle<String> {
+    std::thread::spawn(move || {
+        let mut text = String::new();
+        let _ = pipe.read_to_string(&mut text);
+        text
+    })
+}
+
+/// A workspace holding `agent.yaml` with `text`.
+fn workspace(text: &str) -> PathBuf {
+    let dir = tempdir("bombs");
+    std::fs::write(dir.join("agent.yaml"), text).unwrap();
+    dir
+}
+
+/// `text` must have ended in exit 2 with one of its lines starting with `located`.
+fn assert_refused(ended: &Ended, located: &str, message: &str) {
+    assert_eq!(
+        ended.code,
+        Some(2),
+        "exit code (None: killed by a signal)\n{}",
+        ended.output
+    );
+    assert!(
+        ended
+            .output
+            .lines()
+            .any(|line| line.starts_with(located) && line.contains(message)),
+        "no line starting {located:?} and containing {message:?}:\n{}",
+        ended.output
+    );
+}
+
+/// An agent whose model is a closed port: these runs must stop before any model call.
+fn exec_agent(prompt: &str) -> String {
+    format!(
+        "name: bomb\nmodel: {{ provider: openai, name: m, base_url: \"http://127.0.0.1:9/v1\", \
+         api_key_env: {KEY_ENV}, retry: {{ max_attempts: 1 }} }}\nprompt: '{prompt}'\n"
+    )
+}
+
+#[test]
+fn an_alias_repeating_a_large_string_is_refused_where_it_crosses_the_bound() {
+    let mut text = format!("name: bomb\nbig: &big \"{}\"\n", "x".repeat(1024 * 1024));
+    text.push_str("copies: [");
+    text.push_str(&vec!["*big"; 50_000].join(", "));
+    text.push_str("]\n");
+    let dir = workspace(&text);
+    let ended = run_bounded(&dir, &["validate", "agent.yaml"]);
+    assert_refused(
+        &ended,
+        "agent.yaml:3:",
+        "error[yaml]: the document expands to more than 32 MiB",
+    );
+}
+
+#[test]
+fn deep_nesting_is_refused_at_the_level_past_the_bound() {
+    let text = format!("{}x\n", "- ".repeat(100_000));
+    let dir = workspace(&text);
+    let ended = run_bounded(&dir, &["validate", "agent.yaml"]);
+    assert_refused(
+        &ended,
+        "agent.yaml:1:257:",
+        "error[yaml]: the document nests deeper than 128",
+    );
+}
+
+#[test]
+fn a_file_past_the_size_bound_is_refused() {
+    let line = format!("# {}\n", "x".repeat(1021));
+    let text = format!("name: big\n{}", line.repeat(9 * 1024));
+    let dir = workspace(&text);
+    let ended = run_bounded(&dir, &["validate", "agent.yaml"]);
+    // 8 MiB is crossed in the 8192nd comment line, after the 10 bytes of `name: big`.
+    assert_refused(
+        &ended,
+        "agent.yaml:8193:1015:",
+        "error[yaml]: the file is larger than 8 MiB",
+    );
+}
+
+#[test]
+fn nested_loops_run_out_of_fuel_at_render() {
+    let loops = "{% for i in range(10000) %}{% for j in range(10000) %}\
+                 {% for k in range(10000) %}{% endfor %}{% endfor %}{% endfor %}";
+    let dir = workspace(&exec_agent(loops));
+    let ended = run_bounded(&dir, &["exec", "agent.yaml", "--run-dir", "run"]);
+    assert_refused(&ended, "agent.yaml:3:", "error[template]");
+    assert!(ended.output.contains("instructions"), "{}", ended.output);
+}
+
+#[test]
+fn a_template_rendering_too_much_text_is_refused_at_render() {
+    let big = r#"{% for i in range(100000) %}{{ "x" * 10000 }}{% endfor %}"#;
+    let dir = workspace(&exec_agent(big));
+    let ended = run_bounded(&dir, &["exec", "agent.yaml", "--run-dir", "run"]);
+    assert_refused(&ended, "agent.yaml:3:", "error[template]");
+    assert!(ended.output.contains("4 MiB"), "{}", ended.output);
+}
+
+#[test]
+fn divisibleby_zero_is_a_template_error_not_a_crash() {
+    let dir = workspace(&exec_agent("{{ 4 is divisibleby(0) }}"));
+    let ended = run_bounded(&dir, &["exec", "agent.yaml", "--run-dir", "run"]);
+    assert_refused(&ended, "agent.yaml:3:", "error[template]");
+    assert!(ended.output.contains("divide by zero"), "{}", ended.output);
+}
+
+#[test]
+fn a_panic_inside_the_template_engine_is_a_template_error() {
+    // `false` counts as 0 for minijinja's own `divisibleby`, which then divides by it.
+    let dir = workspace(&exec_agent("{{ 4 is divisibleby(false) }}"));
+    let ended = run_bounded(&dir, &["exec", "agent.yaml", "--run-dir", "run"]);
+    assert_refused(&ended, "agent.yaml:3:", "error[template]");
+    assert!(
+        ended.output.contains("the template engine failed"),
+        "{}",
+        ended.output
+    );
+    assert!(!ended.output.contains("panicked"), "{}", ended.output);
+}
+
+#[test]
+fn a_closed_stdout_keeps_the_runs_exit_code() {
+    let mock = MockServer::start();
+    mock.push(MockResponse::reply(Reply::text("Done.")));
+    let dir = tempdir("bombs");
+    let agent = format!(
+        "name: quiet\nmodel: {{ provider: openai, name: mock-model, base_url: \"{}\", \
+         api_key_env: {KEY_ENV}, retry: {{ max_attempts: 1 }} }}\nprompt: Go\n",
+        mock.openai_base_url()
+    );
+    std::fs::write(dir.join("agent.yaml"), agent).unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_runner"))
+        .args(["exec", "agent.yaml", "--run-dir", "run", "--output", "json"])
+        .current_dir(&dir)
+        .env(KEY_ENV, KEY)
+        .env("NO_COLOR", "1")
+        .env_remove("RUST_BACKTRACE")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the runner binary starts");
+    // The reader goes away before the run prints its result, as `| head -c 0` would.
+    drop(child.stdout.take());
+    let output = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(0), "{stderr}");
+    assert!(!stderr.contains("panicked"), "{stderr}");
+}
+
+#[test]
+fn a_panic_anywhere_is_an_internal_error_not_a_crash() {
+    // Printing diagnostics to a closed stdout is one way to panic today: whatever the
+    // reason, the user sees one `error[internal]` line and exit 1, or the diagnostics'
+    // own exit 2 once nothing panics there.
+    let dir = workspace("name: broken\nunknown_key: 1\n");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_runner"))
+        .args(["validate", "--format", "json", "agent.yaml"])
+        .current_dir(&dir)
+        .env("NO_COLOR", "1")
+        .env_remove("RUST_BACKTRACE")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the runner binary starts");
+    drop(child.stdout.take());
+    let output = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    match output.status.code() {
+        Some(1) => assert!(stderr.starts_with("error[internal]: "), "{stderr}"),
+        Some(2) => {}
+        other => panic!("exit {other:?}\n{stderr}"),
+    }
+    assert!(!stderr.contains("panicked"), "{stderr}");
+}
