@@ -30,17 +30,32 @@ fn measured(stderr: &str) -> (f64, i64) {
     ((fields[0] + fields[1]) * 1000.0, fields[2] as i64)
 }
 
+/// `steps` model calls of one tool call each.
 fn run(steps: usize, dir: &Path) -> (f64, i64) {
+    let replies = (0..steps).map(|_| Reply::tool_call("read_file", json!({"path": "notes.txt"})));
+    exec(replies.collect(), "", dir)
+}
+
+/// One reply with `calls` tool calls, all allowed to run: the bookkeeping of a turn
+/// (scheduling, events, transcript) must stay linear in its calls.
+fn run_wide(calls: usize, dir: &Path) -> (f64, i64) {
+    let reply = (1..calls).fold(
+        Reply::tool_call("read_file", json!({"path": "notes.txt"})),
+        |reply, _| reply.with_tool_call("read_file", json!({"path": "notes.txt"})),
+    );
+    let execution = format!("execution: {{ max_calls_per_turn: {calls} }}\n");
+    exec(vec![reply], &execution, dir)
+}
+
+/// Runs `runner exec` over these replies, then "done"; `extra` goes into the agent file.
+fn exec(replies: Vec<Reply>, extra: &str, dir: &Path) -> (f64, i64) {
     let mock = MockServer::start();
-    for _ in 0..steps {
-        mock.push(MockResponse::reply(Reply::tool_call(
-            "read_file",
-            json!({"path": "notes.txt"}),
-        )));
+    for reply in replies {
+        mock.push(MockResponse::reply(reply));
     }
     mock.push(MockResponse::text("done"));
     let agent = format!(
-        "name: bench\nmodel: {{ provider: openai, name: m, base_url: \"{}\", api_key_env: BENCH_KEY }}\nprompt: Go\ntools:\n  - builtin: read_file\n",
+        "name: bench\nmodel: {{ provider: openai, name: m, base_url: \"{}\", api_key_env: BENCH_KEY }}\nprompt: Go\n{extra}tools:\n  - builtin: read_file\n",
         mock.openai_base_url()
     );
     std::fs::write(dir.join("agent.yaml"), agent).unwrap();
@@ -97,4 +112,11 @@ fn main() {
         "runner CPU per model call (slope {short_steps}→{long_steps} steps): {:.3} ms",
         per_call
     );
+    for calls in [1_000, 10_000] {
+        let (cpu, rss) = run_wide(calls, &dir);
+        println!(
+            "one reply with {calls:>6} tool calls: cpu {cpu:>8.1} ms ({:.3} ms per call), peak rss {rss:>7} KiB",
+            cpu / calls as f64
+        );
+    }
 }

@@ -153,3 +153,29 @@ fn format_retries_bound_the_replies_without_an_action() {
     assert_eq!(ran.json()["error"]["code"], "xml_format");
     assert_eq!(ran.requests().len(), 2, "one retry, then the run fails");
 }
+
+#[test]
+fn the_calls_of_a_reply_past_max_calls_per_turn_are_tool_errors() {
+    let mut reply = Reply::tool_call("list_dir", json!({"path": "."}));
+    for _ in 1..5 {
+        reply = reply.with_tool_call("list_dir", json!({"path": "."}));
+    }
+    let ran = Test::new()
+        .agent("prompt: Go\nexecution: { max_calls_per_turn: 3 }\ntools:\n  - builtin: list_dir\n")
+        .reply(reply)
+        .reply(Reply::text("done"))
+        .args(["--output", "json"])
+        .stdout_contains("\"output\": \"done\"")
+        .run();
+    assert_eq!(ran.json()["tool_calls"], 3);
+    let refused: Vec<String> = ran
+        .events_of("agent.tool.execution.completed")
+        .iter()
+        .filter_map(|e| e["data"]["result"]["error"].as_str().map(String::from))
+        .collect();
+    assert_eq!(refused.len(), 2, "{refused:?}");
+    assert!(
+        refused[0].contains("execution.max_calls_per_turn"),
+        "{refused:?}"
+    );
+}

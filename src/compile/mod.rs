@@ -19,7 +19,7 @@ use crate::engine::Agent;
 use crate::engine::agent::{AgentTool, ExecutionStrategy};
 use crate::engine::budget::PricedModel;
 use crate::engine::budget::{Price, RunLimits};
-use crate::engine::builder::DEFAULT_STRUCTURED_RETRIES;
+use crate::engine::builder::{DEFAULT_MAX_CALLS_PER_TURN, DEFAULT_STRUCTURED_RETRIES};
 use crate::engine::middleware::{Logging, Middleware, PruneToolOutputs, SlidingWindow, Summarize};
 use crate::engine::stop_when::StopWhen;
 use crate::engine::strategy::{
@@ -199,6 +199,10 @@ pub fn compile_agent(input: &CompileInput<'_>) -> Result<Agent, CompileError> {
         xml_tools,
         output_schema: spec.output.as_ref().map(|o| o.schema.0.clone()),
         parallel_tools: spec.execution.parallel_tools.and_then(|p| p.limit()),
+        max_calls_per_turn: spec
+            .execution
+            .max_calls_per_turn
+            .map_or(DEFAULT_MAX_CALLS_PER_TURN, |max| max as usize),
         stop_when,
         structured_retries: spec
             .output

@@ -44,6 +44,8 @@ pub struct Agent {
     pub output_schema: Option<Value>,
     /// At most this many tool calls at once (`None`: all of a turn).
     pub parallel_tools: Option<usize>,
+    /// At most this many tool calls of one reply run; the rest get a tool error.
+    pub max_calls_per_turn: usize,
     pub stop_when: Option<StopWhen>,
     /// How often the model may retry a structured answer that does not match.
     pub structured_retries: u32,

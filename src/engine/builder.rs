@@ -24,6 +24,9 @@ use super::stop_when::StopWhen;
 use super::strategy::LoopStrategy;
 use crate::provider::Provider;
 
+/// `execution.max_calls_per_turn` when the file does not say.
+pub const DEFAULT_MAX_CALLS_PER_TURN: usize = 256;
+
 /// `output.retries` when the file does not say.
 pub const DEFAULT_STRUCTURED_RETRIES: u32 = 2;
 
@@ -49,6 +52,7 @@ impl Agent {
                 middleware: Vec::new(),
                 output_schema: None,
                 parallel_tools: None,
+                max_calls_per_turn: DEFAULT_MAX_CALLS_PER_TURN,
                 stop_when: None,
                 structured_retries: DEFAULT_STRUCTURED_RETRIES,
                 handoffs: HashMap::new(),

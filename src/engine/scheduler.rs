@@ -25,6 +25,8 @@ pub struct SchedulePolicy {
     pub max_output_chars: Option<u64>,
     /// When the run's `timeout` expires: calls still running then are stopped.
     pub deadline: Option<Instant>,
+    /// The calls of a reply past this many are not run (`execution.max_calls_per_turn`).
+    pub max_calls: usize,
 }
 
 /// What happened to one call.
@@ -119,7 +121,11 @@ pub async fn run_calls(
             }
             let sequential = tools.sequential(&call.name);
             let started = Instant::now();
-            let (called, ran) = match admit(call, sequential, observer) {
+            let admitted = match index < policy.max_calls {
+                true => admit(call, sequential, observer),
+                false => too_many(calls.len(), policy.max_calls),
+            };
+            let (called, ran) = match admitted {
                 Admission::Refused(output, hit) => {
                     if let Some(hit) = hit
                         && let Ok(mut slot) = limit_hit.lock()
@@ -169,6 +175,15 @@ enum Admission {
     },
     /// Not run: the result for the model, and the bound that refused it, if any.
     Refused(Box<ToolOutput>, Option<LimitHit>),
+}
+
+/// The result of a call past `execution.max_calls_per_turn`.
+fn too_many(calls: usize, max: usize) -> Admission {
+    let message = format!(
+        "not run: the reply made {calls} tool calls and at most {max} run per reply \
+         (execution.max_calls_per_turn); ask for the rest in the next reply"
+    );
+    Admission::Refused(Box::new(ToolOutput::error(message)), None)
 }
 
 /// Checks that the call can run: the tool exists, its arguments parsed, the budget allows it.
@@ -261,33 +276,45 @@ fn dependency_indices(
     tools: &dyn Dispatch,
     dependencies: &HashMap<String, Vec<String>>,
 ) -> Vec<Vec<usize>> {
-    let sequential = |i: usize| tools.sequential(&calls[i].name) == Some(true);
+    let mut by_name: HashMap<&str, Vec<usize>> = HashMap::new();
+    for (index, call) in calls.iter().enumerate() {
+        by_name.entry(call.name.as_str()).or_default().push(index);
+    }
     let mut waits: Vec<Vec<usize>> = vec![Vec::new(); calls.len()];
     for (i, call) in calls.iter().enumerate() {
-        let wanted = dependencies.get(&call.name).cloned().unwrap_or_default();
-        for (j, other) in calls.iter().enumerate() {
-            if i == j {
-                continue;
-            }
-            let depends = wanted.contains(&other.name);
+        for wanted in dependencies.get(&call.name).into_iter().flatten() {
             let reverse = dependencies
-                .get(&other.name)
+                .get(wanted)
                 .is_some_and(|d| d.contains(&call.name));
-            if depends && (!reverse || j < i) {
-                waits[i].push(j);
-            }
+            let others = by_name.get(wanted.as_str()).into_iter().flatten();
+            waits[i].extend(others.filter(|&&j| j != i && (!reverse || j < i)));
         }
     }
-    // Sequential tools keep the model's order relative to everything else.
-    for i in 0..calls.len() {
-        for j in 0..i {
-            if (sequential(i) || sequential(j)) && !waits[j].contains(&i) && !waits[i].contains(&j)
-            {
-                waits[i].push(j);
-            }
-        }
-    }
+    keep_sequential_order(calls, tools, &mut waits);
     waits
+}
+
+/// Sequential tools keep the model's order relative to everything else: a sequential call
+/// waits for every call since the previous sequential one (and for that one), and any other
+/// call waits for the last sequential call before it. The rest of the order follows from
+/// those waits, so the edges stay linear in the number of calls.
+fn keep_sequential_order(calls: &[ToolCall], tools: &dyn Dispatch, waits: &mut [Vec<usize>]) {
+    let mut last_sequential: Option<usize> = None;
+    for i in 0..calls.len() {
+        let earlier: Vec<usize> = match tools.sequential(&calls[i].name) == Some(true) {
+            true => (last_sequential.unwrap_or(0)..i).collect(),
+            false => last_sequential.into_iter().collect(),
+        };
+        for j in earlier {
+            // A call that already waits for this one keeps its wait (no cycle).
+            if !waits[j].contains(&i) && !waits[i].contains(&j) {
+                waits[i].push(j);
+            }
+        }
+        if tools.sequential(&calls[i].name) == Some(true) {
+            last_sequential = Some(i);
+        }
+    }
 }
 
 /// Cuts the result's data when its JSON text is longer than `max` characters, saying so.

@@ -46,6 +46,11 @@ pub struct Execution {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(range(min = 1))]
     pub max_step_calls: Option<u32>,
+    /// The most tool calls of one reply that run; the rest get a tool error saying so
+    /// (default 256). A reply with thousands of calls is a runaway, not a plan.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 1))]
+    pub max_calls_per_turn: Option<u32>,
     /// `tool_protocol: xml`: replies in a row without a valid action that are answered with
     /// what was wrong before the run fails (`xml_format`); default 4.
     #[serde(default, skip_serializing_if = "Option::is_none")]

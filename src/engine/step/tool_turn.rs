@@ -39,6 +39,7 @@ pub async fn run_tools(
         tool_timeout: ctx.budget.tool_timeout(),
         max_output_chars: ctx.budget.max_output_chars(),
         deadline: ctx.budget.deadline(),
+        max_calls: agent.max_calls_per_turn,
     };
     let observer = EventObserver { ctx, step_id };
     let caller = CallerRun {

@@ -8,6 +8,7 @@
 //! [`TranscriptWriter`](super::writer::TranscriptWriter) is the same thing plus
 //! writing each finished top-level block to a file.
 
+use indexmap::IndexMap;
 use serde_json::Value;
 
 use super::model::{
@@ -64,8 +65,9 @@ pub trait TranscriptSink {
 pub struct Recorder {
     items: Vec<Item>,
     open_step: Option<Step>,
-    /// Ids of the tool calls without an end, in the current container.
-    pending: Vec<String>,
+    /// The tool calls without an end: id → index of its block in the current container
+    /// (a lookup, so a reply with thousands of calls is recorded in linear time).
+    pending: IndexMap<String, usize>,
 }
 
 impl Recorder {
@@ -111,7 +113,7 @@ impl Recorder {
         if let Some(step) = &self.open_step {
             return Err(misuse(format!("step {} is still open", step.number)));
         }
-        if let Some(id) = self.pending.first() {
+        if let Some((id, _)) = self.pending.first() {
             return Err(misuse(format!("tool call {id} has not ended")));
         }
         Ok(self.items)
@@ -144,10 +146,8 @@ impl Recorder {
         id: &str,
         result: Option<ToolResult>,
     ) -> Result<(), WriteError> {
-        let Some(pos) = self.pending.iter().position(|p| p == id) else {
-            return Err(misuse(format!("tool call {name}:{id} is not pending")));
-        };
-        let tool = find_pending(self.container(), id)
+        let tool = self
+            .pending_tool(id)
             .ok_or_else(|| misuse(format!("tool call {name}:{id} is not pending")))?;
         if tool.name != name {
             return Err(misuse(format!(
@@ -156,20 +156,21 @@ impl Recorder {
             )));
         }
         tool.result = result;
-        self.pending.remove(pos);
+        self.pending.swap_remove(id);
         Ok(())
+    }
+
+    fn pending_tool(&mut self, id: &str) -> Option<&mut ToolStep> {
+        let index = *self.pending.get(id)?;
+        match self.container().get_mut(index) {
+            Some(Item::Tool(tool)) => Some(tool),
+            _ => None,
+        }
     }
 }
 
 fn misuse(message: String) -> WriteError {
     WriteError::Misuse(message)
-}
-
-fn find_pending<'a>(items: &'a mut [Item], id: &str) -> Option<&'a mut ToolStep> {
-    items.iter_mut().rev().find_map(|item| match item {
-        Item::Tool(tool) if tool.id == id && tool.result.is_none() => Some(tool),
-        _ => None,
-    })
 }
 
 impl TranscriptSink for Recorder {
@@ -180,7 +181,7 @@ impl TranscriptSink for Recorder {
                 step.number
             )));
         }
-        if let Some(id) = self.pending.first() {
+        if let Some((id, _)) = self.pending.first() {
             return Err(misuse(format!(
                 "step {number} started while tool call {id} is pending"
             )));
@@ -216,7 +217,7 @@ impl TranscriptSink for Recorder {
     }
 
     fn tool_start(&mut self, name: &str, id: &str, input: &Value) -> Result<(), WriteError> {
-        if self.pending.iter().any(|p| p == id) {
+        if self.pending.contains_key(id) {
             return Err(misuse(format!("tool call id {id} is already pending")));
         }
         self.push(Item::Tool(ToolStep {
@@ -226,15 +227,14 @@ impl TranscriptSink for Recorder {
             nested: Vec::new(),
             result: None,
         }));
-        self.pending.push(id.to_owned());
+        let index = self.container().len() - 1;
+        self.pending.insert(id.to_owned(), index);
         Ok(())
     }
 
     fn tool_nested(&mut self, id: &str, items: Vec<Item>) -> Result<(), WriteError> {
-        if !self.pending.iter().any(|p| p == id) {
-            return Err(misuse(format!("tool call {id} is not pending")));
-        }
-        let tool = find_pending(self.container(), id)
+        let tool = self
+            .pending_tool(id)
             .ok_or_else(|| misuse(format!("tool call {id} is not pending")))?;
         tool.nested.extend(items);
         Ok(())
@@ -249,7 +249,7 @@ impl TranscriptSink for Recorder {
     }
 
     fn step_end(&mut self, status: StepStatus) -> Result<(), WriteError> {
-        if let Some(id) = self.pending.first() {
+        if let Some((id, _)) = self.pending.first() {
             return Err(misuse(format!(
                 "step ended while tool call {id} is pending"
             )));
