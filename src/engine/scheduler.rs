@@ -17,7 +17,7 @@ use crate::provider::{BoxFuture, ToolCall};
 use crate::tools::{Tool, ToolContext, ToolOutput, stopped};
 
 /// How one turn's calls may run.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub struct SchedulePolicy {
     /// At most this many calls at once (`None`: all).
     pub parallel: Option<usize>,
@@ -27,6 +27,19 @@ pub struct SchedulePolicy {
     pub deadline: Option<Instant>,
     /// The calls of a reply past this many are not run (`execution.max_calls_per_turn`).
     pub max_calls: usize,
+}
+
+/// All calls at once, unbounded.
+impl Default for SchedulePolicy {
+    fn default() -> Self {
+        SchedulePolicy {
+            parallel: None,
+            tool_timeout: None,
+            max_output_chars: None,
+            deadline: None,
+            max_calls: usize::MAX,
+        }
+    }
 }
 
 /// What happened to one call.
