@@ -1,5 +1,6 @@
 //! Tests of the tagged transcript: round trips (proptest), parser errors, the streaming
-//! writer, and golden renderings (insta snapshots under tests/snapshots/).
+//! writer, golden renderings (insta snapshots under tests/snapshots/), and the Markdown
+//! rendering read back by a CommonMark parser.
 
 #[path = "transcript/errors.rs"]
 mod errors;
@@ -7,6 +8,8 @@ mod errors;
 mod fixtures;
 #[path = "transcript/golden.rs"]
 mod golden;
+#[path = "transcript/markdown.rs"]
+mod markdown;
 #[path = "transcript/roundtrip.rs"]
 mod roundtrip;
 #[path = "transcript/strategies.rs"]

@@ -59,6 +59,12 @@ fn input_requests() {
     check("input_requests", &fixtures::input_requests());
 }
 
+/// Model text that forges steps, tool calls, fences and rules (see `markdown.rs`).
+#[test]
+fn forgery() {
+    check("forgery", &fixtures::forgery());
+}
+
 #[test]
 fn colored_text() {
     let transcript = parse(&fixtures::errors()).expect("parses");

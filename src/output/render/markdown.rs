@@ -3,8 +3,27 @@
 //! Steps become headings, tool calls collapsible `<details>` blocks with pretty-printed
 //! JSON, errors and input requests GitHub-style alerts. A sub-agent's items are rendered
 //! inside its tool call as a block quote, one `>` per level, so depth stays visible.
-//! Model text is Markdown already and is passed through; names and ids that go into
-//! HTML are HTML-escaped, and code fences are made longer than any backtick run inside.
+//!
+//! Everything the model controls is shown as text, never as Markdown: a model that
+//! writes `### Step 2: … ✓` or a `<details>` block must not forge a step or a tool call.
+//! Two rules, picked by where the string goes:
+//!
+//! * Free text (thinking, text, the final answer, prompts, user input, multi-line error
+//!   messages) goes into a fenced code block: [`verbatim`]. Inside a fence nothing is
+//!   Markdown or HTML, and the only way out is a closing fence, which the text cannot
+//!   write because the fence is longer than any backtick run in it (CommonMark §4.5).
+//!   Line breaks and indentation survive, so plain text reads as written. Escaping
+//!   line-leading Markdown instead would need a rule for every block construct
+//!   (headings, setext underlines, rules, lists, quotes, HTML, tables, indented code,
+//!   link definitions) and would still collapse the model's line breaks.
+//! * Short strings inside the renderer's own lines (step titles, error messages, input
+//!   kinds) have line breaks turned into spaces and the characters that mean something
+//!   inside a line backslash-escaped: [`inline`]. They cannot start a block, as they
+//!   never begin a line.
+//!
+//! Names and ids inside the `<summary>` HTML are HTML-escaped, and checkpoint names are
+//! code spans. JSON is pretty-printed by serde (which escapes control characters) into
+//! fences longer than any backtick run inside.
 
 use serde_json::Value;
 
@@ -24,7 +43,7 @@ pub fn render_markdown(transcript: &Transcript) -> String {
         match item {
             Item::Text { text } if i >= answer_from && answer_from > 0 => {
                 out.push_str("## Final answer\n\n");
-                paragraph(text, &mut out);
+                verbatim(text, &mut out);
             }
             other => render_item(other, &mut out),
         }
@@ -43,10 +62,10 @@ fn render_item(item: &Item, out: &mut String) {
         Item::Step(step) => render_step(step, out),
         Item::Thinking { text } => {
             let mut inner = String::from("**Thinking**\n\n");
-            paragraph(text, &mut inner);
+            verbatim(text, &mut inner);
             quote_into(&inner, out);
         }
-        Item::Text { text } => paragraph(text, out),
+        Item::Text { text } => verbatim(text, out),
         Item::Tool(tool) => render_tool(tool, out),
         Item::Checkpoint(cp) => {
             out.push_str("**Checkpoint:** ");
@@ -67,7 +86,7 @@ fn render_step(step: &Step, out: &mut String) {
     out.push_str(&format!(
         "### Step {}: {}{}\n\n",
         step.number,
-        one_line(&step.title),
+        inline(&step.title),
         match step.status {
             StepStatus::Done => " ✓",
             StepStatus::Failed => " ✗",
@@ -103,7 +122,7 @@ fn render_tool(tool: &ToolStep, out: &mut String) {
         out.push_str("**Result**\n\n");
         if let Some(error) = &result.error {
             out.push_str("**Error:** ");
-            out.push_str(&one_line(error));
+            out.push_str(&inline(error));
             out.push_str("\n\n");
         }
         match serde_json::to_value(result) {
@@ -115,12 +134,18 @@ fn render_tool(tool: &ToolStep, out: &mut String) {
 }
 
 fn render_error(err: &ErrorBlock, out: &mut String) {
-    let mut inner = String::from("[!CAUTION]\n**Error:** ");
-    inner.push_str(&err.message);
-    inner.push_str("\n\n");
+    let mut inner = String::from("[!CAUTION]\n");
+    if err.message.contains(['\r', '\n']) {
+        inner.push_str("**Error:**\n\n");
+        verbatim(&err.message, &mut inner);
+    } else {
+        inner.push_str("**Error:** ");
+        inner.push_str(&inline(&err.message));
+        inner.push_str("\n\n");
+    }
     match serde_json::to_value(&err.json) {
         Ok(v) => json_fence(&v, &mut inner),
-        Err(_) => inner.push_str(&err.json.error),
+        Err(_) => verbatim(&err.json.error, &mut inner),
     }
     quote_into(&inner, out);
 }
@@ -128,14 +153,14 @@ fn render_error(err: &ErrorBlock, out: &mut String) {
 fn render_input_required(req: &InputRequired, out: &mut String) {
     let mut inner = format!(
         "[!IMPORTANT]\n**Input required** (expected: {})",
-        one_line(&req.input_types)
+        inline(&req.input_types)
     );
     if let Some(cp) = &req.checkpoint_name {
         inner.push_str(", checkpoint ");
         inner.push_str(&code_span(cp));
     }
     inner.push_str("\n\n");
-    paragraph(&req.prompt, &mut inner);
+    verbatim(&req.prompt, &mut inner);
     if let Some(input) = &req.provided {
         render_user_input(input, &mut inner);
     }
@@ -143,22 +168,58 @@ fn render_input_required(req: &InputRequired, out: &mut String) {
 }
 
 fn render_user_input(input: &UserInput, out: &mut String) {
-    out.push_str(&format!("**User input** ({}):", one_line(&input.kind)));
+    out.push_str(&format!("**User input** ({}):\n\n", inline(&input.kind)));
     match &input.input {
-        Value::String(s) => {
-            out.push_str("\n\n");
-            paragraph(s, out);
-        }
-        other => {
-            out.push_str("\n\n");
-            json_fence(other, out);
-        }
+        Value::String(s) => verbatim(s, out),
+        other => json_fence(other, out),
     }
 }
 
-fn paragraph(text: &str, out: &mut String) {
-    out.push_str(text);
+/// Free text as a fenced code block, shown exactly as written.
+///
+/// The fence is one backtick longer than the longest run in the text (and at least
+/// three), so no line of the text can close it. CR and CRLF become LF first: CommonMark
+/// ends lines at a lone CR too, and such a line would escape the `> ` that
+/// [`quote_into`] puts in front of every LF-separated line.
+fn verbatim(text: &str, out: &mut String) {
+    let text = text.replace("\r\n", "\n").replace('\r', "\n");
+    let text = text.trim_end_matches('\n');
+    let fence = "`".repeat(longest_run(text, '`').max(2) + 1);
+    out.push_str(&fence);
+    out.push_str("text\n");
+    if !text.is_empty() {
+        out.push_str(text);
+        out.push('\n');
+    }
+    out.push_str(&fence);
     out.push_str("\n\n");
+}
+
+/// A short string for the middle of one of the renderer's own lines: line breaks become
+/// spaces and every character with a meaning inside a line (emphasis, code spans, links
+/// and images, HTML and entities, strikethrough, math, table cells, a heading's closing
+/// `#`s, the backslash itself) is backslash-escaped, which CommonMark shows as the
+/// character itself. A `_` between two letters or digits cannot open or close emphasis
+/// (CommonMark §6.2), so identifiers like `read_file` are left as they are.
+fn inline(text: &str) -> String {
+    let chars: Vec<char> = one_line(text).chars().collect();
+    let alphanumeric_at = |i: Option<usize>| {
+        i.and_then(|i| chars.get(i))
+            .is_some_and(|c| c.is_alphanumeric())
+    };
+    let mut out = String::with_capacity(text.len());
+    for (i, &c) in chars.iter().enumerate() {
+        let escape = match c {
+            '_' => !(alphanumeric_at(i.checked_sub(1)) && alphanumeric_at(Some(i + 1))),
+            '\\' | '`' | '*' | '[' | ']' | '<' | '>' | '&' | '!' | '#' | '~' | '|' | '$' => true,
+            _ => false,
+        };
+        if escape {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+    out
 }
 
 /// Prefixes every line of `inner` with `> ` (`>` alone for empty lines).
