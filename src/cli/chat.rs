@@ -111,7 +111,7 @@ fn chat(args: &ChatArgs) -> Result<Exit, Stop> {
 /// `/save`: checkpoints the history now.
 fn save(files: Option<&SessionFiles>, state: &AgentState, session_id: &str) {
     match files.map(|f| f.save(state, None)) {
-        Some(Ok(_)) => println!("saved session {session_id}"),
+        Some(Ok(_)) => outln!("saved session {session_id}"),
         Some(Err(message)) => eprintln!("error: {message}"),
         None => eprintln!("this agent keeps no checkpoints (`checkpoints: false`)"),
     }

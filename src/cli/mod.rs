@@ -1,6 +1,21 @@
 //! The command line: one file per subcommand. `main` maps every outcome to the exit codes
 //! of SPEC §3.1, so scripts can rely on them.
 
+/// `println!` for the commands' stdout, which may be a closed pipe (`runner … | head -1`):
+/// a write that fails is dropped instead of panicking, and the exit code stays the run's.
+macro_rules! outln {
+    ($($arg:tt)*) => {
+        $crate::cli::stdout::print_text(&format!("{}\n", format_args!($($arg)*)))
+    };
+}
+
+/// `print!` for the commands' stdout, as [`outln!`].
+macro_rules! out {
+    ($($arg:tt)*) => {
+        $crate::cli::stdout::print_text(&format!($($arg)*))
+    };
+}
+
 mod chat;
 mod exec;
 mod exit;
@@ -14,6 +29,7 @@ mod schema;
 mod servers;
 pub(crate) mod session_store;
 mod sessions;
+mod stdout;
 mod style;
 mod tools;
 mod validate;

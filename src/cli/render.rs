@@ -56,6 +56,6 @@ pub fn run(path: &Path, format: RenderFormat) -> Exit {
     let color = format == Format::Text
         && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
         && std::io::stdout().is_terminal();
-    print!("{}", render(&transcript, format, color));
+    out!("{}", render(&transcript, format, color));
     Exit::Completed
 }

@@ -1,7 +1,7 @@
 //! The options every command that runs an agent shares (`exec`, `resume`), and how they
 //! turn into sources, sinks and printed results.
 
-use std::io::{IsTerminal, Write};
+use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -76,7 +76,7 @@ impl RunOptions {
             OutputFormat::Text => result.output.clone(),
         };
         if let Some(text) = text {
-            print_line(&text);
+            outln!("{text}");
         }
     }
 
@@ -117,12 +117,6 @@ impl RunOptions {
             }
         }
     }
-}
-
-/// Prints `text` and a newline on stdout, ignoring a closed stdout (`println!` panics).
-pub fn print_line(text: &str) {
-    let mut stdout = std::io::stdout().lock();
-    let _ = writeln!(stdout, "{text}").and_then(|()| stdout.flush());
 }
 
 fn read_answers(path: &Path) -> Result<AnswersFile, String> {

@@ -16,7 +16,7 @@ pub fn run(out: Option<&Path>, events: bool) -> Exit {
     };
     match out {
         None => {
-            print!("{text}");
+            out!("{text}");
             Exit::Completed
         }
         Some(path) => match write_atomically(path, text.as_bytes()) {

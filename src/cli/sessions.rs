@@ -46,18 +46,25 @@ pub fn run(args: SessionsArgs) -> Exit {
     match command {
         SessionsCommand::List => match store.list() {
             Ok(sessions) => {
-                println!(
+                outln!(
                     "{:<36}  {:<20}  {:<14}  {:>5}  UPDATED",
-                    "SESSION", "AGENT", "STATUS", "STEPS"
+                    "SESSION",
+                    "AGENT",
+                    "STATUS",
+                    "STEPS"
                 );
                 for s in sessions {
                     let status = serde_json::to_value(s.status)
                         .ok()
                         .and_then(|v| v.as_str().map(String::from))
                         .unwrap_or_default();
-                    println!(
+                    outln!(
                         "{:<36}  {:<20}  {:<14}  {:>5}  {}",
-                        s.session_id, s.agent, status, s.steps, s.updated
+                        s.session_id,
+                        s.agent,
+                        status,
+                        s.steps,
+                        s.updated
                     );
                 }
                 Exit::Completed
@@ -70,9 +77,9 @@ pub fn run(args: SessionsArgs) -> Exit {
         SessionsCommand::Show { id } => match store.metadata(&id) {
             Ok(Some(metadata)) => {
                 if let Ok(text) = serde_json::to_string_pretty(&metadata) {
-                    println!("{text}");
+                    outln!("{text}");
                 }
-                println!("\nthread tree:\n{}", metadata.thread_tree.render());
+                outln!("\nthread tree:\n{}", metadata.thread_tree.render());
                 Exit::Completed
             }
             Ok(None) => {

@@ -55,7 +55,7 @@ pub fn run(agent_file: &Path, format: Format) -> Exit {
                 .collect();
             let document = json!({"agent": name, "tools": listed});
             match serde_json::to_string_pretty(&document) {
-                Ok(text) => println!("{text}"),
+                Ok(text) => outln!("{text}"),
                 Err(error) => {
                     eprintln!("error: cannot print the tools: {error}");
                     return Exit::Failed;
@@ -64,7 +64,7 @@ pub fn run(agent_file: &Path, format: Format) -> Exit {
         }
         Format::Text => {
             let width = tools.iter().map(|t| t.tool.name().len()).max().unwrap_or(0);
-            println!("{name}: {} tools", tools.len());
+            outln!("{name}: {} tools", tools.len());
             for t in &tools {
                 let summary = first_line(t.tool.description());
                 let server = t
@@ -72,7 +72,7 @@ pub fn run(agent_file: &Path, format: Format) -> Exit {
                     .as_ref()
                     .map(|s| format!("  [{s}]"))
                     .unwrap_or_default();
-                println!(
+                outln!(
                     "  {:width$}  {:9}  {summary}{server}",
                     t.tool.name(),
                     t.kind

@@ -19,7 +19,7 @@ pub fn run(paths: &[PathBuf], format: Format) -> Exit {
     };
     match format {
         Format::Json => match serde_json::to_string_pretty(&diagnostics) {
-            Ok(json) => println!("{json}"),
+            Ok(json) => outln!("{json}"),
             Err(error) => {
                 eprintln!("error: cannot print diagnostics: {error}");
                 return Exit::Failed;
@@ -55,7 +55,7 @@ pub fn watch(paths: &[PathBuf], format: Format) -> Exit {
             }
         };
         if std::io::stdout().is_terminal() {
-            print!("\x1b[2J\x1b[H");
+            out!("\x1b[2J\x1b[H");
         }
         let exit = run(paths, format);
         let verdict = if exit == Exit::Completed {
@@ -63,7 +63,7 @@ pub fn watch(paths: &[PathBuf], format: Format) -> Exit {
         } else {
             "not valid"
         };
-        println!(
+        outln!(
             "-- {} file(s) {verdict}; watching {} file(s) for changes",
             files.len(),
             watched.len()
@@ -82,9 +82,9 @@ fn print_text(diagnostics: &[Diagnostic]) {
                 Severity::Error => ("error[", "1;31"),
                 Severity::Warning => ("warning[", "1;33"),
             };
-            println!("{}", text.replacen(label, &paint(label, ansi, true), 1));
+            outln!("{}", text.replacen(label, &paint(label, ansi, true), 1));
         } else {
-            println!("{text}");
+            outln!("{text}");
         }
     }
     let errors = diagnostics.iter().filter(|d| d.is_error()).count();
