@@ -257,3 +257,21 @@ fn a_panic_anywhere_is_an_internal_error_not_a_crash() {
     }
     assert!(!stderr.contains("panicked"), "{stderr}");
 }
+
+#[test]
+fn a_stop_when_the_engine_cannot_evaluate_fails_the_run_cleanly() {
+    let dir = workspace(
+        "name: s\nmodel: { provider: scripted, name: s, script: [{ tool_calls: [{ name: list_dir, arguments: {} }] }, { text: done }] }\nprompt: Go\ntools:\n  - builtin: list_dir\nstop_when: \"step is divisibleby(0)\"\n",
+    );
+    let output = Command::new(env!("CARGO_BIN_EXE_runner"))
+        .args(["exec", "agent.yaml", "--run-dir", "run"])
+        .current_dir(&dir)
+        .env("NO_COLOR", "1")
+        .stdin(Stdio::null())
+        .output()
+        .expect("the runner binary starts");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    assert_eq!(output.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("stop_when"), "{stderr}");
+}

@@ -11,10 +11,15 @@ pub struct StopWhen {
     env: minijinja::Environment<'static>,
 }
 
+/// The most instructions one check of `stop_when` may run.
+const FUEL: u64 = 100_000;
+
 impl StopWhen {
     /// Compiles `source`; `runner validate` has already checked it, so an error here is rare.
     pub fn new(source: &str) -> Result<Self, String> {
-        let env = minijinja::Environment::new();
+        let mut env = minijinja::Environment::new();
+        // An expression over a few numbers needs little; a loop in it ends here.
+        env.set_fuel(Some(FUEL));
         env.compile_expression(source)
             .map_err(|e| format!("`stop_when` does not compile: {e}"))?;
         Ok(StopWhen {
@@ -51,9 +56,16 @@ impl StopWhen {
             .env
             .compile_expression(&self.source)
             .map_err(|e| format!("`stop_when` does not compile: {e}"))?;
-        expression
-            .eval(minijinja::value::Serde(context))
-            .map(|value| value.is_true())
-            .map_err(|e| format!("`stop_when` failed: {e}"))
+        // The template engine can panic on some inputs (`divisibleby(0)`): that is the
+        // expression failing, not the run.
+        let evaluated = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            expression.eval(minijinja::value::Serde(context))
+        }));
+        match evaluated {
+            Ok(result) => result
+                .map(|value| value.is_true())
+                .map_err(|e| format!("`stop_when` failed: {e}")),
+            Err(_) => Err("`stop_when` failed: the expression engine could not evaluate it".into()),
+        }
     }
 }
