@@ -137,7 +137,10 @@ pub fn agent_files(path: &Path) -> Vec<PathBuf> {
             continue;
         }
         files.push(file.clone());
-        let Ok(text) = std::fs::read_to_string(&file) else {
+        let Ok(bytes) = crate::spec::validate::read_bounded(&file) else {
+            continue;
+        };
+        let Ok(text) = String::from_utf8(bytes) else {
             continue;
         };
         let Ok(document) = load_yaml(&text) else {

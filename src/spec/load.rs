@@ -15,7 +15,9 @@ pub fn load_agent(path: &Path) -> Result<(AgentSpec, Vec<Diagnostic>), Vec<Diagn
     if diagnostics.iter().any(Diagnostic::is_error) {
         return Err(diagnostics);
     }
-    let source = std::fs::read_to_string(path).map_err(|error| {
+    let bytes = super::validate::read_bounded(path);
+    let source = bytes.and_then(|bytes| String::from_utf8(bytes).map_err(std::io::Error::other));
+    let source = source.map_err(|error| {
         vec![Diagnostic::error(
             path,
             Default::default(),

@@ -33,8 +33,8 @@ pub struct Validator {
 }
 
 /// Reads at most one byte past `MAX_INPUT_BYTES`: enough to tell a file is too large
-/// without holding all of it.
-fn read_bounded(path: &Path) -> std::io::Result<Vec<u8>> {
+/// without holding all of it. Every reader of agent files goes through it.
+pub fn read_bounded(path: &Path) -> std::io::Result<Vec<u8>> {
     use std::io::Read;
     let mut bytes = Vec::new();
     std::fs::File::open(path)?
