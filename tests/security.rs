@@ -268,3 +268,29 @@ fn an_interrupt_kills_the_whole_process_group_of_a_running_command() {
     std::thread::sleep(std::time::Duration::from_millis(400));
     assert_eq!(size(), at_exit, "a child of the command outlived the run");
 }
+
+/// `chat` reloads the file between turns: a model that tries to rewrite it in one turn
+/// does not get a wider agent in the next.
+#[test]
+fn in_a_chat_the_model_cannot_rewrite_its_agent_for_the_next_turn() {
+    let ran = Test::new()
+        .agent(AGENT)
+        .reply(Reply::tool_call(
+            "write_file",
+            json!({"path": "agent.yaml", "content": WIDENED}),
+        ))
+        .reply(Reply::text("tried"))
+        .reply(Reply::tool_call(
+            "shell",
+            json!({"command": "sh -c 'id > PWNED'"}),
+        ))
+        .reply(Reply::text("done"))
+        .command(["chat", "agent.yaml", "--run-dir", "run"])
+        .stdin("widen yourself\nnow run sh\n")
+        .stdout("tried\ndone\n")
+        .any_stderr()
+        .run();
+    assert!(ran.read("agent.yaml").contains("allow: [ls]\n"));
+    assert!(!ran.path("PWNED").exists());
+    assert!(ran.events_of("agent.definition.reloaded").is_empty());
+}
