@@ -287,14 +287,7 @@ pub fn load_yaml(source: &str) -> Result<YamlDocument, Vec<YamlError>> {
 
 /// The error for a source over `MAX_INPUT_BYTES`, at the line where it crosses the bound.
 pub fn too_large(source: &str) -> YamlError {
-    let cut = source.floor_char_boundary(MAX_INPUT_BYTES);
-    let before = &source[..cut];
-    let line = before.matches('\n').count() + 1;
-    let column = before
-        .rsplit('\n')
-        .next()
-        .map_or(0, |last| last.chars().count())
-        + 1;
+    let (line, column) = super::template::line_column(source, MAX_INPUT_BYTES);
     YamlError {
         position: Position { line, column },
         message: format!(
