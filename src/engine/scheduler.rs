@@ -199,6 +199,9 @@ fn too_many(calls: usize, max: usize) -> Admission {
     Admission::Refused(Box::new(ToolOutput::error(message)), None)
 }
 
+/// How much of a call's unparsable arguments its error quotes.
+const MAX_QUOTED: usize = 2_000;
+
 /// Checks that the call can run: the tool exists, its arguments parsed, the budget allows it.
 fn admit(call: &ToolCall, sequential: Option<bool>, observer: &dyn CallObserver) -> Admission {
     let Some(sequential) = sequential else {
@@ -208,7 +211,9 @@ fn admit(call: &ToolCall, sequential: Option<bool>, observer: &dyn CallObserver)
         );
     };
     if let Some(invalid) = &call.invalid_arguments {
-        let message = format!("invalid arguments: {}", invalid.error);
+        // What the model wrote goes back in the error: the request carries `{}` instead.
+        let raw: String = invalid.raw.chars().take(MAX_QUOTED).collect();
+        let message = format!("invalid arguments: {}; you wrote: {raw}", invalid.error);
         return Admission::Refused(Box::new(ToolOutput::error(message)), None);
     }
     if let Err(hit) = observer.admit(call) {

@@ -141,14 +141,16 @@ struct CallFunction<'a> {
     arguments: Arguments<'a>,
 }
 
-/// The arguments as a JSON string ([`ToolCall::arguments_text`]), written without an
-/// intermediate `String`.
+/// The arguments as a JSON string, written without an intermediate `String`. Arguments
+/// that never parsed go back as `{}`: strict servers (llama.cpp) parse them to render their
+/// chat template and refuse the whole request otherwise. The model sees what it wrote, and
+/// why it failed, in the call's tool error.
 struct Arguments<'a>(&'a ToolCall);
 
 impl Serialize for Arguments<'_> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         match &self.0.invalid_arguments {
-            Some(invalid) => serializer.serialize_str(&invalid.raw),
+            Some(_) => serializer.serialize_str("{}"),
             None => serializer.collect_str(&self.0.arguments),
         }
     }
@@ -210,10 +212,14 @@ mod tests {
     #[test]
     fn arguments_are_the_same_text_as_arguments_text() {
         let call = ToolCall::from_raw("c".into(), "f".into(), r#"{"a": [1, "x\"y"], "b": 1.5}"#);
-        let bad = ToolCall::from_raw("c".into(), "f".into(), "{oops");
-        for c in [call, bad] {
-            let text = serde_json::to_string(&Arguments(&c)).unwrap();
-            assert_eq!(text, json!(c.arguments_text()).to_string());
-        }
+        let text = serde_json::to_string(&Arguments(&call)).unwrap();
+        assert_eq!(text, json!(call.arguments_text()).to_string());
+    }
+
+    #[test]
+    fn arguments_that_never_parsed_go_back_as_an_empty_object() {
+        let bad = ToolCall::from_raw("c".into(), "f".into(), r#"{"path": "notes/proj"#);
+        let text = serde_json::to_string(&Arguments(&bad)).unwrap();
+        assert_eq!(text, json!("{}").to_string());
     }
 }

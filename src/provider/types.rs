@@ -162,14 +162,14 @@ impl ToolCall {
                 arguments: Value::Null,
                 invalid_arguments: Some(InvalidArguments {
                     raw: raw.to_string(),
-                    error: e.to_string(),
+                    error: format!("they are not valid JSON ({e})"),
                 }),
             },
         }
     }
 
-    /// The arguments as the JSON text to send back to an API: the raw text when it
-    /// never parsed, so the model sees what it wrote.
+    /// The arguments as the model wrote them: the raw text when it never parsed (a
+    /// cassette replays it as it was; requests send `{}` instead, see `openai_body`).
     pub fn arguments_text(&self) -> String {
         match &self.invalid_arguments {
             Some(invalid) => invalid.raw.clone(),

@@ -1,0 +1,57 @@
+//! What strict servers (llama.cpp, which renders a chat template from every request) accept:
+//! the requests `runner` sends stay valid whatever the model did.
+
+mod support;
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use runner::testing::mock_server::{MockRequest, MockResponse, Reply};
+use serde_json::{Value, json};
+use support::Test;
+
+/// The tool-call arguments of every assistant message that do not parse as JSON.
+fn unparsable_arguments(request: &MockRequest) -> Vec<String> {
+    let messages = request.body["messages"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    messages
+        .iter()
+        .flat_map(|m| m["tool_calls"].as_array().cloned().unwrap_or_default())
+        .filter_map(|call| {
+            let text = call["function"]["arguments"].as_str()?.to_string();
+            serde_json::from_str::<Value>(&text)
+                .is_err()
+                .then_some(text)
+        })
+        .collect()
+}
+
+/// A call cut off mid-arguments (as `max_tokens` does) goes back to the server as `{}`, so
+/// the next request is valid; the model learns what went wrong from the tool error.
+#[test]
+fn a_malformed_tool_call_does_not_make_the_next_request_invalid() {
+    let served = Arc::new(AtomicUsize::new(0));
+    let count = served.clone();
+    let ran = Test::new()
+        .agent("prompt: Go\ntools:\n  - builtin: read_file\n")
+        .route(move |request| {
+            let bad = unparsable_arguments(request);
+            if !bad.is_empty() {
+                // What llama.cpp does: it cannot render its template.
+                return Some(MockResponse::error(500, format!("cannot parse {bad:?}")));
+            }
+            let reply = match count.fetch_add(1, Ordering::SeqCst) {
+                0 => Reply::tool_call("read_file", json!("{\"path\": \"notes/proj")),
+                _ => Reply::text("recovered"),
+            };
+            Some(MockResponse::reply(reply))
+        })
+        .stdout("recovered\n")
+        .run();
+    assert_eq!(served.load(Ordering::SeqCst), 2);
+    let second = ran.requests()[1].body["messages"].to_string();
+    assert!(second.contains("you wrote:"), "{second}");
+    assert!(second.contains("notes/proj"), "{second}");
+}
