@@ -55,3 +55,64 @@ fn a_malformed_tool_call_does_not_make_the_next_request_invalid() {
     assert!(second.contains("you wrote:"), "{second}");
     assert!(second.contains("notes/proj"), "{second}");
 }
+
+/// A streamed answer that stops at the model's length limit.
+fn cut_off(text: &str) -> MockResponse {
+    let chunk = |delta: Value, finish: Value| {
+        let body = json!({"id": "c", "object": "chat.completion.chunk", "model": "m",
+            "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]});
+        format!("data: {body}\n\n")
+    };
+    let sse = chunk(json!({"role": "assistant", "content": text}), Value::Null)
+        + &chunk(json!({}), json!("length"))
+        + "data: [DONE]\n\n";
+    MockResponse::sse(sse)
+}
+
+#[test]
+fn an_answer_cut_off_at_the_length_limit_is_a_warning_by_default() {
+    let ran = Test::new()
+        .agent("prompt: Go\n")
+        .respond(cut_off("The answer is that the"))
+        .args(["--output", "json"])
+        .stderr_contains("cut off at the model's length limit")
+        .run();
+    let envelope = ran.json();
+    assert_eq!(envelope["status"], "completed");
+    assert!(
+        envelope["warnings"][0]
+            .as_str()
+            .unwrap()
+            .contains("finish_reason: length")
+    );
+}
+
+#[test]
+fn an_answer_cut_off_fails_the_run_when_the_file_says_so() {
+    let ran = Test::new()
+        .agent("prompt: Go\nanswer: { truncated: fail }\n")
+        .respond(cut_off("The answer is that the"))
+        .args(["--output", "json"])
+        .status(1)
+        .stderr_contains("error[truncated]")
+        .run();
+    assert_eq!(ran.json()["error"]["code"], "truncated");
+}
+
+#[test]
+fn an_empty_answer_is_a_warning_or_a_failure() {
+    Test::new()
+        .agent("prompt: Go\n")
+        .reply(Reply::text(""))
+        .stdout("\n")
+        .stderr_contains("the final answer is empty")
+        .run();
+    let ran = Test::new()
+        .agent("prompt: Go\nanswer: { empty: fail }\n")
+        .reply(Reply::text("  "))
+        .args(["--output", "json"])
+        .status(1)
+        .stderr_contains("error[empty_answer]")
+        .run();
+    assert_eq!(ran.json()["error"]["code"], "empty_answer");
+}

@@ -16,7 +16,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use crate::engine::Agent;
-use crate::engine::agent::{AgentTool, ExecutionStrategy};
+use crate::engine::agent::{AgentTool, AnswerPolicy, ExecutionStrategy};
 use crate::engine::budget::PricedModel;
 use crate::engine::budget::{Price, RunLimits};
 use crate::engine::builder::{DEFAULT_MAX_CALLS_PER_TURN, DEFAULT_STRUCTURED_RETRIES};
@@ -29,6 +29,7 @@ use crate::engine::xml_turn::{DEFAULT_FORMAT_RETRIES, XmlTools};
 use crate::mcp::McpServers;
 use crate::provider::{BuildOptions, build_provider_with};
 use crate::spec::AgentSpec;
+use crate::spec::agent::OnProblem;
 use crate::spec::execution::Strategy;
 use crate::spec::limits::Limits;
 use crate::spec::middleware::MiddlewareEntry;
@@ -204,6 +205,10 @@ pub fn compile_agent(input: &CompileInput<'_>) -> Result<Agent, CompileError> {
             .max_calls_per_turn
             .map_or(DEFAULT_MAX_CALLS_PER_TURN, |max| max as usize),
         stop_when,
+        answer_policy: AnswerPolicy {
+            fail_truncated: spec.answer.truncated == OnProblem::Fail,
+            fail_empty: spec.answer.empty == OnProblem::Fail,
+        },
         structured_retries: spec
             .output
             .as_ref()

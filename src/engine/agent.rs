@@ -49,10 +49,21 @@ pub struct Agent {
     pub stop_when: Option<StopWhen>,
     /// How often the model may retry a structured answer that does not match.
     pub structured_retries: u32,
+    /// Whether a cut-off or empty final answer fails the run or is a warning.
+    pub answer_policy: AnswerPolicy,
     /// Handoff tool name → the agent that takes over.
     pub handoffs: HashMap<String, Arc<dyn AgentFactory>>,
     /// Set when tools are offered as XML in the text (`tool_protocol: xml`).
     pub xml_tools: Option<XmlTools>,
+}
+
+/// What a final answer's problems do: `true` fails the run, `false` makes a warning.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct AnswerPolicy {
+    /// The model stopped at its length limit (`finish_reason: length`).
+    pub fail_truncated: bool,
+    /// The answer is empty or only whitespace.
+    pub fail_empty: bool,
 }
 
 /// What a run shares: its events, its budget, and the stop signal.

@@ -55,6 +55,7 @@ impl Agent {
                 max_calls_per_turn: DEFAULT_MAX_CALLS_PER_TURN,
                 stop_when: None,
                 structured_retries: DEFAULT_STRUCTURED_RETRIES,
+                answer_policy: Default::default(),
                 handoffs: HashMap::new(),
                 xml_tools: None,
             },

@@ -67,6 +67,10 @@ pub struct AgentSpec {
     /// Structured output: the final answer must match `schema`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub output: Option<OutputSpec>,
+    /// What a final answer cut off by the model's length limit, or an empty one, does to
+    /// the run: `warn` (default: a warning in the result and on stderr) or `fail`.
+    #[serde(default, skip_serializing_if = "AnswerChecks::is_default")]
+    pub answer: AnswerChecks,
     /// Checkpoint after every step: true (default), false, or `{ dir: ... }`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub checkpoints: Option<Checkpoints>,
@@ -168,6 +172,35 @@ pub enum ToolProtocol {
     /// Tools described in the system prompt and called as XML in the reply's text, for models
     /// without native tool calling.
     Xml,
+}
+
+/// The checks of a final answer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct AnswerChecks {
+    /// The model stopped at its length limit (`finish_reason: length`): the answer is cut off.
+    #[serde(default)]
+    pub truncated: OnProblem,
+    /// The answer is empty (or only whitespace).
+    #[serde(default)]
+    pub empty: OnProblem,
+}
+
+impl AnswerChecks {
+    pub fn is_default(&self) -> bool {
+        *self == AnswerChecks::default()
+    }
+}
+
+/// What a problem with the final answer does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum OnProblem {
+    /// A warning in the result's `warnings` and on stderr; the run completes.
+    #[default]
+    Warn,
+    /// The run fails (exit 1) with the problem's code (`truncated`, `empty_answer`).
+    Fail,
 }
 
 /// Structured output.

@@ -9,7 +9,7 @@ use std::collections::HashSet;
 use futures_util::future::join_all;
 use serde_json::{Value, json};
 
-use super::reply::{Answer, action_options, bound_reached, conclude, tool_title};
+use super::reply::{Answer, action_options, bound_reached, check_answer, conclude, tool_title};
 use crate::engine::agent::{
     Agent, ExecutionStrategy, GenerateResult, Halt, HaltReason, RunContext,
 };
@@ -20,7 +20,7 @@ use crate::engine::step::{
     CallOptions, StepEnd, after_step, call_model, end_step, fail_step, parse_json_answer,
     run_tools, save_checkpoint, start_step,
 };
-use crate::provider::{BoxFuture, Message, ResponseFormat};
+use crate::provider::{BoxFuture, FinishReason, Message, ResponseFormat};
 
 #[derive(Debug, Clone)]
 pub struct PlanStrategy {
@@ -121,11 +121,14 @@ impl ExecutionStrategy for PlanStrategy {
                 let (response, next) = call_model(agent, next, ctx, &options, &step_id)
                     .await
                     .map_err(|halt| fail_step(ctx, halt, &step_id, title))?;
+                let truncated = response.finish_reason == FinishReason::Length;
                 let (answer, next) = conclude(agent, response.text, next, &mut attempts)
                     .map_err(|halt| fail_step(ctx, halt, &step_id, title))?;
                 state = next;
                 match answer {
                     Answer::Final(turn) => {
+                        state = check_answer(agent, ctx, (&turn.output, truncated), state)
+                            .map_err(|halt| fail_step(ctx, halt, &step_id, title))?;
                         end_step(ctx, &state, &step_id, title, StepEnd::Completed);
                         return Ok((turn, state));
                     }

@@ -5,7 +5,7 @@ use crate::engine::agent::{Agent, Halt, HaltReason, RunContext, Turn};
 use crate::engine::budget::LimitHit;
 use crate::engine::state::AgentState;
 use crate::engine::step::{CallOptions, check_structured};
-use crate::provider::{Message, ResponseFormat};
+use crate::provider::{FinishReason, Message, ResponseFormat};
 
 /// The options of every action call: tools offered, and JSON asked for when the agent has
 /// an output schema.
@@ -61,6 +61,33 @@ pub(crate) fn conclude(
     }
 }
 
+/// A final answer cut off at the model's length limit, or an empty one: a warning, or the
+/// run fails, as the agent file's `answer` says.
+pub(crate) fn check_answer(
+    agent: &Agent,
+    ctx: &RunContext,
+    (output, truncated): (&str, bool),
+    state: AgentState,
+) -> Result<AgentState, Halt> {
+    let policy = agent.answer_policy;
+    let (fail, code, key, message) = if truncated {
+        let message = "the final answer was cut off at the model's length limit (finish_reason: length); raise the model's max_tokens, or ask for a shorter answer";
+        (policy.fail_truncated, "truncated", "truncated", message)
+    } else if output.trim().is_empty() {
+        let message = "the final answer is empty";
+        (policy.fail_empty, "empty_answer", "empty", message)
+    } else {
+        return Ok(state);
+    };
+    if fail {
+        return Err(Halt::failed(state, code, message));
+    }
+    ctx.warn(format!(
+        "{message} (`answer: {{ {key}: fail }}` makes this a failure)"
+    ));
+    Ok(state)
+}
+
 /// The turn that hands the conversation over (the engine runs the target next).
 pub(crate) fn handed_over(tool: String) -> Turn {
     Turn {
@@ -98,10 +125,13 @@ pub(crate) async fn act_on_reply(
 ) -> Result<Next, Halt> {
     use crate::engine::step::{StepEnd, after_step, end_step, fail_step, run_tools};
     if response.tool_calls.is_empty() {
+        let truncated = response.finish_reason == FinishReason::Length;
         let (answer, state) = conclude(agent, response.text, state, attempts)
             .map_err(|halt| fail_step(ctx, halt, step_id, "Answer"))?;
         return match answer {
             Answer::Final(turn) => {
+                let state = check_answer(agent, ctx, (&turn.output, truncated), state)
+                    .map_err(|halt| fail_step(ctx, halt, step_id, "Answer"))?;
                 end_step(ctx, &state, step_id, "Answer", StepEnd::Completed);
                 Ok(Next::Done(turn, state))
             }
