@@ -2,14 +2,17 @@
 //! `loop` strategy, no middleware, all of a turn's tool calls at once, two retries for a
 //! structured answer that does not match.
 //!
-//! ```no_run
-//! # use std::sync::Arc;
-//! # fn provider() -> Arc<dyn runner::provider::Provider> { unimplemented!() }
+//! ```
+//! use std::sync::Arc;
 //! use runner::engine::Agent;
+//! use runner::provider::ScriptedProvider;
 //!
-//! let agent = Agent::builder("reviewer", provider())
+//! // Any provider; the scripted one answers from a list (here, none).
+//! let provider = Arc::new(ScriptedProvider::new("m", Vec::new()));
+//! let agent = Agent::builder("reviewer", provider)
 //!     .system("You review diffs.")
 //!     .build();
+//! assert_eq!(agent.name, "reviewer");
 //! ```
 
 use std::collections::HashMap;
