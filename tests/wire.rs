@@ -1,10 +1,14 @@
-//! What strict servers (llama.cpp, which renders a chat template from every request) accept:
-//! the requests `runner` sends stay valid whatever the model did.
+//! What real servers do to a run. Strict servers (llama.cpp renders a chat template from
+//! every request) must accept every request `runner` sends, whatever the model did: each
+//! scenario below runs on both wires, and the harness checks every request of every test
+//! against `runner::testing::strict`. Replies cut off or empty, and slow streams, end the
+//! run the way the file says.
 
 mod support;
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
 
 use runner::testing::mock_server::{MockRequest, MockResponse, Reply};
 use serde_json::{Value, json};
@@ -115,4 +119,242 @@ fn an_empty_answer_is_a_warning_or_a_failure() {
         .stderr_contains("error[empty_answer]")
         .run();
     assert_eq!(ran.json()["error"]["code"], "empty_answer");
+}
+
+/// Both wires: every scenario below runs once on each, and the harness checks each request
+/// the mock receives against the strict-server rules (`runner::testing::strict`).
+const WIRES: [&str; 2] = ["$MODEL", "$ANTHROPIC_MODEL"];
+
+/// An agent file on `model` with `body` after its name and model.
+fn on(model: &str, body: &str) -> Test {
+    Test::new().agent(&format!("name: shape\nmodel: {model}\n{body}"))
+}
+
+const READS: &str = "prompt: Go\ntools:\n  - builtin: read_file\n";
+
+#[test]
+fn tool_errors_and_parallel_calls_keep_the_conversation_valid() {
+    for model in WIRES {
+        let ran = on(model, READS)
+            .file("a.txt", "A")
+            .reply(
+                Reply::tool_call("read_file", json!({"path": "missing.txt"}))
+                    .with_tool_call("read_file", json!({"path": "a.txt"}))
+                    .with_tool_call("read_file", json!("{\"path\": \"a.t")),
+            )
+            .reply(Reply::text("done"))
+            .args(["--output", "json"])
+            .run();
+        let result = ran.json();
+        assert_eq!(result["output"], "done");
+        assert_eq!(result["tool_calls"], 3, "the call that never parsed counts");
+    }
+}
+
+/// `model.idle_timeout` bounds the silence between two pieces of a streamed reply.
+#[test]
+fn the_idle_timeout_is_set_in_the_file() {
+    let ran = Test::new()
+        .agent(
+            "name: slow\nmodel: { provider: openai, name: m, base_url: \"$OPENAI_URL\", \
+             api_key_env: RUNNER_TEST_KEY, idle_timeout: 150ms, retry: { max_attempts: 1 } }\nprompt: Go\n",
+        )
+        .respond(MockResponse::text("slow words").chunk_delay(Duration::from_millis(600)))
+        .args(["--output", "json"])
+        .status(1)
+        .any_stderr()
+        .run();
+    assert_eq!(ran.json()["error"]["code"], "provider_timeout");
+}
+
+#[test]
+fn plan_steps_keep_the_conversation_valid() {
+    let plan = r#"{"steps": [{"id": "1", "description": "read a"}, {"id": "2", "description": "sum up", "depends_on": ["1"]}]}"#;
+    for model in WIRES {
+        on(model, &format!("{READS}execution: {{ strategy: plan }}\n"))
+            .file("a.txt", "A")
+            .reply(Reply::text(plan))
+            .reply(Reply::tool_call("read_file", json!({"path": "a.txt"})))
+            .reply(Reply::text("a says A"))
+            .reply(Reply::text("summed"))
+            .reply(Reply::text("The answer: A"))
+            .stdout("The answer: A\n")
+            .run();
+    }
+}
+
+/// A provider error in a plan step ends the run with its own code at once, as in the loop
+/// strategy: a new plan would meet the same error.
+#[test]
+fn a_provider_error_in_a_plan_step_ends_the_run_with_its_code() {
+    let plan = r#"{"steps": [{"id": "1", "description": "read a"}]}"#;
+    let ran = on(
+        "$MODEL",
+        &format!("{READS}execution: {{ strategy: plan }}\n"),
+    )
+    .reply(Reply::text(plan))
+    .respond(MockResponse::error(400, "roles must alternate"))
+    .args(["--output", "json"])
+    .status(1)
+    .stderr_contains("roles must alternate")
+    .run();
+    assert_eq!(ran.json()["error"]["code"], "provider_bad_request");
+    assert_eq!(
+        ran.requests().len(),
+        2,
+        "the plan and the failed step; no new plan"
+    );
+    assert_eq!(ran.json()["llm_calls"], 1, "one call answered");
+}
+
+#[test]
+fn react_keeps_the_conversation_valid() {
+    for model in WIRES {
+        on(
+            model,
+            &format!("{READS}execution: {{ strategy: react, max_steps: 3 }}\n"),
+        )
+        .file("a.txt", "A")
+        .reply(Reply::text("I should read a."))
+        .reply(Reply::tool_call("read_file", json!({"path": "a.txt"})))
+        .reply(Reply::text("I know enough."))
+        .reply(Reply::text("It says A"))
+        .stdout("It says A\n")
+        .run();
+    }
+}
+
+#[test]
+fn the_xml_protocol_and_its_format_retries_keep_the_conversation_valid() {
+    for model in WIRES {
+        on(model, &format!("{READS}tool_protocol: xml\n"))
+            .file("a.txt", "A")
+            .reply(Reply::text("<read_file><path>a.txt</path></read_file>"))
+            .reply(Reply::text("no action here"))
+            .reply(Reply::text(
+                "<attempt_completion><result>A</result></attempt_completion>",
+            ))
+            .stdout("A\n")
+            .run();
+    }
+}
+
+#[test]
+fn structured_output_retries_keep_the_conversation_valid() {
+    let body = "prompt: Go\noutput:\n  schema: { type: object, required: [ok] }\n";
+    for model in WIRES {
+        on(model, body)
+            .reply(Reply::text("not json"))
+            .reply(Reply::text("{\"ok\": true}"))
+            .args(["--output", "json"])
+            .run();
+    }
+}
+
+#[test]
+fn summarize_keeps_the_conversation_valid() {
+    let body = format!("{READS}middleware:\n  - summarize: {{ threshold: 1, keep_recent: 1 }}\n");
+    for model in WIRES {
+        let ran = on(model, &body)
+            .file("a.txt", "A")
+            .reply(Reply::tool_call("read_file", json!({"path": "a.txt"})))
+            .reply(Reply::text("summary of the reading"))
+            .reply(Reply::text("done"))
+            .args(["--output", "json"])
+            .run();
+        assert_eq!(ran.json()["output"], "done");
+    }
+}
+
+#[test]
+fn sub_agents_and_handoffs_keep_the_conversation_valid() {
+    for model in WIRES {
+        on(
+            model,
+            "prompt: Go\ntools:\n  - name: helper\n    description: Helps.\n    \
+             parameters: { type: object, properties: { q: { type: string } }, required: [q] }\n    \
+             agent: { name: helper, system: You help. }\n    prompt: \"Help with {{ q }}\"\n\
+             handoffs:\n  - name: transfer\n    description: To B.\n    \
+             agent: { name: b, system: You are B. }\n",
+        )
+        .reply(Reply::tool_call("helper", json!({"q": "x"})))
+        .reply(Reply::text("helped"))
+        .reply(Reply::tool_call("transfer", json!({})))
+        .reply(Reply::text("B answers"))
+        .stdout("B answers\n")
+        .run();
+    }
+}
+
+#[test]
+fn a_resumed_question_keeps_the_conversation_valid() {
+    for model in WIRES {
+        let paused = on(model, "prompt: Go\ntools:\n  - builtin: ask_user\n")
+            .reply(Reply::tool_call("ask_user", json!({"question": "Which?"})))
+            .status(4)
+            .any_stderr()
+            .run();
+        let session = paused.session();
+        paused
+            .then()
+            .reply(Reply::text("as you said"))
+            .command(["resume", &session, "--answer", "this one"])
+            .stdout("as you said\n")
+            .run();
+    }
+}
+
+/// The text protocol asks the server to stop at the first action's closing tag, so a slow
+/// server does not generate what would be ignored; the tag is put back in the history.
+#[test]
+fn the_xml_protocol_stops_the_reply_after_its_first_action() {
+    for model in WIRES {
+        let ran = on(model, &format!("{READS}tool_protocol: xml\n"))
+            .file("a.txt", "A")
+            .reply(Reply::text(
+                "<read_file><path>a.txt</path></read_file>\nAnd now a second action nobody reads: \
+                 <read_file><path>b.txt</path></read_file>",
+            ))
+            .reply(Reply::text(
+                "<attempt_completion><result>A</result></attempt_completion> and a trailing essay",
+            ))
+            .args(["--output", "json"])
+            .run();
+        assert_eq!(ran.json()["output"], "A");
+        let requests = ran.requests();
+        let stop = requests[0].stop_sequences();
+        assert!(stop.contains(&"</read_file>".to_string()), "{stop:?}");
+        assert!(
+            stop.contains(&"</attempt_completion>".to_string()),
+            "{stop:?}"
+        );
+        let history = requests[1].body["messages"].to_string();
+        assert!(
+            history.contains("<read_file><path>a.txt</path></read_file>"),
+            "{history}"
+        );
+        assert!(!history.contains("b.txt"), "{history}");
+    }
+}
+
+/// A server error that says the request could not be read (llama.cpp's 500 when a request
+/// breaks its template) is not retried, and the message says what was sent.
+#[test]
+fn a_request_the_server_cannot_read_is_not_retried_and_is_described() {
+    let ran = Test::new()
+        .agent(
+            "name: strict\nmodel: { provider: openai, name: m, base_url: \"$OPENAI_URL\", \
+             api_key_env: RUNNER_TEST_KEY, retry: { max_attempts: 4, initial_backoff: 1ms } }\n\
+             prompt: Go\ntools:\n  - builtin: read_file\n",
+        )
+        .respond(MockResponse::error(
+            500,
+            "Failed to parse tool call arguments as JSON: [json.exception.parse_error.101]",
+        ))
+        .args(["--output", "json"])
+        .status(1)
+        .stderr_contains("runner sent 1 message (user), 1 tool")
+        .run();
+    assert_eq!(ran.json()["error"]["code"], "provider_bad_request");
+    assert_eq!(ran.requests().len(), 1, "not retried");
 }

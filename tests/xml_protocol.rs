@@ -28,6 +28,31 @@ fn in_chunks(text: &str, sizes: &[usize]) -> runner::protocol::ParseOutcome {
     parser.finish()
 }
 
+/// What a server that stopped at a closing tag leaves: an action whose parameters are closed.
+#[test]
+fn an_action_cut_at_its_closing_tag_is_open_with_its_parameters_closed() {
+    let open = |text: &str| {
+        let mut parser = XmlStreamParser::new(tools());
+        parser.push(text);
+        parser.open_action().map(String::from)
+    };
+    assert_eq!(
+        open("Reading. <read_file>\n<path>a.txt</path>\n"),
+        Some("read_file".into())
+    );
+    assert_eq!(
+        open("<read_file><path>a.t"),
+        None,
+        "a parameter is still open"
+    );
+    assert_eq!(
+        open("<read_file><path>a</path></read_file>"),
+        None,
+        "closed already"
+    );
+    assert_eq!(open("just text"), None);
+}
+
 #[test]
 fn a_tool_call_with_thinking_and_text_around_it() {
     let outcome = parse_reply(

@@ -36,6 +36,9 @@ pub fn provider_config(model: &ModelRef) -> Result<ProviderConfig, ModelError> {
     if let Some(timeout) = spec.timeout {
         config.timeout = timeout.0;
     }
+    if let Some(idle) = spec.idle_timeout {
+        config.idle_timeout = idle.0;
+    }
     if let Some(retry) = &spec.retry {
         config.retry = RetryConfig {
             max_attempts: retry.max_attempts,

@@ -50,8 +50,9 @@ pub struct CallResult {
     /// What the call did to the run (a handoff, a question, a sub-agent's trace).
     pub effect: Option<ToolEffect>,
     pub duration: Duration,
-    /// Whether the tool ran; `false` for calls refused before they started.
-    pub ran: bool,
+    /// Whether the call counts in `tool_calls`: it ran, or it was answered with an error
+    /// about the call itself; `false` for calls a bound refused.
+    pub counted: bool,
 }
 
 /// A call's result and its effect on the run.
@@ -138,7 +139,8 @@ pub async fn run_calls(
                 true => admit(call, sequential, observer),
                 false => too_many(calls.len(), policy.max_calls),
             };
-            let (called, ran) = match admitted {
+            let (called, counted) = match admitted {
+                Admission::Answered(output) => (Called::from(*output), true),
                 Admission::Refused(output, hit) => {
                     if let Some(hit) = hit
                         && let Ok(mut slot) = limit_hit.lock()
@@ -167,7 +169,7 @@ pub async fn run_calls(
                 output,
                 effect: called.effect,
                 duration,
-                ran,
+                counted,
             }
         }
     });
@@ -186,7 +188,9 @@ enum Admission {
     Run {
         sequential: bool,
     },
-    /// Not run: the result for the model, and the bound that refused it, if any.
+    /// Counted but not run: the call itself is wrong, and this error says how.
+    Answered(Box<ToolOutput>),
+    /// Neither run nor counted: the result for the model, and the bound that refused it, if any.
     Refused(Box<ToolOutput>, Option<LimitHit>),
 }
 
@@ -202,26 +206,26 @@ fn too_many(calls: usize, max: usize) -> Admission {
 /// How much of a call's unparsable arguments its error quotes.
 const MAX_QUOTED: usize = 2_000;
 
-/// Checks that the call can run: the tool exists, its arguments parsed, the budget allows it.
+/// Checks that the call can run: the budget allows it, the tool exists, its arguments
+/// parsed. A call the model got wrong (unknown tool, arguments that are not JSON) is
+/// counted like any call the run processed: the model made it and gets an answer to it.
 fn admit(call: &ToolCall, sequential: Option<bool>, observer: &dyn CallObserver) -> Admission {
-    let Some(sequential) = sequential else {
-        return Admission::Refused(
-            Box::new(ToolOutput::error(format!("unknown tool `{}`", call.name))),
-            None,
-        );
-    };
-    if let Some(invalid) = &call.invalid_arguments {
-        // What the model wrote goes back in the error: the request carries `{}` instead.
-        let raw: String = invalid.raw.chars().take(MAX_QUOTED).collect();
-        let message = format!("invalid arguments: {}; you wrote: {raw}", invalid.error);
-        return Admission::Refused(Box::new(ToolOutput::error(message)), None);
-    }
     if let Err(hit) = observer.admit(call) {
         let message = format!(
             "not run: the run reached its bound `{}` ({})",
             hit.name, hit.detail
         );
         return Admission::Refused(Box::new(ToolOutput::error(message)), Some(hit));
+    }
+    let Some(sequential) = sequential else {
+        let message = format!("unknown tool `{}`", call.name);
+        return Admission::Answered(Box::new(ToolOutput::error(message)));
+    };
+    if let Some(invalid) = &call.invalid_arguments {
+        // What the model wrote goes back in the error: the request carries `{}` instead.
+        let raw: String = invalid.raw.chars().take(MAX_QUOTED).collect();
+        let message = format!("invalid arguments: {}; you wrote: {raw}", invalid.error);
+        return Admission::Answered(Box::new(ToolOutput::error(message)));
     }
     Admission::Run { sequential }
 }

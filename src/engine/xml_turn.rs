@@ -7,8 +7,8 @@ use serde_json::Value;
 
 use super::clock::new_id;
 use crate::protocol::{
-    Action, ParseOutcome, ToolDescription, coerce_params, no_action_feedback, protocol_section,
-    tool_result_message,
+    Action, COMPLETION, ParseOutcome, ToolDescription, coerce_params, no_action_feedback,
+    protocol_section, tool_result_message,
 };
 use crate::provider::{
     AssistantMessage, InvalidArguments, Message, ModelResponse, ThinkingBlock, ToolCall, ToolSpec,
@@ -46,6 +46,16 @@ impl XmlTools {
             schemas: tools.iter().map(|t| t.parameters.clone()).collect(),
             retries,
         }
+    }
+
+    /// The closing tags of every action, sent as stop sequences: the first action ends the
+    /// turn, so whatever a model writes after it is waste (on a slow local server, seconds).
+    pub fn stop_sequences(&self) -> Vec<String> {
+        let actions = self.names.iter().map(String::as_str);
+        actions
+            .chain([COMPLETION])
+            .map(|name| format!("</{name}>"))
+            .collect()
     }
 
     fn schema(&self, name: &str) -> Value {

@@ -10,7 +10,9 @@ mod prompt;
 
 pub use coerce::coerce_params;
 pub use entities::{decode, escape};
-pub use parser::{Action, FormatError, ParseOutcome, XmlStreamParser, parse_reply, trim_value};
+pub use parser::{
+    Action, COMPLETION, FormatError, ParseOutcome, XmlStreamParser, parse_reply, trim_value,
+};
 pub use prompt::{ToolDescription, protocol_section};
 
 /// A tool's result as the user message the model reads next.

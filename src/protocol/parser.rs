@@ -43,7 +43,8 @@ pub struct ParseOutcome {
 
 /// Longest tag name looked for; a longer `<...` is plain text.
 const MAX_TAG: usize = 64;
-const COMPLETION: &str = "attempt_completion";
+/// The action that ends the run with its result.
+pub const COMPLETION: &str = "attempt_completion";
 const THINKING: &str = "thinking";
 const CDATA_OPEN: &str = "<![CDATA[";
 const CDATA_CLOSE: &str = "]]>";
@@ -306,6 +307,15 @@ impl XmlStreamParser {
         self.error.get_or_insert(FormatError { message });
         self.action_name = None;
         self.mode = Mode::Drain;
+    }
+
+    /// The action whose parameters are all closed but which is not closed itself yet: what
+    /// a server that stopped at the action's closing tag (a stop sequence) leaves.
+    pub fn open_action(&self) -> Option<&str> {
+        match self.mode {
+            Mode::Action if self.pending.trim().is_empty() => self.action_name.as_deref(),
+            _ => None,
+        }
     }
 
     /// Ends the reply.

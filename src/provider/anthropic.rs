@@ -81,6 +81,7 @@ impl AnthropicProvider {
             sink,
         )
         .await
+        .map_err(|error| error.about_request(req))
     }
 }
 

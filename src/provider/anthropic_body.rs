@@ -25,6 +25,9 @@ pub(crate) fn request_body<'a>(
     if !req.tools.is_empty() {
         body.push("tools", Field::Wire(Wire::Tools(Tools(&req.tools))));
     }
+    if !req.stop.is_empty() {
+        body.push("stop_sequences", Field::Wire(Wire::Strs(&req.stop)));
+    }
     body.push("stream", Field::Json(&TRUE));
     body.merge_params(params, &req.params);
     body
@@ -35,6 +38,7 @@ pub(crate) fn request_body<'a>(
 #[serde(untagged)]
 pub(crate) enum Wire<'a> {
     Str(&'a str),
+    Strs(&'a [String]),
     String(String),
     U64(u64),
     Turns(Vec<Turn<'a>>),

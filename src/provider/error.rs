@@ -9,6 +9,8 @@
 use std::fmt;
 use std::time::Duration;
 
+use super::types::ModelRequest;
+
 /// What went wrong, at the granularity callers act on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ErrorKind {
@@ -144,7 +146,9 @@ impl ProviderError {
         message: String,
         key_env: Option<&str>,
     ) -> Self {
+        let unreadable = (500..=599).contains(&status) && unreadable_request(&message);
         let kind = match status {
+            _ if unreadable => ErrorKind::BadRequest,
             401 | 403 => ErrorKind::Auth,
             404 => ErrorKind::NotFound,
             408 => ErrorKind::Timeout,
@@ -161,9 +165,42 @@ impl ProviderError {
             )),
             404 => err.with_hint("check the model name and base_url"),
             400 | 422 => err.with_hint("check model.params and the model's supported features"),
+            _ if unreadable => err.with_hint(format!(
+                "the server could not read the request; HTTP {status} is not retried, since the \
+                 same request fails the same way"
+            )),
             _ => err,
         }
     }
+
+    /// A refused request says what was sent, in outline: which roles, calls and options
+    /// the server could not take.
+    pub fn about_request(mut self, req: &ModelRequest) -> Self {
+        if self.kind == ErrorKind::BadRequest {
+            let sent = format!("runner sent {}", req.outline());
+            self.hint = Some(match self.hint.take() {
+                Some(hint) => format!("{hint}; {sent}"),
+                None => sent,
+            });
+        }
+        self
+    }
+}
+
+/// Whether a server error's message says the request itself could not be read: llama.cpp
+/// answers 500 when a request breaks its chat template or its JSON parser.
+fn unreadable_request(message: &str) -> bool {
+    const SIGNS: [&str; 7] = [
+        "parse error",
+        "failed to parse",
+        "json.exception",
+        "must alternate",
+        "raise_exception",
+        "chat template",
+        "invalid request",
+    ];
+    let message = message.to_ascii_lowercase();
+    SIGNS.iter().any(|sign| message.contains(sign))
 }
 
 impl ProviderError {

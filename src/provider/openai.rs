@@ -24,6 +24,9 @@ pub struct OpenAiProvider {
     model: String,
     url: String,
     azure: bool,
+    /// OpenAI's own API: it takes at most 4 stop sequences (its reasoning models none), so
+    /// the text protocol's are not sent there; the reply is read to its end instead.
+    platform: bool,
     params: Map<String, Value>,
 }
 
@@ -46,7 +49,9 @@ impl OpenAiProvider {
     pub fn new(s: HttpSettings) -> Result<Self, ProviderError> {
         let http = HttpClient::new(&s.provider, s.key, s.key_env, s.timeout, s.idle_timeout)?;
         let azure = is_azure(&s.base_url);
+        let platform = host(&s.base_url) == "api.openai.com";
         Ok(OpenAiProvider {
+            platform,
             url: endpoint_url(&s.base_url, "chat/completions"),
             http,
             model: s.model,
@@ -57,7 +62,7 @@ impl OpenAiProvider {
 
     /// The JSON body for `req`, borrowing it (public for tests).
     pub fn request_body<'a>(&'a self, req: &'a ModelRequest) -> impl serde::Serialize + 'a {
-        openai_body::request_body(&self.model, &self.params, req)
+        openai_body::request_body(&self.model, &self.params, req, !self.platform)
     }
 
     fn headers(&self) -> Vec<(&'static str, String)> {
@@ -86,6 +91,7 @@ impl OpenAiProvider {
             sink,
         )
         .await
+        .map_err(|error| error.about_request(req))
     }
 }
 
@@ -119,11 +125,16 @@ pub(crate) fn endpoint_url(base_url: &str, path: &str) -> String {
     url
 }
 
+/// The host name of a URL.
+fn host(url: &str) -> &str {
+    let rest = url.split("://").nth(1).unwrap_or(url);
+    rest.split(['/', '?', ':']).next().unwrap_or("")
+}
+
 /// Azure OpenAI takes the key in an `api-key` header instead of a bearer token: used
 /// for Azure hosts and for any URL with Azure's `api-version` query parameter.
 fn is_azure(base_url: &str) -> bool {
-    let host = base_url.split("://").nth(1).unwrap_or(base_url);
-    let host = host.split(['/', '?', ':']).next().unwrap_or("");
+    let host = host(base_url);
     let query = base_url.split_once('?').map_or("", |(_, q)| q);
     host.ends_with(".azure.com")
         || host.ends_with(".azure-api.net")

@@ -2,6 +2,8 @@
 //! [`super::wire_body`]): the system prompt and messages, tools, the response format, and
 //! streaming with usage, then `params` merged over it.
 
+use std::borrow::Cow;
+
 use serde::Serialize;
 use serde::ser::Serializer;
 use serde_json::{Map, Value};
@@ -9,11 +11,12 @@ use serde_json::{Map, Value};
 use super::types::{Message, ModelRequest, ToolCall, ToolSpec};
 use super::wire_body::{Body, Field, TRUE};
 
-/// The body for `req` to `model`.
+/// The body for `req` to `model`; `stop` says whether the server takes `req.stop`.
 pub(crate) fn request_body<'a>(
     model: &'a str,
     params: &'a Map<String, Value>,
     req: &'a ModelRequest,
+    stop: bool,
 ) -> Body<'a, Wire<'a>> {
     let mut body = Body::new();
     body.push("model", Field::Wire(Wire::Str(model)));
@@ -31,6 +34,9 @@ pub(crate) fn request_body<'a>(
             },
         };
         body.push("response_format", Field::Wire(Wire::ResponseFormat(format)));
+    }
+    if stop && !req.stop.is_empty() {
+        body.push("stop", Field::Wire(Wire::Strs(&req.stop)));
     }
     body.push("stream", Field::Json(&TRUE));
     let options = StreamOptions {
@@ -50,6 +56,7 @@ pub(crate) fn request_body<'a>(
 #[serde(untagged)]
 pub(crate) enum Wire<'a> {
     Str(&'a str),
+    Strs(&'a [String]),
     Messages(Messages<'a>),
     Tools(Tools<'a>),
     ResponseFormat(ResponseFormat<'a>),
@@ -61,21 +68,54 @@ pub(crate) struct Messages<'a>(&'a ModelRequest);
 
 impl Serialize for Messages<'_> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        let system = self.0.system.as_deref();
-        let system = system.map(|content| WireMessage::System { content });
-        let rest = self.0.messages.iter().map(WireMessage::from);
+        let system = system_prompt(self.0).map(|content| WireMessage::System { content });
+        let rest = conversation(&self.0.messages);
         serializer.collect_seq(system.into_iter().chain(rest))
     }
+}
+
+/// One system message, first: `system` and any `Message::System` of the history joined,
+/// since many chat templates refuse a system message anywhere else.
+fn system_prompt(req: &ModelRequest) -> Option<Cow<'_, str>> {
+    let mut parts = req
+        .system
+        .iter()
+        .map(String::as_str)
+        .chain(req.messages.iter().filter_map(|m| match m {
+            Message::System { content } => Some(content.as_str()),
+            _ => None,
+        }));
+    let first = parts.next()?;
+    Some(parts.fold(Cow::Borrowed(first), |joined, more| {
+        Cow::Owned(format!("{joined}\n\n{more}"))
+    }))
+}
+
+/// The history with consecutive user messages joined into one: many chat templates
+/// (llama.cpp renders the model's own) insist that user and assistant alternate, and a
+/// plan step's instruction follows the task as a second user message.
+fn conversation(messages: &[Message]) -> Vec<WireMessage<'_>> {
+    let mut wire: Vec<WireMessage<'_>> = Vec::with_capacity(messages.len());
+    for message in messages {
+        match (wire.last_mut(), message) {
+            (_, Message::System { .. }) => {} // in the system prompt
+            (Some(WireMessage::User { content }), Message::User { content: more }) => {
+                *content = Cow::Owned(format!("{content}\n\n{more}"));
+            }
+            _ => wire.push(WireMessage::from(message)),
+        }
+    }
+    wire
 }
 
 #[derive(Serialize)]
 #[serde(tag = "role", rename_all = "snake_case")]
 enum WireMessage<'a> {
     System {
-        content: &'a str,
+        content: Cow<'a, str>,
     },
     User {
-        content: &'a str,
+        content: Cow<'a, str>,
     },
     Assistant {
         content: Option<&'a str>,
@@ -91,8 +131,12 @@ enum WireMessage<'a> {
 impl<'a> From<&'a Message> for WireMessage<'a> {
     fn from(m: &'a Message) -> Self {
         match m {
-            Message::System { content } => WireMessage::System { content },
-            Message::User { content } => WireMessage::User { content },
+            Message::System { content } => WireMessage::System {
+                content: Cow::Borrowed(content),
+            },
+            Message::User { content } => WireMessage::User {
+                content: Cow::Borrowed(content),
+            },
             // Reasoning is not sent back: Chat Completions has no field for it.
             Message::Assistant(a) => WireMessage::Assistant {
                 content: (!a.text.is_empty() || a.tool_calls.is_empty()).then_some(&*a.text),
@@ -214,6 +258,31 @@ mod tests {
         let call = ToolCall::from_raw("c".into(), "f".into(), r#"{"a": [1, "x\"y"], "b": 1.5}"#);
         let text = serde_json::to_string(&Arguments(&call)).unwrap();
         assert_eq!(text, json!(call.arguments_text()).to_string());
+    }
+
+    #[test]
+    fn consecutive_user_messages_go_as_one() {
+        let req = ModelRequest {
+            system: Some("sys".into()),
+            messages: vec![
+                Message::user("the task"),
+                Message::user("Do plan step 1"),
+                Message::assistant("done"),
+                Message::system("more rules"),
+                Message::user("compose"),
+            ],
+            ..ModelRequest::default()
+        };
+        let body = serde_json::to_value(request_body("m", &Map::new(), &req, true)).unwrap();
+        let roles: Vec<&str> = body["messages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|m| m["role"].as_str().unwrap())
+            .collect();
+        assert_eq!(roles, ["system", "user", "assistant", "user"]);
+        assert_eq!(body["messages"][0]["content"], "sys\n\nmore rules");
+        assert_eq!(body["messages"][1]["content"], "the task\n\nDo plan step 1");
     }
 
     #[test]

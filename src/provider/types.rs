@@ -22,9 +22,48 @@ pub struct ModelRequest {
     /// Ask for JSON output matching a schema (see docs/providers.md per provider).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub response_format: Option<ResponseFormat>,
+    /// Texts that end the reply where they would begin (the text protocol's closing tags,
+    /// so a slow server stops after the first action); they are not part of the reply.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub stop: Vec<String>,
     /// Per-request API body fields, merged over the configured `params`.
     #[serde(default, skip_serializing_if = "Map::is_empty")]
     pub params: Map<String, Value>,
+}
+
+impl ModelRequest {
+    /// What the request holds, in a line: `system prompt, 4 messages (user, assistant
+    /// calling read_file, tool, user), 2 tools, stop sequences`.
+    pub fn outline(&self) -> String {
+        let roles: Vec<String> = self.messages.iter().map(Message::outline).collect();
+        let mut parts = Vec::new();
+        if self.system.is_some() {
+            parts.push("system prompt".to_string());
+        }
+        parts.push(format!(
+            "{} ({})",
+            count(roles.len(), "message"),
+            roles.join(", ")
+        ));
+        if !self.tools.is_empty() {
+            parts.push(count(self.tools.len(), "tool"));
+        }
+        if let Some(format) = &self.response_format {
+            parts.push(format!("response format `{}`", format.name));
+        }
+        if !self.stop.is_empty() {
+            parts.push("stop sequences".into());
+        }
+        parts.join(", ")
+    }
+}
+
+/// `1 tool`, `2 tools`.
+fn count(n: usize, noun: &str) -> String {
+    match n {
+        1 => format!("1 {noun}"),
+        n => format!("{n} {noun}s"),
+    }
 }
 
 /// A message of the conversation, tagged by role.
@@ -38,6 +77,20 @@ pub enum Message {
 }
 
 impl Message {
+    /// The role, and the calls an assistant message makes.
+    fn outline(&self) -> String {
+        match self {
+            Message::System { .. } => "system".into(),
+            Message::User { .. } => "user".into(),
+            Message::Tool(_) => "tool".into(),
+            Message::Assistant(a) if a.tool_calls.is_empty() => "assistant".into(),
+            Message::Assistant(a) => {
+                let names: Vec<&str> = a.tool_calls.iter().map(|c| c.name.as_str()).collect();
+                format!("assistant calling {}", names.join(" and "))
+            }
+        }
+    }
+
     pub fn system(content: impl Into<String>) -> Self {
         Message::System {
             content: content.into(),

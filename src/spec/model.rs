@@ -202,9 +202,13 @@ pub struct ModelConfig {
     /// Prices per million tokens; enables `limits.max_cost_usd` and the cost in the result.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pricing: Option<Pricing>,
-    /// Timeout of one request, e.g. `120s`.
+    /// Timeout of one request, streaming included (default 600s).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub timeout: Option<HumanDuration>,
+    /// The longest silence between two pieces of a streamed reply (default 180s). A slow
+    /// local server that thinks long before its first token may need more.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub idle_timeout: Option<HumanDuration>,
     /// Retries of failed requests (connection errors, timeouts, 408/409/429/5xx).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub retry: Option<RetryConfig>,

@@ -50,6 +50,22 @@ impl MockRequest {
         }
     }
 
+    /// The stop sequences asked for (`stop` or Anthropic's `stop_sequences`).
+    pub fn stop_sequences(&self) -> Vec<String> {
+        let stop = match self.wire() {
+            Wire::Anthropic => &self.body["stop_sequences"],
+            _ => &self.body["stop"],
+        };
+        match stop {
+            Value::String(one) => vec![one.clone()],
+            Value::Array(many) => many
+                .iter()
+                .filter_map(|s| s.as_str().map(String::from))
+                .collect(),
+            _ => Vec::new(),
+        }
+    }
+
     /// The system prompt, in either wire format.
     pub fn system_prompt(&self) -> Option<String> {
         match self.wire() {
@@ -244,6 +260,7 @@ impl MockResponse {
                 )
             }
             Body::Reply(reply) => {
+                let reply = &reply.stopped_at(&req.stop_sequences());
                 let (model, n) = (req.model(), req.number);
                 match (req.wire(), req.wants_stream()) {
                     (Wire::Anthropic, true) => (

@@ -6,3 +6,4 @@ mod exchange;
 #[doc(hidden)]
 pub mod mock_server;
 mod reply;
+pub mod strict;

@@ -47,6 +47,17 @@ impl Reply {
         self
     }
 
+    /// The reply as a server that honours stop sequences sends it: its text ends where the
+    /// first of them would begin.
+    pub fn stopped_at(&self, stop: &[String]) -> Reply {
+        let end = stop.iter().filter_map(|s| self.text.find(s.as_str())).min();
+        let mut reply = self.clone();
+        if let Some(end) = end {
+            reply.text.truncate(end);
+        }
+        reply
+    }
+
     fn arguments_text(args: &Value) -> String {
         match args {
             Value::String(s) => s.clone(),

@@ -119,8 +119,27 @@ fn conversation() -> ModelRequest {
             schema: json!({"type": "object", "required": ["ok"]}),
             strict: true,
         }),
+        stop: Vec::new(),
         params: Map::new(),
     }
+}
+
+#[test]
+fn stop_sequences_go_where_the_server_takes_them() {
+    let mut req = conversation();
+    req.stop = vec!["</read_file>".into()];
+    let body: Value = serde_json::from_str(&openai_body(json!({}), &req)).unwrap();
+    assert_eq!(body["stop"], json!(["</read_file>"]));
+    let body: Value = serde_json::from_str(&anthropic_body(json!({}), &req)).unwrap();
+    assert_eq!(body["stop_sequences"], json!(["</read_file>"]));
+    // OpenAI's own API takes at most 4 and its reasoning models none.
+    let platform = HttpSettings {
+        base_url: "https://api.openai.com/v1".into(),
+        ..settings(json!({}))
+    };
+    let provider = OpenAiProvider::new(platform).unwrap();
+    let body = serde_json::to_value(provider.request_body(&req)).unwrap();
+    assert!(body.get("stop").is_none(), "{body}");
 }
 
 fn openai_body(cfg: Value, req: &ModelRequest) -> String {
@@ -140,8 +159,7 @@ fn openai_body_bytes() {
         body,
         concat!(
             r#"{"model":"m-1","messages":["#,
-            r#"{"role":"system","content":"Be terse."},"#,
-            r#"{"role":"system","content":"Extra rule."},"#,
+            r#"{"role":"system","content":"Be terse.\n\nExtra rule."},"#,
             r#"{"role":"user","content":"Hi\nthere é"},"#,
             r#"{"role":"assistant","content":"Reading.","tool_calls":[{"id":"call_1","type":"function","function":{"name":"read_file","arguments":"{\"path\":\"a \\\"b\\\".txt\",\"lines\":[1,2]}"}},{"id":"call_2","type":"function","function":{"name":"shell","arguments":"{}"}}]},"#,
             r#"{"role":"tool","tool_call_id":"call_1","content":"contents"},"#,
@@ -149,8 +167,7 @@ fn openai_body_bytes() {
             r#"{"role":"assistant","content":null,"tool_calls":[{"id":"call_3","type":"function","function":{"name":"list","arguments":"{}"}}]},"#,
             r#"{"role":"tool","tool_call_id":"call_3","content":"[]"},"#,
             r#"{"role":"assistant","content":""},"#,
-            r#"{"role":"user","content":"Go on."},"#,
-            r#"{"role":"user","content":"Please."}]"#,
+            r#"{"role":"user","content":"Go on.\n\nPlease."}]"#,
             r#","tools":[{"type":"function","function":{"name":"read_file","description":"Reads a file.","parameters":{"type":"object","properties":{"path":{"type":"string"}}}}},{"type":"function","function":{"name":"list","description":"","parameters":{"type":"object"}}}]"#,
             r#","response_format":{"type":"json_schema","json_schema":{"name":"verdict","schema":{"type":"object","required":["ok"]},"strict":true}}"#,
             r#","stream":true,"stream_options":{"include_usage":true}}"#,
@@ -172,8 +189,7 @@ fn openai_body_with_params() {
         openai_body(cfg, &req),
         concat!(
             r#"{"model":"m-1","messages":["#,
-            r#"{"role":"system","content":"Be terse."},"#,
-            r#"{"role":"system","content":"Extra rule."},"#,
+            r#"{"role":"system","content":"Be terse.\n\nExtra rule."},"#,
             r#"{"role":"user","content":"Hi\nthere é"},"#,
             r#"{"role":"assistant","content":"Reading.","tool_calls":[{"id":"call_1","type":"function","function":{"name":"read_file","arguments":"{\"path\":\"a \\\"b\\\".txt\",\"lines\":[1,2]}"}},{"id":"call_2","type":"function","function":{"name":"shell","arguments":"{}"}}]},"#,
             r#"{"role":"tool","tool_call_id":"call_1","content":"contents"},"#,
@@ -181,8 +197,7 @@ fn openai_body_with_params() {
             r#"{"role":"assistant","content":null,"tool_calls":[{"id":"call_3","type":"function","function":{"name":"list","arguments":"{}"}}]},"#,
             r#"{"role":"tool","tool_call_id":"call_3","content":"[]"},"#,
             r#"{"role":"assistant","content":""},"#,
-            r#"{"role":"user","content":"Go on."},"#,
-            r#"{"role":"user","content":"Please."}]"#,
+            r#"{"role":"user","content":"Go on.\n\nPlease."}]"#,
             r#","temperature":0.5"#,
             r#","stream":true,"top_p":0.9,"seed":7}"#,
         )

@@ -24,6 +24,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use runner::testing::mock_server::{MockRequest, MockResponse, MockServer, Reply};
+use runner::testing::strict;
 use serde_json::Value;
 
 use super::{read_events, root, tempdir};
@@ -291,6 +292,21 @@ impl Test {
             }
             Expect::Anything => {}
         }
+        strict_servers_take(ran, &session);
+    }
+}
+
+/// Every request the run sent is one a strict server accepts (`runner::testing::strict`):
+/// checked for every test, so each feature a test exercises is covered.
+fn strict_servers_take(ran: &Ran, session: &str) {
+    for request in ran.requests() {
+        let faults = strict::violations(&request);
+        assert!(
+            faults.is_empty(),
+            "request {} would be refused by a strict server: {faults:#?}\n{:#}\n{session}",
+            request.number,
+            request.body["messages"]
+        );
     }
 }
 
@@ -549,9 +565,18 @@ fn model(mock: &MockServer) -> String {
     )
 }
 
-/// `text` with `$MODEL`, `$OPENAI_URL` and `$ANTHROPIC_URL` replaced.
+/// The mock model on the Anthropic wire, as an inline `model:` mapping.
+fn anthropic_model(mock: &MockServer) -> String {
+    format!(
+        "{{ provider: anthropic, name: mock-model, base_url: \"{}\", api_key_env: {KEY_ENV}, retry: {{ max_attempts: 1 }} }}",
+        mock.anthropic_base_url()
+    )
+}
+
+/// `text` with `$MODEL`, `$ANTHROPIC_MODEL`, `$OPENAI_URL` and `$ANTHROPIC_URL` replaced.
 fn expand(text: &str, mock: &MockServer) -> String {
     text.replace("$MODEL", &model(mock))
+        .replace("$ANTHROPIC_MODEL", &anthropic_model(mock))
         .replace("$OPENAI_URL", &mock.openai_base_url())
         .replace("$ANTHROPIC_URL", &mock.anthropic_base_url())
 }

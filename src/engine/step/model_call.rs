@@ -15,7 +15,9 @@ use crate::engine::scheduler::until;
 use crate::engine::state::AgentState;
 use crate::engine::xml_turn;
 use crate::protocol::XmlStreamParser;
-use crate::provider::{Message, ModelRequest, ModelResponse, ResponseFormat, StreamDelta};
+use crate::provider::{
+    FinishReason, Message, ModelRequest, ModelResponse, ResponseFormat, StreamDelta,
+};
 
 /// Options of one model call.
 #[derive(Debug, Clone, Default)]
@@ -54,7 +56,7 @@ pub async fn call_model(
         if retries >= allowed {
             return Err(Halt::failed(
                 next,
-                "xml_format",
+                XML_FORMAT,
                 format!(
                     "{} replies in a row had no valid action: {feedback}",
                     retries + 1
@@ -65,6 +67,9 @@ pub async fn call_model(
         state = next.with_message(Message::user(feedback));
     }
 }
+
+/// The failure code of a model that kept replying without a valid action.
+pub const XML_FORMAT: &str = "xml_format";
 
 async fn call_model_once(
     agent: &Agent,
@@ -160,7 +165,10 @@ async fn call_model_once(
             }
         },
     };
-    let response = run_after(&agent.middleware, &call, response).await;
+    let mut response = run_after(&agent.middleware, &call, response).await;
+    if let Some(parser) = &parser {
+        close_stopped_action(parser, &mut response, &request.stop);
+    }
 
     let spend = count_call(
         ctx,
@@ -215,6 +223,26 @@ async fn call_model_once(
     Ok((response, state, feedback))
 }
 
+/// A server that stopped at an action's closing tag (one of the request's `stop`
+/// sequences) left the tag out of the reply: put it back, in the text the history keeps and
+/// in what the parser read.
+fn close_stopped_action(
+    parser: &std::sync::Mutex<XmlStreamParser>,
+    response: &mut ModelResponse,
+    stop: &[String],
+) {
+    let Ok(mut parser) = parser.lock() else {
+        return;
+    };
+    let Some(tag) = parser.open_action().map(|name| format!("</{name}>")) else {
+        return;
+    };
+    if response.finish_reason == FinishReason::Stop && stop.contains(&tag) {
+        parser.push(&tag);
+        response.text.push_str(&tag);
+    }
+}
+
 /// Counts a model call on the budget and emits its usage; errors when it crossed a bound.
 fn count_call(ctx: &RunContext, spend: &Spend) -> Result<(), LimitHit> {
     let counted = ctx.budget.after_llm_call(&spend.usage, spend.price);
@@ -255,11 +283,16 @@ fn build_request(agent: &Agent, messages: Vec<Message>, options: &CallOptions) -
     } else {
         Vec::new()
     };
+    let stop = match &agent.xml_tools {
+        Some(xml) if options.offer_tools => xml.stop_sequences(),
+        _ => Vec::new(),
+    };
     ModelRequest {
         system,
         messages,
         tools,
         response_format: options.response_format.clone(),
+        stop,
         ..ModelRequest::default()
     }
 }

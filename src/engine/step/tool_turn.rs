@@ -62,7 +62,7 @@ pub async fn run_tools(
         &ctx.cancel,
     )
     .await;
-    let mut state = state.with_tool_calls(results.iter().filter(|r| r.ran).count() as u64);
+    let mut state = state.with_tool_calls(results.iter().filter(|r| r.counted).count() as u64);
     let mut handoff = None;
     let mut input_required = None;
     let mut messages = Vec::with_capacity(results.len());

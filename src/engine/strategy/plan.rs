@@ -17,8 +17,8 @@ use crate::engine::events::{PlanStepChanged, PlanUpdated};
 use crate::engine::plan::{PlanStep, PlanStepStatus};
 use crate::engine::state::AgentState;
 use crate::engine::step::{
-    CallOptions, StepEnd, after_step, call_model, end_step, fail_step, parse_json_answer,
-    run_tools, save_checkpoint, start_step,
+    CallOptions, StepEnd, XML_FORMAT, after_step, call_model, end_step, fail_step,
+    parse_json_answer, run_tools, save_checkpoint, start_step,
 };
 use crate::provider::{BoxFuture, FinishReason, Message, ResponseFormat};
 
@@ -263,11 +263,17 @@ impl PlanStrategy {
             for (&i, outcome) in ready.iter().zip(outcomes) {
                 let (result, branch) = match outcome {
                     Ok(pair) => pair,
-                    Err(stop) => match stop.reason {
-                        HaltReason::Failed { message, .. } => (Err(message), *stop.state),
-                        _ => {
+                    Err(stop) => match &stop.reason {
+                        HaltReason::Failed { code, message } if step_failure(code) => {
+                            (Err(message.clone()), *stop.state)
+                        }
+                        reason => {
+                            let why = match reason {
+                                HaltReason::Failed { message, .. } => message.clone(),
+                                _ => "interrupted".into(),
+                            };
                             halt.get_or_insert(stop.clone());
-                            (Err("interrupted".into()), *stop.state)
+                            (Err(why), *stop.state)
                         }
                     },
                 };
@@ -351,6 +357,13 @@ async fn run_step(
         "max_step_calls",
         format!("a plan step made {max_calls} model calls"),
     ))
+}
+
+/// Whether a step's failure is the model's (it never gave a usable reply), which a new
+/// plan may get round. Anything else (a provider error, a checkpoint that could not be
+/// written) would fail the same way again: it ends the run with its own code.
+fn step_failure(code: &str) -> bool {
+    code == XML_FORMAT
 }
 
 /// Adds what a branch counted (calls, usage, traces) to the main state; its messages stay
