@@ -6,6 +6,9 @@
 
 mod support;
 
+#[path = "wire/real_model.rs"]
+mod real_model;
+
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;

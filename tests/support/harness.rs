@@ -47,7 +47,8 @@ pub struct Test {
     env: Vec<(String, String)>,
     env_removed: Vec<String>,
     stdin: Option<String>,
-    status: i32,
+    /// The expected exit code; `None`: any (the test looks at the result itself).
+    status: Option<i32>,
     stdout: Option<String>,
     stdout_contains: Vec<String>,
     stderr: Expect,
@@ -78,7 +79,7 @@ impl Test {
             ],
             env_removed: Vec::new(),
             stdin: None,
-            status: 0,
+            status: Some(0),
             stdout: None,
             stdout_contains: Vec::new(),
             stderr: Expect::Exactly(String::new()),
@@ -183,7 +184,13 @@ impl Test {
 
     /// The expected exit code (default 0).
     pub fn status(mut self, code: i32) -> Self {
-        self.status = code;
+        self.status = Some(code);
+        self
+    }
+
+    /// Any exit code will do: the test looks at what the run left.
+    pub fn status_any(mut self) -> Self {
+        self.status = None;
         self
     }
 
@@ -270,7 +277,9 @@ impl Test {
             ran.stdout,
             ran.stderr
         );
-        assert_eq!(ran.code, self.status, "unexpected exit code\n{session}");
+        if let Some(status) = self.status {
+            assert_eq!(ran.code, status, "unexpected exit code\n{session}");
+        }
         if let Some(stdout) = &self.stdout {
             assert_eq!(&ran.stdout, stdout, "unexpected stdout\n{session}");
         }
