@@ -60,14 +60,6 @@ impl OpenAiProvider {
         openai_body::request_body(&self.model, &self.params, req)
     }
 
-    fn headers(&self) -> Vec<(&'static str, String)> {
-        match &self.http.key {
-            Some(key) if self.azure => vec![("api-key", key.expose().to_string())],
-            Some(key) => vec![("authorization", format!("Bearer {}", key.expose()))],
-            None => Vec::new(),
-        }
-    }
-
     async fn call(
         &self,
         req: &ModelRequest,
@@ -79,7 +71,7 @@ impl OpenAiProvider {
         exchange(
             &self.http,
             &self.url,
-            self.headers(),
+            auth_headers(self.http.key.as_ref(), self.azure),
             &self.request_body(req),
             stream,
             whole,
@@ -119,9 +111,18 @@ pub(crate) fn endpoint_url(base_url: &str, path: &str) -> String {
     url
 }
 
+/// The key as OpenAI wants it: a bearer token, or Azure's `api-key` header.
+pub(crate) fn auth_headers(key: Option<&Secret>, azure: bool) -> Vec<(&'static str, String)> {
+    match key {
+        Some(key) if azure => vec![("api-key", key.expose().to_string())],
+        Some(key) => vec![("authorization", format!("Bearer {}", key.expose()))],
+        None => Vec::new(),
+    }
+}
+
 /// Azure OpenAI takes the key in an `api-key` header instead of a bearer token: used
 /// for Azure hosts and for any URL with Azure's `api-version` query parameter.
-fn is_azure(base_url: &str) -> bool {
+pub(crate) fn is_azure(base_url: &str) -> bool {
     let host = base_url.split("://").nth(1).unwrap_or(base_url);
     let host = host.split(['/', '?', ':']).next().unwrap_or("");
     let query = base_url.split_once('?').map_or("", |(_, q)| q);
