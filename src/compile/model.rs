@@ -9,7 +9,7 @@ use crate::provider::{
 };
 use crate::spec::AgentSpec;
 use crate::spec::middleware::MiddlewareEntry;
-use crate::spec::model::{ModelRef, ProviderKind as SpecKind};
+use crate::spec::model::{ModelRef, OpenAiApi, ProviderKind as SpecKind};
 
 /// Why no provider can be built (exit 2).
 #[derive(Debug, thiserror::Error)]
@@ -18,16 +18,21 @@ pub enum ModelError {
     NoModel,
     #[error("{0}")]
     Provider(ProviderError),
+    #[error("`api` is only read with `provider: openai`, not `provider: {0}`")]
+    ApiWithoutOpenAi(SpecKind),
 }
 
 /// The provider configuration of a model reference, with the spec's defaults applied.
 pub fn provider_config(model: &ModelRef) -> Result<ProviderConfig, ModelError> {
     let spec = model.to_config();
-    let kind = match spec.provider {
-        SpecKind::Openai => ProviderKind::OpenAi,
-        SpecKind::Anthropic => ProviderKind::Anthropic,
-        SpecKind::Ollama => ProviderKind::Ollama,
-        SpecKind::Scripted => ProviderKind::Scripted,
+    let kind = match (spec.provider, spec.api) {
+        (SpecKind::Openai, None | Some(OpenAiApi::Chat)) => ProviderKind::OpenAi,
+        (SpecKind::Openai, Some(OpenAiApi::Responses)) => ProviderKind::OpenAiResponses,
+        (other, Some(_)) => return Err(ModelError::ApiWithoutOpenAi(other)),
+        (SpecKind::OpenaiResponses, None) => ProviderKind::OpenAiResponses,
+        (SpecKind::Anthropic, None) => ProviderKind::Anthropic,
+        (SpecKind::Ollama, None) => ProviderKind::Ollama,
+        (SpecKind::Scripted, None) => ProviderKind::Scripted,
     };
     let mut config = ProviderConfig::new(kind, spec.name.clone());
     config.base_url = spec.base_url.clone();

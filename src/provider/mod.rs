@@ -46,7 +46,8 @@ pub use retry::Retry;
 pub use scripted::{ScriptedProvider, ScriptedResponse, ScriptedToolCall, ScriptedUsage};
 pub use types::{
     AssistantMessage, FinishReason, InvalidArguments, Message, ModelRequest, ModelResponse,
-    ReasoningItem, ResponseFormat, StreamDelta, ThinkingBlock, ToolCall, ToolResult, ToolSpec, Usage,
+    ReasoningItem, ResponseFormat, StreamDelta, ThinkingBlock, ToolCall, ToolResult, ToolSpec,
+    Usage,
 };
 
 /// A boxed, sendable future (what [`Provider`] methods return, keeping the trait

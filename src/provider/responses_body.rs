@@ -68,7 +68,9 @@ impl Serialize for Input<'_> {
 
 fn items(m: &Message) -> Vec<Item<'_>> {
     match m {
-        Message::System { content } => vec![Item::message("system", Part::InputText { text: content })],
+        Message::System { content } => {
+            vec![Item::message("system", Part::InputText { text: content })]
+        }
         Message::User { content } => vec![Item::message("user", Part::InputText { text: content })],
         Message::Tool(r) => vec![Item::FunctionCallOutput {
             call_id: &r.tool_call_id,

@@ -435,7 +435,12 @@ impl Acc {
                 }
                 *text = full;
             }
-            (Slot::Call { pos, arguments, .. }, Item::FunctionCall { arguments: full, .. }) => {
+            (
+                Slot::Call { pos, arguments, .. },
+                Item::FunctionCall {
+                    arguments: full, ..
+                },
+            ) => {
                 if let Some(rest) = unreported(arguments, &full) {
                     sink(StreamDelta::ToolCallArguments {
                         index: *pos,
