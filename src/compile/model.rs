@@ -87,3 +87,43 @@ fn models_of(spec: &AgentSpec) -> impl Iterator<Item = &ModelRef> {
     });
     spec.model.iter().chain(summarizers)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::{Value, json};
+
+    fn kind_of(model: Value) -> Result<ProviderKind, String> {
+        let model: ModelRef = serde_json::from_value(model).map_err(|e| e.to_string())?;
+        provider_config(&model)
+            .map(|config| config.kind)
+            .map_err(|e| e.to_string())
+    }
+
+    #[test]
+    fn both_spellings_of_the_responses_api_build_the_same_provider() {
+        assert_eq!(
+            kind_of(json!("openai_responses/gpt-5-mini")),
+            Ok(ProviderKind::OpenAiResponses)
+        );
+        assert_eq!(
+            kind_of(json!({"provider": "openai", "api": "responses", "name": "gpt-5-mini"})),
+            Ok(ProviderKind::OpenAiResponses)
+        );
+        assert_eq!(
+            kind_of(json!({"provider": "openai", "api": "chat", "name": "gpt-4o"})),
+            Ok(ProviderKind::OpenAi)
+        );
+        assert_eq!(kind_of(json!("openai/gpt-4o")), Ok(ProviderKind::OpenAi));
+    }
+
+    #[test]
+    fn api_on_another_provider_is_refused() {
+        assert_eq!(
+            kind_of(json!({"provider": "anthropic", "api": "chat", "name": "claude-sonnet-4-5"})),
+            Err("`api` is only read with `provider: openai`, not `provider: anthropic`".into())
+        );
+        let doubled = json!({"provider": "openai_responses", "api": "responses", "name": "m"});
+        assert!(kind_of(doubled).is_err());
+    }
+}
