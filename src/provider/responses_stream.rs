@@ -592,3 +592,96 @@ impl super::http::WireStream for ResponsesStream {
         ResponsesStream::finish(self, sink)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Mutex;
+
+    use super::*;
+
+    fn parse(body: Value) -> (ModelResponse, Vec<StreamDelta>) {
+        let deltas = Mutex::new(Vec::new());
+        let sink = |d: StreamDelta| deltas.lock().unwrap().push(d);
+        let bytes = body.to_string();
+        let response = parse_response("openai_responses", "m", bytes.as_bytes(), &sink).unwrap();
+        (response, deltas.into_inner().unwrap())
+    }
+
+    #[test]
+    fn unknown_items_and_parts_are_skipped() {
+        let (r, _) = parse(json!({"status": "completed", "output": [
+            {"type": "web_search_call", "id": "ws_1", "status": "completed", "action": {"query": "x"}},
+            {"type": "message", "role": "assistant", "content": [
+                {"type": "output_text", "text": "Found it.", "annotations": [{"type": "url_citation", "url": "u"}]},
+                {"type": "output_audio", "data": "..."}]}
+        ]}));
+        assert_eq!(r.text, "Found it.");
+        assert_eq!(r.finish_reason, FinishReason::Stop);
+    }
+
+    #[test]
+    fn summary_parts_become_paragraphs_of_one_block() {
+        let events = [
+            json!({"type": "response.output_item.added", "output_index": 0, "item": {"type": "reasoning", "id": "rs_1", "summary": []}}),
+            json!({"type": "response.reasoning_summary_text.delta", "output_index": 0, "summary_index": 0, "delta": "First."}),
+            json!({"type": "response.reasoning_summary_text.delta", "output_index": 0, "summary_index": 1, "delta": "Second."}),
+            json!({"type": "response.output_item.done", "output_index": 0, "item": {"type": "reasoning", "id": "rs_1",
+                   "summary": [{"type": "summary_text", "text": "First."}, {"type": "summary_text", "text": "Second."}],
+                   "encrypted_content": "enc"}}),
+            json!({"type": "response.completed", "response": {"status": "completed", "output": []}}),
+        ];
+        let mut stream = ResponsesStream::new("openai_responses", "m");
+        let deltas = Mutex::new(Vec::new());
+        let sink = |d: StreamDelta| deltas.lock().unwrap().push(d);
+        for e in events {
+            stream
+                .feed(format!("data: {e}\n\n").as_bytes(), &sink)
+                .unwrap();
+        }
+        let r = stream.finish(&sink).unwrap();
+        assert_eq!(r.thinking.len(), 1);
+        assert_eq!(r.thinking[0].text, "First.\n\nSecond.");
+        let shown: String = deltas
+            .into_inner()
+            .unwrap()
+            .into_iter()
+            .filter_map(|d| match d {
+                StreamDelta::Thinking { text } => Some(text),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(
+            shown, r.thinking[0].text,
+            "the deltas show what the block holds"
+        );
+    }
+
+    #[test]
+    fn a_refusal_is_the_answer_and_finishes_as_content_filter() {
+        let (r, deltas) = parse(json!({"status": "completed", "output": [
+            {"type": "message", "role": "assistant", "content": [{"type": "refusal", "refusal": "I can't help with that."}]}
+        ]}));
+        assert_eq!(r.text, "I can't help with that.");
+        assert_eq!(r.finish_reason, FinishReason::ContentFilter);
+        assert_eq!(
+            deltas,
+            vec![StreamDelta::Text {
+                text: r.text.clone()
+            }]
+        );
+    }
+
+    #[test]
+    fn a_failed_whole_response_is_an_error() {
+        let body = json!({"status": "failed", "error": {"code": "server_error", "message": "boom"}, "output": []});
+        let e = parse_response(
+            "openai_responses",
+            "m",
+            body.to_string().as_bytes(),
+            &|_| {},
+        )
+        .unwrap_err();
+        assert_eq!(e.kind, ErrorKind::Server);
+        assert!(e.message.starts_with("boom"), "{e}");
+    }
+}
