@@ -21,3 +21,5 @@ mod scripted;
 mod wire_anthropic;
 #[path = "provider/wire_openai.rs"]
 mod wire_openai;
+#[path = "provider/wire_responses.rs"]
+mod wire_responses;

@@ -124,9 +124,9 @@ fn an_empty_answer_is_a_warning_or_a_failure() {
     assert_eq!(ran.json()["error"]["code"], "empty_answer");
 }
 
-/// Both wires: every scenario below runs once on each, and the harness checks each request
+/// Every wire: each scenario below runs once on each, and the harness checks each request
 /// the mock receives against the strict-server rules (`runner::testing::strict`).
-const WIRES: [&str; 2] = ["$MODEL", "$ANTHROPIC_MODEL"];
+const WIRES: [&str; 3] = ["$MODEL", "$ANTHROPIC_MODEL", "$RESPONSES_MODEL"];
 
 /// An agent file on `model` with `body` after its name and model.
 fn on(model: &str, body: &str) -> Test {
@@ -311,7 +311,8 @@ fn a_resumed_question_keeps_the_conversation_valid() {
 /// server does not generate what would be ignored; the tag is put back in the history.
 #[test]
 fn the_xml_protocol_stops_the_reply_after_its_first_action() {
-    for model in WIRES {
+    // The Responses API has no stop sequences: its replies are read to the end.
+    for model in ["$MODEL", "$ANTHROPIC_MODEL"] {
         let ran = on(model, &format!("{READS}tool_protocol: xml\n"))
             .file("a.txt", "A")
             .reply(Reply::text(
@@ -360,4 +361,54 @@ fn a_request_the_server_cannot_read_is_not_retried_and_is_described() {
         .run();
     assert_eq!(ran.json()["error"]["code"], "provider_bad_request");
     assert_eq!(ran.requests().len(), 1, "not retried");
+}
+
+/// An agent on the OpenAI Responses API (`api: responses`) calls a tool, then answers: the
+/// model's reasoning item goes back with its encrypted content before the call it led to,
+/// and the tool's output comes back as a `function_call_output`.
+#[test]
+fn an_agent_on_the_responses_api_calls_a_tool_then_answers() {
+    let model = "{ provider: openai, api: responses, name: gpt-5-mini, base_url: \"$OPENAI_URL\", \
+                 api_key_env: RUNNER_TEST_KEY, retry: { max_attempts: 1 } }";
+    let ran = Test::new()
+        .agent(&format!(
+            "name: test-agent\nmodel: {model}\nsystem: You read notes.\nprompt: Summarise notes.txt\n\
+             tools:\n  - builtin: read_file\n"
+        ))
+        .file("notes.txt", "buy milk\n")
+        .reply(
+            Reply::tool_call("read_file", json!({"path": "notes.txt"}))
+                .with_thinking("The notes are in notes.txt."),
+        )
+        .reply(Reply::text("You need milk."))
+        .stdout("You need milk.\n")
+        .run();
+    let requests = ran.requests();
+    assert_eq!(requests.len(), 2);
+    assert!(requests.iter().all(|r| r.path == "/v1/responses"));
+    assert_eq!(
+        requests[0].system_prompt().as_deref(),
+        Some("You read notes.")
+    );
+    assert_eq!(
+        requests[0].last_user_text().as_deref(),
+        Some("Summarise notes.txt")
+    );
+    let input = requests[1].conversation();
+    let kinds: Vec<&str> = input.iter().filter_map(|i| i["type"].as_str()).collect();
+    assert_eq!(
+        kinds,
+        [
+            "message",
+            "reasoning",
+            "function_call",
+            "function_call_output"
+        ]
+    );
+    assert_eq!(input[1]["id"], "rs_mock1");
+    assert_eq!(input[1]["encrypted_content"], "mock-encrypted-1");
+    assert_eq!(input[2]["call_id"], "call_mock1_0");
+    assert_eq!(input[3]["call_id"], "call_mock1_0");
+    let output = input[3]["output"].as_str().unwrap();
+    assert!(output.contains("buy milk"), "{output}");
 }

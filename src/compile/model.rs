@@ -9,7 +9,7 @@ use crate::provider::{
 };
 use crate::spec::AgentSpec;
 use crate::spec::middleware::MiddlewareEntry;
-use crate::spec::model::{ModelRef, ProviderKind as SpecKind};
+use crate::spec::model::{ModelRef, OpenAiApi, ProviderKind as SpecKind};
 
 /// Why no provider can be built (exit 2).
 #[derive(Debug, thiserror::Error)]
@@ -18,16 +18,21 @@ pub enum ModelError {
     NoModel,
     #[error("{0}")]
     Provider(ProviderError),
+    #[error("`api` is only read with `provider: openai`, not `provider: {0}`")]
+    ApiWithoutOpenAi(SpecKind),
 }
 
 /// The provider configuration of a model reference, with the spec's defaults applied.
 pub fn provider_config(model: &ModelRef) -> Result<ProviderConfig, ModelError> {
     let spec = model.to_config();
-    let kind = match spec.provider {
-        SpecKind::Openai => ProviderKind::OpenAi,
-        SpecKind::Anthropic => ProviderKind::Anthropic,
-        SpecKind::Ollama => ProviderKind::Ollama,
-        SpecKind::Scripted => ProviderKind::Scripted,
+    let kind = match (spec.provider, spec.api) {
+        (SpecKind::Openai, None | Some(OpenAiApi::Chat)) => ProviderKind::OpenAi,
+        (SpecKind::Openai, Some(OpenAiApi::Responses)) => ProviderKind::OpenAiResponses,
+        (other, Some(_)) => return Err(ModelError::ApiWithoutOpenAi(other)),
+        (SpecKind::OpenaiResponses, None) => ProviderKind::OpenAiResponses,
+        (SpecKind::Anthropic, None) => ProviderKind::Anthropic,
+        (SpecKind::Ollama, None) => ProviderKind::Ollama,
+        (SpecKind::Scripted, None) => ProviderKind::Scripted,
     };
     let mut config = ProviderConfig::new(kind, spec.name.clone());
     config.base_url = spec.base_url.clone();
@@ -84,4 +89,44 @@ fn models_of(spec: &AgentSpec) -> impl Iterator<Item = &ModelRef> {
         _ => None,
     });
     spec.model.iter().chain(summarizers)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::{Value, json};
+
+    fn kind_of(model: Value) -> Result<ProviderKind, String> {
+        let model: ModelRef = serde_json::from_value(model).map_err(|e| e.to_string())?;
+        provider_config(&model)
+            .map(|config| config.kind)
+            .map_err(|e| e.to_string())
+    }
+
+    #[test]
+    fn both_spellings_of_the_responses_api_build_the_same_provider() {
+        assert_eq!(
+            kind_of(json!("openai_responses/gpt-5-mini")),
+            Ok(ProviderKind::OpenAiResponses)
+        );
+        assert_eq!(
+            kind_of(json!({"provider": "openai", "api": "responses", "name": "gpt-5-mini"})),
+            Ok(ProviderKind::OpenAiResponses)
+        );
+        assert_eq!(
+            kind_of(json!({"provider": "openai", "api": "chat", "name": "gpt-4o"})),
+            Ok(ProviderKind::OpenAi)
+        );
+        assert_eq!(kind_of(json!("openai/gpt-4o")), Ok(ProviderKind::OpenAi));
+    }
+
+    #[test]
+    fn api_on_another_provider_is_refused() {
+        assert_eq!(
+            kind_of(json!({"provider": "anthropic", "api": "chat", "name": "claude-sonnet-4-5"})),
+            Err("`api` is only read with `provider: openai`, not `provider: anthropic`".into())
+        );
+        let doubled = json!({"provider": "openai_responses", "api": "responses", "name": "m"});
+        assert!(kind_of(doubled).is_err());
+    }
 }

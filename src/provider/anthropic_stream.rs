@@ -309,7 +309,7 @@ impl Acc {
                 Block::Thinking { text, signature } => thinking.push(ThinkingBlock {
                     text,
                     signature: Some(signature).filter(|s| !s.is_empty()),
-                    redacted: None,
+                    ..Default::default()
                 }),
                 Block::Redacted(data) => thinking.push(ThinkingBlock {
                     redacted: Some(data),

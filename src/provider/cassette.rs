@@ -8,7 +8,8 @@
 //!
 //! Normalising makes a re-run match its recording although some values change on every
 //! run: tool call ids become `call_1`, `call_2`... in order of appearance, UUIDs become
-//! `<uuid>`, ISO-8601 timestamps `<timestamp>`, thinking signatures `<signature>`.
+//! `<uuid>`, ISO-8601 timestamps `<timestamp>`, thinking signatures `<signature>`,
+//! Responses reasoning item ids `<reasoning_id>` and their encrypted content `<encrypted>`.
 
 use std::fs::{File, OpenOptions};
 use std::io::Write;
@@ -78,6 +79,12 @@ pub fn normalize_request(req: &ModelRequest) -> ModelRequest {
                     }
                     if t.redacted.is_some() {
                         t.redacted = Some("<redacted>".into());
+                    }
+                    if let Some(item) = &mut t.reasoning_item {
+                        item.id = "<reasoning_id>".into();
+                        if item.encrypted_content.is_some() {
+                            item.encrypted_content = Some("<encrypted>".into());
+                        }
                     }
                 }
                 for c in &mut a.tool_calls {

@@ -1,9 +1,10 @@
 //! From a model configuration to a ready `Arc<dyn Provider>`.
 //!
 //! This is where keys are read: the env var named by `api_key_env` (default
-//! `OPENAI_API_KEY` / `ANTHROPIC_API_KEY`; none for Ollama and scripted). A missing
-//! key fails here, naming the variable, before any request. When `base_url` is unset,
-//! `OPENAI_BASE_URL` / `ANTHROPIC_BASE_URL` apply, then the provider's default.
+//! `OPENAI_API_KEY` for both OpenAI wires / `ANTHROPIC_API_KEY`; none for Ollama and
+//! scripted). A missing key fails here, naming the variable, before any request. When
+//! `base_url` is unset, `OPENAI_BASE_URL` / `ANTHROPIC_BASE_URL` apply, then the
+//! provider's default.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -17,12 +18,16 @@ use super::error::{ErrorKind, ProviderError};
 use super::http::Secret;
 use super::openai::{HttpSettings, OpenAiProvider};
 use super::replay::{Replay, ReplayStore};
+use super::responses::ResponsesProvider;
 use super::retry::Retry;
 use super::scripted::{ScriptedProvider, ScriptedResponse};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ProviderKind {
+    /// OpenAI Chat Completions and every server speaking it.
     OpenAi,
+    /// The OpenAI Responses API: OpenAI's key and endpoint, another wire.
+    OpenAiResponses,
     Anthropic,
     Ollama,
     Scripted,
@@ -33,6 +38,7 @@ impl ProviderKind {
     pub fn parse(s: &str) -> Option<Self> {
         match s {
             "openai" => Some(ProviderKind::OpenAi),
+            "openai_responses" => Some(ProviderKind::OpenAiResponses),
             "anthropic" => Some(ProviderKind::Anthropic),
             "ollama" => Some(ProviderKind::Ollama),
             "scripted" => Some(ProviderKind::Scripted),
@@ -43,6 +49,7 @@ impl ProviderKind {
     pub fn as_str(self) -> &'static str {
         match self {
             ProviderKind::OpenAi => "openai",
+            ProviderKind::OpenAiResponses => "openai_responses",
             ProviderKind::Anthropic => "anthropic",
             ProviderKind::Ollama => "ollama",
             ProviderKind::Scripted => "scripted",
@@ -52,7 +59,7 @@ impl ProviderKind {
     /// The key variable used when `api_key_env` is not set (`None`: no key needed).
     pub fn default_key_env(self) -> Option<&'static str> {
         match self {
-            ProviderKind::OpenAi => Some("OPENAI_API_KEY"),
+            ProviderKind::OpenAi | ProviderKind::OpenAiResponses => Some("OPENAI_API_KEY"),
             ProviderKind::Anthropic => Some("ANTHROPIC_API_KEY"),
             ProviderKind::Ollama | ProviderKind::Scripted => None,
         }
@@ -61,7 +68,9 @@ impl ProviderKind {
     /// `(env var, built-in default)` for the base URL.
     pub fn default_base_url(self) -> (Option<&'static str>, &'static str) {
         match self {
-            ProviderKind::OpenAi => (Some("OPENAI_BASE_URL"), "https://api.openai.com/v1"),
+            ProviderKind::OpenAi | ProviderKind::OpenAiResponses => {
+                (Some("OPENAI_BASE_URL"), "https://api.openai.com/v1")
+            }
             ProviderKind::Anthropic => (Some("ANTHROPIC_BASE_URL"), "https://api.anthropic.com"),
             ProviderKind::Ollama => (None, "http://127.0.0.1:11434/v1"),
             ProviderKind::Scripted => (None, ""),
@@ -199,6 +208,7 @@ pub fn build_provider_with(
             };
             let client: Arc<dyn Provider> = match kind {
                 ProviderKind::Anthropic => Arc::new(AnthropicProvider::new(settings)?),
+                ProviderKind::OpenAiResponses => Arc::new(ResponsesProvider::new(settings)?),
                 _ => Arc::new(OpenAiProvider::new(settings)?),
             };
             (Arc::new(Retry::new(client, cfg.retry)), key)

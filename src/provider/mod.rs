@@ -1,9 +1,9 @@
-//! Model providers: one streaming-first trait, clients for the OpenAI-compatible and
-//! Anthropic wire formats, a scripted model, and wrappers (retry, record, replay) that
+//! Model providers: one streaming-first trait, clients for the OpenAI-compatible (Chat
+//! Completions), OpenAI Responses and Anthropic wire formats, a scripted model, and wrappers (retry, record, replay) that
 //! compose around any provider, tower-style.
 //!
 //! ```text
-//! build_provider(cfg) = Recording? ( Retry ( OpenAi | Anthropic ) | Scripted )  or  Replay
+//! build_provider(cfg) = Recording? ( Retry ( OpenAi | Responses | Anthropic ) | Scripted )  or  Replay
 //! ```
 //!
 //! Every provider is used as `Arc<dyn Provider>`. A call streams [`StreamDelta`]s into a
@@ -26,6 +26,9 @@ mod openai_body;
 pub mod openai_stream;
 pub mod redact;
 pub mod replay;
+pub mod responses;
+mod responses_body;
+pub mod responses_stream;
 pub mod retry;
 pub mod scripted;
 pub mod sse;
@@ -43,7 +46,8 @@ pub use retry::Retry;
 pub use scripted::{ScriptedProvider, ScriptedResponse, ScriptedToolCall, ScriptedUsage};
 pub use types::{
     AssistantMessage, FinishReason, InvalidArguments, Message, ModelRequest, ModelResponse,
-    ResponseFormat, StreamDelta, ThinkingBlock, ToolCall, ToolResult, ToolSpec, Usage,
+    ReasoningItem, ResponseFormat, StreamDelta, ThinkingBlock, ToolCall, ToolResult, ToolSpec,
+    Usage,
 };
 
 /// A boxed, sendable future (what [`Provider`] methods return, keeping the trait
@@ -61,7 +65,8 @@ pub type DeltaSink<'a> = dyn Fn(StreamDelta) + Send + Sync + 'a;
 /// classified ([`ProviderError::is_retryable`]); retrying is the job of the
 /// [`Retry`] wrapper, not of the clients.
 pub trait Provider: Send + Sync {
-    /// Short name for errors and cassettes: "openai", "anthropic", "ollama", "scripted".
+    /// Short name for errors and cassettes: "openai", "openai_responses", "anthropic",
+    /// "ollama", "scripted".
     fn name(&self) -> &str;
 
     /// The model name requests are sent for.

@@ -65,14 +65,6 @@ impl OpenAiProvider {
         openai_body::request_body(&self.model, &self.params, req, !self.platform)
     }
 
-    fn headers(&self) -> Vec<(&'static str, String)> {
-        match &self.http.key {
-            Some(key) if self.azure => vec![("api-key", key.expose().to_string())],
-            Some(key) => vec![("authorization", format!("Bearer {}", key.expose()))],
-            None => Vec::new(),
-        }
-    }
-
     async fn call(
         &self,
         req: &ModelRequest,
@@ -84,7 +76,7 @@ impl OpenAiProvider {
         exchange(
             &self.http,
             &self.url,
-            self.headers(),
+            auth_headers(self.http.key.as_ref(), self.azure),
             &self.request_body(req),
             stream,
             whole,
@@ -131,9 +123,18 @@ fn host(url: &str) -> &str {
     rest.split(['/', '?', ':']).next().unwrap_or("")
 }
 
+/// The key as OpenAI wants it: a bearer token, or Azure's `api-key` header.
+pub(crate) fn auth_headers(key: Option<&Secret>, azure: bool) -> Vec<(&'static str, String)> {
+    match key {
+        Some(key) if azure => vec![("api-key", key.expose().to_string())],
+        Some(key) => vec![("authorization", format!("Bearer {}", key.expose()))],
+        None => Vec::new(),
+    }
+}
+
 /// Azure OpenAI takes the key in an `api-key` header instead of a bearer token: used
 /// for Azure hosts and for any URL with Azure's `api-version` query parameter.
-fn is_azure(base_url: &str) -> bool {
+pub(crate) fn is_azure(base_url: &str) -> bool {
     let host = host(base_url);
     let query = base_url.split_once('?').map_or("", |(_, q)| q);
     host.ends_with(".azure.com")

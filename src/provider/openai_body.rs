@@ -9,7 +9,7 @@ use serde::ser::Serializer;
 use serde_json::{Map, Value};
 
 use super::types::{Message, ModelRequest, ToolCall, ToolSpec};
-use super::wire_body::{Body, Field, TRUE};
+use super::wire_body::{Arguments, Body, Field, TRUE};
 
 /// The body for `req` to `model`; `stop` says whether the server takes `req.stop`.
 pub(crate) fn request_body<'a>(
@@ -185,21 +185,6 @@ struct CallFunction<'a> {
     arguments: Arguments<'a>,
 }
 
-/// The arguments as a JSON string, written without an intermediate `String`. Arguments
-/// that never parsed go back as `{}`: strict servers (llama.cpp) parse them to render their
-/// chat template and refuse the whole request otherwise. The model sees what it wrote, and
-/// why it failed, in the call's tool error.
-struct Arguments<'a>(&'a ToolCall);
-
-impl Serialize for Arguments<'_> {
-    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        match &self.0.invalid_arguments {
-            Some(_) => serializer.serialize_str("{}"),
-            None => serializer.collect_str(&self.0.arguments),
-        }
-    }
-}
-
 pub(crate) struct Tools<'a>(&'a [ToolSpec]);
 
 impl Serialize for Tools<'_> {
@@ -251,14 +236,6 @@ pub(crate) struct StreamOptions {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
-
-    #[test]
-    fn arguments_are_the_same_text_as_arguments_text() {
-        let call = ToolCall::from_raw("c".into(), "f".into(), r#"{"a": [1, "x\"y"], "b": 1.5}"#);
-        let text = serde_json::to_string(&Arguments(&call)).unwrap();
-        assert_eq!(text, json!(call.arguments_text()).to_string());
-    }
 
     #[test]
     fn consecutive_user_messages_go_as_one() {
@@ -283,12 +260,5 @@ mod tests {
         assert_eq!(roles, ["system", "user", "assistant", "user"]);
         assert_eq!(body["messages"][0]["content"], "sys\n\nmore rules");
         assert_eq!(body["messages"][1]["content"], "the task\n\nDo plan step 1");
-    }
-
-    #[test]
-    fn arguments_that_never_parsed_go_back_as_an_empty_object() {
-        let bad = ToolCall::from_raw("c".into(), "f".into(), r#"{"path": "notes/proj"#);
-        let text = serde_json::to_string(&Arguments(&bad)).unwrap();
-        assert_eq!(text, json!("{}").to_string());
     }
 }

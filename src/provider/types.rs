@@ -160,7 +160,9 @@ pub struct ResponseFormat {
 }
 
 /// A reasoning block. `signature` (Anthropic) must be sent back verbatim;
-/// `redacted` holds the opaque data of an Anthropic `redacted_thinking` block.
+/// `redacted` holds the opaque data of an Anthropic `redacted_thinking` block;
+/// `reasoning_item` is set when the block is an OpenAI Responses reasoning item (its
+/// `text` is then the item's summary). Each wire sends back only the kind it made.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct ThinkingBlock {
     #[serde(default)]
@@ -169,6 +171,18 @@ pub struct ThinkingBlock {
     pub signature: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub redacted: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reasoning_item: Option<ReasoningItem>,
+}
+
+/// What identifies an OpenAI Responses reasoning item so it can be carried into the next
+/// request: the server keeps nothing (`store: false`), so only an item with its
+/// `encrypted_content` can be sent back.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct ReasoningItem {
+    pub id: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub encrypted_content: Option<String>,
 }
 
 /// A complete tool call. When the model produced arguments that are not valid JSON,
@@ -222,7 +236,7 @@ impl ToolCall {
     }
 
     /// The arguments as the model wrote them: the raw text when it never parsed (a
-    /// cassette replays it as it was; requests send `{}` instead, see `openai_body`).
+    /// cassette replays it as it was; requests send `{}` instead, see `wire_body`).
     pub fn arguments_text(&self) -> String {
         match &self.invalid_arguments {
             Some(invalid) => invalid.raw.clone(),

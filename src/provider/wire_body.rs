@@ -6,6 +6,8 @@
 use serde::ser::{Serialize, SerializeMap, Serializer};
 use serde_json::{Map, Value};
 
+use super::types::ToolCall;
+
 /// `true`, for fields whose value a param may replace and whose value is checked.
 pub(crate) static TRUE: Value = Value::Bool(true);
 
@@ -84,6 +86,22 @@ impl<F: Serialize> Serialize for Body<'_, F> {
     }
 }
 
+/// A tool call's arguments as a JSON string (Chat Completions and Responses both send
+/// them so), written without an intermediate `String`. Arguments
+/// that never parsed go back as `{}`: strict servers (llama.cpp) parse them to render their
+/// chat template and refuse the whole request otherwise. The model sees what it wrote, and
+/// why it failed, in the call's tool error.
+pub(crate) struct Arguments<'a>(pub &'a ToolCall);
+
+impl Serialize for Arguments<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match &self.0.invalid_arguments {
+            Some(_) => serializer.serialize_str("{}"),
+            None => serializer.collect_str(&self.0.arguments),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -115,5 +133,19 @@ mod tests {
         }
         assert_eq!(body(&params), expected.to_string());
         assert_eq!(body(&params), r#"{"d":4,"b":"x","c":true,"e":5}"#);
+    }
+
+    #[test]
+    fn arguments_are_the_same_text_as_arguments_text() {
+        let call = ToolCall::from_raw("c".into(), "f".into(), r#"{"a": [1, "x\"y"], "b": 1.5}"#);
+        let text = serde_json::to_string(&Arguments(&call)).unwrap();
+        assert_eq!(text, json!(call.arguments_text()).to_string());
+    }
+
+    #[test]
+    fn arguments_that_never_parsed_go_back_as_an_empty_object() {
+        let bad = ToolCall::from_raw("c".into(), "f".into(), r#"{"path": "notes/proj"#);
+        let text = serde_json::to_string(&Arguments(&bad)).unwrap();
+        assert_eq!(text, json!("{}").to_string());
     }
 }

@@ -58,9 +58,13 @@ pub fn override_model(file: Option<&ModelRef>, chosen: &ModelShorthand) -> Model
 #[serde(rename_all = "lowercase")]
 pub enum ProviderKind {
     /// OpenAI Chat Completions, and every server speaking that wire (Azure, vLLM, llama.cpp,
-    /// OpenRouter, Groq, Mistral) through `base_url`.
+    /// OpenRouter, Groq, Mistral) through `base_url`; `api: responses` switches to the
+    /// Responses API.
     #[default]
     Openai,
+    /// The OpenAI Responses API: `openai` with `api: responses`.
+    #[serde(rename = "openai_responses")]
+    OpenaiResponses,
     /// Anthropic Messages API.
     Anthropic,
     /// A local Ollama server (OpenAI-compatible wire, no key).
@@ -70,8 +74,9 @@ pub enum ProviderKind {
 }
 
 impl ProviderKind {
-    pub const ALL: [ProviderKind; 4] = [
+    pub const ALL: [ProviderKind; 5] = [
         ProviderKind::Openai,
+        ProviderKind::OpenaiResponses,
         ProviderKind::Anthropic,
         ProviderKind::Ollama,
         ProviderKind::Scripted,
@@ -80,6 +85,7 @@ impl ProviderKind {
     pub fn as_str(self) -> &'static str {
         match self {
             ProviderKind::Openai => "openai",
+            ProviderKind::OpenaiResponses => "openai_responses",
             ProviderKind::Anthropic => "anthropic",
             ProviderKind::Ollama => "ollama",
             ProviderKind::Scripted => "scripted",
@@ -93,7 +99,7 @@ impl ProviderKind {
     /// The env var holding the API key when the file names none (`None`: no key needed).
     pub fn default_api_key_env(self) -> Option<&'static str> {
         match self {
-            ProviderKind::Openai => Some("OPENAI_API_KEY"),
+            ProviderKind::Openai | ProviderKind::OpenaiResponses => Some("OPENAI_API_KEY"),
             ProviderKind::Anthropic => Some("ANTHROPIC_API_KEY"),
             ProviderKind::Ollama | ProviderKind::Scripted => None,
         }
@@ -102,7 +108,9 @@ impl ProviderKind {
     /// The endpoint used when neither the file nor the environment sets one.
     pub fn default_base_url(self) -> Option<&'static str> {
         match self {
-            ProviderKind::Openai => Some("https://api.openai.com/v1"),
+            ProviderKind::Openai | ProviderKind::OpenaiResponses => {
+                Some("https://api.openai.com/v1")
+            }
             ProviderKind::Anthropic => Some("https://api.anthropic.com"),
             ProviderKind::Ollama => Some("http://127.0.0.1:11434/v1"),
             ProviderKind::Scripted => None,
@@ -116,6 +124,17 @@ impl fmt::Display for ProviderKind {
     }
 }
 
+/// Which OpenAI API `provider: openai` speaks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum OpenAiApi {
+    /// Chat Completions (`/chat/completions`).
+    #[default]
+    Chat,
+    /// The Responses API (`/responses`).
+    Responses,
+}
+
 /// `provider/name`, e.g. `openai/gpt-4o-mini`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ModelShorthand {
@@ -124,7 +143,8 @@ pub struct ModelShorthand {
 }
 
 /// The pattern of the shorthand; `ModelShorthand::parse` accepts exactly this.
-pub const MODEL_SHORTHAND_PATTERN: &str = r"^(openai|anthropic|ollama|scripted)/\S+$";
+pub const MODEL_SHORTHAND_PATTERN: &str =
+    r"^(openai|openai_responses|anthropic|ollama|scripted)/\S+$";
 
 impl ModelShorthand {
     pub fn parse(text: &str) -> Result<ModelShorthand, String> {
@@ -132,7 +152,9 @@ impl ModelShorthand {
             .split_once('/')
             .ok_or_else(|| format!("`{text}` is not `provider/name` (e.g. openai/gpt-4o-mini)"))?;
         let provider = ProviderKind::parse(provider).ok_or_else(|| {
-            format!("unknown provider `{provider}`: use openai, anthropic, ollama or scripted")
+            format!(
+                "unknown provider `{provider}`: use openai, openai_responses, anthropic, ollama or scripted"
+            )
         })?;
         if name.is_empty() || name.chars().any(char::is_whitespace) {
             return Err(format!("`{text}` has no model name after the `/`"));
@@ -172,8 +194,8 @@ impl JsonSchema for ModelShorthand {
         json_schema!({
             "type": "string",
             "pattern": MODEL_SHORTHAND_PATTERN,
-            "description": "`provider/name`: the provider is openai, anthropic, ollama or scripted.",
-            "examples": ["openai/gpt-4o-mini", "anthropic/claude-sonnet-4-5", "ollama/llama3.2"]
+            "description": "`provider/name`: the provider is openai, openai_responses, anthropic, ollama or scripted.",
+            "examples": ["openai/gpt-4o-mini", "openai_responses/gpt-5-mini", "anthropic/claude-sonnet-4-5", "ollama/llama3.2"]
         })
     }
 }
@@ -182,8 +204,12 @@ impl JsonSchema for ModelShorthand {
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ModelConfig {
-    /// Which API to speak: openai, anthropic, ollama or scripted.
+    /// Which API to speak: openai, openai_responses, anthropic, ollama or scripted.
     pub provider: ProviderKind,
+    /// `provider: openai` only: `chat` (Chat Completions, the default) or `responses`
+    /// (the Responses API, as `provider: openai_responses`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub api: Option<OpenAiApi>,
     /// The model name sent to the provider, e.g. `gpt-4o-mini`.
     #[serde(default)]
     pub name: String,

@@ -12,6 +12,8 @@ use super::reply::Reply;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Wire {
     OpenAi,
+    /// The OpenAI Responses API.
+    Responses,
     Anthropic,
     Unknown,
 }
@@ -43,6 +45,8 @@ impl MockRequest {
         let path = self.path.split('?').next().unwrap_or("");
         if path.ends_with("/chat/completions") {
             Wire::OpenAi
+        } else if path.ends_with("/responses") {
+            Wire::Responses
         } else if path.ends_with("/messages") {
             Wire::Anthropic
         } else {
@@ -66,9 +70,17 @@ impl MockRequest {
         }
     }
 
-    /// The system prompt, in either wire format.
+    /// The system prompt, in any wire format.
     pub fn system_prompt(&self) -> Option<String> {
         match self.wire() {
+            Wire::Responses => match &self.body["instructions"] {
+                Value::String(s) => Some(s.clone()),
+                _ => self
+                    .conversation()
+                    .iter()
+                    .find(|m| m["role"] == "system" || m["role"] == "developer")
+                    .map(|m| content_text(&m["content"])),
+            },
             Wire::Anthropic => match &self.body["system"] {
                 Value::String(s) => Some(s.clone()),
                 Value::Array(blocks) => {
@@ -86,8 +98,10 @@ impl MockRequest {
 
     /// The text of the last user message (tool results excluded).
     pub fn last_user_text(&self) -> Option<String> {
-        let messages = self.body["messages"].as_array()?;
-        messages
+        if let Value::String(input) = &self.body["input"] {
+            return Some(input.clone()); // the Responses API's plain-text input
+        }
+        self.conversation()
             .iter()
             .rev()
             .filter(|m| m["role"] == "user")
@@ -95,6 +109,15 @@ impl MockRequest {
                 let text = content_text(&m["content"]);
                 (!text.is_empty()).then_some(text)
             })
+    }
+
+    /// The messages (Chat Completions, Anthropic) or input items (Responses).
+    pub fn conversation(&self) -> &[Value] {
+        let list = match self.wire() {
+            Wire::Responses => &self.body["input"],
+            _ => &self.body["messages"],
+        };
+        list.as_array().map_or(&[], Vec::as_slice)
     }
 
     /// Whether the client asked for a stream.
@@ -107,13 +130,17 @@ impl MockRequest {
     }
 }
 
-/// Text of an OpenAI `content` (string or parts) or Anthropic content blocks.
+/// Text of an OpenAI `content` (string or parts, Responses `input_text`/`output_text`
+/// parts included) or Anthropic content blocks.
 fn content_text(content: &Value) -> String {
+    let is_text = |p: &&Value| {
+        ["text", "input_text", "output_text"].contains(&p["type"].as_str().unwrap_or(""))
+    };
     match content {
         Value::String(s) => s.clone(),
         Value::Array(parts) => parts
             .iter()
-            .filter(|p| p["type"] == "text")
+            .filter(is_text)
             .filter_map(|p| p["text"].as_str())
             .collect::<Vec<_>>()
             .join("\n"),
@@ -270,6 +297,14 @@ impl MockResponse {
                     (Wire::Anthropic, false) => (
                         "application/json".into(),
                         vec![reply.anthropic_json(model, n).to_string().into_bytes()],
+                    ),
+                    (Wire::Responses, true) => (
+                        "text/event-stream".into(),
+                        bytes(reply.responses_events(model, n)),
+                    ),
+                    (Wire::Responses, false) => (
+                        "application/json".into(),
+                        vec![reply.responses_json(model, n).to_string().into_bytes()],
                     ),
                     (_, true) => (
                         "text/event-stream".into(),

@@ -1,8 +1,9 @@
 //! A mock model server on 127.0.0.1 for tests and benchmarks.
 //!
 //! It speaks just enough HTTP/1.1 (keep-alive, `Content-Length` request bodies,
-//! chunked streaming responses) to serve both wire formats: `POST .../chat/completions`
-//! (OpenAI) and `POST .../messages` (Anthropic). Each request is answered by the
+//! chunked streaming responses) to serve every wire format: `POST .../chat/completions`
+//! (OpenAI Chat Completions), `POST .../responses` (OpenAI Responses) and
+//! `POST .../messages` (Anthropic). Each request is answered by the
 //! routing closure if one is set and it returns `Some`, else by the next queued
 //! response; every request is recorded for assertions. Faults are properties of a
 //! response: status and error body, `Retry-After`, a delay between chunks, a

@@ -1,5 +1,5 @@
 //! Test support shared by the unit tests, the integration tests of the binary and the
-//! benchmarks: chiefly a mock model server speaking both wire formats over loopback
+//! benchmarks: chiefly a mock model server speaking every wire format over loopback
 //! HTTP. Not part of the stable API.
 
 mod exchange;

@@ -1,5 +1,6 @@
 //! A wire-neutral scripted answer for the mock server, rendered as whichever wire
-//! format the request came in: OpenAI Chat Completions or Anthropic Messages, streamed
+//! format the request came in: OpenAI Chat Completions, OpenAI Responses or Anthropic
+//! Messages, streamed
 //! (one SSE event per HTTP chunk) or whole JSON when the request said `stream: false`.
 //! The streams follow the shapes real servers send (see `tests/fixtures/wire/`).
 
@@ -247,6 +248,176 @@ impl Reply {
                "content": content, "stop_reason": stop,
                "usage": {"input_tokens": self.input_tokens, "output_tokens": self.output_tokens}})
     }
+}
+
+impl Reply {
+    /// The Responses API output items: reasoning (summary and encrypted content), the
+    /// message, then the function calls. `done` gives them complete, else as
+    /// `response.output_item.added` announces them (empty, in progress).
+    fn responses_items(&self, n: usize, done: bool) -> Vec<Value> {
+        let status = if done { "completed" } else { "in_progress" };
+        let mut items = Vec::new();
+        if let Some(thinking) = &self.thinking {
+            let mut item = json!({"id": format!("rs_mock{n}"), "type": "reasoning", "summary": []});
+            if done {
+                item["summary"] = json!([{"type": "summary_text", "text": thinking}]);
+                item["encrypted_content"] = json!(format!("mock-encrypted-{n}"));
+            }
+            items.push(item);
+        }
+        if !self.text.is_empty() {
+            let content = if done {
+                json!([{"type": "output_text", "text": self.text, "annotations": []}])
+            } else {
+                json!([])
+            };
+            items.push(
+                json!({"id": format!("msg_mock{n}"), "type": "message", "status": status,
+                "role": "assistant", "content": content}),
+            );
+        }
+        for (i, (name, args)) in self.tool_calls.iter().enumerate() {
+            let arguments = if done {
+                Self::arguments_text(args)
+            } else {
+                String::new()
+            };
+            items.push(
+                json!({"id": format!("fc_mock{n}_{i}"), "type": "function_call",
+                "status": status, "call_id": format!("call_mock{n}_{i}"), "name": name,
+                "arguments": arguments}),
+            );
+        }
+        items
+    }
+
+    /// A Responses API response object; `status` is `completed` unless said otherwise.
+    fn responses_object(&self, model: &str, n: usize, output: Vec<Value>, status: &str) -> Value {
+        let reasoning_tokens = if self.thinking.is_some() {
+            self.output_tokens / 2
+        } else {
+            0
+        };
+        let usage = (status == "completed").then(|| {
+            json!({"input_tokens": self.input_tokens, "input_tokens_details": {"cached_tokens": 0},
+                "output_tokens": self.output_tokens,
+                "output_tokens_details": {"reasoning_tokens": reasoning_tokens},
+                "total_tokens": self.input_tokens + self.output_tokens})
+        });
+        json!({"id": format!("resp_mock{n}"), "object": "response", "created_at": 1_700_000_000,
+            "status": status, "error": null, "incomplete_details": null, "model": model,
+            "output": output, "store": false, "usage": usage})
+    }
+
+    /// Responses API SSE events (`event: ...\ndata: ...\n\n` frames), as the API streams
+    /// them: `response.created`, each item added, its deltas and done, then
+    /// `response.completed` with the whole response and its usage.
+    pub fn responses_events(&self, model: &str, n: usize) -> Vec<String> {
+        let started = self.responses_object(model, n, Vec::new(), "in_progress");
+        let mut events = vec![
+            json!({"type": "response.created", "response": started}),
+            json!({"type": "response.in_progress", "response": started}),
+        ];
+        let done_items = self.responses_items(n, true);
+        let added = self.responses_items(n, false);
+        for (index, (open, done)) in added.into_iter().zip(&done_items).enumerate() {
+            events.push(
+                json!({"type": "response.output_item.added", "output_index": index, "item": open}),
+            );
+            events.extend(item_events(index, done));
+            events.push(
+                json!({"type": "response.output_item.done", "output_index": index, "item": done}),
+            );
+        }
+        let complete = self.responses_object(model, n, done_items, "completed");
+        events.push(json!({"type": "response.completed", "response": complete}));
+        events
+            .into_iter()
+            .enumerate()
+            .map(|(seq, mut e)| {
+                e["sequence_number"] = json!(seq);
+                format!(
+                    "event: {}\ndata: {e}\n\n",
+                    e["type"].as_str().unwrap_or("message")
+                )
+            })
+            .collect()
+    }
+
+    /// A non-streaming Responses API body.
+    pub fn responses_json(&self, model: &str, n: usize) -> Value {
+        self.responses_object(model, n, self.responses_items(n, true), "completed")
+    }
+}
+
+/// The events between an item's `added` and `done`: its content part opened, its text
+/// in pieces (a function call's arguments in two halves), then closed.
+fn item_events(index: usize, done: &Value) -> Vec<Value> {
+    let at = json!({"item_id": done["id"], "output_index": index});
+    let mut events = Vec::new();
+    let with = |kind: &str, fields: Value| {
+        let mut event = at.clone();
+        event["type"] = json!(kind);
+        for (k, v) in fields.as_object().into_iter().flatten() {
+            event[k] = v.clone();
+        }
+        event
+    };
+    match done["type"].as_str() {
+        Some("reasoning") => {
+            let text = done["summary"][0]["text"].as_str().unwrap_or("");
+            let part = json!({"summary_index": 0, "part": done["summary"][0]});
+            events.push(with(
+                "response.reasoning_summary_part.added",
+                json!({"summary_index": 0, "part": {"type": "summary_text", "text": ""}}),
+            ));
+            for piece in pieces(text) {
+                events.push(with(
+                    "response.reasoning_summary_text.delta",
+                    json!({"summary_index": 0, "delta": piece}),
+                ));
+            }
+            events.push(with(
+                "response.reasoning_summary_text.done",
+                json!({"summary_index": 0, "text": text}),
+            ));
+            events.push(with("response.reasoning_summary_part.done", part));
+        }
+        Some("message") => {
+            let text = done["content"][0]["text"].as_str().unwrap_or("");
+            let part = json!({"content_index": 0, "part": {"type": "output_text", "text": "", "annotations": []}});
+            events.push(with("response.content_part.added", part));
+            for piece in pieces(text) {
+                events.push(with(
+                    "response.output_text.delta",
+                    json!({"content_index": 0, "delta": piece}),
+                ));
+            }
+            events.push(with(
+                "response.output_text.done",
+                json!({"content_index": 0, "text": text}),
+            ));
+            events.push(with(
+                "response.content_part.done",
+                json!({"content_index": 0, "part": done["content"][0]}),
+            ));
+        }
+        _ => {
+            let text = done["arguments"].as_str().unwrap_or("");
+            let (a, b) = split_half(text);
+            for part in [a, b].into_iter().filter(|p| !p.is_empty()) {
+                events.push(with(
+                    "response.function_call_arguments.delta",
+                    json!({"delta": part}),
+                ));
+            }
+            events.push(with(
+                "response.function_call_arguments.done",
+                json!({"arguments": text}),
+            ));
+        }
+    }
+    events
 }
 
 /// Word-sized pieces, as models stream them.

@@ -20,6 +20,7 @@ pub fn violations(request: &MockRequest) -> Vec<String> {
     match request.wire() {
         Wire::OpenAi => chat_violations(&request.body),
         Wire::Anthropic => messages_violations(&request.body),
+        Wire::Responses => responses_violations(&request.body),
         Wire::Unknown => Vec::new(),
     }
 }
@@ -151,6 +152,44 @@ fn messages_violations(body: &Value) -> Vec<String> {
     }
     if messages.len() % 2 == 0 {
         found.push("the last turn is the assistant's, not the user's".into());
+    }
+    found
+}
+
+/// The Responses API: items rather than messages, and no role order to keep, but every
+/// `function_call_output` must answer an earlier `function_call`, every call must be
+/// answered, and arguments must be a JSON object.
+fn responses_violations(body: &Value) -> Vec<String> {
+    let Some(items) = body["input"].as_array().filter(|i| !i.is_empty()) else {
+        return vec!["`input` is missing or empty".into()];
+    };
+    let mut found = Vec::new();
+    let mut open_calls: Vec<&str> = Vec::new();
+    for (at, item) in items.iter().enumerate() {
+        let mut say = |rule: String| found.push(format!("input[{at}]: {rule}"));
+        let call_id = item["call_id"].as_str().unwrap_or("");
+        match item["type"].as_str().unwrap_or("") {
+            "function_call" => {
+                let arguments = item["arguments"].as_str().unwrap_or("");
+                if !serde_json::from_str::<Value>(arguments).is_ok_and(|v| v.is_object()) {
+                    say(format!("arguments are not a JSON object: {arguments:?}"));
+                }
+                open_calls.push(call_id);
+            }
+            "function_call_output" => match open_calls.iter().position(|id| *id == call_id) {
+                Some(index) => {
+                    open_calls.remove(index);
+                }
+                None => say(format!("answers `{call_id}`, which no open call has")),
+            },
+            "message" if item["role"] == "user" && !open_calls.is_empty() => {
+                say(format!("tool calls {open_calls:?} were never answered"));
+            }
+            _ => {}
+        }
+    }
+    if !open_calls.is_empty() {
+        found.push(format!("tool calls {open_calls:?} were never answered"));
     }
     found
 }

@@ -1,4 +1,4 @@
-//! The exact bytes of request bodies, key order included, for both wires: a conversation
+//! The exact bytes of request bodies, key order included, for every wire: a conversation
 //! with every kind of message, tools, a response format, and params merged over the body
 //! (configured first, then per request; `null` removes a key).
 
@@ -6,9 +6,10 @@ use std::time::Duration;
 
 use runner::provider::anthropic::AnthropicProvider;
 use runner::provider::openai::{HttpSettings, OpenAiProvider};
+use runner::provider::responses::ResponsesProvider;
 use runner::provider::{
-    AssistantMessage, InvalidArguments, Message, ModelRequest, ResponseFormat, ThinkingBlock,
-    ToolCall, ToolResult, ToolSpec,
+    AssistantMessage, InvalidArguments, Message, ModelRequest, ReasoningItem, ResponseFormat,
+    ThinkingBlock, ToolCall, ToolResult, ToolSpec,
 };
 use serde_json::{Map, Value, json};
 
@@ -35,7 +36,8 @@ fn params(v: Value) -> Map<String, Value> {
     }
 }
 
-/// Every message kind: system entries, a signed, a redacted and an unsigned thinking block,
+/// Every message kind: system entries, a signed, a redacted, an unsigned thinking block and
+/// a Responses reasoning item (each wire sends back only its own),
 /// valid and unparsable tool arguments, a turn of tool calls only, an empty assistant turn,
 /// ok and failed tool results, consecutive user turns, text that needs escaping.
 fn conversation() -> ModelRequest {
@@ -72,16 +74,28 @@ fn conversation() -> ModelRequest {
                         text: "plan".into(),
                         signature: Some("sig-1".into()),
                         redacted: None,
+                        reasoning_item: None,
                     },
                     ThinkingBlock {
                         text: String::new(),
                         signature: None,
                         redacted: Some("opaque".into()),
+                        reasoning_item: None,
                     },
                     ThinkingBlock {
                         text: "unsigned".into(),
                         signature: None,
                         redacted: None,
+                        reasoning_item: None,
+                    },
+                    ThinkingBlock {
+                        text: "weighed it".into(),
+                        signature: None,
+                        redacted: None,
+                        reasoning_item: Some(ReasoningItem {
+                            id: "rs_1".into(),
+                            encrypted_content: Some("enc".into()),
+                        }),
                     },
                 ],
                 tool_calls: vec![read.clone(), broken.clone()],
@@ -149,6 +163,11 @@ fn openai_body(cfg: Value, req: &ModelRequest) -> String {
 
 fn anthropic_body(cfg: Value, req: &ModelRequest) -> String {
     let provider = AnthropicProvider::new(settings(cfg)).unwrap();
+    serde_json::to_string(&provider.request_body(req)).unwrap()
+}
+
+fn responses_body(cfg: Value, req: &ModelRequest) -> String {
+    let provider = ResponsesProvider::new(settings(cfg)).unwrap();
     serde_json::to_string(&provider.request_body(req)).unwrap()
 }
 
@@ -286,6 +305,53 @@ fn anthropic_body_of_a_bare_request() {
             r#"{"model":"m-1","max_tokens":4096,"messages":["#,
             r#"{"role":"user","content":[{"type":"text","text":"x"}]}]"#,
             r#","stream":true}"#,
+        )
+    );
+}
+
+#[test]
+fn responses_body_bytes() {
+    let body = responses_body(json!({}), &conversation());
+    assert_eq!(
+        body,
+        concat!(
+            r#"{"model":"m-1","instructions":"Be terse.","input":["#,
+            r#"{"type":"message","role":"system","content":[{"type":"input_text","text":"Extra rule."}]},"#,
+            r#"{"type":"message","role":"user","content":[{"type":"input_text","text":"Hi\nthere é"}]},"#,
+            r#"{"type":"reasoning","id":"rs_1","summary":[{"type":"summary_text","text":"weighed it"}],"encrypted_content":"enc"},"#,
+            r#"{"type":"message","role":"assistant","content":[{"type":"output_text","text":"Reading."}]},"#,
+            r#"{"type":"function_call","call_id":"call_1","name":"read_file","arguments":"{\"path\":\"a \\\"b\\\".txt\",\"lines\":[1,2]}"},"#,
+            r#"{"type":"function_call","call_id":"call_2","name":"shell","arguments":"{}"},"#,
+            r#"{"type":"function_call_output","call_id":"call_1","output":"contents"},"#,
+            r#"{"type":"function_call_output","call_id":"call_2","output":"bad arguments"},"#,
+            r#"{"type":"function_call","call_id":"call_3","name":"list","arguments":"{}"},"#,
+            r#"{"type":"function_call_output","call_id":"call_3","output":"[]"},"#,
+            r#"{"type":"message","role":"user","content":[{"type":"input_text","text":"Go on."}]},"#,
+            r#"{"type":"message","role":"user","content":[{"type":"input_text","text":"Please."}]}]"#,
+            r#","tools":[{"type":"function","name":"read_file","description":"Reads a file.","parameters":{"type":"object","properties":{"path":{"type":"string"}}},"strict":false},{"type":"function","name":"list","description":"","parameters":{"type":"object"},"strict":false}]"#,
+            r#","text":{"format":{"type":"json_schema","name":"verdict","schema":{"type":"object","required":["ok"]},"strict":true}}"#,
+            r#","store":false,"include":["reasoning.encrypted_content"],"stream":true}"#,
+        )
+    );
+}
+
+#[test]
+fn responses_body_with_params() {
+    // `include: null` is how a model without reasoning (gpt-4.1) is used: it refuses the
+    // request for encrypted reasoning.
+    let req = ModelRequest {
+        messages: vec![Message::user("x")],
+        params: params(
+            json!({"max_output_tokens": 100, "reasoning": {"effort": "low", "summary": "auto"}}),
+        ),
+        ..Default::default()
+    };
+    assert_eq!(
+        responses_body(json!({"include": null}), &req),
+        concat!(
+            r#"{"model":"m-1","input":["#,
+            r#"{"type":"message","role":"user","content":[{"type":"input_text","text":"x"}]}]"#,
+            r#","store":false,"stream":true,"max_output_tokens":100,"reasoning":{"effort":"low","summary":"auto"}}"#,
         )
     );
 }

@@ -23,6 +23,7 @@ fn conversation() -> ModelRequest {
             text: "need the file".into(),
             signature: Some("sig-1".into()),
             redacted: None,
+            reasoning_item: None,
         }],
         tool_calls: vec![call.clone()],
     }));

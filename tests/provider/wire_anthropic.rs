@@ -79,7 +79,8 @@ async fn thinking_with_signature_then_tool_without_arguments() {
         vec![ThinkingBlock {
             text: "The user wants the version.".into(),
             signature: Some("EqQBCkYIBxgCKkBsig+test/AAA==".into()),
-            redacted: None
+            redacted: None,
+            reasoning_item: None,
         }]
     );
     assert_eq!(

@@ -582,10 +582,20 @@ fn anthropic_model(mock: &MockServer) -> String {
     )
 }
 
-/// `text` with `$MODEL`, `$ANTHROPIC_MODEL`, `$OPENAI_URL` and `$ANTHROPIC_URL` replaced.
+/// The mock model on the OpenAI Responses API, as an inline `model:` mapping.
+fn responses_model(mock: &MockServer) -> String {
+    format!(
+        "{{ provider: openai, api: responses, name: mock-model, base_url: \"{}\", api_key_env: {KEY_ENV}, retry: {{ max_attempts: 1 }} }}",
+        mock.openai_base_url()
+    )
+}
+
+/// `text` with `$MODEL`, `$ANTHROPIC_MODEL`, `$RESPONSES_MODEL`, `$OPENAI_URL` and
+/// `$ANTHROPIC_URL` replaced.
 fn expand(text: &str, mock: &MockServer) -> String {
     text.replace("$MODEL", &model(mock))
         .replace("$ANTHROPIC_MODEL", &anthropic_model(mock))
+        .replace("$RESPONSES_MODEL", &responses_model(mock))
         .replace("$OPENAI_URL", &mock.openai_base_url())
         .replace("$ANTHROPIC_URL", &mock.anthropic_base_url())
 }

@@ -43,8 +43,17 @@ fn run(name: &str, agent: &str, files: &[(&str, &str)]) -> Option<Ran> {
         "{name}: status {} ({}), {} model calls, {} tool calls, output {:?}",
         result["status"], code, result["llm_calls"], result["tool_calls"], result["output"]
     );
-    assert!(!code.starts_with("provider_"), "{name}: {}", result["error"]);
-    assert!(matches!(ran.code, 0 | 1), "{name}: exit {}\n{}", ran.code, ran.stderr);
+    assert!(
+        !code.starts_with("provider_"),
+        "{name}: {}",
+        result["error"]
+    );
+    assert!(
+        matches!(ran.code, 0 | 1),
+        "{name}: exit {}\n{}",
+        ran.code,
+        ran.stderr
+    );
     Some(ran)
 }
 
@@ -74,7 +83,11 @@ fn real_model_xml_protocol_reads_a_file() {
     let agent = "name: reader\nmodel: REAL\ntool_protocol: xml\n\
                  prompt: Read the file notes.txt and tell me the project's code name.\n\
                  tools:\n  - builtin: read_file\nlimits: { max_llm_calls: 6 }\n";
-    if let Some(ran) = run("xml read_file", agent, &[("notes.txt", "Project code name: HERON.\n")]) {
+    if let Some(ran) = run(
+        "xml read_file",
+        agent,
+        &[("notes.txt", "Project code name: HERON.\n")],
+    ) {
         let requests = ran.events_of("thread.message.completed");
         assert!(!requests.is_empty());
     }

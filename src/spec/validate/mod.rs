@@ -347,6 +347,21 @@ impl Validator {
                         "`script` is only read by `provider: scripted`".into(),
                     ));
                 }
+                if model.contains_key("api") && provider.is_some_and(|p| p != "openai") {
+                    let pointer = pointer_push(&model_at, "api");
+                    self.diagnostics.push(
+                        Diagnostic::error(
+                            file.path,
+                            file.doc.key_position(&pointer),
+                            Code::Model,
+                            &pointer,
+                            "`api` is only read by `provider: openai`".into(),
+                        )
+                        .with_hint(
+                            "remove `api`; `provider: openai_responses` is `provider: openai` with `api: responses`",
+                        ),
+                    );
+                }
                 if provider.is_some_and(|p| p != "scripted")
                     && model
                         .get("name")
