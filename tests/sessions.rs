@@ -29,7 +29,11 @@ fn every_step_is_checkpointed_and_sessions_lists_shows_and_removes() {
         .run();
     let session = ran.session();
     assert!(ran.session_file("checkpoint.json").is_file());
-    assert!(ran.session_file("steps/1.json").is_file());
+    let journal = std::fs::read_to_string(ran.session_file("journal.jsonl")).unwrap();
+    assert!(
+        journal.lines().count() >= 3,
+        "a record per checkpoint: {journal}"
+    );
     let metadata = read_json(&ran.session_file("metadata.json"));
     assert_eq!(metadata["status"], "completed");
     assert_eq!(metadata["agent"], "worker");
@@ -203,11 +207,7 @@ fn corrupt_and_truncated_checkpoints_are_refused_by_name() {
         .status(2)
         .stderr_contains("checkpoint.json: not a valid checkpoint file")
         .run();
-    std::fs::write(
-        &checkpoint,
-        text.replace("\"version\": 1", "\"version\": 7"),
-    )
-    .unwrap();
+    std::fs::write(&checkpoint, text.replace("\"version\":1", "\"version\":7")).unwrap();
     ran.then()
         .command(["resume", &session])
         .status(2)
@@ -685,4 +685,200 @@ fn run_id_in(ran: &support::Ran, run_dir: &str) -> String {
     let events = ran.read(&format!("{run_dir}/events.jsonl"));
     let first: serde_json::Value = serde_json::from_str(events.lines().next().unwrap()).unwrap();
     first["runId"].as_str().unwrap().to_string()
+}
+
+/// Where a kill lands in the journal: just after the record of a step's calls in flight (the
+/// tool is running), or just after the record of the step's end (the next model call is
+/// under way).
+#[derive(Debug, Clone, Copy)]
+enum Boundary {
+    CallsInFlight(usize),
+    StepEnd(usize),
+}
+
+/// A worker that appends `line-1` and `line-2` with a tool that waits for `release-N`, then
+/// answers; while `stall` is set its model takes seconds per reply.
+fn two_appends(stall: Arc<AtomicBool>) -> Test {
+    Test::new()
+        .agent("name: worker\nmodel: $MODEL\nprompt: Append two lines.\ntools:\n  - builtin: shell\n    allow: [./append.sh]\n")
+        .executable(
+            "append.sh",
+            "#!/bin/sh\necho \"$1\" >> side-effects.log\n\
+             i=0; while [ ! -e \"release-$1\" ] && [ $i -lt 400 ]; do sleep 0.02; i=$((i+1)); done\n",
+        )
+        .route(move |request| {
+            let reply = match tool_results(request) {
+                done if done >= 2 => Reply::text("appended"),
+                done => Reply::tool_call(
+                    "shell",
+                    json!({"command": format!("./append.sh line-{}", done + 1)}),
+                ),
+            };
+            let response = MockResponse::reply(reply);
+            Some(match stall.load(Ordering::SeqCst) {
+                true => response.chunk_delay(Duration::from_secs(5)),
+                false => response,
+            })
+        })
+}
+
+/// SIGKILL at every record boundary of the journal: each resume finds the records up to
+/// the kill, marks a call in flight as interrupted instead of running it again, and
+/// finishes; no line is appended twice.
+#[test]
+fn killed_at_every_journal_record_boundary_the_session_resumes_without_repeating_a_call() {
+    use Boundary::*;
+    for boundary in [CallsInFlight(1), StepEnd(1), CallsInFlight(2), StepEnd(2)] {
+        let stall = Arc::new(AtomicBool::new(false));
+        let running = two_appends(stall.clone()).args(["--session", "s1"]).spawn();
+        let lines = |n: usize| {
+            move |path: &std::path::Path| {
+                std::fs::read_to_string(path.join("side-effects.log"))
+                    .map_or(0, |log| log.lines().count())
+                    >= n
+            }
+        };
+        let dir = running.path("");
+        match boundary {
+            CallsInFlight(n) => {
+                for earlier in 1..n {
+                    std::fs::write(dir.join(format!("release-line-{earlier}")), "").unwrap();
+                }
+                wait_until("the tool runs", || lines(n)(&dir));
+            }
+            StepEnd(n) => {
+                for step in 1..=n {
+                    wait_until("the tool runs", || lines(step)(&dir));
+                    if step == n {
+                        stall.store(true, Ordering::SeqCst);
+                    }
+                    std::fs::write(dir.join(format!("release-line-{step}")), "").unwrap();
+                }
+                wait_until("the next model call", || running.requests_made() > n);
+            }
+        }
+        let killed = running.kill();
+        let journal = killed.read(".runner/sessions/s1/journal.jsonl");
+        stall.store(false, Ordering::SeqCst);
+        for n in 1..=2 {
+            std::fs::write(killed.path(&format!("release-line-{n}")), "").unwrap();
+        }
+        let resumed = killed
+            .then()
+            .command(["resume", "s1", "--run-dir", "after"])
+            .any_stderr()
+            .status_any()
+            .run();
+        assert!(
+            matches!(resumed.code, 0),
+            "{boundary:?}: {}\n{journal}",
+            resumed.stderr
+        );
+        let log = resumed.read("side-effects.log");
+        let mut lines: Vec<&str> = log.lines().collect();
+        let total = lines.len();
+        lines.dedup();
+        assert_eq!(lines.len(), total, "{boundary:?}: a call ran twice: {log}");
+    }
+}
+
+/// A record torn by a crash mid-append is dropped with a warning; the records before it
+/// hold, and the session resumes from them.
+#[test]
+fn a_torn_journal_tail_is_dropped_with_a_warning() {
+    let paused = Test::new()
+        .agent("name: worker\nmodel: $MODEL\nprompt: Go\ntools:\n  - builtin: ask_user\n")
+        .reply(Reply::tool_call(
+            "ask_user",
+            json!({"question": "Which file?"}),
+        ))
+        .args(["--session", "s1"])
+        .status(4)
+        .any_stderr()
+        .run();
+    let journal = paused.path(".runner/sessions/s1/journal.jsonl");
+    let mut bytes = std::fs::read(&journal).unwrap();
+    let whole = bytes.len();
+    bytes.extend_from_slice(b"0badc0de {\"seq\":99,\"checkpointId\":\"torn");
+    std::fs::write(&journal, &bytes).unwrap();
+    let resumed = paused
+        .then()
+        .reply(Reply::text("notes.txt it is"))
+        .command([
+            "resume",
+            "s1",
+            "--answer",
+            "notes.txt",
+            "--run-dir",
+            "after",
+        ])
+        .stdout("notes.txt it is\n")
+        .stderr_contains("a record cut off")
+        .run();
+    let after = std::fs::read(&journal).unwrap();
+    assert_eq!(
+        &after[..whole],
+        &bytes[..whole],
+        "the records before it hold"
+    );
+    assert!(
+        !String::from_utf8_lossy(&after).contains("torn"),
+        "cut off before appending"
+    );
+    let requests = resumed.requests();
+    let last = requests.last().unwrap().body["messages"].to_string();
+    assert!(last.contains("notes.txt"), "{last}");
+}
+
+/// A session saved before the journal (a `checkpoint.json` without a journal position,
+/// `steps/<N>.json`, no `journal.jsonl`) still resumes, and its steps can be branched from.
+#[test]
+fn a_session_saved_before_the_journal_resumes_and_branches() {
+    let paused = Test::new()
+        .agent("name: worker\nmodel: $MODEL\nprompt: Go\ntools:\n  - builtin: ask_user\n")
+        .reply(Reply::tool_call(
+            "ask_user",
+            json!({"question": "Which file?"}),
+        ))
+        .args(["--session", "old"])
+        .status(4)
+        .any_stderr()
+        .run();
+    let dir = paused.path(".runner/sessions/old");
+    let mut checkpoint = read_json(&dir.join("checkpoint.json"));
+    checkpoint.as_object_mut().unwrap().remove("journal");
+    let legacy = serde_json::to_string_pretty(&checkpoint).unwrap();
+    std::fs::write(dir.join("checkpoint.json"), &legacy).unwrap();
+    std::fs::create_dir_all(dir.join("steps")).unwrap();
+    std::fs::write(dir.join("steps/1.json"), &legacy).unwrap();
+    let mut metadata = read_json(&dir.join("metadata.json"));
+    metadata.as_object_mut().unwrap().remove("journalOffset");
+    std::fs::write(dir.join("metadata.json"), metadata.to_string()).unwrap();
+    std::fs::remove_file(dir.join("journal.jsonl")).unwrap();
+
+    paused
+        .then()
+        .reply(Reply::text("resumed"))
+        .command(["resume", "old", "--answer", "a.txt", "--run-dir", "after"])
+        .stdout("resumed\n")
+        .run();
+    let journal = std::fs::read_to_string(dir.join("journal.jsonl")).unwrap();
+    assert!(!journal.is_empty(), "the resumed run journals");
+    paused
+        .then()
+        .reply(Reply::text("branched"))
+        .command([
+            "resume",
+            "old",
+            "--from-checkpoint",
+            "1",
+            "--branch",
+            "b",
+            "--answer",
+            "b.txt",
+            "--run-dir",
+            "branch",
+        ])
+        .stdout("branched\n")
+        .run();
 }

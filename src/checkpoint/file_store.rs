@@ -1,24 +1,135 @@
-//! The file store (UAP §12.4.3): `<dir>/<session_id>/checkpoint.json` (latest),
-//! `metadata.json`, and `steps/<step>.json` (one per step, for branching). Every file is
-//! written atomically (temp file, fsync, rename); every load checks the JSON, the version and
-//! the state inside, and names the file when it refuses it. `lock` (beside them) holds the
-//! session for one process at a time.
+//! The file store: `<dir>/<session_id>/journal.jsonl` (a record per checkpoint, appended
+//! and synced: `journal.rs`), `checkpoint.json` (a snapshot of the latest state, rewritten
+//! now and then so a resume replays only a short tail), `metadata.json`, and `lock`, which
+//! holds the session for one process at a time. Sessions saved before the journal have
+//! `steps/<step>.json` files, still read for branching. The snapshot and the metadata are
+//! written atomically (temp file, fsync, rename); every load checks the JSON, the version,
+//! the state inside and each record's checksum, and names the file when it refuses it.
 
+use std::collections::HashMap;
+use std::collections::hash_map::Entry;
+use std::io::{Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
+use std::sync::Mutex;
 
 use serde::de::DeserializeOwned;
 
+use super::delta::Written;
 use super::error::CheckpointError;
+use super::journal::{
+    JOURNAL_FILE, JournalPosition, JournalWriter, Record, RecordHeader, parse, records,
+};
 use super::lock::SessionLock;
 use super::session_id::check_session_id;
 use super::store::{
-    CHECKPOINT_VERSION, Checkpoint, CheckpointRef, CheckpointStore, SessionMetadata, SessionSummary,
+    CHECKPOINT_VERSION, Checkpoint, CheckpointRef, CheckpointStore, Saved, SessionMetadata,
+    SessionStatus, SessionSummary,
 };
 use crate::engine::AgentState;
 use crate::fsutil::write_atomically;
 
+/// The snapshot's file name.
+const SNAPSHOT_FILE: &str = "checkpoint.json";
+
+/// The journal may grow past the snapshot by this much before a new snapshot, at least:
+/// small sessions are not rewritten at every step.
+const MIN_TAIL: u64 = 64 * 1024;
+
 pub struct FileCheckpointStore {
     dir: PathBuf,
+    /// The journals this process appends to, by session.
+    journals: Mutex<HashMap<String, OpenJournal>>,
+    /// What loading had to drop (a torn journal tail), for the caller to report.
+    warnings: Mutex<Vec<String>>,
+}
+
+/// A session's journal open for appending, and where its snapshot stands.
+struct OpenJournal {
+    writer: JournalWriter,
+    /// The snapshot's size, and the journal's length when it was written.
+    snapshot: Option<(u64, u64)>,
+}
+
+impl OpenJournal {
+    fn open(dir: &Path) -> Result<Self, CheckpointError> {
+        std::fs::create_dir_all(dir).map_err(|source| CheckpointError::Io {
+            path: dir.to_path_buf(),
+            source,
+        })?;
+        let writer = JournalWriter::open(dir)?;
+        let snapshot = std::fs::metadata(dir.join(SNAPSHOT_FILE))
+            .ok()
+            .map(|file| (file.len(), writer.end));
+        Ok(OpenJournal { writer, snapshot })
+    }
+
+    /// A new snapshot is due when there is none, when the run ends, or when the records
+    /// since the last one outweigh it: resume then reads at most about twice the state, and
+    /// the bytes written in all stay proportional to the journal.
+    fn compaction_due(&self, status: SessionStatus) -> bool {
+        match self.snapshot {
+            None => true,
+            Some(_) if status != SessionStatus::Running => true,
+            Some((bytes, at)) => self.writer.end - at >= bytes.max(MIN_TAIL),
+        }
+    }
+}
+
+/// The state as the journal's records rebuild it.
+struct Replay {
+    written: Written,
+}
+
+impl Replay {
+    fn new() -> Self {
+        Replay {
+            written: Written::default(),
+        }
+    }
+
+    fn from_checkpoint(checkpoint: &Checkpoint, dir: &Path) -> Result<Self, CheckpointError> {
+        let state =
+            AgentState::from_json(&checkpoint.state).map_err(|e| CheckpointError::Corrupt {
+                path: dir.join(SNAPSHOT_FILE),
+                reason: format!("the saved state: {e}"),
+            })?;
+        Ok(Replay {
+            written: Written::from_state(&state, checkpoint.pending.as_ref()),
+        })
+    }
+
+    /// The checkpoint `record` ends at (the records before it taken in).
+    fn checkpoint(&self, record: &Record<'_>, session_id: &str) -> Checkpoint {
+        Checkpoint {
+            version: CHECKPOINT_VERSION,
+            session_id: session_id.to_string(),
+            checkpoint_id: record.checkpoint_id.to_string(),
+            timestamp: record.timestamp.to_string(),
+            step: record.step,
+            agent: record.agent.to_string(),
+            status: record.status,
+            state: self.written.state(&record.state.rest).to_json(),
+            pending: self.written.pending(),
+            journal: None,
+        }
+    }
+}
+
+/// The bytes of `path` from `offset` on (none when the file does not exist).
+fn read_from(path: &Path, offset: u64) -> Result<Vec<u8>, CheckpointError> {
+    let io = |source| CheckpointError::Io {
+        path: path.to_path_buf(),
+        source,
+    };
+    let mut file = match std::fs::File::open(path) {
+        Ok(file) => file,
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(error) => return Err(io(error)),
+    };
+    file.seek(SeekFrom::Start(offset)).map_err(io)?;
+    let mut bytes = Vec::new();
+    file.read_to_end(&mut bytes).map_err(io)?;
+    Ok(bytes)
 }
 
 impl FileCheckpointStore {
@@ -29,7 +140,58 @@ impl FileCheckpointStore {
             path: dir.clone(),
             source,
         })?;
-        Ok(FileCheckpointStore { dir })
+        Ok(FileCheckpointStore {
+            dir,
+            journals: Mutex::default(),
+            warnings: Mutex::default(),
+        })
+    }
+
+    /// What loads had to drop since the last call (a torn journal tail), to report.
+    pub fn take_warnings(&self) -> Vec<String> {
+        std::mem::take(&mut self.warnings.lock().unwrap_or_else(|p| p.into_inner()))
+    }
+
+    /// Takes in the journal records of `dir` after `position`, up to the last one `want`
+    /// picks, and returns the checkpoint it ends at (`None`: no record is picked).
+    fn replay(
+        &self,
+        dir: &Path,
+        position: JournalPosition,
+        replay: &mut Replay,
+        want: impl Fn(&Record<'_>) -> bool,
+    ) -> Result<Option<Checkpoint>, CheckpointError> {
+        let path = dir.join(JOURNAL_FILE);
+        let bytes = read_from(&path, position.offset)?;
+        let (found, torn) = records(&bytes);
+        if let Some(why) = torn {
+            let warning = format!("{}: {why}; it and what follows are dropped", path.display());
+            self.warnings
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .push(warning);
+        }
+        let mut tail = Vec::with_capacity(found.len());
+        for (json, _) in found {
+            let record = parse(json, &path)?;
+            if record.seq > position.seq {
+                tail.push(record);
+            }
+        }
+        let Some(last) = tail.iter().rposition(want) else {
+            return Ok(None);
+        };
+        for record in &tail[..=last] {
+            replay
+                .written
+                .apply(&record.state, &record.pending)
+                .map_err(|reason| CheckpointError::Corrupt {
+                    path: path.clone(),
+                    reason,
+                })?;
+        }
+        let session_id = dir.file_name().unwrap_or_default().to_string_lossy();
+        Ok(Some(replay.checkpoint(&tail[last], &session_id)))
     }
 
     pub fn dir(&self) -> &Path {
@@ -124,38 +286,83 @@ impl FileCheckpointStore {
 }
 
 impl CheckpointStore for FileCheckpointStore {
+    /// Appends the checkpoint's record to the journal (one sync), and writes the snapshot
+    /// when it is due (`compaction_due`).
     fn save(
         &self,
         session_id: &str,
         checkpoint: &CheckpointRef<'_>,
-    ) -> Result<(), CheckpointError> {
+    ) -> Result<Saved, CheckpointError> {
         let dir = self.session_dir(session_id)?;
-        let step = dir.join("steps").join(format!("{}.json", checkpoint.step));
-        // Serialised once for both files: it holds the whole history.
-        let bytes =
-            serde_json::to_vec_pretty(checkpoint).map_err(|e| CheckpointError::Corrupt {
-                path: step.clone(),
+        let mut journals = self.journals.lock().unwrap_or_else(|p| p.into_inner());
+        let journal = match journals.entry(session_id.to_string()) {
+            Entry::Occupied(open) => open.into_mut(),
+            Entry::Vacant(slot) => slot.insert(OpenJournal::open(&dir)?),
+        };
+        let header = RecordHeader {
+            checkpoint_id: checkpoint.checkpoint_id,
+            timestamp: checkpoint.timestamp,
+            agent: checkpoint.agent,
+            status: checkpoint.status,
+        };
+        let writer = &mut journal.writer;
+        writer.append(header, checkpoint.state, checkpoint.pending)?;
+        let journal_offset = writer.end;
+        let compacted = journal.compaction_due(checkpoint.status);
+        if compacted {
+            let position = JournalPosition {
+                seq: journal.writer.seq,
+                offset: journal_offset,
+            };
+            let snapshot = CheckpointRef {
+                journal: Some(position),
+                ..*checkpoint
+            };
+            let path = dir.join(SNAPSHOT_FILE);
+            let bytes = serde_json::to_vec(&snapshot).map_err(|e| CheckpointError::Corrupt {
+                path: path.clone(),
                 reason: e.to_string(),
             })?;
-        Self::write_bytes(&step, &bytes)?;
-        Self::write_bytes(&dir.join("checkpoint.json"), &bytes)
+            Self::write_bytes(&path, &bytes)?;
+            journal.snapshot = Some((bytes.len() as u64, journal_offset));
+        }
+        Ok(Saved {
+            compacted,
+            journal_offset,
+        })
     }
 
+    /// The snapshot and the journal records after it.
     fn load(&self, session_id: &str) -> Result<Option<Checkpoint>, CheckpointError> {
-        Self::read_checkpoint(&self.session_dir(session_id)?.join("checkpoint.json"))
+        let dir = self.session_dir(session_id)?;
+        let snapshot = Self::read_checkpoint(&dir.join(SNAPSHOT_FILE))?;
+        let position = snapshot
+            .as_ref()
+            .and_then(|c| c.journal)
+            .unwrap_or_default();
+        let mut replay = match &snapshot {
+            Some(checkpoint) => Replay::from_checkpoint(checkpoint, &dir)?,
+            None => Replay::new(),
+        };
+        let latest = self.replay(&dir, position, &mut replay, |_| true)?;
+        Ok(latest.or(snapshot))
     }
 
+    /// The last checkpoint of `step`, replayed from the journal's start; a session saved
+    /// before the journal keeps it in `steps/<step>.json`.
     fn load_step(
         &self,
         session_id: &str,
         step: u64,
     ) -> Result<Option<Checkpoint>, CheckpointError> {
-        Self::read_checkpoint(
-            &self
-                .session_dir(session_id)?
-                .join("steps")
-                .join(format!("{step}.json")),
-        )
+        let dir = self.session_dir(session_id)?;
+        let mut replay = Replay::new();
+        let start = JournalPosition::default();
+        let found = self.replay(&dir, start, &mut replay, |record| record.step == step)?;
+        match found {
+            Some(checkpoint) => Ok(Some(checkpoint)),
+            None => Self::read_checkpoint(&dir.join("steps").join(format!("{step}.json"))),
+        }
     }
 
     /// Refused while a process holds the session: its run would write the session again.
@@ -195,8 +402,25 @@ impl CheckpointStore for FileCheckpointStore {
         Ok(sessions)
     }
 
+    /// `metadata.json`, with the steps, status and time of the journal's last record when
+    /// the journal went on after the file was written (a run in progress, or killed).
     fn metadata(&self, session_id: &str) -> Result<Option<SessionMetadata>, CheckpointError> {
-        Self::read_json(&self.session_dir(session_id)?.join("metadata.json"))
+        let dir = self.session_dir(session_id)?;
+        let Some(mut metadata) = Self::read_json::<SessionMetadata>(&dir.join("metadata.json"))?
+        else {
+            return Ok(None);
+        };
+        let Some(offset) = metadata.journal_offset else {
+            return Ok(Some(metadata));
+        };
+        let tail = read_from(&dir.join(JOURNAL_FILE), offset)?;
+        if let Some((json, _)) = records(&tail).0.last() {
+            let record = parse(json, &dir.join(JOURNAL_FILE))?;
+            metadata.steps = record.step;
+            metadata.status = record.status;
+            metadata.updated = record.timestamp.into_owned();
+        }
+        Ok(Some(metadata))
     }
 
     fn save_metadata(&self, metadata: &SessionMetadata) -> Result<(), CheckpointError> {

@@ -3,8 +3,10 @@
 //! branched from (UAP §7). A session is held by one process at a time (`lock.rs`).
 //! `docs/checkpoints.md` describes the files.
 
+mod delta;
 mod error;
 mod file_store;
+mod journal;
 mod lock;
 mod session_id;
 mod store;
@@ -12,10 +14,11 @@ mod thread_tree;
 
 pub use error::CheckpointError;
 pub use file_store::FileCheckpointStore;
+pub use journal::{JOURNAL_FILE, JournalPosition};
 pub use lock::{LOCK_FILE, SessionLock};
 pub use session_id::{MAX_SESSION_ID_LEN, check_session_id};
 pub use store::{
-    Checkpoint, CheckpointRef, CheckpointStore, ParentRef, SessionMetadata, SessionStatus,
+    Checkpoint, CheckpointRef, CheckpointStore, ParentRef, Saved, SessionMetadata, SessionStatus,
     SessionSummary,
 };
 pub use thread_tree::{ThreadNode, ThreadTree};

@@ -5,6 +5,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::error::CheckpointError;
+use super::journal::JournalPosition;
 use super::thread_tree::ThreadTree;
 use crate::engine::AgentState;
 
@@ -39,6 +40,9 @@ pub struct Checkpoint {
     /// What the engine needs to resume (calls in flight, an unanswered question, inputs).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pending: Option<Value>,
+    /// In a snapshot (`checkpoint.json`): the journal records it holds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub journal: Option<JournalPosition>,
 }
 
 /// A checkpoint to save: the JSON of a [`Checkpoint`], with the state borrowed and
@@ -57,6 +61,8 @@ pub struct CheckpointRef<'a> {
     pub state: &'a AgentState,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub pending: Option<&'a Value>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub journal: Option<JournalPosition>,
 }
 
 /// Where a branch came from.
@@ -87,6 +93,10 @@ pub struct SessionMetadata {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub branch_name: Option<String>,
     pub thread_tree: ThreadTree,
+    /// Where the journal stood when this was written: the records after it may say more
+    /// (steps, status) than this file.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub journal_offset: Option<u64>,
 }
 
 /// A line of `runner sessions list`.
@@ -99,11 +109,23 @@ pub struct SessionSummary {
     pub updated: String,
 }
 
+/// What a save did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Saved {
+    /// The session's snapshot was written anew (the metadata is due too).
+    pub compacted: bool,
+    /// Where the journal ends after the save.
+    pub journal_offset: u64,
+}
+
 /// Saves and loads checkpoints (UAP §12.4.1, plus per-step access for branching).
 pub trait CheckpointStore: Send + Sync {
     /// Saves `checkpoint` as the session's latest and as the one of its step.
-    fn save(&self, session_id: &str, checkpoint: &CheckpointRef<'_>)
-    -> Result<(), CheckpointError>;
+    fn save(
+        &self,
+        session_id: &str,
+        checkpoint: &CheckpointRef<'_>,
+    ) -> Result<Saved, CheckpointError>;
     /// The latest checkpoint.
     fn load(&self, session_id: &str) -> Result<Option<Checkpoint>, CheckpointError>;
     /// The checkpoint taken after `step`.
@@ -147,6 +169,7 @@ mod tests {
             status: SessionStatus::Running,
             state: &state,
             pending: Some(&pending),
+            journal: None,
         };
         let owned = Checkpoint {
             version: CHECKPOINT_VERSION,
@@ -158,6 +181,7 @@ mod tests {
             status: SessionStatus::Running,
             state: state.to_json(),
             pending: Some(pending.clone()),
+            journal: None,
         };
         let bytes = serde_json::to_vec_pretty(&borrowed).unwrap();
         assert_eq!(bytes, serde_json::to_vec_pretty(&owned).unwrap());

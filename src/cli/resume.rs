@@ -88,6 +88,9 @@ fn launch_of(args: &ResumeArgs, run_id: String) -> Result<Launch, Stop> {
         });
         fail(format!("session `{}` has no {what}", args.session))
     })?;
+    for warning in store.take_warnings() {
+        eprintln!("warning: {warning}");
+    }
     if args.from_checkpoint.is_none() && checkpoint.status == SessionStatus::Completed {
         return Err(fail(format!(
             "session `{}` is completed; branch from one of its steps with --from-checkpoint N --branch NAME",

@@ -81,6 +81,7 @@ impl SessionFiles {
             parent: None,
             branch_name: None,
             thread_tree: crate::checkpoint::ThreadTree::new(session_id),
+            journal_offset: None,
         };
         let kept = (inputs, input_text, definition_of(spec));
         Ok(Some(Self::new(store, metadata, kept, lock)))
@@ -160,22 +161,29 @@ impl SessionFiles {
             status,
             state,
             pending: Some(&pending),
+            journal: None,
         };
-        self.store
+        let saved = self
+            .store
             .save(&session_id, &checkpoint)
             .map_err(|e| e.to_string())?;
-        let metadata = {
-            let Ok(mut metadata) = self.metadata.lock() else {
-                return Err("the session metadata lock is poisoned".into());
+        // The journal's records say the steps and status of a run in progress: the file is
+        // rewritten with the snapshot, not at every step.
+        if saved.compacted {
+            let metadata = {
+                let Ok(mut metadata) = self.metadata.lock() else {
+                    return Err("the session metadata lock is poisoned".into());
+                };
+                metadata.updated = timestamp;
+                metadata.steps = state.step;
+                metadata.status = status;
+                metadata.journal_offset = Some(saved.journal_offset);
+                metadata.clone()
             };
-            metadata.updated = timestamp;
-            metadata.steps = state.step;
-            metadata.status = status;
-            metadata.clone()
-        };
-        self.store
-            .save_metadata(&metadata)
-            .map_err(|e| e.to_string())?;
+            self.store
+                .save_metadata(&metadata)
+                .map_err(|e| e.to_string())?;
+        }
         Ok(format!("step-{}", state.step))
     }
 

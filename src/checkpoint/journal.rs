@@ -1,0 +1,244 @@
+//! A session's journal (`journal.jsonl`): one record per checkpoint, appended and synced,
+//! holding only what changed since the record before it (`delta.rs`).
+//!
+//! A record is one line: the CRC-32 of its JSON as 8 hex digits, a space, the compact JSON.
+//! Reading stops at the first line that is not whole or whose checksum does not match: a
+//! record torn by a crash mid-append (or damaged later) and anything after it are dropped,
+//! with a warning; everything before it holds. Appending is the only write, so a torn
+//! record can only be the last.
+
+use std::fs::{File, OpenOptions};
+use std::io::{Read, Seek, SeekFrom, Write};
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+use super::delta::{StateDelta, Written};
+use super::error::CheckpointError;
+use super::store::SessionStatus;
+use crate::engine::AgentState;
+
+/// The journal's file name in a session directory.
+pub const JOURNAL_FILE: &str = "journal.jsonl";
+
+/// One checkpoint, as what changed.
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Record<'a> {
+    /// 1, 2, ... within the session.
+    pub seq: u64,
+    #[serde(borrow)]
+    pub checkpoint_id: std::borrow::Cow<'a, str>,
+    #[serde(borrow)]
+    pub timestamp: std::borrow::Cow<'a, str>,
+    pub step: u64,
+    #[serde(borrow)]
+    pub agent: std::borrow::Cow<'a, str>,
+    pub status: SessionStatus,
+    #[serde(borrow)]
+    pub state: StateDelta<'a>,
+    /// The keys of `pending` whose values changed.
+    #[serde(default, skip_serializing_if = "Map::is_empty")]
+    pub pending: Map<String, Value>,
+}
+
+/// Where a snapshot stands in the journal: it holds every record up to `seq`, and the
+/// records after it start at byte `offset`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct JournalPosition {
+    pub seq: u64,
+    pub offset: u64,
+}
+
+/// A record's line: checksum, space, JSON, newline.
+pub fn frame(json: &[u8]) -> Vec<u8> {
+    let mut line = Vec::with_capacity(json.len() + 10);
+    line.extend_from_slice(format!("{:08x} ", crc32(json)).as_bytes());
+    line.extend_from_slice(json);
+    line.push(b'\n');
+    line
+}
+
+/// The records of `bytes` (a journal from some offset): each with the offset just past
+/// it, and why reading stopped early, if it did.
+pub fn records(bytes: &[u8]) -> (Vec<(&[u8], u64)>, Option<String>) {
+    let mut found = Vec::new();
+    let mut at = 0;
+    while at < bytes.len() {
+        let Some(end) = memchr::memchr(b'\n', &bytes[at..]).map(|n| at + n) else {
+            return (found, Some(format!("a record cut off at byte {at}")));
+        };
+        match unframe(&bytes[at..end]) {
+            Some(json) => found.push((json, end as u64 + 1)),
+            None => return (found, Some(format!("a damaged record at byte {at}"))),
+        }
+        at = end + 1;
+    }
+    (found, None)
+}
+
+/// The JSON of a line whose checksum matches.
+fn unframe(line: &[u8]) -> Option<&[u8]> {
+    let (sum, json) = (line.get(..8)?, line.get(9..)?);
+    let sum = u32::from_str_radix(std::str::from_utf8(sum).ok()?, 16).ok()?;
+    (line[8] == b' ' && crc32(json) == sum).then_some(json)
+}
+
+/// CRC-32 (IEEE), bitwise: records are short and written once, so a table buys little.
+fn crc32(bytes: &[u8]) -> u32 {
+    let mut crc = !0u32;
+    for &byte in bytes {
+        crc ^= u32::from(byte);
+        for _ in 0..8 {
+            crc = (crc >> 1) ^ (0xEDB8_8320 & (crc & 1).wrapping_neg());
+        }
+    }
+    !crc
+}
+
+/// Appends records to one session's journal, syncing each.
+#[derive(Debug)]
+pub struct JournalWriter {
+    path: PathBuf,
+    file: File,
+    /// The journal's length: where the next record starts.
+    pub end: u64,
+    /// The last record's number.
+    pub seq: u64,
+    /// What a reader of the journal has, to diff the next state against.
+    written: Written,
+}
+
+impl JournalWriter {
+    /// Opens the journal of `dir` for appending after its last whole record (a torn tail
+    /// is cut off first, so no record follows it). The first record it appends holds the
+    /// whole state, so the journal replays from its start alone.
+    pub fn open(dir: &Path) -> Result<Self, CheckpointError> {
+        let path = dir.join(JOURNAL_FILE);
+        let io = |source| CheckpointError::Io {
+            path: path.clone(),
+            source,
+        };
+        let mut file = OpenOptions::new()
+            .create(true)
+            .read(true)
+            .append(true)
+            .open(&path)
+            .map_err(io)?;
+        let mut bytes = Vec::new();
+        file.read_to_end(&mut bytes).map_err(io)?;
+        let (found, _torn) = records(&bytes);
+        let end = found.last().map_or(0, |(_, end)| *end);
+        if end < bytes.len() as u64 {
+            file.set_len(end).map_err(io)?;
+        }
+        file.seek(SeekFrom::End(0)).map_err(io)?;
+        let seq = match found.last() {
+            Some((json, _)) => parse(json, &path)?.seq,
+            None => 0,
+        };
+        Ok(JournalWriter {
+            path,
+            file,
+            end,
+            seq,
+            written: Written::default(),
+        })
+    }
+
+    /// Appends the record of a checkpoint and syncs it: when this returns, the checkpoint
+    /// survives a crash.
+    pub fn append(
+        &mut self,
+        header: RecordHeader<'_>,
+        state: &AgentState,
+        pending: Option<&Value>,
+    ) -> Result<(), CheckpointError> {
+        let (delta, changed) = self.written.delta(state, pending);
+        let record = Record {
+            seq: self.seq + 1,
+            checkpoint_id: header.checkpoint_id.into(),
+            timestamp: header.timestamp.into(),
+            step: state.step,
+            agent: header.agent.into(),
+            status: header.status,
+            state: delta,
+            pending: changed,
+        };
+        let json = serde_json::to_vec(&record).map_err(|e| CheckpointError::Corrupt {
+            path: self.path.clone(),
+            reason: e.to_string(),
+        })?;
+        let line = frame(&json);
+        let io = |source| CheckpointError::Io {
+            path: self.path.clone(),
+            source,
+        };
+        if let Err(error) = self
+            .file
+            .write_all(&line)
+            .and_then(|()| self.file.sync_data())
+        {
+            // A record the disk took only part of is cut off again: the journal ends whole.
+            let _ = self.file.set_len(self.end);
+            return Err(io(error));
+        }
+        self.written
+            .apply(&record.state, &record.pending)
+            .map_err(|reason| CheckpointError::Corrupt {
+                path: self.path.clone(),
+                reason,
+            })?;
+        self.seq = record.seq;
+        self.end += line.len() as u64;
+        Ok(())
+    }
+}
+
+/// The fields of a record besides the state.
+#[derive(Debug, Clone, Copy)]
+pub struct RecordHeader<'a> {
+    pub checkpoint_id: &'a str,
+    pub timestamp: &'a str,
+    pub agent: &'a str,
+    pub status: SessionStatus,
+}
+
+/// A record's JSON, read.
+pub fn parse<'a>(json: &'a [u8], path: &Path) -> Result<Record<'a>, CheckpointError> {
+    serde_json::from_slice(json).map_err(|e| CheckpointError::Corrupt {
+        path: path.to_path_buf(),
+        reason: format!("a journal record: {e}"),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn crc32_is_the_ieee_one() {
+        assert_eq!(crc32(b"123456789"), 0xCBF4_3926);
+        assert_eq!(crc32(b""), 0);
+    }
+
+    #[test]
+    fn reading_stops_at_a_torn_or_damaged_record() {
+        let mut bytes = frame(br#"{"a":1}"#);
+        bytes.extend(frame(br#"{"a":2}"#));
+        let whole = bytes.len();
+        let (found, torn) = records(&bytes);
+        assert_eq!((found.len(), torn), (2, None));
+        assert_eq!(found[1].1, whole as u64);
+        let mut torn_tail = bytes.clone();
+        torn_tail.extend_from_slice(b"0000abcd {\"a\":");
+        let (found, torn) = records(&torn_tail);
+        assert_eq!(found.len(), 2);
+        assert!(torn.unwrap().contains("cut off"));
+        bytes[12] = b'9'; // inside the first record's JSON
+        let (found, torn) = records(&bytes);
+        assert_eq!(found.len(), 0);
+        assert!(torn.unwrap().contains("damaged"));
+    }
+}
