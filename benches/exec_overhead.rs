@@ -1,11 +1,12 @@
 //! End-to-end overhead of `runner exec` against a zero-latency mock model: the runner's own
 //! CPU per model call (one tool call per step), and its peak memory as runs grow.
 //!
-//! Run: `cargo bench --bench exec_overhead` (needs /usr/bin/time). CPU and peak RSS are the
-//! runner process's own, so the mock server (in this process) is not counted. The per-call figure is the
-//! slope between a 10-step and a 100-step run, which cancels start-up costs. Longer runs
-//! cost more per call because every request carries the whole history (the wire format
-//! sends it each time); their figures are printed too.
+//! Run: `cargo bench --bench exec_overhead` (needs /usr/bin/time; strace for the sync
+//! count). CPU and peak RSS are the runner process's own, so the mock server (in this
+//! process) is not counted. Each size runs with checkpoints on (the default) and off; the
+//! per-call figures are slopes between sizes (10→60 and 300→1000), which cancel start-up
+//! costs, and their ratio shows whether the cost per call grows with the run. Also printed:
+//! the session's bytes on disk, the wall time per step, and the syncs per step (strace).
 
 use std::path::Path;
 use std::process::Command;
@@ -30,37 +31,47 @@ fn measured(stderr: &str) -> (f64, i64) {
     ((fields[0] + fields[1]) * 1000.0, fields[2] as i64)
 }
 
-/// `steps` model calls of one tool call each.
-fn run(steps: usize, dir: &Path) -> (f64, i64) {
-    let replies = (0..steps).map(|_| Reply::tool_call("read_file", json!({"path": "notes.txt"})));
-    exec(replies.collect(), "", dir)
+/// What one run measured.
+#[derive(Debug, Clone, Copy)]
+struct Measured {
+    cpu_ms: f64,
+    rss_kib: i64,
+    wall_ms: f64,
+}
+
+/// `steps` model calls of one tool call each; `extra` goes into the agent file.
+fn run(steps: usize, extra: &str, dir: &Path) -> Measured {
+    let replies = (0..steps).map(|_| Reply::tool_call("list_dir", json!({"path": "."})));
+    exec(replies.collect(), extra, dir)
 }
 
 /// One reply with `calls` tool calls, all allowed to run: the bookkeeping of a turn
 /// (scheduling, events, transcript) must stay linear in its calls.
-fn run_wide(calls: usize, dir: &Path) -> (f64, i64) {
+fn run_wide(calls: usize, dir: &Path) -> Measured {
     let reply = (1..calls).fold(
-        Reply::tool_call("read_file", json!({"path": "notes.txt"})),
-        |reply, _| reply.with_tool_call("read_file", json!({"path": "notes.txt"})),
+        Reply::tool_call("list_dir", json!({"path": "."})),
+        |reply, _| reply.with_tool_call("list_dir", json!({"path": "."})),
     );
     let execution = format!("execution: {{ max_calls_per_turn: {calls} }}\n");
     exec(vec![reply], &execution, dir)
 }
 
 /// Runs `runner exec` over these replies, then "done"; `extra` goes into the agent file.
-fn exec(replies: Vec<Reply>, extra: &str, dir: &Path) -> (f64, i64) {
+fn exec(replies: Vec<Reply>, extra: &str, dir: &Path) -> Measured {
     let mock = MockServer::start();
     for reply in replies {
         mock.push(MockResponse::reply(reply));
     }
     mock.push(MockResponse::text("done"));
     let agent = format!(
-        "name: bench\nmodel: {{ provider: openai, name: m, base_url: \"{}\", api_key_env: BENCH_KEY }}\nprompt: Go\n{extra}tools:\n  - builtin: read_file\n",
+        "name: bench\nmodel: {{ provider: openai, name: m, base_url: \"{}\", api_key_env: BENCH_KEY }}\nprompt: Go\n{extra}tools:\n  - builtin: list_dir\n",
         mock.openai_base_url()
     );
     std::fs::write(dir.join("agent.yaml"), agent).unwrap();
     // RUNNER_BENCH_WRAP="valgrind --tool=callgrind" profiles the runner.
     let wrap = std::env::var("RUNNER_BENCH_WRAP").unwrap_or_default();
+    let _ = std::fs::remove_dir_all(dir.join(".runner"));
+    let started = std::time::Instant::now();
     let output = Command::new("/usr/bin/time")
         .args(["-f", "runner-usage %U %S %M"])
         .args(wrap.split_whitespace())
@@ -70,8 +81,61 @@ fn exec(replies: Vec<Reply>, extra: &str, dir: &Path) -> (f64, i64) {
         .env("BENCH_KEY", "not-a-key")
         .output()
         .expect("/usr/bin/time runs (Debian package `time`)");
+    let wall_ms = started.elapsed().as_secs_f64() * 1000.0;
     assert!(output.status.success(), "the run failed");
-    measured(&String::from_utf8_lossy(&output.stderr))
+    let (cpu_ms, rss_kib) = measured(&String::from_utf8_lossy(&output.stderr));
+    Measured {
+        cpu_ms,
+        rss_kib,
+        wall_ms,
+    }
+}
+
+/// The bytes under `dir` (a session's files).
+fn bytes_under(dir: &Path) -> u64 {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return 0;
+    };
+    entries
+        .flatten()
+        .map(|entry| match entry.metadata() {
+            Ok(meta) if meta.is_dir() => bytes_under(&entry.path()),
+            Ok(meta) => meta.len(),
+            Err(_) => 0,
+        })
+        .sum()
+}
+
+/// The fsync and fdatasync calls of a run of `steps` steps, counted by strace (`None`
+/// without strace).
+fn syncs(steps: usize, dir: &Path) -> Option<usize> {
+    let mock = MockServer::start();
+    for _ in 0..steps {
+        mock.push(MockResponse::reply(Reply::tool_call(
+            "list_dir",
+            json!({"path": "."}),
+        )));
+    }
+    mock.push(MockResponse::text("done"));
+    let agent = format!(
+        "name: bench\nmodel: {{ provider: openai, name: m, base_url: \"{}\", api_key_env: BENCH_KEY }}\nprompt: Go\ntools:\n  - builtin: list_dir\n",
+        mock.openai_base_url()
+    );
+    std::fs::write(dir.join("agent.yaml"), agent).unwrap();
+    let _ = std::fs::remove_dir_all(dir.join(".runner"));
+    let output = Command::new("strace")
+        .args(["-f", "-e", "trace=fsync,fdatasync", "-o", "strace.log"])
+        .arg(env!("CARGO_BIN_EXE_runner"))
+        .args(["exec", "agent.yaml", "--quiet", "--run-dir", "run"])
+        .current_dir(dir)
+        .env("BENCH_KEY", "not-a-key")
+        .output()
+        .ok()?;
+    if !output.status.success() {
+        return None;
+    }
+    let log = std::fs::read_to_string(dir.join("strace.log")).ok()?;
+    Some(log.lines().filter(|l| l.contains("sync(")).count())
 }
 
 fn main() {
@@ -83,40 +147,59 @@ fn main() {
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
     std::fs::write(dir.join("notes.txt"), "one\ntwo\nthree\n").unwrap();
-    let mut results = Vec::new();
     let sizes: Vec<usize> = match std::env::var("RUNNER_BENCH_STEPS") {
         Ok(list) => list
             .split(',')
             .filter_map(|n| n.trim().parse().ok())
             .collect(),
-        Err(_) => vec![10, 100, 300, 1000],
+        Err(_) => vec![10, 60, 300, 1000],
     };
-    for &steps in &sizes {
-        // Best of three: the machine is shared.
-        let best = (0..3)
-            .map(|_| run(steps, &dir))
-            .min_by(|a, b| a.0.total_cmp(&b.0))
-            .unwrap();
-        println!(
-            "exec {steps:>5} steps: cpu {:>8.1} ms ({:.3} ms per step), peak rss {:>7} KiB",
-            best.0,
-            best.0 / steps as f64,
-            best.1
-        );
-        results.push((steps, best.0));
+    for (label, extra) in [
+        ("checkpoints on ", ""),
+        ("checkpoints off", "checkpoints: false\n"),
+    ] {
+        let mut results = Vec::new();
+        for &steps in &sizes {
+            // Best of three: the machine is shared.
+            let best = (0..3)
+                .map(|_| run(steps, extra, &dir))
+                .min_by(|a, b| a.cpu_ms.total_cmp(&b.cpu_ms))
+                .unwrap();
+            let disk = bytes_under(&dir.join(".runner/sessions"));
+            println!(
+                "{label} {steps:>5} steps: cpu {:>8.1} ms ({:.3} ms/step), wall {:>8.1} ms ({:.3} ms/step), \
+                 peak rss {:>6} KiB, session {:>9} bytes ({} per step)",
+                best.cpu_ms,
+                best.cpu_ms / steps as f64,
+                best.wall_ms,
+                best.wall_ms / steps as f64,
+                best.rss_kib,
+                disk,
+                disk / steps as u64
+            );
+            results.push((steps, best.cpu_ms));
+        }
+        let slope = |a: (usize, f64), b: (usize, f64)| (b.1 - a.1) / (b.0 - a.0) as f64;
+        for pair in results.windows(2) {
+            println!(
+                "{label} cpu per model call {}→{}: {:.3} ms",
+                pair[0].0,
+                pair[1].0,
+                slope(pair[0], pair[1])
+            );
+        }
     }
-    let (short_steps, short_cpu) = results[0];
-    let (long_steps, long_cpu) = results[results.len().min(2) - 1];
-    let per_call = (long_cpu - short_cpu) / (long_steps - short_steps) as f64;
-    println!(
-        "runner CPU per model call (slope {short_steps}→{long_steps} steps): {:.3} ms",
-        per_call
-    );
+    match syncs(10, &dir) {
+        Some(count) => println!("syncs in a 10-step run (checkpoints on): {count}"),
+        None => println!("syncs: strace is not available"),
+    }
     for calls in [1_000, 10_000] {
-        let (cpu, rss) = run_wide(calls, &dir);
+        let wide = run_wide(calls, &dir);
         println!(
-            "one reply with {calls:>6} tool calls: cpu {cpu:>8.1} ms ({:.3} ms per call), peak rss {rss:>7} KiB",
-            cpu / calls as f64
+            "one reply with {calls:>6} tool calls: cpu {:>8.1} ms ({:.3} ms per call), peak rss {:>7} KiB",
+            wide.cpu_ms,
+            wide.cpu_ms / calls as f64,
+            wide.rss_kib
         );
     }
 }

@@ -38,12 +38,11 @@ pub fn default_sessions_dir() -> PathBuf {
 pub struct SessionFiles {
     store: FileCheckpointStore,
     metadata: Mutex<SessionMetadata>,
-    /// Kept in every checkpoint so a resume renders the same prompts.
-    inputs: Map<String, Value>,
-    input_text: String,
-    /// The definition the session runs under, kept in every checkpoint: a resume refuses a
-    /// file that gives the agent more (`spec::widening`).
-    definition: Value,
+    /// A checkpoint's `pending`: the inputs and the input text (so a resume renders the
+    /// same prompts), the definition the session runs under (a resume refuses a file that
+    /// gives the agent more: `spec::widening`), and the engine's pending work. Built once:
+    /// each save sets only `engine`.
+    pending: Mutex<Value>,
     /// Held until these files are dropped, at the end of the command.
     _lock: SessionLock,
 }
@@ -111,9 +110,8 @@ impl SessionFiles {
         Arc::new(SessionFiles {
             store,
             metadata: Mutex::new(metadata),
-            inputs,
-            input_text,
-            definition,
+            pending: Mutex::new(json!({"inputs": inputs, "input_text": input_text,
+                                      "definition": definition, "engine": null})),
             _lock: lock,
         })
     }
@@ -149,8 +147,12 @@ impl SessionFiles {
     ) -> Result<String, String> {
         let session_id = self.session_id();
         let (checkpoint_id, timestamp, agent) = (new_id(), now_rfc3339(), self.agent());
-        let pending = json!({"inputs": self.inputs, "input_text": self.input_text,
-                             "definition": self.definition, "engine": pending});
+        let engine = serde_json::to_value(pending).map_err(|e| e.to_string())?;
+        let Ok(mut kept) = self.pending.lock() else {
+            return Err("the session's pending data lock is poisoned".into());
+        };
+        kept["engine"] = engine;
+        let pending = &*kept;
         let checkpoint = CheckpointRef {
             version: 1,
             session_id: &session_id,
@@ -160,7 +162,7 @@ impl SessionFiles {
             agent: &agent,
             status,
             state,
-            pending: Some(&pending),
+            pending: Some(pending),
             journal: None,
         };
         let saved = self
