@@ -108,7 +108,7 @@ impl Connection {
             Endpoint::Http { url, headers } => {
                 let config =
                     http_config(url, headers).map_err(|m| fail(StartErrorKind::Config, m))?;
-                let client = crate::provider::http_client(options.timeout)
+                let client = crate::provider::http_client(options.timeout, url)
                     .map_err(|m| fail(StartErrorKind::Config, m))?;
                 let transport = StreamableHttpClientTransport::with_client(client, config);
                 match handshake(transport, &options).await {

@@ -4,7 +4,7 @@
 //! of an [`exchange`] leaves it with the key redacted.
 
 use std::fmt;
-use std::sync::Once;
+use std::sync::{Once, OnceLock};
 use std::time::{Duration, SystemTime};
 
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
@@ -36,7 +36,10 @@ impl fmt::Debug for Secret {
 /// What a request needs besides its body; shared by every call of one provider.
 #[derive(Debug, Clone)]
 pub(crate) struct HttpClient {
-    client: reqwest::Client,
+    /// Built at the first request, for `http://` and for `https://` URLs apart: only a
+    /// TLS client loads the system's certificates (half of start-up CPU otherwise).
+    plain: OnceLock<reqwest::Client>,
+    tls: OnceLock<reqwest::Client>,
     pub provider: String,
     pub key: Option<Secret>,
     pub key_env: Option<String>,
@@ -50,18 +53,29 @@ const MAX_ERROR_BODY: usize = 64 * 1024;
 /// (reading to the end lets the connection be reused).
 const DRAIN_AFTER_DONE: Duration = Duration::from_secs(1);
 
-/// An HTTP client with rustls on the ring backend, connecting within `timeout` (at most
-/// 30 s). Providers and MCP servers over HTTP both use it.
-pub fn http_client(timeout: Duration) -> Result<reqwest::Client, String> {
+/// An HTTP client for `url`'s scheme with rustls on the ring backend, connecting within
+/// `timeout` (at most 30 s). Providers and MCP servers over HTTP both use it. A client for
+/// an `http://` URL trusts no certificate at all: loading and parsing the system's (some
+/// 300 files) is half of the start-up of a run against a local server, and it never
+/// makes a TLS connection.
+pub fn http_client(timeout: Duration, url: &str) -> Result<reqwest::Client, String> {
     static CRYPTO: Once = Once::new();
     CRYPTO.call_once(|| {
         // Fails only when the application installed a provider first: keep theirs.
         let _ = rustls::crypto::ring::default_provider().install_default();
     });
-    reqwest::Client::builder()
-        .connect_timeout(timeout.min(Duration::from_secs(30)))
-        .build()
-        .map_err(|e| format!("HTTP client: {e}"))
+    let builder = reqwest::Client::builder().connect_timeout(timeout.min(Duration::from_secs(30)));
+    let builder = match is_tls(url) {
+        true => builder,
+        false => builder.tls_certs_only(Vec::new()),
+    };
+    builder.build().map_err(|e| format!("HTTP client: {e}"))
+}
+
+/// Whether `url` is `https://` (any letter case).
+fn is_tls(url: &str) -> bool {
+    url.get(..8)
+        .is_some_and(|scheme| scheme.eq_ignore_ascii_case("https://"))
 }
 
 impl HttpClient {
@@ -71,17 +85,27 @@ impl HttpClient {
         key_env: Option<String>,
         timeout: Duration,
         idle_timeout: Duration,
-    ) -> Result<Self, ProviderError> {
-        let client = http_client(timeout)
-            .map_err(|message| ProviderError::new(ErrorKind::Config, provider, message))?;
-        Ok(HttpClient {
-            client,
+    ) -> Self {
+        HttpClient {
+            plain: OnceLock::new(),
+            tls: OnceLock::new(),
             provider: provider.to_string(),
             key,
             key_env,
             timeout,
             idle_timeout,
-        })
+        }
+    }
+
+    /// The client for `url`'s scheme, built at its first use.
+    fn client(&self, url: &str) -> Result<&reqwest::Client, ProviderError> {
+        let slot = if is_tls(url) { &self.tls } else { &self.plain };
+        if let Some(client) = slot.get() {
+            return Ok(client);
+        }
+        let client = http_client(self.timeout, url)
+            .map_err(|message| self.err(ErrorKind::Config, message))?;
+        Ok(slot.get_or_init(|| client))
     }
 
     fn err(&self, kind: ErrorKind, message: impl Into<String>) -> ProviderError {
@@ -109,7 +133,7 @@ impl HttpClient {
             value.set_sensitive(true);
             map.insert(HeaderName::from_static(name), value);
         }
-        let send = self.client.post(url).headers(map).body(body).send();
+        let send = self.client(url)?.post(url).headers(map).body(body).send();
         let response = match timeout_at(deadline, send).await {
             Err(_) => return Err(self.timeout_error(None)),
             Ok(Err(e)) => return Err(self.transport_error(&e, url)),
@@ -318,4 +342,17 @@ async fn exchange_unredacted<S: WireStream>(
         }
     }
     stream.finish(sink)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_https_urls_get_a_client_with_certificates() {
+        assert!(is_tls("https://api.openai.com/v1"));
+        assert!(is_tls("HTTPS://example.com"));
+        assert!(!is_tls("http://127.0.0.1:8080/v1"));
+        assert!(!is_tls("https"));
+    }
 }

@@ -47,7 +47,7 @@ pub struct HttpSettings {
 
 impl OpenAiProvider {
     pub fn new(s: HttpSettings) -> Result<Self, ProviderError> {
-        let http = HttpClient::new(&s.provider, s.key, s.key_env, s.timeout, s.idle_timeout)?;
+        let http = HttpClient::new(&s.provider, s.key, s.key_env, s.timeout, s.idle_timeout);
         let azure = is_azure(&s.base_url);
         let platform = host(&s.base_url) == "api.openai.com";
         Ok(OpenAiProvider {
