@@ -15,17 +15,11 @@ use serde_json::Value;
 
 use super::DeltaSink;
 use super::error::{ErrorKind, ProviderError};
-use super::sse::{SseEvent, SseParser};
+use super::sse::{EventReader, SseEvent, SseStream};
 use super::types::{FinishReason, ModelResponse, StreamDelta, ThinkingBlock, ToolCall, Usage};
 
-/// Incremental assembler: feed body bytes as they arrive, then [`finish`](Self::finish).
-pub struct AnthropicStream {
-    sse: SseParser,
-    acc: Acc,
-}
-
 #[derive(Default)]
-struct Acc {
+pub struct Acc {
     provider: String,
     model: String,
     /// Content blocks in order, with the wire index each was opened with.
@@ -147,41 +141,36 @@ impl WireUsage {
     }
 }
 
+/// The wire's body, read as it arrives.
+pub type AnthropicStream = SseStream<Acc>;
+
 impl AnthropicStream {
+    /// `provider` names the server in errors; `model` is used when the body names none.
     pub fn new(provider: &str, model: &str) -> Self {
-        AnthropicStream {
-            sse: SseParser::new(),
-            acc: Acc {
-                provider: provider.to_string(),
-                model: model.to_string(),
-                ..Default::default()
-            },
-        }
+        SseStream::with_reader(Acc {
+            provider: provider.to_string(),
+            model: model.to_string(),
+            ..Default::default()
+        })
     }
+}
 
-    /// True once `message_stop` arrived.
-    pub fn is_done(&self) -> bool {
-        self.acc.done
+impl EventReader for Acc {
+    fn event(&mut self, event: SseEvent<'_>, sink: &DeltaSink<'_>) -> Result<(), ProviderError> {
+        Acc::event(self, event, sink)
     }
-
-    pub fn feed(&mut self, bytes: &[u8], sink: &DeltaSink<'_>) -> Result<(), ProviderError> {
-        let acc = &mut self.acc;
-        self.sse.feed(bytes, &mut |ev| acc.event(ev, sink))
+    fn is_done(&self) -> bool {
+        self.done
     }
-
-    /// Ends the stream: `IncompleteStream` unless `message_stop` (or at least a
-    /// `message_delta` with its stop_reason) arrived.
-    pub fn finish(mut self, sink: &DeltaSink<'_>) -> Result<ModelResponse, ProviderError> {
-        let acc = &mut self.acc;
-        self.sse.finish(&mut |ev| acc.event(ev, sink))?;
-        if !self.acc.done && self.acc.stop_reason.is_none() {
+    fn end(self) -> Result<ModelResponse, ProviderError> {
+        if !self.done && self.stop_reason.is_none() {
             return Err(ProviderError::new(
                 ErrorKind::IncompleteStream,
-                self.acc.provider.clone(),
+                self.provider.clone(),
                 "the response stream ended before message_stop",
             ));
         }
-        Ok(self.acc.into_response())
+        Ok(self.into_response())
     }
 }
 
@@ -370,17 +359,5 @@ fn apply_delta(block: &mut Block, delta: AnyDelta<'_>, sink: &DeltaSink<'_>) {
             }
         }
         _ => {} // citations_delta and other additions
-    }
-}
-
-impl super::http::WireStream for AnthropicStream {
-    fn feed(&mut self, bytes: &[u8], sink: &DeltaSink<'_>) -> Result<(), ProviderError> {
-        AnthropicStream::feed(self, bytes, sink)
-    }
-    fn is_done(&self) -> bool {
-        AnthropicStream::is_done(self)
-    }
-    fn finish(self, sink: &DeltaSink<'_>) -> Result<ModelResponse, ProviderError> {
-        AnthropicStream::finish(self, sink)
     }
 }

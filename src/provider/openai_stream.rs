@@ -16,18 +16,12 @@ use serde_json::Value;
 
 use super::DeltaSink;
 use super::error::{ErrorKind, ProviderError};
-use super::sse::{SseEvent, SseParser};
+use super::sse::{EventReader, SseEvent, SseStream};
 use super::types::{FinishReason, ModelResponse, StreamDelta, ThinkingBlock, ToolCall, Usage};
-
-/// Incremental assembler: feed body bytes as they arrive, then [`finish`](Self::finish).
-pub struct OpenAiStream {
-    sse: SseParser,
-    acc: Accumulator,
-}
 
 /// What the stream has said so far.
 #[derive(Default)]
-pub(crate) struct Accumulator {
+pub struct Accumulator {
     pub provider: String,
     pub model: String,
     pub text: String,
@@ -46,41 +40,6 @@ struct PartialCall {
     name: String,
     arguments: String,
     announced: bool,
-}
-
-impl OpenAiStream {
-    /// `provider` names the server in errors; `model` is used when chunks carry none.
-    pub fn new(provider: &str, model: &str) -> Self {
-        OpenAiStream {
-            sse: SseParser::new(),
-            acc: Accumulator::new(provider, model),
-        }
-    }
-
-    /// True once `[DONE]` arrived.
-    pub fn is_done(&self) -> bool {
-        self.acc.done
-    }
-
-    pub fn feed(&mut self, bytes: &[u8], sink: &DeltaSink<'_>) -> Result<(), ProviderError> {
-        let acc = &mut self.acc;
-        self.sse.feed(bytes, &mut |ev| acc.event(ev, sink))
-    }
-
-    /// Ends the stream and returns the assembled response, or `IncompleteStream` when
-    /// neither `[DONE]` nor a finish_reason arrived.
-    pub fn finish(mut self, sink: &DeltaSink<'_>) -> Result<ModelResponse, ProviderError> {
-        let acc = &mut self.acc;
-        self.sse.finish(&mut |ev| acc.event(ev, sink))?;
-        if !self.acc.done && self.acc.finish.is_none() {
-            return Err(ProviderError::new(
-                ErrorKind::IncompleteStream,
-                self.acc.provider.clone(),
-                "the response stream ended before [DONE] or a finish_reason",
-            ));
-        }
-        Ok(self.acc.into_response())
-    }
 }
 
 // Wire shapes: only the fields we read; serde skips everything else. Strings borrow
@@ -156,6 +115,35 @@ impl WireUsage {
             output_tokens: output,
             total_tokens: self.total_tokens.unwrap_or(input + output),
         }
+    }
+}
+
+/// The wire's body, read as it arrives.
+pub type OpenAiStream = SseStream<Accumulator>;
+
+impl OpenAiStream {
+    /// `provider` names the server in errors; `model` is used when the body names none.
+    pub fn new(provider: &str, model: &str) -> Self {
+        SseStream::with_reader(Accumulator::new(provider, model))
+    }
+}
+
+impl EventReader for Accumulator {
+    fn event(&mut self, event: SseEvent<'_>, sink: &DeltaSink<'_>) -> Result<(), ProviderError> {
+        Accumulator::event(self, event, sink)
+    }
+    fn is_done(&self) -> bool {
+        self.done
+    }
+    fn end(self) -> Result<ModelResponse, ProviderError> {
+        if !self.done && self.finish.is_none() {
+            return Err(ProviderError::new(
+                ErrorKind::IncompleteStream,
+                self.provider.clone(),
+                "the response stream ended before [DONE] or a finish_reason",
+            ));
+        }
+        Ok(self.into_response())
     }
 }
 
@@ -347,16 +335,4 @@ impl Accumulator {
 /// Id for a call the server sent without one (some local servers do).
 fn fallback_id(pos: usize) -> String {
     format!("call_{pos}")
-}
-
-impl super::http::WireStream for OpenAiStream {
-    fn feed(&mut self, bytes: &[u8], sink: &DeltaSink<'_>) -> Result<(), ProviderError> {
-        OpenAiStream::feed(self, bytes, sink)
-    }
-    fn is_done(&self) -> bool {
-        OpenAiStream::is_done(self)
-    }
-    fn finish(self, sink: &DeltaSink<'_>) -> Result<ModelResponse, ProviderError> {
-        OpenAiStream::finish(self, sink)
-    }
 }

@@ -67,6 +67,7 @@ impl ResponsesProvider {
             sink,
         )
         .await
+        .map_err(|error| error.about_request(req))
     }
 }
 

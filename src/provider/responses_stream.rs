@@ -22,19 +22,13 @@ use serde_json::{Value, json};
 
 use super::DeltaSink;
 use super::error::{ErrorKind, ProviderError};
-use super::sse::{SseEvent, SseParser};
+use super::sse::{EventReader, SseEvent, SseStream};
 use super::types::{
     FinishReason, ModelResponse, ReasoningItem, StreamDelta, ThinkingBlock, ToolCall, Usage,
 };
 
-/// Incremental assembler: feed body bytes as they arrive, then [`finish`](Self::finish).
-pub struct ResponsesStream {
-    sse: SseParser,
-    acc: Acc,
-}
-
 #[derive(Default)]
-struct Acc {
+pub struct Acc {
     provider: String,
     model: String,
     /// Output items in the order they were opened, with their `output_index`.
@@ -180,44 +174,6 @@ impl WireUsage {
     }
 }
 
-impl ResponsesStream {
-    /// `provider` names the server in errors; `model` is used when the response names none.
-    pub fn new(provider: &str, model: &str) -> Self {
-        ResponsesStream {
-            sse: SseParser::new(),
-            acc: Acc {
-                provider: provider.to_string(),
-                model: model.to_string(),
-                ..Default::default()
-            },
-        }
-    }
-
-    /// True once `response.completed` or `response.incomplete` arrived.
-    pub fn is_done(&self) -> bool {
-        self.acc.done
-    }
-
-    pub fn feed(&mut self, bytes: &[u8], sink: &DeltaSink<'_>) -> Result<(), ProviderError> {
-        let acc = &mut self.acc;
-        self.sse.feed(bytes, &mut |ev| acc.event(ev, sink))
-    }
-
-    /// Ends the stream: `IncompleteStream` unless the response reached its end.
-    pub fn finish(mut self, sink: &DeltaSink<'_>) -> Result<ModelResponse, ProviderError> {
-        let acc = &mut self.acc;
-        self.sse.finish(&mut |ev| acc.event(ev, sink))?;
-        if !self.acc.done {
-            return Err(ProviderError::new(
-                ErrorKind::IncompleteStream,
-                self.acc.provider.clone(),
-                "the response stream ended before response.completed",
-            ));
-        }
-        Ok(self.acc.into_response())
-    }
-}
-
 /// A non-streaming response body, reported to the sink as one set of deltas.
 pub(crate) fn parse_response(
     provider: &str,
@@ -233,9 +189,48 @@ pub(crate) fn parse_response(
             format!("malformed response ({e}): {text}"),
         )
     })?;
-    let mut stream = ResponsesStream::new(provider, model);
-    stream.acc.end(response, sink)?;
-    Ok(stream.acc.into_response())
+    let mut acc = Acc::new(provider, model);
+    acc.complete(response, sink)?;
+    Ok(acc.into_response())
+}
+
+/// The wire's body, read as it arrives.
+pub type ResponsesStream = SseStream<Acc>;
+
+impl ResponsesStream {
+    /// `provider` names the server in errors; `model` is used when the body names none.
+    pub fn new(provider: &str, model: &str) -> Self {
+        SseStream::with_reader(Acc::new(provider, model))
+    }
+}
+
+impl EventReader for Acc {
+    fn event(&mut self, event: SseEvent<'_>, sink: &DeltaSink<'_>) -> Result<(), ProviderError> {
+        Acc::event(self, event, sink)
+    }
+    fn is_done(&self) -> bool {
+        self.done
+    }
+    fn end(self) -> Result<ModelResponse, ProviderError> {
+        if !self.done {
+            return Err(ProviderError::new(
+                ErrorKind::IncompleteStream,
+                self.provider.clone(),
+                "the response stream ended before response.completed",
+            ));
+        }
+        Ok(self.into_response())
+    }
+}
+
+impl Acc {
+    fn new(provider: &str, model: &str) -> Self {
+        Acc {
+            provider: provider.to_string(),
+            model: model.to_string(),
+            ..Default::default()
+        }
+    }
 }
 
 impl Acc {
@@ -284,7 +279,7 @@ impl Acc {
                 }
             }
             "response.completed" | "response.incomplete" => {
-                self.end(event.response.unwrap_or_default(), sink)?;
+                self.complete(event.response.unwrap_or_default(), sink)?;
             }
             "response.failed" => {
                 return Err(self.failed(event.response.and_then(|r| r.error)));
@@ -476,7 +471,11 @@ impl Acc {
 
     /// The end of the response (`completed`, `incomplete` or `failed`, or a whole JSON
     /// body): its items, usage and status.
-    fn end(&mut self, response: WireResponse, sink: &DeltaSink<'_>) -> Result<(), ProviderError> {
+    fn complete(
+        &mut self,
+        response: WireResponse,
+        sink: &DeltaSink<'_>,
+    ) -> Result<(), ProviderError> {
         if response.status.as_deref() == Some("failed")
             || response.error.as_ref().is_some_and(|e| !e.is_null())
         {
@@ -579,18 +578,6 @@ fn unreported(streamed: &str, full: &str) -> Option<String> {
     full.strip_prefix(streamed)
         .filter(|rest| !rest.is_empty())
         .map(str::to_string)
-}
-
-impl super::http::WireStream for ResponsesStream {
-    fn feed(&mut self, bytes: &[u8], sink: &DeltaSink<'_>) -> Result<(), ProviderError> {
-        ResponsesStream::feed(self, bytes, sink)
-    }
-    fn is_done(&self) -> bool {
-        ResponsesStream::is_done(self)
-    }
-    fn finish(self, sink: &DeltaSink<'_>) -> Result<ModelResponse, ProviderError> {
-        ResponsesStream::finish(self, sink)
-    }
 }
 
 #[cfg(test)]

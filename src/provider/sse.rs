@@ -8,6 +8,67 @@
 //! `\n`), `event:`, comment lines (`: ...`), `id:`/`retry:` (ignored), LF and CRLF line
 //! ends, and a last event without its trailing blank line ([`SseParser::finish`]).
 
+use super::DeltaSink;
+use super::error::ProviderError;
+use super::http::WireStream;
+use super::types::ModelResponse;
+
+/// A wire's reading of its events: what an [`SseStream`] feeds them to.
+pub trait EventReader {
+    /// Takes in one event, reporting what it adds to `sink`.
+    fn event(&mut self, event: SseEvent<'_>, sink: &DeltaSink<'_>) -> Result<(), ProviderError>;
+    /// The terminal event arrived: the rest of the body can be drained.
+    fn is_done(&self) -> bool;
+    /// The assembled response once the body ended, or `IncompleteStream` when the wire's
+    /// end never came.
+    fn end(self) -> Result<ModelResponse, ProviderError>;
+}
+
+/// A streamed body: SSE events, read by a wire's [`EventReader`]. Feed it the body's bytes
+/// as they arrive, then [`finish`](Self::finish).
+pub struct SseStream<R> {
+    sse: SseParser,
+    reader: R,
+}
+
+impl<R: EventReader> SseStream<R> {
+    pub fn with_reader(reader: R) -> Self {
+        SseStream {
+            sse: SseParser::new(),
+            reader,
+        }
+    }
+
+    /// True once the wire's terminal event arrived.
+    pub fn is_done(&self) -> bool {
+        self.reader.is_done()
+    }
+
+    pub fn feed(&mut self, bytes: &[u8], sink: &DeltaSink<'_>) -> Result<(), ProviderError> {
+        let reader = &mut self.reader;
+        self.sse.feed(bytes, &mut |event| reader.event(event, sink))
+    }
+
+    /// Ends the body (a last event without its blank line counts) and returns the response.
+    pub fn finish(mut self, sink: &DeltaSink<'_>) -> Result<ModelResponse, ProviderError> {
+        let reader = &mut self.reader;
+        self.sse.finish(&mut |event| reader.event(event, sink))?;
+        self.reader.end()
+    }
+}
+
+impl<R: EventReader> WireStream for SseStream<R> {
+    fn feed(&mut self, bytes: &[u8], sink: &DeltaSink<'_>) -> Result<(), ProviderError> {
+        SseStream::feed(self, bytes, sink)
+    }
+    fn is_done(&self) -> bool {
+        SseStream::is_done(self)
+    }
+    fn finish(self, sink: &DeltaSink<'_>) -> Result<ModelResponse, ProviderError> {
+        SseStream::finish(self, sink)
+    }
+}
+
 /// One dispatched event. Borrowed from the parser's buffers: copy what you keep.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct SseEvent<'a> {
