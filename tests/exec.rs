@@ -887,3 +887,53 @@ fn events_dash_puts_the_event_stream_on_stdout_instead_of_the_result() {
         "result.json is still written"
     );
 }
+
+/// A mistyped agent file is a plain "no such file", with the closest agent file beside it.
+#[test]
+fn a_missing_agent_file_is_a_plain_message_with_a_guess() {
+    Test::new()
+        .file("triage.yaml", "name: triage\nmodel: $MODEL\nprompt: Go\n")
+        .command(["exec", "trige.yaml"])
+        .status(2)
+        .stderr("error: no such file: trige.yaml (did you mean triage.yaml?)\n")
+        .run();
+}
+
+/// With `output.schema`, text mode prints the value that passed the schema, as JSON: the
+/// reply's fence is gone and `| jq` works.
+#[test]
+fn text_mode_prints_the_structured_value_as_json() {
+    Test::new()
+        .agent("prompt: Go\noutput:\n  schema: { type: object, required: [ok] }\n")
+        .reply(Reply::text("Here:\n```json\n{\"ok\": true}\n```"))
+        .stdout("{\n  \"ok\": true\n}\n")
+        .run();
+}
+
+/// `runner render` finds a transcript from its run directory, a run id, a session id or
+/// `last`, as well as from the file.
+#[test]
+fn render_takes_a_run_directory_a_run_id_a_session_or_last() {
+    let ran = Test::new()
+        .agent("prompt: Go\n")
+        .reply(Reply::text("Rendered answer."))
+        .command(["exec", "agent.yaml", "--session", "s1"])
+        .run();
+    let runs: Vec<String> = std::fs::read_dir(ran.path(".runner/runs"))
+        .unwrap()
+        .map(|run| run.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    let run_id = &runs[0];
+    let run_dir = format!(".runner/runs/{run_id}");
+    for what in [run_dir.as_str(), run_id.as_str(), "s1", "last"] {
+        ran.then()
+            .command(["render", what])
+            .stdout_contains("Rendered answer.")
+            .run();
+    }
+    ran.then()
+        .command(["render", "nothing-here"])
+        .status(2)
+        .stderr_contains("no transcript, run directory, run id or session `nothing-here`")
+        .run();
+}

@@ -165,6 +165,12 @@ fn an_interrupted_run_resumes() {
         .as_str()
         .unwrap()
         .to_string();
+    let hint = format!("to continue: runner resume {session}\n");
+    assert!(
+        interrupted.stderr.ends_with(&hint),
+        "{}",
+        interrupted.stderr
+    );
     interrupted
         .then()
         .command(["resume", &session, "--run-dir", "run2"])

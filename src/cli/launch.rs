@@ -14,7 +14,7 @@ use crate::engine::agent::Reloader;
 use crate::engine::budget::Budget;
 use crate::engine::resume::Answer;
 use crate::engine::run::{RunStart, Settle, drive};
-use crate::output::result::RunResult;
+use crate::output::result::{RunResult, Status};
 use crate::provider::Message;
 
 /// What starts a run.
@@ -81,6 +81,7 @@ fn run(launch: Launch, options: &RunOptions) -> Result<RunResult, Stop> {
     let spent = launch.state.spent_so_far();
     let budget = Budget::resumed(run_limits(&prepared.spec.limits), &spent)
         .map_err(|message| Stop::invalid("invalid_checkpoint", message))?;
+    let resumable = launch.checkpoints.is_some();
     let mut ctx = prepared.context(emitter, Arc::new(budget), launch.checkpoints);
     ctx.reload = reloader.map(|r| r as Arc<dyn Reloader>);
     let start = RunStart {
@@ -93,7 +94,38 @@ fn run(launch: Launch, options: &RunOptions) -> Result<RunResult, Stop> {
     prepared
         .runtime
         .block_on(drive(&agent, start, launch.state, &ctx));
-    run_dir
+    let result = run_dir
         .finish()
-        .ok_or_else(|| Stop::invalid("internal", "the run left no result"))
+        .ok_or_else(|| Stop::invalid("internal", "the run left no result"))?;
+    if resumable && let Some(hint) = how_to_continue(&result, &prepared.agent_file) {
+        eprintln!("{hint}");
+    }
+    Ok(result)
+}
+
+/// What to do to go on after an interrupt or a limit: the command, and the key to raise.
+fn how_to_continue(result: &RunResult, agent_file: &std::path::Path) -> Option<String> {
+    let resume = format!("runner resume {}", result.session_id);
+    match result.status {
+        Status::Interrupted => Some(format!("to continue: {resume}")),
+        Status::LimitReached => Some(match result.limit.as_deref().and_then(limit_key) {
+            Some(key) => format!(
+                "to continue: raise `{key}` in {}, then {resume}",
+                agent_file.display()
+            ),
+            None => format!("to continue: {resume}"),
+        }),
+        _ => None,
+    }
+}
+
+/// The key of the agent file that sets the bound `limit` names (`None`: none does).
+fn limit_key(limit: &str) -> Option<String> {
+    match limit {
+        "stop_when" => None,
+        "max_iterations" | "max_steps" | "max_step_calls" | "max_plans" => {
+            Some(format!("execution.{limit}"))
+        }
+        other => Some(format!("limits.{other}")),
+    }
 }

@@ -67,7 +67,8 @@ enum Command {
     Exec(Box<exec::ExecArgs>),
     /// Render a transcript as markdown, text for terminals, or its parsed tree as JSON.
     Render {
-        /// The transcript file (transcript.txt of a run directory).
+        /// A transcript file, a run directory, a run id or a session id (its last run) from
+        /// `.runner`, or `last` for the latest run there.
         transcript: PathBuf,
         #[arg(long, value_enum, default_value_t = render::RenderFormat::Markdown)]
         format: render::RenderFormat,

@@ -74,6 +74,9 @@ impl Stop {
 
 /// Loads an agent file, printing its warnings; an invalid file prints its diagnostics.
 pub fn load(agent_file: &Path) -> Result<AgentSpec, Stop> {
+    if !agent_file.exists() {
+        return Err(no_such_file(agent_file));
+    }
     match load_agent(agent_file) {
         Ok((spec, warnings)) => {
             for warning in &warnings {
@@ -93,6 +96,33 @@ pub fn load(agent_file: &Path) -> Result<AgentSpec, Stop> {
             Err(stop)
         }
     }
+}
+
+/// A missing agent file: a plain message (a typo is the usual cause), with the agent file
+/// of the same directory whose name is closest, if one is close.
+fn no_such_file(agent_file: &Path) -> Stop {
+    let parent = agent_file.parent().unwrap_or(Path::new(""));
+    let dir = match parent.as_os_str().is_empty() {
+        true => Path::new("."),
+        false => parent,
+    };
+    let name = agent_file.file_name().unwrap_or_default().to_string_lossy();
+    let agents: Vec<String> = std::fs::read_dir(dir)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|entry| entry.file_name().to_string_lossy().into_owned())
+        .filter(|file| file.ends_with(".yaml") || file.ends_with(".yml"))
+        .collect();
+    let guess = crate::spec::diagnostic::did_you_mean(&name, agents.iter().map(String::as_str));
+    let hint = match guess {
+        Some(guess) => format!(" (did you mean {}?)", parent.join(guess).display()),
+        None => String::new(),
+    };
+    Stop::invalid(
+        "invalid_agent",
+        format!("no such file: {}{hint}", agent_file.display()),
+    )
 }
 
 /// The agent's input values: `--vars FILE`, then each `--var NAME=VALUE`, typed and checked

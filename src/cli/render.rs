@@ -2,11 +2,14 @@
 //! programs. The strict parser refuses a malformed file with `line:col` and what it expected.
 
 use std::io::{IsTerminal, Write};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use clap::ValueEnum;
 
 use super::Exit;
+use super::run_dir::runs_dir;
+use super::session_store::default_sessions_dir;
+use crate::checkpoint::{CheckpointStore, FileCheckpointStore};
 use crate::output::render::{Format, render};
 use crate::output::transcript::parse;
 
@@ -17,7 +20,15 @@ pub enum RenderFormat {
     Json,
 }
 
-pub fn run(path: &Path, format: RenderFormat) -> Exit {
+pub fn run(what: &Path, format: RenderFormat) -> Exit {
+    let path = match transcript_of(what) {
+        Ok(path) => path,
+        Err(message) => {
+            eprintln!("error: {message}");
+            return Exit::Invalid;
+        }
+    };
+    let path = path.as_path();
     let text = match std::fs::read_to_string(path) {
         Ok(text) => text,
         Err(error) => {
@@ -58,4 +69,57 @@ pub fn run(path: &Path, format: RenderFormat) -> Exit {
         && std::io::stdout().is_terminal();
     out!("{}", render(&transcript, format, color));
     Exit::Completed
+}
+
+/// The transcript `what` names: a file; a run directory; `last`, a run id or a session id
+/// (its last run) under `.runner`. A run given `--run-dir` elsewhere is found by its
+/// directory.
+fn transcript_of(what: &Path) -> Result<PathBuf, String> {
+    if what.is_file() {
+        return Ok(what.to_path_buf());
+    }
+    let name = what.to_string_lossy();
+    let dir = if what.is_dir() {
+        what.to_path_buf()
+    } else if name == "last" {
+        latest_run().ok_or_else(|| format!("no runs in {}", runs_dir().display()))?
+    } else if runs_dir().join(what).is_dir() {
+        runs_dir().join(what)
+    } else if let Some(run) = last_run_of_session(&name) {
+        runs_dir().join(run)
+    } else {
+        return Err(format!(
+            "no transcript, run directory, run id or session `{name}` (give a transcript.txt, a run \
+             directory, or `last`)"
+        ));
+    };
+    Ok(dir.join("transcript.txt"))
+}
+
+/// The run directory under `.runner/runs` whose transcript changed last.
+fn latest_run() -> Option<PathBuf> {
+    let runs = std::fs::read_dir(runs_dir()).ok()?;
+    runs.flatten()
+        .filter_map(|run| {
+            let changed = run
+                .path()
+                .join("transcript.txt")
+                .metadata()
+                .ok()?
+                .modified()
+                .ok()?;
+            Some((changed, run.path()))
+        })
+        .max_by_key(|(changed, _)| *changed)
+        .map(|(_, path)| path)
+}
+
+/// The id of a session's last run, when `name` is a session of `.runner/sessions`.
+fn last_run_of_session(name: &str) -> Option<String> {
+    crate::checkpoint::check_session_id(name).ok()?;
+    if !default_sessions_dir().is_dir() {
+        return None;
+    }
+    let store = FileCheckpointStore::create(default_sessions_dir()).ok()?;
+    store.metadata(name).ok()??.run_ids.last().cloned()
 }

@@ -22,6 +22,11 @@ use crate::output::result::{ResultFold, RunResult};
 use crate::output::transcript::TranscriptWriter;
 use crate::output::transcript_events::TranscriptEvents;
 
+/// Where runs go without `--run-dir`: `.runner/runs/<run_id>`.
+pub fn runs_dir() -> PathBuf {
+    Path::new(".runner").join("runs")
+}
+
 /// An open run directory.
 pub struct RunDir {
     pub dir: PathBuf,
@@ -37,7 +42,7 @@ impl RunDir {
         let dir = options
             .run_dir
             .clone()
-            .unwrap_or_else(|| Path::new(".runner").join("runs").join(run_id));
+            .unwrap_or_else(|| runs_dir().join(run_id));
         let cannot = |path: &Path, error: std::io::Error| {
             Stop::invalid(
                 "run_dir",

@@ -73,7 +73,12 @@ impl RunOptions {
         }
         let text = match self.output {
             OutputFormat::Json => serde_json::to_string_pretty(result).ok(),
-            OutputFormat::Text => result.output.clone(),
+            // With `output.schema`, the value that passed it, so `| jq` works; the model's
+            // raw reply (a fenced block, say) stays in `--output json`'s `output`.
+            OutputFormat::Text => match &result.structured {
+                Some(value) => serde_json::to_string_pretty(value).ok(),
+                None => result.output.clone(),
+            },
         };
         if let Some(text) = text {
             outln!("{text}");
