@@ -343,7 +343,8 @@ fn tool_results(request: &runner::testing::mock_server::MockRequest) -> usize {
 /// Runs `test` as session `crash-test`, killing it with SIGKILL after each delay and
 /// resuming it (or starting it again, before its first checkpoint), until a run finishes.
 fn kill_and_resume_until_done(test: Test) -> Ran {
-    const CHECKPOINT: &str = ".runner/sessions/crash-test/checkpoint.json";
+    // A session exists once it has metadata, written with its first checkpoint.
+    const CHECKPOINT: &str = ".runner/sessions/crash-test/metadata.json";
     let delays = [40u64, 90, 25, 140, 60, 110, 35, 75, 160, 50];
     let exec = |test: Test, run_dir: &str| {
         test.command([

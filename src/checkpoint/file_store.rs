@@ -286,8 +286,8 @@ impl FileCheckpointStore {
 }
 
 impl CheckpointStore for FileCheckpointStore {
-    /// Appends the checkpoint's record to the journal (one sync), and writes the snapshot
-    /// when it is due (`compaction_due`).
+    /// Appends the checkpoint's record to the journal (one sync), and says whether a new
+    /// snapshot is due (`compaction_due`).
     fn save(
         &self,
         session_id: &str,
@@ -305,31 +305,39 @@ impl CheckpointStore for FileCheckpointStore {
             agent: checkpoint.agent,
             status: checkpoint.status,
         };
-        let writer = &mut journal.writer;
-        writer.append(header, checkpoint.state, checkpoint.pending)?;
-        let journal_offset = writer.end;
-        let compacted = journal.compaction_due(checkpoint.status);
-        if compacted {
-            let position = JournalPosition {
-                seq: journal.writer.seq,
-                offset: journal_offset,
-            };
-            let snapshot = CheckpointRef {
-                journal: Some(position),
-                ..*checkpoint
-            };
-            let path = dir.join(SNAPSHOT_FILE);
-            let bytes = serde_json::to_vec(&snapshot).map_err(|e| CheckpointError::Corrupt {
-                path: path.clone(),
-                reason: e.to_string(),
-            })?;
-            Self::write_bytes(&path, &bytes)?;
-            journal.snapshot = Some((bytes.len() as u64, journal_offset));
-        }
+        journal
+            .writer
+            .append(header, checkpoint.state, checkpoint.pending)?;
         Ok(Saved {
-            compacted,
-            journal_offset,
+            position: JournalPosition {
+                seq: journal.writer.seq,
+                offset: journal.writer.end,
+            },
+            snapshot_due: journal.compaction_due(checkpoint.status),
         })
+    }
+
+    fn snapshot(
+        &self,
+        session_id: &str,
+        checkpoint: &CheckpointRef<'_>,
+        position: JournalPosition,
+    ) -> Result<(), CheckpointError> {
+        let path = self.session_dir(session_id)?.join(SNAPSHOT_FILE);
+        let snapshot = CheckpointRef {
+            journal: Some(position),
+            ..*checkpoint
+        };
+        let bytes = serde_json::to_vec(&snapshot).map_err(|e| CheckpointError::Corrupt {
+            path: path.clone(),
+            reason: e.to_string(),
+        })?;
+        Self::write_bytes(&path, &bytes)?;
+        let mut journals = self.journals.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(journal) = journals.get_mut(session_id) {
+            journal.snapshot = Some((bytes.len() as u64, position.offset));
+        }
+        Ok(())
     }
 
     /// The snapshot and the journal records after it.

@@ -112,10 +112,10 @@ pub struct SessionSummary {
 /// What a save did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Saved {
-    /// The session's snapshot was written anew (the metadata is due too).
-    pub compacted: bool,
-    /// Where the journal ends after the save.
-    pub journal_offset: u64,
+    /// Where the journal stands after the save.
+    pub position: JournalPosition,
+    /// A new snapshot is due: write the metadata, then call [`CheckpointStore::snapshot`].
+    pub snapshot_due: bool,
 }
 
 /// Saves and loads checkpoints (UAP §12.4.1, plus per-step access for branching).
@@ -126,6 +126,14 @@ pub trait CheckpointStore: Send + Sync {
         session_id: &str,
         checkpoint: &CheckpointRef<'_>,
     ) -> Result<Saved, CheckpointError>;
+    /// Writes `checkpoint` (the one just saved, at `position`) as the session's snapshot, so
+    /// a load replays only what comes after it.
+    fn snapshot(
+        &self,
+        session_id: &str,
+        checkpoint: &CheckpointRef<'_>,
+        position: JournalPosition,
+    ) -> Result<(), CheckpointError>;
     /// The latest checkpoint.
     fn load(&self, session_id: &str) -> Result<Option<Checkpoint>, CheckpointError>;
     /// The checkpoint taken after `step`.

@@ -169,21 +169,28 @@ impl SessionFiles {
             .store
             .save(&session_id, &checkpoint)
             .map_err(|e| e.to_string())?;
-        // The journal's records say the steps and status of a run in progress: the file is
-        // rewritten with the snapshot, not at every step.
-        if saved.compacted {
+        // The journal's records say the steps and status of a run in progress: the metadata
+        // is rewritten with each snapshot, not at every step. It goes first: a session's
+        // first snapshot is due at its first record, and a crash between the two files must
+        // not leave a checkpoint without the metadata (the agent file) a resume needs.
+        if saved.snapshot_due {
             let metadata = {
                 let Ok(mut metadata) = self.metadata.lock() else {
                     return Err("the session metadata lock is poisoned".into());
                 };
-                metadata.updated = timestamp;
+                metadata.updated = timestamp.clone();
                 metadata.steps = state.step;
                 metadata.status = status;
-                metadata.journal_offset = Some(saved.journal_offset);
+                metadata.journal_offset = Some(saved.position.offset);
                 metadata.clone()
             };
             self.store
                 .save_metadata(&metadata)
+                .map_err(|e| e.to_string())?;
+        }
+        if saved.snapshot_due {
+            self.store
+                .snapshot(&session_id, &checkpoint, saved.position)
                 .map_err(|e| e.to_string())?;
         }
         Ok(format!("step-{}", state.step))
