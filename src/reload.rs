@@ -10,7 +10,8 @@ use std::sync::mpsc::{Receiver, RecvTimeoutError, channel};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use notify::{RecommendedWatcher, RecursiveMode, Watcher};
+use notify::event::{AccessKind, AccessMode, ModifyKind};
+use notify::{EventKind, RecommendedWatcher, RecursiveMode, Watcher};
 use serde_json::Value;
 
 use crate::spec::template::included_files;
@@ -40,7 +41,9 @@ impl FileWatcher {
     pub fn new(files: &[PathBuf]) -> notify::Result<Self> {
         let (tx, rx) = channel();
         let watcher = notify::recommended_watcher(move |event: notify::Result<notify::Event>| {
-            if let Ok(event) = event {
+            if let Ok(event) = event
+                && changes_content(&event.kind)
+            {
                 for path in event.paths {
                     let _ = tx.send(path);
                 }
@@ -122,6 +125,17 @@ impl FileWatcher {
                 return;
             }
         }
+    }
+}
+
+/// Whether an event can mean new content. Reading a file is an event too (inotify reports
+/// its opening and closing), and validating reads the files it watches: counting those
+/// made `validate --watch` validate again and again with no edit at all.
+fn changes_content(kind: &EventKind) -> bool {
+    match kind {
+        EventKind::Access(AccessKind::Close(AccessMode::Write)) => true,
+        EventKind::Access(_) | EventKind::Modify(ModifyKind::Metadata(_)) => false,
+        _ => true,
     }
 }
 

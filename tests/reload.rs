@@ -158,6 +158,9 @@ fn validate_watch_reports_again_after_each_save() {
         "{first:?}"
     );
     assert!(first.last().unwrap().contains("not valid"), "{first:?}");
+    // Idle until a save: validating reads the file, and a read is no change.
+    let idle = rx.recv_timeout(Duration::from_millis(500));
+    assert!(idle.is_err(), "validated again with no edit: {idle:?}");
     save_by_rename(&file, "name: a\nprompt: hi\n");
     let second = next_summary(&rx);
     let _ = child.kill();
