@@ -14,9 +14,10 @@ use std::process::Command;
 use runner::testing::mock_server::{MockResponse, MockServer, Reply};
 use serde_json::json;
 
-/// The runner's own CPU time (user + system, ms) and peak RSS (KiB), read from
-/// `/usr/bin/time`, which measures exactly its child. (wait4 from this process would count
-/// the pages a fork copies from it, and this process holds the mock's recorded requests.)
+/// The runner's own CPU time (user + system, ms, in 10 ms steps) and peak RSS (KiB), read
+/// from `/usr/bin/time`, which measures exactly its child. (The RSS wait4 reports from this
+/// process would count the pages a fork copies from it, and this process holds the mock's
+/// recorded requests.)
 fn measured(stderr: &str) -> (f64, i64) {
     let line = stderr
         .lines()
@@ -72,23 +73,47 @@ fn exec(replies: Vec<Reply>, extra: &str, dir: &Path) -> Measured {
     let wrap = std::env::var("RUNNER_BENCH_WRAP").unwrap_or_default();
     let _ = std::fs::remove_dir_all(dir.join(".runner"));
     let started = std::time::Instant::now();
-    let output = Command::new("/usr/bin/time")
+    #[expect(
+        clippy::zombie_processes,
+        reason = "reaped by wait4 in `reap`, which also reads its CPU time"
+    )]
+    let mut child = Command::new("/usr/bin/time")
         .args(["-f", "runner-usage %U %S %M"])
         .args(wrap.split_whitespace())
         .arg(env!("CARGO_BIN_EXE_runner"))
         .args(["exec", "agent.yaml", "--quiet", "--run-dir", "run"])
         .current_dir(dir)
         .env("BENCH_KEY", "not-a-key")
-        .output()
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
         .expect("/usr/bin/time runs (Debian package `time`)");
+    let mut stderr = String::new();
+    std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut stderr).unwrap();
+    let (success, cpu_ms) = reap(child.id());
     let wall_ms = started.elapsed().as_secs_f64() * 1000.0;
-    assert!(output.status.success(), "the run failed");
-    let (cpu_ms, rss_kib) = measured(&String::from_utf8_lossy(&output.stderr));
+    assert!(success, "the run failed: {stderr}");
+    // /usr/bin/time prints CPU in 10 ms steps; wait4 counts microseconds (of the runner and
+    // of /usr/bin/time itself, which is negligible). The peak RSS is the runner's own.
+    let (_, rss_kib) = measured(&stderr);
     Measured {
         cpu_ms,
         rss_kib,
         wall_ms,
     }
+}
+
+/// Waits for process `pid`: whether it succeeded, and the CPU (user + system, ms) it and
+/// its children used.
+fn reap(pid: u32) -> (bool, f64) {
+    let mut status = 0;
+    // SAFETY: an all-zero rusage is valid, and wait4 writes into both out-parameters.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    let reaped = unsafe { libc::wait4(pid as libc::pid_t, &mut status, 0, &mut usage) };
+    assert_eq!(reaped, pid as libc::pid_t, "wait4");
+    let ms = |t: libc::timeval| t.tv_sec as f64 * 1000.0 + t.tv_usec as f64 / 1000.0;
+    let success = libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0;
+    (success, ms(usage.ru_utime) + ms(usage.ru_stime))
 }
 
 /// The bytes under `dir` (a session's files).

@@ -937,3 +937,45 @@ fn render_takes_a_run_directory_a_run_id_a_session_or_last() {
         .stderr_contains("no transcript, run directory, run id or session `nothing-here`")
         .run();
 }
+
+/// A bad value in a `--vars` file names the file, and the line of the value.
+#[test]
+fn a_bad_value_in_a_vars_file_names_the_file_and_line() {
+    Test::new()
+        .agent("inputs:\n  count: { type: integer }\nprompt: \"Count {{ count }}\"\n")
+        .file("vars.yaml", "# the batch\ncount: many\n")
+        .args(["--vars", "vars.yaml"])
+        .status(2)
+        .stderr_contains("vars.yaml:2:8: input `count` is an integer")
+        .run();
+}
+
+/// `sessions rm` removes the session's runs from `.runner/runs` too.
+#[test]
+fn sessions_rm_removes_the_sessions_runs() {
+    let ran = Test::new()
+        .agent("prompt: Go\n")
+        .reply(Reply::text("done"))
+        .command(["exec", "agent.yaml", "--session", "s1"])
+        .run();
+    let runs = || std::fs::read_dir(ran.path(".runner/runs")).unwrap().count();
+    assert_eq!(runs(), 1);
+    ran.then().command(["sessions", "rm", "s1"]).run();
+    assert_eq!(runs(), 0, "the session's run went with it");
+}
+
+/// `OLLAMA_HOST` points an ollama model at the server, as Ollama's own clients read it.
+#[test]
+fn ollama_host_points_an_ollama_model_at_the_server() {
+    let test = Test::new();
+    let host = test
+        .mock_url()
+        .trim_start_matches("http://")
+        .trim_end_matches('/')
+        .to_string();
+    test.agent("name: local\nmodel: ollama/llama3.2\nprompt: Go\n")
+        .reply(Reply::text("from the local server"))
+        .env("OLLAMA_HOST", &host)
+        .stdout("from the local server\n")
+        .run();
+}

@@ -26,7 +26,7 @@ use crate::mcp::McpServers;
 use crate::output::result::Status;
 use crate::provider::BuildOptions;
 use crate::spec::AgentSpec;
-use crate::spec::inputs::{parse_var, read_vars_file, resolve_inputs};
+use crate::spec::inputs::{Vars, parse_var, read_vars_file, resolve_inputs};
 use crate::spec::load::load_agent;
 use crate::spec::model::ModelRef;
 use crate::spec::yaml::load_yaml;
@@ -135,7 +135,7 @@ pub fn inputs(
     let invalid = |message: String| Stop::invalid("invalid_input", message).named(&spec.name);
     let file_values = match vars_file {
         Some(path) => read_vars_file(path).map_err(|e| invalid(e.to_string()))?,
-        None => Map::new(),
+        None => Vars::default(),
     };
     let vars = vars
         .iter()

@@ -91,7 +91,7 @@ pub fn run(args: SessionsArgs) -> Exit {
                 Exit::Failed
             }
         },
-        SessionsCommand::Rm { id } => match store.delete(&id) {
+        SessionsCommand::Rm { id } => match remove(&store, &id) {
             Ok(()) => Exit::Completed,
             Err(error) => {
                 eprintln!("error: {error}");
@@ -99,4 +99,25 @@ pub fn run(args: SessionsArgs) -> Exit {
             }
         },
     }
+}
+
+/// Deletes session `id` and the directories of its runs under `.runner/runs` (a run given
+/// `--run-dir` elsewhere stays where it was put).
+fn remove(store: &FileCheckpointStore, id: &str) -> Result<(), crate::checkpoint::CheckpointError> {
+    let runs = store
+        .metadata(id)
+        .ok()
+        .flatten()
+        .map(|metadata| metadata.run_ids)
+        .unwrap_or_default();
+    store.delete(id)?;
+    for run in runs {
+        let dir = super::run_dir::runs_dir().join(&run);
+        // A run id is one plain name, like a session id: metadata that says otherwise
+        // cannot point the deletion elsewhere.
+        if crate::checkpoint::check_session_id(&run).is_ok() && dir.is_dir() {
+            let _ = std::fs::remove_dir_all(dir);
+        }
+    }
+    Ok(())
 }

@@ -72,8 +72,24 @@ impl ProviderKind {
                 (Some("OPENAI_BASE_URL"), "https://api.openai.com/v1")
             }
             ProviderKind::Anthropic => (Some("ANTHROPIC_BASE_URL"), "https://api.anthropic.com"),
-            ProviderKind::Ollama => (None, "http://127.0.0.1:11434/v1"),
+            ProviderKind::Ollama => (Some("OLLAMA_HOST"), "http://127.0.0.1:11434/v1"),
             ProviderKind::Scripted => (None, ""),
+        }
+    }
+
+    /// The base URL the variable of [`default_base_url`](Self::default_base_url) names.
+    /// `OLLAMA_HOST` is Ollama's own setting, read as Ollama reads it: `host[:port]`, port
+    /// 11434 by default, or a URL with a scheme (whose own default port applies); its
+    /// OpenAI-compatible API is under `/v1`.
+    pub fn base_url_from_env(self, value: &str) -> String {
+        let value = value.trim().trim_end_matches('/');
+        if self != ProviderKind::Ollama {
+            return value.to_string();
+        }
+        match value.split_once("://") {
+            Some(_) => format!("{value}/v1"),
+            None if value.contains(':') => format!("http://{value}/v1"),
+            None => format!("http://{value}:11434/v1"),
         }
     }
 }
@@ -191,10 +207,14 @@ pub fn build_provider_with(
                 None => None,
             };
             let (url_env, default_url) = kind.default_base_url();
+            let from_env = || {
+                let value = url_env.and_then(env).filter(|u| !u.trim().is_empty())?;
+                Some(kind.base_url_from_env(&value))
+            };
             let base_url = cfg
                 .base_url
                 .clone()
-                .or_else(|| url_env.and_then(env).filter(|u| !u.trim().is_empty()))
+                .or_else(from_env)
                 .unwrap_or_else(|| default_url.to_string());
             let settings = HttpSettings {
                 provider: name.to_string(),
@@ -218,4 +238,22 @@ pub fn build_provider_with(
         Some(recorder) => Arc::new(Recording::new(provider, recorder.clone(), key)),
         None => provider,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ollama_host_is_read_as_ollama_writes_it() {
+        let url = |host| ProviderKind::Ollama.base_url_from_env(host);
+        assert_eq!(url("127.0.0.1"), "http://127.0.0.1:11434/v1");
+        assert_eq!(url("0.0.0.0:9999"), "http://0.0.0.0:9999/v1");
+        assert_eq!(
+            url("https://gpu.example.com/"),
+            "https://gpu.example.com/v1"
+        );
+        let openai = ProviderKind::OpenAi.base_url_from_env("http://127.0.0.1:8080/v1");
+        assert_eq!(openai, "http://127.0.0.1:8080/v1");
+    }
 }

@@ -37,6 +37,29 @@ pub enum InputError {
     Malformed { given: String },
     #[error("{0}")]
     File(String),
+    /// A value of a `--vars` file, at `place` (`path:line:col`).
+    #[error("{place}: {error}")]
+    At {
+        place: String,
+        error: Box<InputError>,
+    },
+}
+
+/// The values of a `--vars` file, and where each is written.
+#[derive(Debug, Default)]
+pub struct Vars {
+    pub values: Map<String, Value>,
+    /// `path:line:col` of each name and of its value, by input name.
+    places: std::collections::HashMap<String, (String, String)>,
+}
+
+impl From<Map<String, Value>> for Vars {
+    fn from(values: Map<String, Value>) -> Self {
+        Vars {
+            values,
+            places: Default::default(),
+        }
+    }
 }
 
 fn describe(description: &Option<String>) -> String {
@@ -67,7 +90,7 @@ pub fn parse_var(text: &str) -> Result<(String, String), InputError> {
 }
 
 /// Reads a `--vars` file: a YAML (or JSON) mapping of input names to values.
-pub fn read_vars_file(path: &std::path::Path) -> Result<Map<String, Value>, InputError> {
+pub fn read_vars_file(path: &std::path::Path) -> Result<Vars, InputError> {
     let text = std::fs::read_to_string(path)
         .map_err(|e| InputError::File(format!("cannot read {}: {e}", path.display())))?;
     let document = super::yaml::load_yaml(&text).map_err(|errors| {
@@ -80,22 +103,54 @@ pub fn read_vars_file(path: &std::path::Path) -> Result<Map<String, Value>, Inpu
             first.message
         ))
     })?;
-    match document.value {
-        Value::Object(map) => Ok(map),
-        _ => Err(InputError::File(format!(
+    let Value::Object(values) = &document.value else {
+        return Err(InputError::File(format!(
             "{}: expected a mapping of input names to values",
             path.display()
-        ))),
-    }
+        )));
+    };
+    let places = values
+        .keys()
+        .map(|name| {
+            let pointer = super::yaml::pointer_push("", name);
+            let place =
+                |at: super::yaml::Position| format!("{}:{}:{}", path.display(), at.line, at.column);
+            let key = place(document.key_position(&pointer));
+            (
+                name.clone(),
+                (key, place(document.value_position(&pointer))),
+            )
+        })
+        .collect();
+    Ok(Vars {
+        values: values.clone(),
+        places,
+    })
 }
 
 /// The typed input values: `--vars` first, `--var` over them, then defaults; every value is
 /// checked against its declaration.
 pub fn resolve_inputs(
     declared: &IndexMap<String, InputSpec>,
-    file_values: Map<String, Value>,
+    file: impl Into<Vars>,
     vars: &[(String, String)],
 ) -> Result<Map<String, Value>, InputError> {
+    let Vars {
+        values: file_values,
+        places,
+    } = file.into();
+    // An error about a value of the file says where in the file it is (an unknown name,
+    // where the name is).
+    let in_file = |name: &str, error: InputError| match places.get(name) {
+        Some((key, value)) => InputError::At {
+            place: match error {
+                InputError::Unknown { .. } => key.clone(),
+                _ => value.clone(),
+            },
+            error: Box::new(error),
+        },
+        None => error,
+    };
     let known: Vec<String> = declared.keys().cloned().collect();
     let unknown = |name: &str| InputError::Unknown {
         name: name.to_string(),
@@ -104,8 +159,11 @@ pub fn resolve_inputs(
     };
     let mut values = Map::new();
     for (name, value) in file_values {
-        let spec = declared.get(&name).ok_or_else(|| unknown(&name))?;
-        values.insert(name.clone(), check_value(&name, spec, value)?);
+        let spec = declared
+            .get(&name)
+            .ok_or_else(|| in_file(&name, unknown(&name)))?;
+        let value = check_value(&name, spec, value).map_err(|e| in_file(&name, e))?;
+        values.insert(name, value);
     }
     for (name, text) in vars {
         let spec = declared.get(name).ok_or_else(|| unknown(name))?;

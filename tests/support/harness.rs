@@ -164,6 +164,11 @@ impl Test {
         self
     }
 
+    /// The mock model server's address, `http://127.0.0.1:PORT`.
+    pub fn mock_url(&self) -> String {
+        self.mock.url()
+    }
+
     pub fn env(mut self, key: &str, value: &str) -> Self {
         self.env.push((key.into(), value.into()));
         self
