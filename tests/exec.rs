@@ -979,3 +979,34 @@ fn ollama_host_points_an_ollama_model_at_the_server() {
         .stdout("from the local server\n")
         .run();
 }
+
+/// `runner init` writes a first agent file that validates and runs offline at once, with the
+/// schema for editors beside it; it never overwrites a file.
+#[test]
+fn init_writes_an_agent_that_runs_offline_at_once() {
+    let ran = Test::new()
+        .command(["init", "helper"])
+        .stdout_contains("created helper.yaml")
+        .run();
+    assert!(
+        ran.read("helper.yaml")
+            .starts_with("# yaml-language-server: $schema=.runner/agent.schema.json\n")
+    );
+    let schema: serde_json::Value =
+        serde_json::from_str(&ran.read(".runner/agent.schema.json")).unwrap();
+    assert_eq!(
+        schema["$id"],
+        "https://runner.dev/schemas/agent.schema.json"
+    );
+    ran.then().command(["validate", "helper.yaml"]).run();
+    ran.then()
+        .command(["exec", "helper.yaml", "--var", "topic=tests"])
+        .env_remove("RUNNER_TEST_KEY")
+        .stdout_contains("I listed the directory")
+        .run();
+    ran.then()
+        .command(["init", "helper"])
+        .status(2)
+        .stderr_contains("helper.yaml exists already")
+        .run();
+}

@@ -19,6 +19,7 @@ macro_rules! out {
 mod chat;
 mod exec;
 mod exit;
+mod init;
 mod launch;
 pub(crate) mod prepare;
 mod render;
@@ -65,6 +66,11 @@ enum Command {
     },
     /// Run an agent.
     Exec(Box<exec::ExecArgs>),
+    /// Write a first agent file, NAME.yaml (default agent.yaml), that runs offline.
+    Init {
+        /// The agent's name and the file's (letters, digits, `-`, `_`).
+        name: Option<String>,
+    },
     /// Render a transcript as markdown, text for terminals, or its parsed tree as JSON.
     Render {
         /// A transcript file, a run directory, a run id or a session id (its last run) from
@@ -130,6 +136,7 @@ pub fn main() -> std::process::ExitCode {
         } => validate::watch(&paths, format),
         Command::Schema { out, events } => schema::run(out.as_deref(), events),
         Command::Exec(args) => exec::run(*args),
+        Command::Init { name } => init::run(name.as_deref()),
         Command::Resume(args) => resume::run(*args),
         Command::Chat(args) => chat::run(args),
         Command::Sessions(args) => sessions::run(args),
