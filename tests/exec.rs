@@ -1010,3 +1010,27 @@ fn init_writes_an_agent_that_runs_offline_at_once() {
         .stderr_contains("helper.yaml exists already")
         .run();
 }
+
+/// `runner completions SHELL` prints a script generated from the parser itself: bash
+/// accepts it, and it offers the commands and their options.
+#[test]
+fn completions_come_from_the_parser_and_bash_accepts_them() {
+    let ran = Test::new()
+        .command(["completions", "bash"])
+        .any_stderr()
+        .run();
+    for word in ["exec", "validate", "resume", "init", "--output", "--watch"] {
+        assert!(ran.stdout.contains(word), "{word} missing from the script");
+    }
+    std::fs::write(ran.path("runner.bash"), &ran.stdout).unwrap();
+    let syntax = std::process::Command::new("bash")
+        .args(["-n", "runner.bash"])
+        .current_dir(&ran.dir)
+        .status()
+        .expect("bash runs");
+    assert!(syntax.success(), "bash -n refused the script");
+    ran.then()
+        .command(["completions", "zsh"])
+        .stdout_contains("#compdef runner")
+        .run();
+}

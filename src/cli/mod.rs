@@ -93,6 +93,11 @@ enum Command {
         #[arg(long, value_enum, default_value_t = Format::Text)]
         format: Format,
     },
+    /// Print a completion script for a shell, e.g. `runner completions bash > ~/.local/share/bash-completion/completions/runner`.
+    Completions {
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
     /// Print the JSON Schema of agent files.
     Schema {
         /// Write it to this file instead of stdout.
@@ -137,6 +142,13 @@ pub fn main() -> std::process::ExitCode {
         Command::Schema { out, events } => schema::run(out.as_deref(), events),
         Command::Exec(args) => exec::run(*args),
         Command::Init { name } => init::run(name.as_deref()),
+        Command::Completions { shell } => {
+            let mut command = <Cli as clap::CommandFactory>::command();
+            let mut script = Vec::new();
+            clap_complete::generate(shell, &mut command, "runner", &mut script);
+            out!("{}", String::from_utf8_lossy(&script));
+            Exit::Completed
+        }
         Command::Resume(args) => resume::run(*args),
         Command::Chat(args) => chat::run(args),
         Command::Sessions(args) => sessions::run(args),
