@@ -889,3 +889,31 @@ fn a_session_saved_before_the_journal_resumes_and_branches() {
         .stdout("branched\n")
         .run();
 }
+
+/// Between snapshots the metadata file lags behind the journal: `sessions show` and `list`
+/// read the newer records, so a killed run's session shows the steps it really saved.
+#[test]
+fn sessions_show_reads_the_steps_the_journal_saved_after_the_metadata() {
+    let stall = Arc::new(AtomicBool::new(false));
+    let running = two_appends(stall.clone()).args(["--session", "s1"]).spawn();
+    let dir = running.path("");
+    std::fs::write(dir.join("release-line-1"), "").unwrap();
+    let appended = |n: usize| {
+        std::fs::read_to_string(dir.join("side-effects.log")).map_or(0, |l| l.lines().count()) >= n
+    };
+    wait_until("the second tool runs", || appended(2));
+    stall.store(true, Ordering::SeqCst);
+    std::fs::write(dir.join("release-line-2"), "").unwrap();
+    wait_until("the third model call", || running.requests_made() > 2);
+    let killed = running.kill();
+    let on_disk = read_json(&killed.path(".runner/sessions/s1/metadata.json"));
+    let shown = killed.then().command(["sessions", "show", "s1"]).run();
+    let shown: serde_json::Value =
+        serde_json::from_str(shown.stdout.split("\nthread tree:").next().unwrap()).unwrap();
+    assert!(
+        shown["steps"].as_u64() > on_disk["steps"].as_u64(),
+        "shown {} steps, the file says {}",
+        shown["steps"],
+        on_disk["steps"]
+    );
+}
