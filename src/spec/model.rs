@@ -95,27 +95,6 @@ impl ProviderKind {
     pub fn parse(text: &str) -> Option<ProviderKind> {
         Self::ALL.into_iter().find(|kind| kind.as_str() == text)
     }
-
-    /// The env var holding the API key when the file names none (`None`: no key needed).
-    pub fn default_api_key_env(self) -> Option<&'static str> {
-        match self {
-            ProviderKind::Openai | ProviderKind::OpenaiResponses => Some("OPENAI_API_KEY"),
-            ProviderKind::Anthropic => Some("ANTHROPIC_API_KEY"),
-            ProviderKind::Ollama | ProviderKind::Scripted => None,
-        }
-    }
-
-    /// The endpoint used when neither the file nor the environment sets one.
-    pub fn default_base_url(self) -> Option<&'static str> {
-        match self {
-            ProviderKind::Openai | ProviderKind::OpenaiResponses => {
-                Some("https://api.openai.com/v1")
-            }
-            ProviderKind::Anthropic => Some("https://api.anthropic.com"),
-            ProviderKind::Ollama => Some("http://127.0.0.1:11434/v1"),
-            ProviderKind::Scripted => None,
-        }
-    }
 }
 
 impl fmt::Display for ProviderKind {
