@@ -1034,3 +1034,28 @@ fn completions_come_from_the_parser_and_bash_accepts_them() {
         .stdout_contains("#compdef runner")
         .run();
 }
+
+/// An OpenAI-compatible service named as the provider reads its own key variable (and the
+/// file's `base_url` still wins over its endpoint).
+#[test]
+fn a_service_named_as_the_provider_reads_its_own_key_variable() {
+    let agent = "name: fast\nmodel: { provider: groq, name: llama-3.3-70b-versatile, base_url: \"$OPENAI_URL\" }\nprompt: Go\n";
+    let ran = Test::new()
+        .agent(agent)
+        .reply(Reply::text("quick"))
+        .env("GROQ_API_KEY", "gsk-test-not-a-real-key")
+        .stdout("quick\n")
+        .run();
+    let request = &ran.requests()[0];
+    assert_eq!(
+        request.header("authorization"),
+        Some("Bearer gsk-test-not-a-real-key")
+    );
+    assert_eq!(request.body["model"], "llama-3.3-70b-versatile");
+    ran.then()
+        .command(["exec", "agent.yaml"])
+        .env_remove("GROQ_API_KEY")
+        .status(2)
+        .stderr_contains("GROQ_API_KEY")
+        .run();
+}

@@ -4,6 +4,7 @@ use std::time::Duration;
 
 use super::tree::for_each_agent;
 use super::{CompileError, CompileInput};
+use crate::provider::services::Service;
 use crate::provider::{
     ProviderConfig, ProviderError, ProviderKind, RetryConfig, build_provider_with,
 };
@@ -32,6 +33,13 @@ pub fn provider_config(model: &ModelRef) -> Result<ProviderConfig, ModelError> {
         (SpecKind::OpenaiResponses, None) => ProviderKind::OpenAiResponses,
         (SpecKind::Anthropic, None) => ProviderKind::Anthropic,
         (SpecKind::Ollama, None) => ProviderKind::Ollama,
+        (SpecKind::Openrouter, None) => ProviderKind::Service(Service::OpenRouter),
+        (SpecKind::Groq, None) => ProviderKind::Service(Service::Groq),
+        (SpecKind::Together, None) => ProviderKind::Service(Service::Together),
+        (SpecKind::Mistral, None) => ProviderKind::Service(Service::Mistral),
+        (SpecKind::Deepseek, None) => ProviderKind::Service(Service::DeepSeek),
+        (SpecKind::Vllm, None) => ProviderKind::Service(Service::Vllm),
+        (SpecKind::Lmstudio, None) => ProviderKind::Service(Service::LmStudio),
         (SpecKind::Scripted, None) => ProviderKind::Scripted,
     };
     let mut config = ProviderConfig::new(kind, spec.name.clone());

@@ -21,6 +21,7 @@ use super::replay::{Replay, ReplayStore};
 use super::responses::ResponsesProvider;
 use super::retry::Retry;
 use super::scripted::{ScriptedProvider, ScriptedResponse};
+use super::services::Service;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ProviderKind {
@@ -30,6 +31,8 @@ pub enum ProviderKind {
     OpenAiResponses,
     Anthropic,
     Ollama,
+    /// An OpenAI-compatible service known by name (Chat Completions, its own defaults).
+    Service(Service),
     Scripted,
 }
 
@@ -42,7 +45,7 @@ impl ProviderKind {
             "anthropic" => Some(ProviderKind::Anthropic),
             "ollama" => Some(ProviderKind::Ollama),
             "scripted" => Some(ProviderKind::Scripted),
-            _ => None,
+            other => Service::parse(other).map(ProviderKind::Service),
         }
     }
 
@@ -52,6 +55,7 @@ impl ProviderKind {
             ProviderKind::OpenAiResponses => "openai_responses",
             ProviderKind::Anthropic => "anthropic",
             ProviderKind::Ollama => "ollama",
+            ProviderKind::Service(service) => service.name(),
             ProviderKind::Scripted => "scripted",
         }
     }
@@ -61,6 +65,7 @@ impl ProviderKind {
         match self {
             ProviderKind::OpenAi | ProviderKind::OpenAiResponses => Some("OPENAI_API_KEY"),
             ProviderKind::Anthropic => Some("ANTHROPIC_API_KEY"),
+            ProviderKind::Service(service) => service.key_env(),
             ProviderKind::Ollama | ProviderKind::Scripted => None,
         }
     }
@@ -73,6 +78,7 @@ impl ProviderKind {
             }
             ProviderKind::Anthropic => (Some("ANTHROPIC_BASE_URL"), "https://api.anthropic.com"),
             ProviderKind::Ollama => (Some("OLLAMA_HOST"), "http://127.0.0.1:11434/v1"),
+            ProviderKind::Service(service) => (None, service.base_url()),
             ProviderKind::Scripted => (None, ""),
         }
     }

@@ -31,6 +31,7 @@ mod responses_body;
 pub mod responses_stream;
 pub mod retry;
 pub mod scripted;
+pub mod services;
 pub mod sse;
 pub mod types;
 mod wire_body;

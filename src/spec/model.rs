@@ -69,16 +69,37 @@ pub enum ProviderKind {
     Anthropic,
     /// A local Ollama server (OpenAI-compatible wire, no key).
     Ollama,
+    /// OpenRouter (OPENROUTER_API_KEY).
+    Openrouter,
+    /// Groq (GROQ_API_KEY).
+    Groq,
+    /// Together AI (TOGETHER_API_KEY).
+    Together,
+    /// Mistral's API (MISTRAL_API_KEY).
+    Mistral,
+    /// DeepSeek's API (DEEPSEEK_API_KEY).
+    Deepseek,
+    /// A local vLLM server on port 8000, no key.
+    Vllm,
+    /// LM Studio's local server on port 1234, no key.
+    Lmstudio,
     /// Answers from `script`, in order: for offline examples and tests.
     Scripted,
 }
 
 impl ProviderKind {
-    pub const ALL: [ProviderKind; 5] = [
+    pub const ALL: [ProviderKind; 12] = [
         ProviderKind::Openai,
         ProviderKind::OpenaiResponses,
         ProviderKind::Anthropic,
         ProviderKind::Ollama,
+        ProviderKind::Openrouter,
+        ProviderKind::Groq,
+        ProviderKind::Together,
+        ProviderKind::Mistral,
+        ProviderKind::Deepseek,
+        ProviderKind::Vllm,
+        ProviderKind::Lmstudio,
         ProviderKind::Scripted,
     ];
 
@@ -88,6 +109,13 @@ impl ProviderKind {
             ProviderKind::OpenaiResponses => "openai_responses",
             ProviderKind::Anthropic => "anthropic",
             ProviderKind::Ollama => "ollama",
+            ProviderKind::Openrouter => "openrouter",
+            ProviderKind::Groq => "groq",
+            ProviderKind::Together => "together",
+            ProviderKind::Mistral => "mistral",
+            ProviderKind::Deepseek => "deepseek",
+            ProviderKind::Vllm => "vllm",
+            ProviderKind::Lmstudio => "lmstudio",
             ProviderKind::Scripted => "scripted",
         }
     }
@@ -131,8 +159,10 @@ impl ModelShorthand {
             .split_once('/')
             .ok_or_else(|| format!("`{text}` is not `provider/name` (e.g. openai/gpt-4o-mini)"))?;
         let provider = ProviderKind::parse(provider).ok_or_else(|| {
+            let known: Vec<&str> = ProviderKind::ALL.iter().map(|kind| kind.as_str()).collect();
             format!(
-                "unknown provider `{provider}`: use openai, openai_responses, anthropic, ollama or scripted"
+                "unknown provider `{provider}`: use one of {}",
+                known.join(", ")
             )
         })?;
         if name.is_empty() || name.chars().any(char::is_whitespace) {
@@ -173,7 +203,7 @@ impl JsonSchema for ModelShorthand {
         json_schema!({
             "type": "string",
             "pattern": MODEL_SHORTHAND_PATTERN,
-            "description": "`provider/name`: the provider is openai, openai_responses, anthropic, ollama or scripted.",
+            "description": "`provider/name`: the provider is openai, openai_responses, anthropic, ollama, openrouter, groq, together, mistral, deepseek, vllm, lmstudio or scripted.",
             "examples": ["openai/gpt-4o-mini", "openai_responses/gpt-5-mini", "anthropic/claude-sonnet-4-5", "ollama/llama3.2"]
         })
     }
@@ -183,7 +213,9 @@ impl JsonSchema for ModelShorthand {
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ModelConfig {
-    /// Which API to speak: openai, openai_responses, anthropic, ollama or scripted.
+    /// Which API to speak: openai, openai_responses, anthropic, ollama, scripted, or an
+    /// OpenAI-compatible service by name (openrouter, groq, together, mistral, deepseek,
+    /// vllm, lmstudio).
     pub provider: ProviderKind,
     /// `provider: openai` only: `chat` (Chat Completions, the default) or `responses`
     /// (the Responses API, as `provider: openai_responses`).
