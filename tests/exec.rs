@@ -1059,3 +1059,42 @@ fn a_service_named_as_the_provider_reads_its_own_key_variable() {
         .stderr_contains("GROQ_API_KEY")
         .run();
 }
+
+/// `runner runs` lists the runs under `.runner/runs`, newest first, shows one's result, and
+/// prunes the finished ones beyond the newest N.
+#[test]
+fn runs_are_listed_shown_and_pruned() {
+    let ran = Test::new()
+        .agent("prompt: Go\n")
+        .reply(Reply::text("one"))
+        .command(["exec", "agent.yaml"])
+        .run();
+    let later = ran
+        .then()
+        .reply(Reply::text("two"))
+        .command(["exec", "agent.yaml", "--output", "json"])
+        .run();
+    let newest = later.json()["run_id"].as_str().unwrap().to_string();
+    let listed = ran.then().command(["runs"]).run();
+    let lines: Vec<&str> = listed.stdout.lines().collect();
+    assert_eq!(lines.len(), 3, "a header and two runs: {}", listed.stdout);
+    assert!(
+        lines[1].starts_with(&newest),
+        "newest first: {}",
+        listed.stdout
+    );
+    assert!(lines[1].contains("completed"));
+    ran.then()
+        .command(["runs", "show", &newest])
+        .stdout_contains("\"output\": \"two\"")
+        .run();
+    ran.then()
+        .command(["runs", "prune", "--keep", "1"])
+        .stdout("removed 1 run(s)\n")
+        .run();
+    let left: Vec<String> = std::fs::read_dir(ran.path(".runner/runs"))
+        .unwrap()
+        .map(|run| run.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(left, [newest]);
+}

@@ -26,6 +26,7 @@ mod render;
 mod resume;
 mod run_dir;
 mod run_options;
+mod runs;
 mod schema;
 mod servers;
 pub(crate) mod session_store;
@@ -85,6 +86,8 @@ enum Command {
     Resume(Box<resume::ResumeArgs>),
     /// List, show or delete sessions.
     Sessions(sessions::SessionsArgs),
+    /// List or show the runs under .runner/runs, or prune old ones.
+    Runs(runs::RunsArgs),
     /// List the tools an agent's model would see (starting its MCP servers to ask them).
     Tools {
         /// The agent file.
@@ -152,6 +155,7 @@ pub fn main() -> std::process::ExitCode {
         Command::Resume(args) => resume::run(*args),
         Command::Chat(args) => chat::run(args),
         Command::Sessions(args) => sessions::run(args),
+        Command::Runs(args) => runs::run(args),
         Command::Tools { agent, format } => tools::run(&agent, format),
         Command::Render { transcript, format } => render::run(&transcript, format),
     };

@@ -48,7 +48,7 @@ impl From<RunStatus> for Status {
 }
 
 /// Token usage and cost of the whole run tree.
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct ResultUsage {
     pub input_tokens: u64,
     pub output_tokens: u64,
@@ -59,8 +59,8 @@ pub struct ResultUsage {
 /// `{"code": ..., "message": ...}` of a failed or invalid run: the engine's run error.
 pub use crate::engine::outcome::RunError as ResultError;
 
-/// The result envelope.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+/// The result envelope (read back by `runner runs`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RunResult {
     pub version: u32,
     pub status: Status,
@@ -80,7 +80,7 @@ pub struct RunResult {
     pub transcript: Option<String>,
     pub events: Option<String>,
     /// Things that went wrong without ending the run (a checkpoint that could not be saved).
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub warnings: Vec<String>,
 }
 
