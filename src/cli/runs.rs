@@ -115,7 +115,7 @@ fn runs() -> Vec<Run> {
         .filter(|entry| entry.path().is_dir())
         .map(|entry| read_run(&entry.path()))
         .collect();
-    runs.sort_by(|a, b| b.changed.cmp(&a.changed));
+    runs.sort_by_key(|run| std::cmp::Reverse(run.changed));
     runs
 }
 
