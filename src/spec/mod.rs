@@ -22,6 +22,7 @@ pub mod user_schema;
 pub mod validate;
 pub mod widening;
 pub mod yaml;
+mod yaml_builder;
 mod yaml_scalar;
 
 pub use agent::AgentSpec;
