@@ -11,6 +11,7 @@ use serde_json::{Map, Value};
 
 use crate::engine::AgentState;
 use crate::engine::budget::Totals;
+use crate::engine::history::{History, MessageId};
 use crate::engine::plan::PlanStep;
 use crate::engine::trace::SubagentTrace;
 use crate::provider::{Message, Usage};
@@ -30,6 +31,13 @@ impl<'a, T: Clone + PartialEq> ListDelta<'a, T> {
             Some(prefix) if prefix == written => written.len(),
             _ => 0,
         };
+        Self::after(keep, now)
+    }
+}
+
+impl<'a, T: Clone> ListDelta<'a, T> {
+    /// The first `keep` items of the list kept, then the rest of `now`.
+    fn after(keep: usize, now: &'a [T]) -> Self {
         ListDelta {
             keep,
             items: Cow::Borrowed(&now[keep..]),
@@ -82,57 +90,26 @@ pub struct StateDelta<'a> {
     pub rest: StateRest<'a>,
 }
 
-/// What the reader of the journal has so far: the writer diffs against it.
+/// What the reader of the journal has so far, as its writer keeps it to diff the next state
+/// against: the messages by their numbers (comparing those is what makes an append cheap to
+/// recognise), the other lists and `pending` whole.
 #[derive(Debug, Default)]
 pub struct Written {
-    messages: Vec<Message>,
+    message_ids: Vec<MessageId>,
+    lists: Lists,
+}
+
+/// The lists other than the messages, and `pending`: kept whole on both sides.
+#[derive(Debug, Default)]
+struct Lists {
     reasoning: Vec<String>,
     traces: Vec<SubagentTrace>,
     pending: Map<String, Value>,
 }
 
-impl Written {
-    /// The record of `state` and `pending` (only the keys that changed).
-    pub fn delta<'a>(
-        &self,
-        state: &'a AgentState,
-        pending: Option<&'a Value>,
-    ) -> (StateDelta<'a>, Map<String, Value>) {
-        let delta = StateDelta {
-            messages: ListDelta::between(&self.messages, &state.messages),
-            reasoning: ListDelta::between(&self.reasoning, &state.reasoning),
-            subagent_traces: ListDelta::between(&self.traces, &state.subagent_traces),
-            rest: StateRest::of(state),
-        };
-        let now = pending.and_then(Value::as_object);
-        let changed = now
-            .into_iter()
-            .flatten()
-            .filter(|(key, value)| self.pending.get(*key) != Some(*value))
-            .map(|(key, value)| (key.clone(), value.clone()))
-            .collect();
-        (delta, changed)
-    }
-
-    /// Takes in what a record said, as its reader will.
-    pub fn apply(
-        &mut self,
-        delta: &StateDelta<'_>,
-        pending: &Map<String, Value>,
-    ) -> Result<(), String> {
-        delta.messages.apply(&mut self.messages)?;
-        delta.reasoning.apply(&mut self.reasoning)?;
-        delta.subagent_traces.apply(&mut self.traces)?;
-        for (key, value) in pending {
-            self.pending.insert(key.clone(), value.clone());
-        }
-        Ok(())
-    }
-
-    /// Starts from a whole saved state (a snapshot).
-    pub fn from_state(state: &AgentState, pending: Option<&Value>) -> Self {
-        Written {
-            messages: state.messages.clone(),
+impl Lists {
+    fn of(state: &AgentState, pending: Option<&Value>) -> Self {
+        Lists {
             reasoning: state.reasoning.clone(),
             traces: state.subagent_traces.clone(),
             pending: pending
@@ -142,17 +119,95 @@ impl Written {
         }
     }
 
-    /// The state a record describes, with what was written before it.
+    fn apply(
+        &mut self,
+        delta: &StateDelta<'_>,
+        pending: &Map<String, Value>,
+    ) -> Result<(), String> {
+        delta.reasoning.apply(&mut self.reasoning)?;
+        delta.subagent_traces.apply(&mut self.traces)?;
+        for (key, value) in pending {
+            self.pending.insert(key.clone(), value.clone());
+        }
+        Ok(())
+    }
+}
+
+impl Written {
+    /// The record of `state` and `pending` (only the keys that changed).
+    pub fn delta<'a>(
+        &self,
+        state: &'a AgentState,
+        pending: Option<&'a Value>,
+    ) -> (StateDelta<'a>, Map<String, Value>) {
+        let appended = state.messages.ids().starts_with(&self.message_ids);
+        let keep = if appended { self.message_ids.len() } else { 0 };
+        let delta = StateDelta {
+            messages: ListDelta::after(keep, &state.messages),
+            reasoning: ListDelta::between(&self.lists.reasoning, &state.reasoning),
+            subagent_traces: ListDelta::between(&self.lists.traces, &state.subagent_traces),
+            rest: StateRest::of(state),
+        };
+        let now = pending.and_then(Value::as_object);
+        let changed = now
+            .into_iter()
+            .flatten()
+            .filter(|(key, value)| self.lists.pending.get(*key) != Some(*value))
+            .map(|(key, value)| (key.clone(), value.clone()))
+            .collect();
+        (delta, changed)
+    }
+
+    /// Takes in the record of `state` once it is written.
+    pub fn wrote(
+        &mut self,
+        state: &AgentState,
+        delta: &StateDelta<'_>,
+        pending: &Map<String, Value>,
+    ) -> Result<(), String> {
+        self.message_ids.clear();
+        self.message_ids.extend_from_slice(state.messages.ids());
+        self.lists.apply(delta, pending)
+    }
+}
+
+/// The states a journal's records rebuild, as its reader takes them in.
+#[derive(Debug, Default)]
+pub struct Rebuilt {
+    messages: Vec<Message>,
+    lists: Lists,
+}
+
+impl Rebuilt {
+    /// Takes in what a record said.
+    pub fn apply(
+        &mut self,
+        delta: &StateDelta<'_>,
+        pending: &Map<String, Value>,
+    ) -> Result<(), String> {
+        delta.messages.apply(&mut self.messages)?;
+        self.lists.apply(delta, pending)
+    }
+
+    /// Starts from a whole saved state (a snapshot).
+    pub fn from_state(state: &AgentState, pending: Option<&Value>) -> Self {
+        Rebuilt {
+            messages: state.messages.to_vec(),
+            lists: Lists::of(state, pending),
+        }
+    }
+
+    /// The state a record describes, with what was read before it.
     pub fn state(&self, rest: &StateRest<'_>) -> AgentState {
         AgentState {
             version: rest.version.to_string(),
             id: rest.id.to_string(),
-            messages: self.messages.clone(),
+            messages: History::from(self.messages.clone()),
             step: rest.step,
             metadata: rest.metadata.clone().into_owned(),
-            reasoning: self.reasoning.clone(),
+            reasoning: self.lists.reasoning.clone(),
             plan: rest.plan.as_ref().map(|plan| plan.to_vec()),
-            subagent_traces: self.traces.clone(),
+            subagent_traces: self.lists.traces.clone(),
             usage: rest.usage,
             llm_calls: rest.llm_calls,
             tool_calls: rest.tool_calls,
@@ -163,7 +218,8 @@ impl Written {
 
     /// `pending` as a checkpoint holds it (`None` when nothing was ever pending).
     pub fn pending(&self) -> Option<Value> {
-        (!self.pending.is_empty()).then(|| Value::Object(self.pending.clone()))
+        let pending = &self.lists.pending;
+        (!pending.is_empty()).then(|| Value::Object(pending.clone()))
     }
 }
 
@@ -189,20 +245,20 @@ mod tests {
     use super::*;
     use serde_json::json;
 
-    fn round_trip(written: &mut Written, reader: &mut Written, state: &AgentState) {
+    fn round_trip(written: &mut Written, reader: &mut Rebuilt, state: &AgentState) {
         let pending = json!({"inputs": {"x": 1}, "engine": state.step});
         let (delta, changed) = written.delta(state, Some(&pending));
         let text = serde_json::to_string(&delta).unwrap();
         let read: StateDelta<'_> = serde_json::from_str(&text).unwrap();
         reader.apply(&read, &changed).unwrap();
-        written.apply(&delta, &changed).unwrap();
+        written.wrote(state, &delta, &changed).unwrap();
         assert_eq!(&reader.state(&read.rest), state);
         assert_eq!(reader.pending(), Some(pending));
     }
 
     #[test]
     fn appends_and_rewrites_replay_to_the_same_states() {
-        let (mut written, mut reader) = (Written::default(), Written::default());
+        let (mut written, mut reader) = (Written::default(), Rebuilt::default());
         let mut state = AgentState::initial().with_message(Message::user("go"));
         round_trip(&mut written, &mut reader, &state);
         state = state.with_message(Message::assistant("one")).next_step();
@@ -214,6 +270,19 @@ mod tests {
         let (delta, _) = written.delta(&state, None);
         assert_eq!((delta.messages.keep, delta.messages.items.len()), (0, 2));
         round_trip(&mut written, &mut reader, &state);
+    }
+
+    #[test]
+    fn a_branch_of_an_older_state_is_not_taken_for_an_append() {
+        let (mut written, mut reader) = (Written::default(), Rebuilt::default());
+        let base = AgentState::initial().with_message(Message::user("go"));
+        let one = base.clone().with_message(Message::assistant("one"));
+        round_trip(&mut written, &mut reader, &one);
+        // As long, and from the same base, but another message: written whole.
+        let two = base.with_message(Message::assistant("two"));
+        let (delta, _) = written.delta(&two, None);
+        assert_eq!((delta.messages.keep, delta.messages.items.len()), (0, 2));
+        round_trip(&mut written, &mut reader, &two);
     }
 
     #[test]

@@ -14,7 +14,7 @@ use std::sync::Mutex;
 
 use serde::de::DeserializeOwned;
 
-use super::delta::Written;
+use super::delta::Rebuilt;
 use super::error::CheckpointError;
 use super::journal::{
     JOURNAL_FILE, JournalPosition, JournalWriter, Record, RecordHeader, parse, records,
@@ -26,6 +26,7 @@ use super::store::{
     SessionStatus, SessionSummary,
 };
 use crate::engine::AgentState;
+use crate::engine::checkpointing::Durability;
 use crate::fsutil::write_atomically;
 
 /// The snapshot's file name.
@@ -77,13 +78,13 @@ impl OpenJournal {
 
 /// The state as the journal's records rebuild it.
 struct Replay {
-    written: Written,
+    rebuilt: Rebuilt,
 }
 
 impl Replay {
     fn new() -> Self {
         Replay {
-            written: Written::default(),
+            rebuilt: Rebuilt::default(),
         }
     }
 
@@ -94,7 +95,7 @@ impl Replay {
                 reason: format!("the saved state: {e}"),
             })?;
         Ok(Replay {
-            written: Written::from_state(&state, checkpoint.pending.as_ref()),
+            rebuilt: Rebuilt::from_state(&state, checkpoint.pending.as_ref()),
         })
     }
 
@@ -108,8 +109,8 @@ impl Replay {
             step: record.step,
             agent: record.agent.to_string(),
             status: record.status,
-            state: self.written.state(&record.state.rest).to_json(),
-            pending: self.written.pending(),
+            state: self.rebuilt.state(&record.state.rest).to_json(),
+            pending: self.rebuilt.pending(),
             journal: None,
         }
     }
@@ -183,7 +184,7 @@ impl FileCheckpointStore {
         };
         for record in &tail[..=last] {
             replay
-                .written
+                .rebuilt
                 .apply(&record.state, &record.pending)
                 .map_err(|reason| CheckpointError::Corrupt {
                     path: path.clone(),
@@ -292,6 +293,7 @@ impl CheckpointStore for FileCheckpointStore {
         &self,
         session_id: &str,
         checkpoint: &CheckpointRef<'_>,
+        durability: Durability,
     ) -> Result<Saved, CheckpointError> {
         let dir = self.session_dir(session_id)?;
         let mut journals = self.journals.lock().unwrap_or_else(|p| p.into_inner());
@@ -308,12 +310,18 @@ impl CheckpointStore for FileCheckpointStore {
         journal
             .writer
             .append(header, checkpoint.state, checkpoint.pending)?;
+        // A snapshot (due at the run's end too) names this record: it is synced first, so
+        // the snapshot and the metadata before it never point past what is on disk.
+        let snapshot_due = journal.compaction_due(checkpoint.status);
+        if durability == Durability::Now || snapshot_due {
+            journal.writer.sync()?;
+        }
         Ok(Saved {
             position: JournalPosition {
                 seq: journal.writer.seq,
                 offset: journal.writer.end,
             },
-            snapshot_due: journal.compaction_due(checkpoint.status),
+            snapshot_due,
         })
     }
 

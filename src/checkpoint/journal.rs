@@ -108,6 +108,8 @@ pub struct JournalWriter {
     pub seq: u64,
     /// What a reader of the journal has, to diff the next state against.
     written: Written,
+    /// Where the journal ended, and its last record, at the last sync (or when opened).
+    synced: (u64, u64),
 }
 
 impl JournalWriter {
@@ -144,11 +146,12 @@ impl JournalWriter {
             end,
             seq,
             written: Written::default(),
+            synced: (end, seq),
         })
     }
 
-    /// Appends the record of a checkpoint and syncs it: when this returns, the checkpoint
-    /// survives a crash.
+    /// Appends the record of a checkpoint with one `write`: when this returns, the record
+    /// survives the process; [`JournalWriter::sync`] makes it survive the machine.
     pub fn append(
         &mut self,
         header: RecordHeader<'_>,
@@ -171,21 +174,13 @@ impl JournalWriter {
             reason: e.to_string(),
         })?;
         let line = frame(&json);
-        let io = |source| CheckpointError::Io {
-            path: self.path.clone(),
-            source,
-        };
-        if let Err(error) = self
-            .file
-            .write_all(&line)
-            .and_then(|()| self.file.sync_data())
-        {
+        if let Err(error) = self.file.write_all(&line) {
             // A record the disk took only part of is cut off again: the journal ends whole.
             let _ = self.file.set_len(self.end);
-            return Err(io(error));
+            return Err(self.io(error));
         }
         self.written
-            .apply(&record.state, &record.pending)
+            .wrote(state, &record.state, &record.pending)
             .map_err(|reason| CheckpointError::Corrupt {
                 path: self.path.clone(),
                 reason,
@@ -193,6 +188,30 @@ impl JournalWriter {
         self.seq = record.seq;
         self.end += line.len() as u64;
         Ok(())
+    }
+
+    /// Syncs the records appended since the last sync (`fdatasync`; nothing when there
+    /// are none). When the sync fails, what it covered may or may not be on disk: those
+    /// records are cut off, and the next record holds the whole state again.
+    pub fn sync(&mut self) -> Result<(), CheckpointError> {
+        if self.synced == (self.end, self.seq) {
+            return Ok(());
+        }
+        if let Err(error) = self.file.sync_data() {
+            let (end, seq) = self.synced;
+            let _ = self.file.set_len(end);
+            (self.end, self.seq, self.written) = (end, seq, Written::default());
+            return Err(self.io(error));
+        }
+        self.synced = (self.end, self.seq);
+        Ok(())
+    }
+
+    fn io(&self, source: std::io::Error) -> CheckpointError {
+        CheckpointError::Io {
+            path: self.path.clone(),
+            source,
+        }
     }
 }
 

@@ -8,6 +8,7 @@ use super::error::CheckpointError;
 use super::journal::JournalPosition;
 use super::thread_tree::ThreadTree;
 use crate::engine::AgentState;
+use crate::engine::checkpointing::Durability;
 
 /// The version of checkpoint and metadata files.
 pub const CHECKPOINT_VERSION: u32 = 1;
@@ -125,6 +126,7 @@ pub trait CheckpointStore: Send + Sync {
         &self,
         session_id: &str,
         checkpoint: &CheckpointRef<'_>,
+        durability: Durability,
     ) -> Result<Saved, CheckpointError>;
     /// Writes `checkpoint` (the one just saved, at `position`) as the session's snapshot, so
     /// a load replays only what comes after it.

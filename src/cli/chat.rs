@@ -19,7 +19,7 @@ use super::session_store::SessionFiles;
 use crate::compile::run_limits;
 use crate::engine::AgentState;
 use crate::engine::budget::Budget;
-use crate::engine::checkpointing::Checkpointer;
+use crate::engine::checkpointing::{Checkpointer, Durability};
 use crate::engine::clock::new_id;
 use crate::engine::run::{RunStart, drive};
 use crate::output::result::Status;
@@ -110,7 +110,7 @@ fn chat(args: &ChatArgs) -> Result<Exit, Stop> {
 
 /// `/save`: checkpoints the history now.
 fn save(files: Option<&SessionFiles>, state: &AgentState, session_id: &str) {
-    match files.map(|f| f.save(state, None)) {
+    match files.map(|f| f.save(state, None, Durability::Now)) {
         Some(Ok(_)) => outln!("saved session {session_id}"),
         Some(Err(message)) => eprintln!("error: {message}"),
         None => eprintln!("this agent keeps no checkpoints (`checkpoints: false`)"),

@@ -13,7 +13,7 @@ use crate::checkpoint::{
     SessionMetadata, SessionStatus,
 };
 use crate::engine::AgentState;
-use crate::engine::checkpointing::Checkpointer;
+use crate::engine::checkpointing::{Checkpointer, Durability};
 use crate::engine::clock::{new_id, now_rfc3339};
 use crate::engine::outcome::RunStatus;
 use crate::engine::pending::Pending;
@@ -144,6 +144,7 @@ impl SessionFiles {
         state: &AgentState,
         status: SessionStatus,
         pending: Option<&Pending>,
+        durability: Durability,
     ) -> Result<String, String> {
         let session_id = self.session_id();
         let (checkpoint_id, timestamp, agent) = (new_id(), now_rfc3339(), self.agent());
@@ -167,7 +168,7 @@ impl SessionFiles {
         };
         let saved = self
             .store
-            .save(&session_id, &checkpoint)
+            .save(&session_id, &checkpoint, durability)
             .map_err(|e| e.to_string())?;
         // The journal's records say the steps and status of a run in progress: the metadata
         // is rewritten with each snapshot, not at every step. It goes first: a session's
@@ -212,8 +213,13 @@ impl SessionFiles {
 }
 
 impl Checkpointer for SessionFiles {
-    fn save(&self, state: &AgentState, pending: Option<&Pending>) -> Result<String, String> {
-        self.write(state, SessionStatus::Running, pending)
+    fn save(
+        &self,
+        state: &AgentState,
+        pending: Option<&Pending>,
+        durability: Durability,
+    ) -> Result<String, String> {
+        self.write(state, SessionStatus::Running, pending, durability)
     }
 
     fn finish(
@@ -234,7 +240,7 @@ impl Checkpointer for SessionFiles {
             RunStatus::InputRequired => SessionStatus::InputRequired,
             RunStatus::Interrupted => SessionStatus::Interrupted,
         };
-        self.write(state, status, pending)
+        self.write(state, status, pending, Durability::Now)
     }
 }
 

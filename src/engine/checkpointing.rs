@@ -7,11 +7,29 @@ use super::outcome::RunStatus;
 use super::pending::Pending;
 use super::state::AgentState;
 
+/// When a checkpoint must be on disk (safe against power loss, not only a crash of the
+/// process: what a process wrote before it died is the kernel's to write out).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Durability {
+    /// Before `save` returns: tool calls, whose effects cannot be taken back, start next.
+    Now,
+    /// No later than the next [`Durability::Now`] save or the run's end: nothing
+    /// irreversible happens before then. Losing it to a power cut only leaves the step's
+    /// calls in flight, which a resume does not run again.
+    WithNext,
+}
+
 /// Saves states for resume.
 pub trait Checkpointer: Send + Sync {
     /// Saves `state` of a running run. Returns the checkpoint's name.
-    fn save(&self, state: &AgentState, pending: Option<&Pending>) -> Result<String, String>;
-    /// Saves the final state of run `run_id` with how it ended. Returns the checkpoint's name.
+    fn save(
+        &self,
+        state: &AgentState,
+        pending: Option<&Pending>,
+        durability: Durability,
+    ) -> Result<String, String>;
+    /// Saves the final state of run `run_id` with how it ended, durably. Returns the
+    /// checkpoint's name.
     fn finish(
         &self,
         state: &AgentState,

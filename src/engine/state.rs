@@ -6,6 +6,7 @@ use serde_json::{Map, Value};
 
 use super::budget::Totals;
 use super::clock::new_id;
+use super::history::History;
 use super::plan::PlanStep;
 use super::trace::SubagentTrace;
 use crate::provider::{Message, Usage};
@@ -19,7 +20,7 @@ pub const STATE_VERSION: &str = "1";
 pub struct AgentState {
     pub version: String,
     pub id: String,
-    pub messages: Vec<Message>,
+    pub messages: History,
     pub step: u64,
     pub metadata: Map<String, Value>,
     #[serde(default)]
@@ -68,7 +69,7 @@ impl AgentState {
         AgentState {
             version: STATE_VERSION.to_string(),
             id: new_id(),
-            messages: Vec::new(),
+            messages: History::default(),
             step: 0,
             metadata: Map::new(),
             reasoning: Vec::new(),
@@ -107,7 +108,7 @@ impl AgentState {
     /// Replaces the whole history (context management).
     pub fn with_context(self, messages: Vec<Message>) -> Self {
         let mut next = self.next();
-        next.messages = messages;
+        next.messages = History::from(messages);
         next
     }
 

@@ -245,7 +245,7 @@ fn text_of(value: &Value) -> String {
 /// The tool calls a run made, paired with their results, from its history.
 fn tool_executions(state: &AgentState) -> Vec<ToolExecutionTrace> {
     let mut executions = Vec::new();
-    for message in &state.messages {
+    for message in state.messages.iter() {
         if let Message::Assistant(assistant) = message {
             for call in &assistant.tool_calls {
                 let result = state.messages.iter().find_map(|m| match m {

@@ -34,7 +34,7 @@ impl Middleware for PruneToolOutputs {
             if total <= usable {
                 return ctx;
             }
-            let mut messages = ctx.state.messages.clone();
+            let mut messages = ctx.state.messages.to_vec();
             let mut recent = 0;
             for message in messages.iter_mut().rev() {
                 recent += estimate_tokens(message);

@@ -3,6 +3,7 @@
 
 use crate::engine::agent::{Agent, Halt, HaltReason, RunContext};
 use crate::engine::budget::LimitHit;
+use crate::engine::checkpointing::Durability;
 use crate::engine::clock::new_id;
 pub use crate::engine::events::StepEnd;
 use crate::engine::events::{
@@ -66,7 +67,7 @@ pub fn after_step(agent: &Agent, state: AgentState, ctx: &RunContext) -> Result<
     if let Err(hit) = ctx.budget.check_time() {
         return Err(Halt::new(state, HaltReason::Limit(hit)));
     }
-    let state = save_checkpoint(ctx, state, None, true)?;
+    let state = save_checkpoint(ctx, state, SavePoint::StepEnd)?;
     if let Some(reload) = &ctx.reload
         && ctx.emitter.depth == 0
     {
@@ -96,24 +97,37 @@ pub fn after_step(agent: &Agent, state: AgentState, ctx: &RunContext) -> Result<
     Ok(state)
 }
 
-/// Saves the state, with what the tree has spent, when the run keeps checkpoints.
-/// `announce`: emit `agent.checkpoint.saved` (step ends only). A save that fails ends the
-/// run (`checkpoint_write`): going on would leave the session at an older state, from
-/// which a resume would run finished calls again. What is on disk then is the state before
-/// the step's calls, with the calls marked in flight, so a resume says what is uncertain.
+/// Where in a step a checkpoint is taken.
+#[derive(Debug, Clone, Copy)]
+pub enum SavePoint<'a> {
+    /// A step has ended: announced (`agent.checkpoint.saved`), and on disk by the next
+    /// `BeforeCalls` save, since nothing irreversible happens before it.
+    StepEnd,
+    /// A turn's calls are about to run: on disk before they start.
+    BeforeCalls(&'a Pending),
+}
+
+/// Saves the state, with what the tree has spent, when the run keeps checkpoints. A save
+/// that fails ends the run (`checkpoint_write`): going on would leave the session at an
+/// older state, from which a resume would run finished calls again. What is on disk then is
+/// the state before the step's calls, with the calls marked in flight, so a resume says
+/// what is uncertain.
 pub fn save_checkpoint(
     ctx: &RunContext,
     state: AgentState,
-    pending: Option<&Pending>,
-    announce: bool,
+    point: SavePoint<'_>,
 ) -> Result<AgentState, Halt> {
     let Some(store) = &ctx.checkpoints else {
         return Ok(state);
     };
     let state = state.with_spent(ctx.budget.tree_totals());
-    match store.save(&state, pending) {
+    let (pending, durability) = match point {
+        SavePoint::StepEnd => (None, Durability::WithNext),
+        SavePoint::BeforeCalls(pending) => (Some(pending), Durability::Now),
+    };
+    match store.save(&state, pending, durability) {
         Ok(name) => {
-            if announce {
+            if matches!(point, SavePoint::StepEnd) {
                 let step = state.step;
                 ctx.emitter.emit(CheckpointSaved { name, step });
             }

@@ -105,7 +105,7 @@ async fn call_model_once(
     let messages = match xml {
         // The text protocol shows the model a rewritten history; the state keeps its own.
         Some(_) => xml_turn::wire_history(&state.messages),
-        None => std::mem::take(&mut state.messages),
+        None => state.messages.lend(),
     };
     let mut request = build_request(agent, messages, options);
     let parser = xml.filter(|_| options.offer_tools).map(|xml| {
@@ -149,7 +149,9 @@ async fn call_model_once(
         _ = until(ctx.budget.deadline()) => Err(HaltReason::Limit(time_up(ctx))),
     };
     if xml.is_none() {
-        state.messages = std::mem::take(&mut request.messages);
+        state
+            .messages
+            .give_back(std::mem::take(&mut request.messages));
     }
     let response = match outcome {
         Err(reason) => return Err(Halt::new(state, reason)),

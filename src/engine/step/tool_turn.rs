@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-use super::boundary::save_checkpoint;
+use super::boundary::{SavePoint, save_checkpoint};
 use crate::engine::agent::{Agent, Halt, HaltReason, RunContext};
 use crate::engine::budget::LimitHit;
 use crate::engine::effect::ToolEffect;
@@ -52,7 +52,7 @@ pub async fn run_tools(
     let in_flight = Pending::ToolsInFlight {
         calls: calls.to_vec(),
     };
-    let state = save_checkpoint(ctx, state, Some(&in_flight), false)?;
+    let state = save_checkpoint(ctx, state, SavePoint::BeforeCalls(&in_flight))?;
     let (results, hit) = run_calls(
         calls,
         &tools,

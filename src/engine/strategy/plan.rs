@@ -17,7 +17,7 @@ use crate::engine::events::{PlanStepChanged, PlanUpdated};
 use crate::engine::plan::{PlanStep, PlanStepStatus};
 use crate::engine::state::AgentState;
 use crate::engine::step::{
-    CallOptions, StepEnd, XML_FORMAT, after_step, call_model, end_step, fail_step,
+    CallOptions, SavePoint, StepEnd, XML_FORMAT, after_step, call_model, end_step, fail_step,
     parse_json_answer, run_tools, save_checkpoint, start_step,
 };
 use crate::provider::{BoxFuture, FinishReason, Message, ResponseFormat};
@@ -212,7 +212,7 @@ impl PlanStrategy {
             plan: steps.clone(),
         });
         let state = state.with_plan(steps.clone());
-        let state = save_checkpoint(ctx, state, None, true)?;
+        let state = save_checkpoint(ctx, state, SavePoint::StepEnd)?;
         Ok((Some(steps), state))
     }
 

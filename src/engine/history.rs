@@ -1,0 +1,130 @@
+//! The conversation of a state: its messages, each with a number given when it joined the
+//! history. A message's content never changes while it keeps its number (the history can
+//! only be appended to or replaced), so two histories whose numbers agree hold the same
+//! messages: the checkpoint journal learns that a history was only appended to by comparing
+//! numbers, not the messages themselves, which at a thousand steps cost more than the rest
+//! of a save together.
+
+use std::ops::Deref;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+use crate::provider::Message;
+
+/// A message's number: unique in this process, never reused.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MessageId(u64);
+
+impl MessageId {
+    fn next() -> Self {
+        static NEXT: AtomicU64 = AtomicU64::new(1);
+        MessageId(NEXT.fetch_add(1, Ordering::Relaxed))
+    }
+}
+
+/// Messages in order, appended or replaced whole; read as a slice.
+#[derive(Debug, Clone, Default)]
+pub struct History {
+    messages: Vec<Message>,
+    ids: Vec<MessageId>,
+}
+
+impl History {
+    pub fn push(&mut self, message: Message) {
+        self.messages.push(message);
+        self.ids.push(MessageId::next());
+    }
+
+    pub fn ids(&self) -> &[MessageId] {
+        &self.ids
+    }
+
+    /// Lends the messages out (to a model request, which only reads them), leaving the
+    /// numbers; [`History::give_back`] puts them back.
+    pub fn lend(&mut self) -> Vec<Message> {
+        std::mem::take(&mut self.messages)
+    }
+
+    /// Takes back what [`History::lend`] gave out, unchanged (a model request only reads
+    /// its messages). A different count is taken as a new history, with new numbers.
+    pub fn give_back(&mut self, messages: Vec<Message>) {
+        if messages.len() != self.ids.len() {
+            *self = History::from(messages);
+            return;
+        }
+        self.messages = messages;
+    }
+}
+
+impl From<Vec<Message>> for History {
+    fn from(messages: Vec<Message>) -> Self {
+        let ids = messages.iter().map(|_| MessageId::next()).collect();
+        History { messages, ids }
+    }
+}
+
+impl Extend<Message> for History {
+    fn extend<I: IntoIterator<Item = Message>>(&mut self, messages: I) {
+        for message in messages {
+            self.push(message);
+        }
+    }
+}
+
+impl Deref for History {
+    type Target = [Message];
+
+    fn deref(&self) -> &[Message] {
+        &self.messages
+    }
+}
+
+/// Histories are equal when their messages are: the numbers are this process's bookkeeping.
+impl PartialEq for History {
+    fn eq(&self, other: &Self) -> bool {
+        self.messages == other.messages
+    }
+}
+
+impl PartialEq<Vec<Message>> for History {
+    fn eq(&self, other: &Vec<Message>) -> bool {
+        &self.messages == other
+    }
+}
+
+impl Serialize for History {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        self.messages.serialize(serializer)
+    }
+}
+
+impl<'de> Deserialize<'de> for History {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        Vec::<Message>::deserialize(deserializer).map(History::from)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn numbers_follow_the_messages() {
+        let mut history = History::from(vec![Message::user("a")]);
+        let copy = history.clone();
+        history.push(Message::assistant("b"));
+        assert!(history.ids().starts_with(copy.ids()));
+        let mut other = copy.clone();
+        other.push(Message::assistant("b"));
+        assert_eq!(other, history, "the same messages");
+        assert_ne!(other.ids(), history.ids(), "appended apart: other numbers");
+        let lent = history.lend();
+        let ids = history.ids().to_vec();
+        history.give_back(lent);
+        assert_eq!(history.ids(), ids);
+        history.give_back(vec![Message::user("c")]);
+        assert_eq!(history.len(), 1);
+        assert_ne!(history.ids()[0], ids[0]);
+    }
+}
