@@ -117,7 +117,7 @@ fn request(c: &mut Criterion) {
     let provider = build_provider_with(&cfg, &BuildOptions::default(), &env).unwrap();
     let req = ModelRequest {
         system: Some("Be brief.".into()),
-        messages: vec![Message::user("Hi")],
+        messages: vec![Message::user("Hi")].into(),
         ..Default::default()
     };
     let rt = tokio::runtime::Builder::new_current_thread()

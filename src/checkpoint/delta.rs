@@ -11,9 +11,9 @@ use serde_json::{Map, Value};
 
 use crate::engine::AgentState;
 use crate::engine::budget::Totals;
-use crate::engine::history::{History, MessageId};
 use crate::engine::plan::PlanStep;
 use crate::engine::trace::SubagentTrace;
+use crate::provider::history::{History, MessageId};
 use crate::provider::{Message, Usage};
 
 /// A list as the previous one's first `keep` items, then `items`.

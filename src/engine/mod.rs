@@ -8,7 +8,6 @@ pub mod checkpointing;
 pub mod clock;
 pub mod effect;
 pub mod events;
-pub mod history;
 pub mod middleware;
 pub mod outcome;
 pub mod pending;

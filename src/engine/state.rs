@@ -6,9 +6,9 @@ use serde_json::{Map, Value};
 
 use super::budget::Totals;
 use super::clock::new_id;
-use super::history::History;
 use super::plan::PlanStep;
 use super::trace::SubagentTrace;
+use crate::provider::history::History;
 use crate::provider::{Message, Usage};
 
 /// The version written into serialised states; `from_json` refuses others.

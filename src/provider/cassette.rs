@@ -20,6 +20,7 @@ use regex::Regex;
 use serde::{Deserialize, Serialize};
 
 use super::error::{ErrorKind, ProviderError};
+use super::history::History;
 use super::http::Secret;
 use super::redact::redact_json;
 use super::types::{Message, ModelRequest, ModelResponse};
@@ -66,7 +67,8 @@ pub fn normalize_request(req: &ModelRequest) -> ModelRequest {
     };
     let mut out = req.clone();
     out.system = out.system.as_deref().map(normalize_text);
-    for m in &mut out.messages {
+    let mut messages = out.messages.to_vec();
+    for m in &mut messages {
         match m {
             Message::System { content } | Message::User { content } => {
                 *content = normalize_text(content)
@@ -97,6 +99,7 @@ pub fn normalize_request(req: &ModelRequest) -> ModelRequest {
             }
         }
     }
+    out.messages = History::from(messages);
     out
 }
 

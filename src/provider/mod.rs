@@ -20,6 +20,7 @@ pub mod anthropic_stream;
 pub mod cassette;
 pub mod config;
 pub mod error;
+pub mod history;
 mod http;
 pub mod openai;
 mod openai_body;

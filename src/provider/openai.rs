@@ -15,6 +15,7 @@ use super::http::{HttpClient, Secret, exchange};
 use super::openai_body;
 use super::openai_stream::{Accumulator, Delta, OpenAiStream, WireUsage};
 use super::types::{ModelRequest, ModelResponse, StreamDelta};
+use super::wire_body::ItemCache;
 use super::{BoxFuture, DeltaSink, Provider};
 
 /// A Chat Completions endpoint.
@@ -28,6 +29,8 @@ pub struct OpenAiProvider {
     /// the text protocol's are not sent there; the reply is read to its end instead.
     platform: bool,
     params: Map<String, Value>,
+    /// The last request's messages, serialised.
+    sent: ItemCache,
 }
 
 /// Settings for [`OpenAiProvider::new`] (and [`AnthropicProvider`](super::anthropic::AnthropicProvider)).
@@ -57,12 +60,13 @@ impl OpenAiProvider {
             model: s.model,
             azure,
             params: s.params,
+            sent: ItemCache::default(),
         })
     }
 
     /// The JSON body for `req`, borrowing it (public for tests).
     pub fn request_body<'a>(&'a self, req: &'a ModelRequest) -> impl serde::Serialize + 'a {
-        openai_body::request_body(&self.model, &self.params, req, !self.platform)
+        openai_body::request_body(&self.model, &self.params, req, !self.platform, &self.sent)
     }
 
     async fn call(

@@ -9,18 +9,23 @@ use serde::ser::Serializer;
 use serde_json::{Map, Value};
 
 use super::types::{Message, ModelRequest, ToolCall, ToolSpec};
-use super::wire_body::{Arguments, Body, Field, TRUE};
+use super::wire_body::{Arguments, Body, CachedItems, Field, ItemCache, TRUE};
 
-/// The body for `req` to `model`; `stop` says whether the server takes `req.stop`.
+/// The body for `req` to `model`; `stop` says whether the server takes `req.stop`. The
+/// history's messages that `cache` holds from the last request are not serialised again.
 pub(crate) fn request_body<'a>(
     model: &'a str,
     params: &'a Map<String, Value>,
     req: &'a ModelRequest,
     stop: bool,
+    cache: &'a ItemCache,
 ) -> Body<'a, Wire<'a>> {
     let mut body = Body::new();
     body.push("model", Field::Wire(Wire::Str(model)));
-    body.push("messages", Field::Wire(Wire::Messages(Messages(req))));
+    body.push(
+        "messages",
+        Field::Wire(Wire::Messages(messages(req, cache))),
+    );
     if !req.tools.is_empty() {
         body.push("tools", Field::Wire(Wire::Tools(Tools(&req.tools))));
     }
@@ -57,20 +62,22 @@ pub(crate) fn request_body<'a>(
 pub(crate) enum Wire<'a> {
     Str(&'a str),
     Strs(&'a [String]),
-    Messages(Messages<'a>),
+    Messages(CachedItems<'a, WireMessage<'a>>),
     Tools(Tools<'a>),
     ResponseFormat(ResponseFormat<'a>),
     StreamOptions(StreamOptions),
 }
 
 /// The system prompt, then the conversation.
-pub(crate) struct Messages<'a>(&'a ModelRequest);
-
-impl Serialize for Messages<'_> {
-    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        let system = system_prompt(self.0).map(|content| WireMessage::System { content });
-        let rest = conversation(&self.0.messages);
-        serializer.collect_seq(system.into_iter().chain(rest))
+fn messages<'a>(req: &'a ModelRequest, cache: &'a ItemCache) -> CachedItems<'a, WireMessage<'a>> {
+    let ids = req.messages.ids();
+    CachedItems {
+        cache,
+        first: system_prompt(req).map(|content| WireMessage::System { content }),
+        items: conversation(&req.messages)
+            .into_iter()
+            .map(|(from, to, message)| (&ids[from..to], message))
+            .collect(),
     }
 }
 
@@ -93,16 +100,18 @@ fn system_prompt(req: &ModelRequest) -> Option<Cow<'_, str>> {
 
 /// The history with consecutive user messages joined into one: many chat templates
 /// (llama.cpp renders the model's own) insist that user and assistant alternate, and a
-/// plan step's instruction follows the task as a second user message.
-fn conversation(messages: &[Message]) -> Vec<WireMessage<'_>> {
-    let mut wire: Vec<WireMessage<'_>> = Vec::with_capacity(messages.len());
-    for message in messages {
+/// plan step's instruction follows the task as a second user message. Each wire message
+/// comes with the range of messages it was made from.
+fn conversation(messages: &[Message]) -> Vec<(usize, usize, WireMessage<'_>)> {
+    let mut wire: Vec<(usize, usize, WireMessage<'_>)> = Vec::with_capacity(messages.len());
+    for (at, message) in messages.iter().enumerate() {
         match (wire.last_mut(), message) {
             (_, Message::System { .. }) => {} // in the system prompt
-            (Some(WireMessage::User { content }), Message::User { content: more }) => {
+            (Some((_, to, WireMessage::User { content })), Message::User { content: more }) => {
                 *content = Cow::Owned(format!("{content}\n\n{more}"));
+                *to = at + 1;
             }
-            _ => wire.push(WireMessage::from(message)),
+            _ => wire.push((at, at + 1, WireMessage::from(message))),
         }
     }
     wire
@@ -110,7 +119,7 @@ fn conversation(messages: &[Message]) -> Vec<WireMessage<'_>> {
 
 #[derive(Serialize)]
 #[serde(tag = "role", rename_all = "snake_case")]
-enum WireMessage<'a> {
+pub(crate) enum WireMessage<'a> {
     System {
         content: Cow<'a, str>,
     },
@@ -150,7 +159,7 @@ impl<'a> From<&'a Message> for WireMessage<'a> {
     }
 }
 
-struct Calls<'a>(&'a [ToolCall]);
+pub(crate) struct Calls<'a>(&'a [ToolCall]);
 
 impl Calls<'_> {
     fn is_empty(&self) -> bool {
@@ -247,10 +256,12 @@ mod tests {
                 Message::assistant("done"),
                 Message::system("more rules"),
                 Message::user("compose"),
-            ],
+            ]
+            .into(),
             ..ModelRequest::default()
         };
-        let body = serde_json::to_value(request_body("m", &Map::new(), &req, true)).unwrap();
+        let (cache, params) = (ItemCache::default(), Map::new());
+        let body = serde_json::to_value(request_body("m", &params, &req, true, &cache)).unwrap();
         let roles: Vec<&str> = body["messages"]
             .as_array()
             .unwrap()
@@ -260,5 +271,30 @@ mod tests {
         assert_eq!(roles, ["system", "user", "assistant", "user"]);
         assert_eq!(body["messages"][0]["content"], "sys\n\nmore rules");
         assert_eq!(body["messages"][1]["content"], "the task\n\nDo plan step 1");
+    }
+
+    #[test]
+    fn a_cached_history_is_sent_as_the_same_bytes() {
+        let (cache, params) = (ItemCache::default(), Map::new());
+        let fresh = |req: &ModelRequest| {
+            let cache = ItemCache::default();
+            serde_json::to_string(&request_body("m", &params, req, true, &cache)).unwrap()
+        };
+        let cached = |req: &ModelRequest| {
+            serde_json::to_string(&request_body("m", &params, req, true, &cache)).unwrap()
+        };
+        let mut req = ModelRequest {
+            system: Some("sys".into()),
+            messages: vec![Message::user("task"), Message::user("step 1")].into(),
+            ..ModelRequest::default()
+        };
+        assert_eq!(cached(&req), fresh(&req));
+        req.messages.push(Message::assistant("one"));
+        req.messages.push(Message::user("more"));
+        assert_eq!(cached(&req), fresh(&req));
+        // A history rewritten by context management has new numbers: nothing is reused.
+        req.messages = vec![Message::user("summary"), Message::assistant("one")].into();
+        req.system = Some("other".into());
+        assert_eq!(cached(&req), fresh(&req));
     }
 }

@@ -6,6 +6,8 @@
 //! Anthropic) maps these types in its own module; nothing here knows HTTP.
 
 use schemars::JsonSchema;
+
+use super::history::History;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
@@ -16,7 +18,7 @@ pub struct ModelRequest {
     /// providers that take a single system prompt join them all, this one first.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub system: Option<String>,
-    pub messages: Vec<Message>,
+    pub messages: History,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub tools: Vec<ToolSpec>,
     /// Ask for JSON output matching a schema (see docs/providers.md per provider).

@@ -3,9 +3,14 @@
 //! per-request `params` are then merged over them. Building a `serde_json::Value` instead
 //! would copy the whole history on every call, only to serialise and drop it.
 
-use serde::ser::{Serialize, SerializeMap, Serializer};
+use std::collections::HashMap;
+use std::sync::Mutex;
+
+use serde::ser::{Error as _, Serialize, SerializeMap, SerializeSeq, Serializer};
+use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
+use super::history::MessageId;
 use super::types::ToolCall;
 
 /// `true`, for fields whose value a param may replace and whose value is checked.
@@ -99,6 +104,45 @@ impl Serialize for Arguments<'_> {
             Some(_) => serializer.serialize_str("{}"),
             None => serializer.collect_str(&self.0.arguments),
         }
+    }
+}
+
+/// The serialised items of a provider's last request, by the numbers of the messages each
+/// was made from. A history grows by a message or two per call, and serialising all of it
+/// again at every call made a run's CPU grow with the square of its length; a message keeps
+/// its number only while it is unchanged, so a number is as good as its content here.
+#[derive(Debug, Default)]
+pub(crate) struct ItemCache(Mutex<HashMap<Vec<MessageId>, Box<RawValue>>>);
+
+/// A history's wire items, each with the numbers of the messages it was made from,
+/// serialised through the cache: only the items made from new messages are serialised.
+/// `first` (a system prompt, which no message numbers) is serialised every time.
+pub(crate) struct CachedItems<'a, T> {
+    pub cache: &'a ItemCache,
+    pub first: Option<T>,
+    pub items: Vec<(&'a [MessageId], T)>,
+}
+
+impl<T: Serialize> Serialize for CachedItems<'_, T> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let count = self.items.len() + usize::from(self.first.is_some());
+        let mut seq = serializer.serialize_seq(Some(count))?;
+        if let Some(first) = &self.first {
+            seq.serialize_element(first)?;
+        }
+        let mut last = self.cache.0.lock().unwrap_or_else(|p| p.into_inner());
+        // The cache keeps only this request's items: its size is one request body's.
+        let mut kept = HashMap::with_capacity(self.items.len());
+        for (ids, item) in &self.items {
+            let raw = match last.remove(*ids) {
+                Some(raw) => raw,
+                None => serde_json::value::to_raw_value(item).map_err(S::Error::custom)?,
+            };
+            seq.serialize_element(&raw)?;
+            kept.insert(ids.to_vec(), raw);
+        }
+        *last = kept;
+        seq.end()
     }
 }
 

@@ -115,7 +115,8 @@ fn conversation() -> ModelRequest {
             Message::assistant(""),
             Message::user("Go on."),
             Message::user("Please."),
-        ],
+        ]
+        .into(),
         tools: vec![
             ToolSpec {
                 name: "read_file".into(),
@@ -226,7 +227,7 @@ fn openai_body_with_params() {
 #[test]
 fn openai_body_without_streaming_drops_stream_options() {
     let mut req = ModelRequest {
-        messages: vec![Message::user("x")],
+        messages: vec![Message::user("x")].into(),
         ..Default::default()
     };
     req.params = params(json!({"stream": false, "max_tokens": 10}));
@@ -296,7 +297,7 @@ fn anthropic_body_with_params() {
 fn anthropic_body_of_a_bare_request() {
     // No system prompt at all, no tools: neither key is sent.
     let req = ModelRequest {
-        messages: vec![Message::user("x")],
+        messages: vec![Message::user("x")].into(),
         ..Default::default()
     };
     assert_eq!(
@@ -340,7 +341,7 @@ fn responses_body_with_params() {
     // `include: null` is how a model without reasoning (gpt-4.1) is used: it refuses the
     // request for encrypted reasoning.
     let req = ModelRequest {
-        messages: vec![Message::user("x")],
+        messages: vec![Message::user("x")].into(),
         params: params(
             json!({"max_output_tokens": 100, "reasoning": {"effort": "low", "summary": "auto"}}),
         ),

@@ -47,7 +47,7 @@ pub fn fake_env(name: &str) -> Option<String> {
 pub fn request() -> ModelRequest {
     ModelRequest {
         system: Some("You are terse.".into()),
-        messages: vec![Message::user("Say hello.")],
+        messages: vec![Message::user("Say hello.")].into(),
         tools: vec![ToolSpec {
             name: "read_file".into(),
             description: "Reads a file.".into(),

@@ -118,7 +118,7 @@ async fn a_replay_miss_shows_the_closest_recorded_request() {
         .unwrap();
         call(&provider, &request()).await.0.unwrap();
         let mut second = request();
-        second.messages = vec![Message::user("a very long question")];
+        second.messages = vec![Message::user("a very long question")].into();
         assert!(call(&provider, &second).await.0.is_err());
     }
     let opts = BuildOptions {
@@ -133,7 +133,7 @@ async fn a_replay_miss_shows_the_closest_recorded_request() {
         .unwrap();
 
     let mut changed = request();
-    changed.messages = vec![Message::user("Say goodbye.")];
+    changed.messages = vec![Message::user("Say goodbye.")].into();
     let e = call(&provider, &changed).await.0.unwrap_err();
     assert_eq!(e.kind, ErrorKind::ReplayMiss);
     assert!(
@@ -149,7 +149,7 @@ async fn a_replay_miss_shows_the_closest_recorded_request() {
 
     // Recorded errors replay as errors; recorded answers are used once each.
     let mut second = request();
-    second.messages = vec![Message::user("a very long question")];
+    second.messages = vec![Message::user("a very long question")].into();
     let e = call(&provider, &second).await.0.unwrap_err();
     assert_eq!(
         (e.kind, e.message.as_str()),

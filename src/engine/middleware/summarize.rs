@@ -55,7 +55,8 @@ impl Middleware for Summarize {
                 messages: vec![Message::user(format!(
                     "Summarise this conversation:\n{}",
                     transcript.join("\n")
-                ))],
+                ))]
+                .into(),
                 ..ModelRequest::default()
             };
             // A failed summary leaves the history as it was; the next call tries again.

@@ -15,6 +15,7 @@ use crate::engine::scheduler::until;
 use crate::engine::state::AgentState;
 use crate::engine::xml_turn;
 use crate::protocol::XmlStreamParser;
+use crate::provider::history::History;
 use crate::provider::{
     FinishReason, Message, ModelRequest, ModelResponse, ResponseFormat, StreamDelta,
 };
@@ -104,8 +105,8 @@ async fn call_model_once(
     let xml = agent.xml_tools.as_ref();
     let messages = match xml {
         // The text protocol shows the model a rewritten history; the state keeps its own.
-        Some(_) => xml_turn::wire_history(&state.messages),
-        None => state.messages.lend(),
+        Some(_) => History::from(xml_turn::wire_history(&state.messages)),
+        None => std::mem::take(&mut state.messages),
     };
     let mut request = build_request(agent, messages, options);
     let parser = xml.filter(|_| options.offer_tools).map(|xml| {
@@ -149,9 +150,7 @@ async fn call_model_once(
         _ = until(ctx.budget.deadline()) => Err(HaltReason::Limit(time_up(ctx))),
     };
     if xml.is_none() {
-        state
-            .messages
-            .give_back(std::mem::take(&mut request.messages));
+        state.messages = std::mem::take(&mut request.messages);
     }
     let response = match outcome {
         Err(reason) => return Err(Halt::new(state, reason)),
@@ -267,7 +266,7 @@ fn time_up(ctx: &RunContext) -> LimitHit {
         .unwrap_or_else(|| timeout_hit(timeout))
 }
 
-fn build_request(agent: &Agent, messages: Vec<Message>, options: &CallOptions) -> ModelRequest {
+fn build_request(agent: &Agent, messages: History, options: &CallOptions) -> ModelRequest {
     let system = match (&agent.system, &options.system_suffix) {
         (Some(system), Some(suffix)) => Some(format!("{system}\n\n{suffix}")),
         (None, Some(suffix)) => Some(suffix.clone()),

@@ -10,10 +10,10 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
-use crate::provider::Message;
+use super::types::Message;
 
 /// A message's number: unique in this process, never reused.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct MessageId(u64);
 
 impl MessageId {
@@ -38,22 +38,6 @@ impl History {
 
     pub fn ids(&self) -> &[MessageId] {
         &self.ids
-    }
-
-    /// Lends the messages out (to a model request, which only reads them), leaving the
-    /// numbers; [`History::give_back`] puts them back.
-    pub fn lend(&mut self) -> Vec<Message> {
-        std::mem::take(&mut self.messages)
-    }
-
-    /// Takes back what [`History::lend`] gave out, unchanged (a model request only reads
-    /// its messages). A different count is taken as a new history, with new numbers.
-    pub fn give_back(&mut self, messages: Vec<Message>) {
-        if messages.len() != self.ids.len() {
-            *self = History::from(messages);
-            return;
-        }
-        self.messages = messages;
     }
 }
 
@@ -119,12 +103,5 @@ mod tests {
         other.push(Message::assistant("b"));
         assert_eq!(other, history, "the same messages");
         assert_ne!(other.ids(), history.ids(), "appended apart: other numbers");
-        let lent = history.lend();
-        let ids = history.ids().to_vec();
-        history.give_back(lent);
-        assert_eq!(history.ids(), ids);
-        history.give_back(vec![Message::user("c")]);
-        assert_eq!(history.len(), 1);
-        assert_ne!(history.ids()[0], ids[0]);
     }
 }
