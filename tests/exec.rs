@@ -1098,3 +1098,67 @@ fn runs_are_listed_shown_and_pruned() {
         .collect();
     assert_eq!(left, [newest]);
 }
+
+/// `--progress plain` (what a CI job gets): a line per event with its UTC time, and a
+/// closing line with how the run ended, what it did and where its files are; the error
+/// of a run that stops is printed once, and a limit is not called a failure.
+#[test]
+fn plain_progress_is_timestamped_and_ends_with_a_summary_naming_the_run_directory() {
+    let ran = Test::new()
+        .agent(&format!("{BUSY}limits: {{ max_llm_calls: 1 }}\n"))
+        .reply(Reply::tool_call("list_dir", json!({})).with_usage(100, 50))
+        .args(["--progress", "plain"])
+        .status(3)
+        .stderr_contains("error[limit_reached]: the run reached `max_llm_calls`")
+        .run();
+    let lines: Vec<&str> = ran.stderr.lines().collect();
+    let stamped = |line: &str| {
+        let time = line.split(' ').next().unwrap_or("");
+        time.len() == 24 && time.ends_with('Z') && time.as_bytes()[10] == b'T'
+    };
+    let step = lines.iter().find(|l| l.contains("step 1")).unwrap();
+    assert!(stamped(step), "{step}");
+    assert!(lines.iter().any(|l| stamped(l) && l.contains("✓ list_dir")));
+    let summary = lines.iter().find(|l| l.starts_with("limit reached")).unwrap();
+    assert!(
+        summary.starts_with("limit reached · 2 steps · 1 model call · 1 tool call · 150 tokens · ")
+            && summary.ends_with(" s · run"),
+        "{summary}"
+    );
+    let errors = lines.iter().filter(|l| l.contains("the run reached")).count();
+    assert_eq!(errors, 1, "the limit is said once:\n{}", ran.stderr);
+    assert!(!ran.stderr.contains("failed"), "{}", ran.stderr);
+}
+
+/// In a CI job (`CI=true`) progress is plain without asking; elsewhere, with stderr not a
+/// terminal, there is none.
+#[test]
+fn progress_is_plain_in_ci_and_absent_in_a_pipe() {
+    let ci = Test::new()
+        .agent("prompt: Go\n")
+        .reply(Reply::text("done"))
+        .env("CI", "true")
+        .stdout("done\n")
+        .stderr_contains("completed · 1 step · 1 model call · 0 tool calls")
+        .run();
+    assert!(ci.stderr.contains("T") && ci.stderr.contains("Z test-agent · step 1"));
+    Test::new()
+        .agent("prompt: Go\n")
+        .reply(Reply::text("done"))
+        .stdout("done\n")
+        .stderr("")
+        .run();
+}
+
+/// In GitHub Actions a failed run also prints an annotation, escaped so that the message
+/// cannot forge another workflow command.
+#[test]
+fn a_failed_run_in_github_actions_is_an_annotation() {
+    Test::new()
+        .agent(&format!("{BUSY}limits: {{ max_llm_calls: 1 }}\n"))
+        .reply(Reply::tool_call("list_dir", json!({})))
+        .env("GITHUB_ACTIONS", "true")
+        .status(3)
+        .stderr_contains("::error title=runner%3A test-agent limit reached::error[")
+        .run();
+}

@@ -410,3 +410,42 @@ fn tempdir() -> std::path::PathBuf {
     std::fs::create_dir_all(&dir).unwrap();
     dir
 }
+
+/// `--format github`: one workflow command per problem, at its file, line and column.
+#[test]
+fn github_format_annotates_each_problem_at_its_line() {
+    let file = format!("{INVALID}/03-duplicate-key.yaml");
+    let json = Run::new(["validate", &file, "--format", "json"])
+        .run()
+        .json();
+    let first = &json[0];
+    let outcome = Run::new(["validate", &file, "--format", "github"]).run();
+    assert_eq!(outcome.code, 2);
+    let expected = format!(
+        "::error file={file},line={},col={},title={}::",
+        first["line"],
+        first["column"],
+        first["code"].as_str().unwrap()
+    );
+    assert!(outcome.stdout.starts_with(&expected), "{}", outcome.stdout);
+    assert_eq!(
+        outcome.stdout.lines().count(),
+        json.as_array().unwrap().len()
+    );
+}
+
+/// `--format junit`: a test case per file checked, failed by its errors.
+#[test]
+fn junit_format_has_a_test_case_per_file() {
+    let good = "examples/quickstart.yaml";
+    let bad = format!("{INVALID}/03-duplicate-key.yaml");
+    let outcome = Run::new(["validate", good, &bad, "--format", "junit"]).run();
+    assert_eq!(outcome.code, 2);
+    let xml = &outcome.stdout;
+    assert!(xml.starts_with("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"));
+    assert!(xml.contains("<testsuite name=\"runner validate\" tests=\"2\" failures=\"1\""));
+    assert!(xml.contains(&format!("name=\"{good}\" file=\"{good}\"/>")));
+    assert!(xml.contains(&format!(
+        "name=\"{bad}\" file=\"{bad}\">\n      <failure message="
+    )));
+}

@@ -17,6 +17,7 @@ macro_rules! out {
 }
 
 mod chat;
+mod ci_report;
 mod exec;
 mod exit;
 mod init;
@@ -58,9 +59,10 @@ enum Command {
         /// Agent files, or directories searched recursively for .yaml/.yml files.
         #[arg(required = true)]
         paths: Vec<PathBuf>,
-        /// `text`: one `file:line:col: error[code]: message` per problem; `json`: a list.
-        #[arg(long, value_enum, default_value_t = Format::Text)]
-        format: Format,
+        /// `text`: one `file:line:col: error[code]: message` per problem; `json`: a list;
+        /// `github`: GitHub Actions annotations; `junit`: JUnit XML, a test case per file.
+        #[arg(long, value_enum, default_value_t = validate::ValidateFormat::Text)]
+        format: validate::ValidateFormat,
         /// Validate again on every save (until interrupted).
         #[arg(long)]
         watch: bool,

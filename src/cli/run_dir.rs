@@ -8,19 +8,22 @@
 
 use std::fmt;
 use std::fs::File;
-use std::io::{self, IsTerminal};
+use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
+use super::ci_report::{At, github_annotation, in_github_actions};
 use super::prepare::Stop;
 use super::run_options::RunOptions;
 use crate::engine::events::{Emitter, EventBus, EventSink, JsonlSink};
 use crate::fsutil::write_atomically;
-use crate::output::progress::Progress;
+use crate::output::progress::{Progress, ProgressStyle};
 use crate::output::result::{ResultFold, RunResult};
+use crate::output::summary::{status_label, summary_line};
 use crate::output::transcript::TranscriptWriter;
 use crate::output::transcript_events::TranscriptEvents;
+use crate::spec::Severity;
 
 /// Where runs go without `--run-dir`: `.runner/runs/<run_id>`.
 pub fn runs_dir() -> PathBuf {
@@ -34,6 +37,8 @@ pub struct RunDir {
     fold: Arc<ResultFold>,
     /// The files the subscribers append to, asked after each run whether a write failed.
     files: Vec<AppendedFile>,
+    /// The progress shown on stderr, which a run's summary line ends.
+    progress: Option<ProgressStyle>,
 }
 
 impl RunDir {
@@ -75,14 +80,16 @@ impl RunDir {
             }
             None => {}
         }
-        if !options.quiet && std::io::stderr().is_terminal() {
-            subscribers.add(Arc::new(Progress::new(options.stderr_colored())));
+        let progress = options.progress();
+        if let Some(style) = progress {
+            subscribers.add(Arc::new(Progress::new(style)));
         }
         Ok(RunDir {
             dir,
             bus: EventBus::new(subscribers.sinks),
             fold,
             files: subscribers.files,
+            progress,
         })
     }
 
@@ -121,6 +128,17 @@ impl RunDir {
         }
         if let Some(error) = &result.error {
             eprintln!("error[{}]: {}", error.code, error.message);
+            if in_github_actions() {
+                let title = format!("runner: {} {}", result.agent, status_label(result.status));
+                let message = format!("error[{}]: {}", error.code, error.message);
+                eprintln!(
+                    "{}",
+                    github_annotation(Severity::Error, At::default(), &title, &message)
+                );
+            }
+        }
+        if self.progress.is_some() {
+            eprintln!("{}", summary_line(&result, &self.dir));
         }
         Some(result)
     }

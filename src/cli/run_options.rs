@@ -7,6 +7,7 @@ use std::sync::Arc;
 
 use clap::{Args, ValueEnum};
 
+use crate::output::progress::ProgressStyle;
 use crate::output::result::RunResult;
 use crate::provider::BuildOptions;
 use crate::tools::{AnswerSource, AnswersFile, Terminal};
@@ -15,6 +16,18 @@ use crate::tools::{AnswerSource, AnswersFile, Terminal};
 pub enum OutputFormat {
     Text,
     Json,
+}
+
+/// What progress a run prints on stderr.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ProgressChoice {
+    /// `live` on a terminal, `plain` when the `CI` variable is set, else none.
+    Auto,
+    /// For a person at a terminal: coloured, seconds since the start.
+    Live,
+    /// For CI logs: one uncoloured line per event, with its UTC time.
+    Plain,
+    None,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -56,9 +69,13 @@ pub struct RunOptions {
     /// definition is refused.
     #[arg(long)]
     pub allow_widening: bool,
-    /// No progress on stderr.
+    /// No progress on stderr (`--progress none`).
     #[arg(long)]
     pub quiet: bool,
+    /// Progress on stderr: `live` (a terminal), `plain` (timestamped lines, for CI logs),
+    /// `none`; `auto`: live on a terminal, plain when `CI` is set, else none.
+    #[arg(long, value_enum, default_value_t = ProgressChoice::Auto)]
+    pub progress: ProgressChoice,
     /// Colour on stderr.
     #[arg(long, value_enum, default_value_t = ColorChoice::Auto)]
     pub color: ColorChoice,
@@ -111,6 +128,22 @@ impl RunOptions {
         Ok(sources)
     }
 
+    /// The progress to print on stderr, if any: live or plain.
+    pub fn progress(&self) -> Option<ProgressStyle> {
+        let live = || ProgressStyle::Live {
+            color: self.stderr_colored(),
+        };
+        match self.progress {
+            _ if self.quiet => None,
+            ProgressChoice::None => None,
+            ProgressChoice::Live => Some(live()),
+            ProgressChoice::Plain => Some(ProgressStyle::Plain),
+            ProgressChoice::Auto if std::io::stderr().is_terminal() => Some(live()),
+            ProgressChoice::Auto if in_ci() => Some(ProgressStyle::Plain),
+            ProgressChoice::Auto => None,
+        }
+    }
+
     /// Whether progress on stderr may be coloured.
     pub fn stderr_colored(&self) -> bool {
         match self.color {
@@ -122,6 +155,12 @@ impl RunOptions {
             }
         }
     }
+}
+
+/// Whether this runs in a CI job: the `CI` variable that GitHub Actions, GitLab CI,
+/// CircleCI, Buildkite and most others set, to anything but `false` or `0`.
+fn in_ci() -> bool {
+    std::env::var("CI").is_ok_and(|value| !matches!(value.as_str(), "" | "false" | "0"))
 }
 
 fn read_answers(path: &Path) -> Result<AnswersFile, String> {

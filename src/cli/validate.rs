@@ -1,31 +1,47 @@
-//! `runner validate PATH... [--format text|json] [--watch]`.
+//! `runner validate PATH... [--format text|json|github|junit] [--watch]`.
 
 use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
 
+use clap::ValueEnum;
+
+use super::Exit;
+use super::ci_report::{github_diagnostics, junit};
 use super::style::{paint, stdout_colored};
-use super::{Exit, Format};
 use crate::reload::{FileWatcher, agent_files};
 use crate::spec::validate::expand_paths;
-use crate::spec::{Diagnostic, Severity, validate_paths};
+use crate::spec::validate::validate_files;
+use crate::spec::{Diagnostic, Severity};
 
-pub fn run(paths: &[PathBuf], format: Format) -> Exit {
-    let diagnostics = match validate_paths(paths) {
-        Ok(diagnostics) => diagnostics,
+/// How `runner validate` prints what it found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ValidateFormat {
+    Text,
+    Json,
+    Github,
+    Junit,
+}
+
+pub fn run(paths: &[PathBuf], format: ValidateFormat) -> Exit {
+    let files = match expand_paths(paths) {
+        Ok(files) => files,
         Err(message) => {
             eprintln!("error: {message}");
             return Exit::Invalid;
         }
     };
+    let diagnostics = validate_files(&files);
     match format {
-        Format::Json => match serde_json::to_string_pretty(&diagnostics) {
+        ValidateFormat::Json => match serde_json::to_string_pretty(&diagnostics) {
             Ok(json) => outln!("{json}"),
             Err(error) => {
                 eprintln!("error: cannot print diagnostics: {error}");
                 return Exit::Failed;
             }
         },
-        Format::Text => print_text(&diagnostics),
+        ValidateFormat::Text => print_text(&diagnostics),
+        ValidateFormat::Github => out!("{}", github_diagnostics(&diagnostics)),
+        ValidateFormat::Junit => out!("{}", junit(&files, &diagnostics)),
     }
     if diagnostics.iter().any(Diagnostic::is_error) {
         Exit::Invalid
@@ -36,7 +52,7 @@ pub fn run(paths: &[PathBuf], format: Format) -> Exit {
 
 /// `--watch`: validates, then again after every save of a checked file (or a file one of
 /// them pulls in), clearing the screen first on a terminal. Runs until interrupted.
-pub fn watch(paths: &[PathBuf], format: Format) -> Exit {
+pub fn watch(paths: &[PathBuf], format: ValidateFormat) -> Exit {
     loop {
         // Watch first, so a save during the validation is not missed.
         let files = match expand_paths(paths) {

@@ -5,5 +5,6 @@ pub mod events_schema;
 pub mod progress;
 pub mod render;
 pub mod result;
+pub mod summary;
 pub mod transcript;
 pub mod transcript_events;

@@ -1,30 +1,45 @@
-//! Progress for people on stderr: the current step, tool calls as they start and finish,
-//! tokens and elapsed time. Only when stderr is a terminal and `--quiet` is not given;
-//! colour only when allowed.
+//! Progress on stderr: the current step, tool calls as they start and finish, and tokens,
+//! one line each. `Live` (a terminal) starts each line with the seconds since the start,
+//! coloured when allowed; `Plain` (CI logs) with the UTC time, never coloured. How the run
+//! ended is not a progress line: the run directory's summary says it once.
 
 use std::io::Write;
 use std::sync::Mutex;
 use std::time::Instant;
 
+use crate::engine::clock::now_rfc3339;
 use crate::engine::events::{Event, EventData, EventSink};
 
+/// How progress lines look.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ProgressStyle {
+    Live { color: bool },
+    Plain,
+}
+
+impl ProgressStyle {
+    pub fn color(self) -> bool {
+        matches!(self, ProgressStyle::Live { color: true })
+    }
+}
+
 pub struct Progress {
-    color: bool,
+    style: ProgressStyle,
     started: Instant,
     state: Mutex<()>,
 }
 
 impl Progress {
-    pub fn new(color: bool) -> Self {
+    pub fn new(style: ProgressStyle) -> Self {
         Progress {
-            color,
+            style,
             started: Instant::now(),
             state: Mutex::new(()),
         }
     }
 
     fn paint(&self, text: &str, ansi: &str) -> String {
-        if self.color {
+        if self.style.color() {
             format!("\x1b[{ansi}m{text}\x1b[0m")
         } else {
             text.to_string()
@@ -34,11 +49,14 @@ impl Progress {
     fn line(&self, depth: u32, text: String) {
         let _guard = self.state.lock();
         let indent = "  ".repeat(depth as usize);
-        let elapsed = self.paint(
-            &format!("{:>6.1}s", self.started.elapsed().as_secs_f64()),
-            "2",
-        );
-        let _ = writeln!(std::io::stderr(), "{elapsed} {indent}{text}");
+        let time = match self.style {
+            ProgressStyle::Live { .. } => self.paint(
+                &format!("{:>6.1}s", self.started.elapsed().as_secs_f64()),
+                "2",
+            ),
+            ProgressStyle::Plain => now_rfc3339(),
+        };
+        let _ = writeln!(std::io::stderr(), "{time} {indent}{text}");
     }
 }
 
@@ -65,9 +83,6 @@ impl EventSink for Progress {
                 &format!("tokens so far: {}", usage.total_usage.total_tokens),
                 "2",
             ),
-            EventData::RunFailed(failed) => {
-                self.paint(&format!("failed: {}", failed.error.message), "31")
-            }
             _ => return,
         };
         self.line(event.depth, line);

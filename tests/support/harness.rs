@@ -242,6 +242,10 @@ impl Test {
             .args(&self.extra)
             .current_dir(&self.dir)
             .env_remove("RUST_BACKTRACE")
+            // A session reads the same in a CI job as at a desk: progress and annotations
+            // are asked for by the tests that check them.
+            .env_remove("CI")
+            .env_remove("GITHUB_ACTIONS")
             .stdin(if self.stdin.is_some() {
                 Stdio::piped()
             } else {

@@ -39,6 +39,8 @@ impl Run {
             .args(args)
             .current_dir(root())
             .env("NO_COLOR", "1")
+            .env_remove("CI")
+            .env_remove("GITHUB_ACTIONS")
             .stdin(Stdio::null());
         Run { command }
     }

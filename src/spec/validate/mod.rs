@@ -497,9 +497,14 @@ fn file_name(path: &Path) -> String {
 
 /// Validates files and directories; returns every diagnostic.
 pub fn validate_paths(paths: &[PathBuf]) -> Result<Vec<Diagnostic>, String> {
+    Ok(validate_files(&expand_paths(paths)?))
+}
+
+/// Validates these files (as [`expand_paths`] lists them).
+pub fn validate_files(files: &[PathBuf]) -> Vec<Diagnostic> {
     let mut validator = Validator::new();
-    for file in expand_paths(paths)? {
-        validator.validate_file(&file);
+    for file in files {
+        validator.validate_file(file);
     }
-    Ok(validator.finish())
+    validator.finish()
 }
