@@ -9,6 +9,7 @@ pub mod cli;
 pub mod compile;
 pub mod engine;
 pub mod fsutil;
+pub mod log;
 pub mod mcp;
 pub mod output;
 pub mod protocol;

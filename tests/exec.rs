@@ -1119,13 +1119,19 @@ fn plain_progress_is_timestamped_and_ends_with_a_summary_naming_the_run_director
     let step = lines.iter().find(|l| l.contains("step 1")).unwrap();
     assert!(stamped(step), "{step}");
     assert!(lines.iter().any(|l| stamped(l) && l.contains("✓ list_dir")));
-    let summary = lines.iter().find(|l| l.starts_with("limit reached")).unwrap();
+    let summary = lines
+        .iter()
+        .find(|l| l.starts_with("limit reached"))
+        .unwrap();
     assert!(
         summary.starts_with("limit reached · 2 steps · 1 model call · 1 tool call · 150 tokens · ")
             && summary.ends_with(" s · run"),
         "{summary}"
     );
-    let errors = lines.iter().filter(|l| l.contains("the run reached")).count();
+    let errors = lines
+        .iter()
+        .filter(|l| l.contains("the run reached"))
+        .count();
     assert_eq!(errors, 1, "the limit is said once:\n{}", ran.stderr);
     assert!(!ran.stderr.contains("failed"), "{}", ran.stderr);
 }
@@ -1160,5 +1166,33 @@ fn a_failed_run_in_github_actions_is_an_annotation() {
         .env("GITHUB_ACTIONS", "true")
         .status(3)
         .stderr_contains("::error title=runner%3A test-agent limit reached::error[")
+        .run();
+}
+
+/// `--debug` logs what happens inside (the HTTP exchanges, the retries) on stderr, and no
+/// line shows the key, even where the server echoed it; a bad `RUNNER_LOG` is said.
+#[test]
+fn debug_logs_exchanges_and_retries_without_the_key() {
+    let echo = format!("overloaded for key {}", KEY);
+    let ran = Test::new()
+        .agent(&format!(
+            "name: test-agent\nmodel: {{ provider: openai, name: m, base_url: \"$OPENAI_URL\", api_key_env: {}, retry: {{ max_attempts: 2, initial_backoff: 1ms }} }}\nprompt: Go\n",
+            KEY_ENV
+        ))
+        .respond(MockResponse::error(503, echo))
+        .reply(Reply::text("done"))
+        .args(["--debug"])
+        .stdout("done\n")
+        .stderr_contains("retrying the model call")
+        .run();
+    assert!(ran.stderr.contains("model request answered"), "{}", ran.stderr);
+    assert!(ran.stderr.contains("status=503"), "{}", ran.stderr);
+    assert!(!ran.stderr.contains(KEY), "{}", ran.stderr);
+    Test::new()
+        .agent("prompt: Go\n")
+        .reply(Reply::text("done"))
+        .env("RUNNER_LOG", "runner=loud")
+        .stdout("done\n")
+        .stderr_contains("warning: RUNNER_LOG=`runner=loud` is not a log filter")
         .run();
 }

@@ -187,6 +187,12 @@ impl JournalWriter {
             })?;
         self.seq = record.seq;
         self.end += line.len() as u64;
+        tracing::debug!(
+            seq = self.seq,
+            bytes = line.len(),
+            step = state.step,
+            "checkpoint record written"
+        );
         Ok(())
     }
 
@@ -204,6 +210,7 @@ impl JournalWriter {
             return Err(self.io(error));
         }
         self.synced = (self.end, self.seq);
+        tracing::debug!(seq = self.seq, "journal synced");
         Ok(())
     }
 

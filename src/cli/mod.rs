@@ -50,6 +50,10 @@ pub use exit::Exit;
 struct Cli {
     #[command(subcommand)]
     command: Command,
+    /// Log what happens inside on stderr (HTTP exchanges, retries, MCP servers, checkpoint
+    /// records), keys scrubbed; `RUNNER_LOG=LEVEL|TARGET=LEVEL,...` chooses what.
+    #[arg(long, global = true)]
+    debug: bool,
 }
 
 #[derive(Debug, Subcommand)]
@@ -133,6 +137,7 @@ pub fn main() -> std::process::ExitCode {
             };
         }
     };
+    crate::log::init(cli.debug);
     let exit = match cli.command {
         Command::Validate {
             paths,

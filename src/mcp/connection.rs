@@ -82,6 +82,11 @@ impl Connection {
     /// within `options.timeout`.
     pub async fn open(endpoint: &Endpoint, options: OpenOptions<'_>) -> Result<Self, StartError> {
         let label = endpoint.label();
+        // `env` and `headers` values carry tokens: no log line may show them.
+        for (_, value) in endpoint.settings() {
+            crate::log::secret(value);
+        }
+        tracing::debug!(server = %label, "starting the MCP server");
         let fail = |kind, message: String| StartError {
             server: label.clone(),
             kind,

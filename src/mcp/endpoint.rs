@@ -33,6 +33,14 @@ impl Endpoint {
         }
     }
 
+    /// The rendered `env` (stdio) or `headers` (HTTP) entries.
+    pub fn settings(&self) -> &[(String, String)] {
+        match self {
+            Endpoint::Stdio { env, .. } => env,
+            Endpoint::Http { headers, .. } => headers,
+        }
+    }
+
     /// The label of an entry's server, before its templates are rendered.
     pub fn label_of(server: &McpServer) -> String {
         match server {

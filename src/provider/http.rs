@@ -19,7 +19,9 @@ use super::types::ModelResponse;
 pub struct Secret(String);
 
 impl Secret {
+    /// A key, registered with the log so that no log line shows it.
     pub fn new(value: String) -> Self {
+        crate::log::secret(&value);
         Secret(value)
     }
     pub(crate) fn expose(&self) -> &str {
@@ -133,6 +135,8 @@ impl HttpClient {
             value.set_sensitive(true);
             map.insert(HeaderName::from_static(name), value);
         }
+        let sent = body.len();
+        let started = Instant::now();
         let send = self.client(url)?.post(url).headers(map).body(body).send();
         let response = match timeout_at(deadline, send).await {
             Err(_) => return Err(self.timeout_error(None)),
@@ -140,6 +144,13 @@ impl HttpClient {
             Ok(Ok(r)) => r,
         };
         let status = response.status().as_u16();
+        tracing::debug!(
+            url,
+            status,
+            request_bytes = sent,
+            ms = started.elapsed().as_millis() as u64,
+            "model request answered"
+        );
         let is_json = response
             .headers()
             .get("content-type")

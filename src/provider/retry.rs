@@ -61,7 +61,9 @@ impl Retry {
                 }
                 Err(e) => {
                     attempt += 1;
-                    tokio::time::sleep(Self::backoff(&self.policy, attempt, e.retry_after)).await;
+                    let wait = Self::backoff(&self.policy, attempt, e.retry_after);
+                    tracing::debug!(attempt, wait_ms = wait.as_millis() as u64, error = %e, "retrying the model call");
+                    tokio::time::sleep(wait).await;
                     if emitted.load(Ordering::Relaxed) {
                         sink(StreamDelta::Reset {
                             attempt,
