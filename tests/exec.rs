@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use runner::testing::mock_server::{MockRequest, MockResponse, Reply};
 use serde_json::{Value, json};
-use support::{KEY, KEY_ENV, Ran, Test, wait_until};
+use support::{KEY, KEY_ENV, Ran, Test, terminal_available, wait_until};
 
 const NOTES: &str = "line one\nline two\n";
 
@@ -1185,7 +1185,11 @@ fn debug_logs_exchanges_and_retries_without_the_key() {
         .stdout("done\n")
         .stderr_contains("retrying the model call")
         .run();
-    assert!(ran.stderr.contains("model request answered"), "{}", ran.stderr);
+    assert!(
+        ran.stderr.contains("model request answered"),
+        "{}",
+        ran.stderr
+    );
     assert!(ran.stderr.contains("status=503"), "{}", ran.stderr);
     assert!(!ran.stderr.contains(KEY), "{}", ran.stderr);
     Test::new()
@@ -1195,4 +1199,36 @@ fn debug_logs_exchanges_and_retries_without_the_key() {
         .stdout("done\n")
         .stderr_contains("warning: RUNNER_LOG=`runner=loud` is not a log filter")
         .run();
+}
+
+/// On a terminal, a status line ticks at the bottom between events (spinner, the run's
+/// seconds, agent and step, tokens), event lines scroll above it, and it is gone when the
+/// run ends, before the summary.
+#[test]
+fn live_progress_ticks_a_status_line_on_a_terminal() {
+    if !terminal_available() {
+        return;
+    }
+    let ran = Test::new()
+        .agent("prompt: Go\n")
+        .respond(MockResponse::reply(Reply::text("done")).chunk_delay(Duration::from_millis(400)))
+        .in_terminal()
+        .stdout_contains("test-agent · step 1: Model call")
+        .run();
+    let screen = &ran.stdout;
+    // The status line's message, which no event line has; drawn more than once as it ticks.
+    let drawn = screen
+        .matches("test-agent · step 1: Model call · 0 tokens")
+        .count();
+    assert!(
+        drawn >= 2,
+        "the status line ticked {drawn} times:\n{screen:?}"
+    );
+    let summary = screen.find("completed · 1 step · 1 model call").unwrap();
+    let last_draw = screen.rfind("· 0 tokens").unwrap();
+    assert!(
+        last_draw < summary,
+        "the status line is cleared before the summary"
+    );
+    assert!(screen.trim_end().ends_with("done"), "{screen:?}");
 }

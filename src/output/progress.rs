@@ -1,11 +1,16 @@
-//! Progress on stderr: the current step, tool calls as they start and finish, and tokens,
-//! one line each. `Live` (a terminal) starts each line with the seconds since the start,
-//! coloured when allowed; `Plain` (CI logs) with the UTC time, never coloured. How the run
-//! ended is not a progress line: the run directory's summary says it once.
+//! Progress on stderr: a line per step, tool call (with its arguments in brief) and result,
+//! and tokens so far. `Live` (a terminal) starts each line with the seconds since the
+//! start, coloured when allowed, and keeps a status line at the bottom that ticks between
+//! events (spinner, elapsed time, the current agent and step, tokens, cost); `Plain` (CI
+//! logs) starts each line with the UTC time, never colours, and has no status line. How
+//! the run ended is not a progress line: the run directory's summary says it once.
 
 use std::io::Write;
 use std::sync::Mutex;
-use std::time::Instant;
+use std::time::{Duration, Instant};
+
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressState, ProgressStyle as BarStyle};
+use serde_json::Value;
 
 use crate::engine::clock::now_rfc3339;
 use crate::engine::events::{Event, EventData, EventSink};
@@ -26,15 +31,42 @@ impl ProgressStyle {
 pub struct Progress {
     style: ProgressStyle,
     started: Instant,
-    state: Mutex<()>,
+    /// The live status line (hidden when stderr is not a terminal), and what it says.
+    status: Option<(ProgressBar, Mutex<Status>)>,
 }
+
+/// What the status line says besides the time.
+#[derive(Debug, Default)]
+struct Status {
+    step: String,
+    tokens: u64,
+    cost_usd: Option<f64>,
+}
+
+impl Status {
+    fn message(&self) -> String {
+        let mut message = format!("{} · {} tokens", self.step, self.tokens);
+        if let Some(cost) = self.cost_usd {
+            message.push_str(&format!(" · ${cost:.4}"));
+        }
+        message
+    }
+}
+
+/// How often the status line redraws (its spinner and clock).
+const TICK: Duration = Duration::from_millis(100);
 
 impl Progress {
     pub fn new(style: ProgressStyle) -> Self {
+        let started = Instant::now();
+        let status = match style {
+            ProgressStyle::Live { .. } => Some((status_line(style, started), Mutex::default())),
+            ProgressStyle::Plain => None,
+        };
         Progress {
             style,
-            started: Instant::now(),
-            state: Mutex::new(()),
+            started,
+            status,
         }
     }
 
@@ -47,7 +79,6 @@ impl Progress {
     }
 
     fn line(&self, depth: u32, text: String) {
-        let _guard = self.state.lock();
         let indent = "  ".repeat(depth as usize);
         let time = match self.style {
             ProgressStyle::Live { .. } => self.paint(
@@ -56,35 +87,161 @@ impl Progress {
             ),
             ProgressStyle::Plain => now_rfc3339(),
         };
-        let _ = writeln!(std::io::stderr(), "{time} {indent}{text}");
+        let line = format!("{time} {indent}{text}");
+        match &self.status {
+            // Above the status line, which is redrawn below it.
+            Some((bar, _)) if !bar.is_hidden() => bar.println(line),
+            _ => {
+                let _ = writeln!(std::io::stderr().lock(), "{line}");
+            }
+        }
+    }
+
+    /// Updates the status line, if there is one.
+    fn update(&self, change: impl FnOnce(&mut Status)) {
+        if let Some((bar, status)) = &self.status
+            && let Ok(mut status) = status.lock()
+        {
+            change(&mut status);
+            bar.set_message(status.message());
+        }
+    }
+
+    /// The status line stops ticking and is cleared (the run is over, or a question is
+    /// asked on the terminal), or comes back.
+    fn pause(&self, paused: bool) {
+        if let Some((bar, _)) = &self.status {
+            if paused {
+                bar.disable_steady_tick();
+                bar.finish_and_clear();
+            } else {
+                bar.reset();
+                bar.enable_steady_tick(TICK);
+            }
+        }
+    }
+}
+
+impl Drop for Progress {
+    fn drop(&mut self) {
+        self.pause(true);
     }
 }
 
 impl EventSink for Progress {
     fn emit(&self, event: &Event) {
         let line = match &event.data {
-            EventData::StepCreated(step) => self.paint(
-                &format!(
+            EventData::StepCreated(step) => {
+                let text = format!(
                     "{} · step {}: {}",
                     event.agent, step.details.step, step.details.title
-                ),
-                "1",
-            ),
-            EventData::ToolStarted(tool) => format!("→ {}", tool.tool_name),
+                );
+                self.update(|status| status.step = text.clone());
+                self.paint(&text, "1")
+            }
+            EventData::ToolStarted(tool) => {
+                if tool.tool_name == ASK_USER {
+                    self.pause(true);
+                }
+                format!("→ {}{}", tool.tool_name, brief(&tool.input))
+            }
             EventData::ToolCompleted(tool) => {
                 let mark = if tool.result.success {
                     self.paint("✓", "32")
                 } else {
                     self.paint("✗", "31")
                 };
+                if tool.tool_name == ASK_USER {
+                    self.pause(false);
+                }
                 format!("{mark} {} ({} ms)", tool.tool_name, tool.duration_ms)
             }
-            EventData::LlmUsage(usage) => self.paint(
-                &format!("tokens so far: {}", usage.total_usage.total_tokens),
-                "2",
-            ),
+            EventData::LlmUsage(usage) => {
+                self.update(|status| {
+                    status.tokens = usage.total_usage.total_tokens;
+                    status.cost_usd = usage.cost_usd.or(status.cost_usd);
+                });
+                self.paint(
+                    &format!("tokens so far: {}", usage.total_usage.total_tokens),
+                    "2",
+                )
+            }
+            // A chat's next turn brings the status line back.
+            EventData::RunCreated(_) if event.depth == 0 => {
+                self.pause(false);
+                return;
+            }
+            EventData::RunCompleted(_) | EventData::RunFailed(_) | EventData::RequiresAction(_)
+                if event.depth == 0 =>
+            {
+                self.pause(true);
+                return;
+            }
             _ => return,
         };
         self.line(event.depth, line);
+    }
+}
+
+/// The ticking line at the bottom of a terminal: a spinner, the seconds since `started`
+/// (the run's clock, which pausing the line does not reset), and the message.
+fn status_line(style: ProgressStyle, started: Instant) -> ProgressBar {
+    let bar = ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr());
+    let template = if style.color() {
+        "{spinner:.cyan} {since:.dim} {msg}"
+    } else {
+        "{spinner} {since} {msg}"
+    };
+    let since = move |_: &ProgressState, out: &mut dyn std::fmt::Write| {
+        let _ = write!(out, "{:.1}s", started.elapsed().as_secs_f64());
+    };
+    if let Ok(look) = BarStyle::with_template(template) {
+        bar.set_style(look.with_key("since", since));
+    }
+    bar.enable_steady_tick(TICK);
+    bar
+}
+
+/// The tool that asks the person at the terminal: the status line must not draw over its
+/// question.
+const ASK_USER: &str = "ask_user";
+
+/// A call's arguments in one short line: ` path=src/main.rs pattern="fn main"`.
+fn brief(input: &Value) -> String {
+    const MAX: usize = 80;
+    let Some(arguments) = input.as_object() else {
+        return String::new();
+    };
+    let mut line = String::new();
+    for (key, value) in arguments {
+        let value = match value {
+            Value::String(text) if !text.contains([' ', '"', '\n']) && !text.is_empty() => {
+                text.clone()
+            }
+            other => other.to_string(),
+        };
+        line.push_str(&format!(" {key}={value}"));
+    }
+    match line.char_indices().nth(MAX) {
+        Some((cut, _)) => format!("{}…", &line[..cut]),
+        None => line,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn arguments_are_one_short_line() {
+        assert_eq!(
+            brief(&json!({"path": "src", "pattern": "fn main"})),
+            " path=src pattern=\"fn main\""
+        );
+        let long = brief(&json!({"text": "x".repeat(200)}));
+        assert_eq!(long.chars().count(), 81);
+        assert!(long.ends_with('…'));
+        assert_eq!(brief(&json!("not an object")), "");
     }
 }

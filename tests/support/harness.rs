@@ -47,6 +47,8 @@ pub struct Test {
     env: Vec<(String, String)>,
     env_removed: Vec<String>,
     stdin: Option<String>,
+    /// Run under a pseudo-terminal (`script`): stdout then holds the whole screen.
+    terminal: bool,
     /// The expected exit code; `None`: any (the test looks at the result itself).
     status: Option<i32>,
     stdout: Option<String>,
@@ -79,6 +81,7 @@ impl Test {
             ],
             env_removed: Vec::new(),
             stdin: None,
+            terminal: false,
             status: Some(0),
             stdout: None,
             stdout_contains: Vec::new(),
@@ -176,6 +179,13 @@ impl Test {
 
     /// Leaves `key` out of the environment (the API key is set by default), to see what
     /// the binary does without it.
+    /// Runs the binary in a pseudo-terminal (`script`, from util-linux): what it draws, stdout
+    /// and stderr together, is then the run's stdout. See [`terminal_available`].
+    pub fn in_terminal(mut self) -> Self {
+        self.terminal = true;
+        self
+    }
+
     pub fn env_remove(mut self, key: &str) -> Self {
         self.env.retain(|(k, _)| k != key);
         self.env_removed.push(key.into());
@@ -236,10 +246,21 @@ impl Test {
     /// Starts the binary without waiting for it, for tests that act while it runs
     /// (signals, saves under `--watch`); `Running::wait` checks the expectations.
     pub fn spawn(self) -> Running {
-        let mut command = Command::new(env!("CARGO_BIN_EXE_runner"));
+        let args = [&self.command[..], &self.extra[..]].concat();
+        let mut command = if self.terminal {
+            // `script` gives the runner a terminal for stdin, stdout and stderr, and copies
+            // what it draws to its own stdout.
+            let runner = std::iter::once(env!("CARGO_BIN_EXE_runner").to_string());
+            let line = shell_words::join(runner.chain(args));
+            let mut command = Command::new("script");
+            command.args(["-q", "-e", "-c", &line, "/dev/null"]);
+            command
+        } else {
+            let mut command = Command::new(env!("CARGO_BIN_EXE_runner"));
+            command.args(&args);
+            command
+        };
         command
-            .args(&self.command)
-            .args(&self.extra)
             .current_dir(&self.dir)
             .env_remove("RUST_BACKTRACE")
             // A session reads the same in a CI job as at a desk: progress and annotations
@@ -614,4 +635,21 @@ fn write(path: &Path, text: &str) {
         std::fs::create_dir_all(parent).unwrap();
     }
     std::fs::write(path, text).unwrap();
+}
+
+/// Whether tests can run the binary in a pseudo-terminal (`script` is installed); a test
+/// that needs one prints why it skips when not.
+pub fn terminal_available() -> bool {
+    let found = Command::new("script")
+        .arg("--version")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|status| status.success());
+    if !found {
+        eprintln!(
+            "skipped: `script` (util-linux) is not installed, so there is no pseudo-terminal to test in"
+        );
+    }
+    found
 }

@@ -5,7 +5,7 @@
 
 mod harness;
 #[allow(unused_imports)]
-pub use harness::{KEY, KEY_ENV, Ran, Running, Test, read_json, wait_until};
+pub use harness::{KEY, KEY_ENV, Ran, Running, Test, read_json, terminal_available, wait_until};
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
