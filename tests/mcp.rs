@@ -686,3 +686,32 @@ fn the_mcp_example_runs_offline() {
         "The sum of 19 and 23 is 42."
     );
 }
+
+/// runner asks for MCP 2025-11-25, the newest version with an `initialize` handshake (the
+/// SDK's newest, 2026-07-28, has none, and servers that do not know it refuse), and works
+/// with a server that answers with an older version it knows.
+#[test]
+fn the_handshake_asks_for_a_version_with_initialize() {
+    let server = support::root().join("tests/mcp-server/handshake-server.js");
+    let ran = Test::new()
+        .agent(&format!(
+            "prompt: Echo.\ntools:\n  - mcp:\n      command: node\n      args: [\"{}\", \"requests.jsonl\", \"2025-06-18\"]\n",
+            server.display()
+        ))
+        .reply(Reply::tool_call("echo", json!({"text": "hi"})))
+        .reply(Reply::text("done"))
+        .stdout("done\n")
+        .run();
+    let requests: Vec<Value> = ran
+        .read("requests.jsonl")
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect();
+    assert_eq!(requests[0]["method"], "initialize");
+    assert_eq!(requests[0]["params"]["protocolVersion"], "2025-11-25");
+    let calls = requests
+        .iter()
+        .filter(|r| r["method"] == "tools/call")
+        .count();
+    assert_eq!(calls, 1);
+}

@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, ClientCapabilities, ClientConfig, Implementation,
+    ProtocolVersion,
 };
 use rmcp::service::RunningService;
 use rmcp::transport::StreamableHttpClientTransport;
@@ -232,10 +233,13 @@ where
     T: rmcp::transport::IntoTransport<RoleClient, E, A>,
     E: std::error::Error + Send + Sync + 'static,
 {
+    // The newest version that still has the `initialize` handshake: rmcp's `LATEST`
+    // (2026-07-28) has none, and servers that do not know it fail the handshake.
     let client = ClientConfig::new(
         ClientCapabilities::default(),
         Implementation::new("runner", env!("CARGO_PKG_VERSION")),
-    );
+    )
+    .with_protocol_version(ProtocolVersion::LATEST_WITH_INITIALIZE);
     let work =
         async {
             let service = client.serve(transport).await.map_err(|e| {

@@ -25,6 +25,8 @@
 //! code spans. JSON is pretty-printed by serde (which escapes control characters) into
 //! fences longer than any backtick run inside.
 
+use std::borrow::Cow;
+
 use serde_json::Value;
 
 use crate::output::transcript::{
@@ -182,7 +184,12 @@ fn render_user_input(input: &UserInput, out: &mut String) {
 /// ends lines at a lone CR too, and such a line would escape the `> ` that
 /// [`quote_into`] puts in front of every LF-separated line.
 fn verbatim(text: &str, out: &mut String) {
-    let text = text.replace("\r\n", "\n").replace('\r', "\n");
+    // Most text has no carriage return: it is not copied to look for one.
+    let text: Cow<'_, str> = if text.contains('\r') {
+        Cow::Owned(text.replace("\r\n", "\n").replace('\r', "\n"))
+    } else {
+        Cow::Borrowed(text)
+    };
     let text = text.trim_end_matches('\n');
     let fence = "`".repeat(longest_run(text, '`').max(2) + 1);
     out.push_str(&fence);
@@ -239,7 +246,9 @@ fn quote_into(inner: &str, out: &mut String) {
 fn json_fence(value: &Value, out: &mut String) {
     let body = serde_json::to_string_pretty(value).unwrap_or_else(|_| "null".into());
     let fence = "`".repeat(longest_run(&body, '`').max(2) + 1);
-    out.push_str(&format!("{fence}json\n{body}\n{fence}\n\n"));
+    for part in [&fence, "json\n", &body, "\n", &fence, "\n\n"] {
+        out.push_str(part);
+    }
 }
 
 fn code_span(text: &str) -> String {
@@ -253,10 +262,13 @@ fn code_span(text: &str) -> String {
     format!("{ticks}{pad}{text}{pad}{ticks}")
 }
 
+/// The longest run of the ASCII character `c` in `text` (byte by byte: an ASCII byte is
+/// never part of another character in UTF-8).
 fn longest_run(text: &str, c: char) -> usize {
+    debug_assert!(c.is_ascii());
     let (mut best, mut cur) = (0, 0);
-    for ch in text.chars() {
-        if ch == c {
+    for &byte in text.as_bytes() {
+        if byte == c as u8 {
             cur += 1;
             best = best.max(cur);
         } else {
