@@ -715,3 +715,40 @@ fn the_handshake_asks_for_a_version_with_initialize() {
         .count();
     assert_eq!(calls, 1);
 }
+
+/// A server that answers every request with 401 Unauthorized (an MCP server behind OAuth).
+/// The thread ends after `count` connections.
+fn unauthorized_server(count: usize) -> u16 {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        for client in listener.incoming().take(count) {
+            let Ok(mut client) = client else { return };
+            client
+                .set_read_timeout(Some(Duration::from_secs(5)))
+                .unwrap();
+            let mut buf = [0u8; 8192];
+            let _ = client.read(&mut buf);
+            let _ = client.write_all(
+                b"HTTP/1.1 401 Unauthorized\r\nwww-authenticate: Bearer resource_metadata=\"http://127.0.0.1/.well-known/oauth-protected-resource\"\r\ncontent-length: 0\r\nconnection: close\r\n\r\n",
+            );
+        }
+    });
+    port
+}
+
+/// A server that wants credentials gets a plain message saying what to do (runner has no
+/// OAuth): a token in `headers`. No Rust type names.
+#[test]
+fn a_server_that_wants_credentials_says_how_to_give_them() {
+    let port = unauthorized_server(4);
+    let ran = Test::new()
+        .agent(&format!(
+            "prompt: Go\ntools:\n  - mcp:\n      url: http://127.0.0.1:{port}/mcp\n"
+        ))
+        .status(1)
+        .stderr_contains("401 Unauthorized")
+        .stderr_contains("headers: { Authorization:")
+        .run();
+    assert!(!ran.stderr.contains("rmcp::"), "{}", ran.stderr);
+}

@@ -359,6 +359,10 @@ fn init_problem(error: &rmcp::service::ClientInitializeError) -> String {
                 .downcast_ref::<StreamableHttpError<reqwest::Error>>()
             {
                 Some(StreamableHttpError::Client(http)) => chain(http),
+                Some(StreamableHttpError::AuthRequired(_)) => AUTH_REQUIRED.into(),
+                Some(StreamableHttpError::InsufficientScope(_)) => {
+                    "the server answered 403 Forbidden: the credentials in `headers` lack a scope it needs".into()
+                }
                 Some(other) => chain(other),
                 None => chain(&*error.error),
             }
@@ -369,6 +373,10 @@ fn init_problem(error: &rmcp::service::ClientInitializeError) -> String {
         other => chain(other),
     }
 }
+
+/// What a 401 means for an agent file: runner has no OAuth flow, so the token goes in the
+/// entry's headers, from the environment.
+const AUTH_REQUIRED: &str = "the server answered 401 Unauthorized: it wants credentials, and runner does not do OAuth. Give a token in the entry's `headers`, e.g. `headers: { Authorization: \"Bearer {{ env.MCP_TOKEN }}\" }`, with MCP_TOKEN listed under the agent's `env:`";
 
 /// An error and its sources, `: `-joined (reqwest hides the cause, e.g. "connection
 /// refused", one level down).

@@ -1,5 +1,6 @@
 //! A `tools/call` result as a tool result: text passes through, structured content becomes
-//! the data when there is no text, `isError` becomes `success: false`, and content the
+//! the data when there is no text (and is kept beside the text only when it says more than
+//! the text does), `isError` becomes `success: false`, and content the
 //! model cannot take as text (images, audio, binary resources) is described in a line,
 //! never dropped silently and never pasted in as base64.
 
@@ -42,8 +43,31 @@ pub fn tool_output(server: &str, result: &Value) -> ToolOutput {
         .with_meta("mcp_server", server)
         .with_meta("content", kinds);
     match structured {
-        Some(data) if !is_error => output.with_meta("structured", data),
+        Some(data) if !is_error && !repeats(&output.data, &data) => {
+            output.with_meta("structured", data)
+        }
         _ => output,
+    }
+}
+
+/// Whether structured content only repeats the text: the text is its JSON (what the spec
+/// asks servers to send beside it), or it wraps the text whole (server-filesystem's
+/// `{"content": TEXT}`). Keeping both doubled every large result in the events and the
+/// transcript, past `max_output_chars`.
+fn repeats(data: &Value, structured: &Value) -> bool {
+    let Some(text) = data.as_str() else {
+        return data == structured;
+    };
+    let parsed = serde_json::from_str::<Value>(text).ok();
+    parsed.as_ref() == Some(structured) || holds_string(structured, text)
+}
+
+fn holds_string(value: &Value, text: &str) -> bool {
+    match value {
+        Value::String(s) => s == text,
+        Value::Array(items) => items.iter().any(|v| holds_string(v, text)),
+        Value::Object(map) => map.values().any(|v| holds_string(v, text)),
+        _ => false,
     }
 }
 
@@ -150,7 +174,30 @@ mod tests {
                                             "structuredContent": {"t": 1}}),
         );
         assert_eq!(both.data, json!("{\"t\":1}"));
-        assert_eq!(both.metadata["structured"], json!({"t": 1}));
+        assert_eq!(
+            both.metadata.get("structured"),
+            None,
+            "the text is its JSON"
+        );
+        // server-filesystem: the file's text, and the same text wrapped.
+        let file = "line one\nline two";
+        let wrapped = tool_output(
+            "s",
+            &json!({"content": [{"type": "text", "text": file}],
+                    "structuredContent": {"content": file}}),
+        );
+        assert_eq!(wrapped.data, json!(file));
+        assert_eq!(
+            wrapped.metadata.get("structured"),
+            None,
+            "it repeats the text"
+        );
+        let more = tool_output(
+            "s",
+            &json!({"content": [{"type": "text", "text": "3 results"}],
+                    "structuredContent": {"results": [1, 2, 3]}}),
+        );
+        assert_eq!(more.metadata["structured"], json!({"results": [1, 2, 3]}));
     }
 
     #[test]
