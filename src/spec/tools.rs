@@ -174,6 +174,9 @@ pub enum McpServer {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct McpStdio {
+    /// `stdio`, as other tools' MCP configuration writes it (optional: `command` says it).
+    #[serde(rename = "type", default, skip_serializing_if = "Option::is_none")]
+    pub kind: Option<StdioKind>,
     /// The program to start, e.g. `node` or `npx`.
     pub command: String,
     /// Its arguments.
@@ -199,6 +202,10 @@ pub struct McpStdio {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct McpHttp {
+    /// `http` (Streamable HTTP), as other tools' MCP configuration writes it (optional:
+    /// `url` says it). The legacy HTTP+SSE transport (`sse`) is not supported.
+    #[serde(rename = "type", default, skip_serializing_if = "Option::is_none")]
+    pub kind: Option<HttpKind>,
     /// The server's endpoint, e.g. `http://127.0.0.1:3001/mcp`.
     pub url: String,
     /// Request headers; values are templates, so tokens can come from declared `env`.
@@ -213,6 +220,20 @@ pub struct McpHttp {
     /// How long the server may take to answer `initialize` and list its tools (default 30s).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub startup_timeout: Option<HumanDuration>,
+}
+
+/// The `type` of a stdio entry.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum StdioKind {
+    Stdio,
+}
+
+/// The `type` of a Streamable HTTP entry.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum HttpKind {
+    Http,
 }
 
 impl McpServer {

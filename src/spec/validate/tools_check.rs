@@ -156,10 +156,40 @@ impl Validator {
             let values_at = pointer_push(at, key);
             for (name, value) in values {
                 if let Value::String(source) = value {
-                    self.template(file, &pointer_push(&values_at, name), source, &scope);
+                    let value_at = pointer_push(&values_at, name);
+                    self.shell_variable(file, &value_at, source);
+                    self.template(file, &value_at, source, &scope);
                 }
             }
         }
+    }
+
+    /// `${NAME}`, as pasted from other tools' MCP configuration, would be sent as it is:
+    /// runner's values are templates, and nothing expands shell variables in them.
+    fn shell_variable(&mut self, file: &FileContext<'_>, at: &str, source: &str) {
+        let Some(start) = source.find("${") else {
+            return;
+        };
+        let name: String = source[start + 2..]
+            .chars()
+            .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+            .collect();
+        if name.is_empty() || !source[start + 2 + name.len()..].starts_with('}') {
+            return;
+        }
+        let position = file.doc.value_position(at);
+        self.diagnostics.push(
+            Diagnostic::error(
+                file.path,
+                position,
+                Code::InvalidValue,
+                at,
+                format!("`${{{name}}}` would be sent as it is: values here are templates, and shell variables are not expanded"),
+            )
+            .with_hint(format!(
+                "write `{{{{ env.{name} }}}}` and list `{name}` under the agent's `env:`"
+            )),
+        );
     }
 
     fn check_agent_ref(&mut self, file: &FileContext<'_>, pointer: &str, agent: Option<&Value>) {
