@@ -752,3 +752,29 @@ fn a_server_that_wants_credentials_says_how_to_give_them() {
         .run();
     assert!(!ran.stderr.contains("rmcp::"), "{}", ran.stderr);
 }
+
+/// A call cut off by `tool_timeout` still names its server, like the server's own results.
+#[test]
+fn a_call_cut_off_by_the_tool_timeout_names_its_server() {
+    let server = support::root().join("tests/mcp-server/handshake-server.js");
+    let ran = Test::new()
+        .agent(&format!(
+            "prompt: Wait.\nlimits: {{ tool_timeout: 300ms }}\ntools:\n  - mcp:\n      command: node\n      args: [\"{}\", \"requests.jsonl\"]\n",
+            server.display()
+        ))
+        .reply(Reply::tool_call("hang", json!({})))
+        .reply(Reply::text("done"))
+        .stdout("done\n")
+        .run();
+    let completed = ran.events_of("agent.tool.execution.completed");
+    let result = &completed[0]["data"]["result"];
+    assert_eq!(result["success"], false);
+    assert!(
+        result["error"].as_str().unwrap().contains("timed out"),
+        "{result}"
+    );
+    assert_eq!(
+        result["metadata"]["mcp_server"],
+        json!(format!("node {} requests.jsonl", server.display()))
+    );
+}

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use futures_util::future::join_all;
-use serde_json::{Value, json};
+use serde_json::{Map, Value, json};
 use tokio::sync::{RwLock, Semaphore, watch};
 
 use super::budget::LimitHit;
@@ -78,11 +78,17 @@ pub trait Dispatch: Send + Sync {
     fn sequential(&self, name: &str) -> Option<bool>;
     /// Starts one call; the future owns what it needs, so it can run as its own task.
     fn start(&self, call: &ToolCall, context: ToolContext) -> BoxFuture<'static, Called>;
+    /// What every result of tool `name` carries in its metadata ([`Tool::origin`]).
+    fn origin(&self, name: &str) -> Map<String, Value>;
 }
 
 impl Dispatch for HashMap<String, Arc<dyn Tool>> {
     fn sequential(&self, name: &str) -> Option<bool> {
         self.get(name).map(|tool| tool.sequential())
+    }
+
+    fn origin(&self, name: &str) -> Map<String, Value> {
+        self.get(name).map(|tool| tool.origin()).unwrap_or_default()
     }
 
     fn start(&self, call: &ToolCall, context: ToolContext) -> BoxFuture<'static, Called> {
@@ -243,13 +249,18 @@ async fn spawn_call(
     let mut task = AbortOnDrop(tokio::spawn(async move {
         execute(run, timeout, deadline, &cancel).await
     }));
-    match (&mut task.0).await {
+    let mut called = match (&mut task.0).await {
         Ok(called) => called,
         Err(error) if error.is_panic() => {
             ToolOutput::error("the tool failed unexpectedly (it panicked)").into()
         }
         Err(_) => ToolOutput::error("interrupted").into(),
+    };
+    // A call the engine cut off says where it went, as the tool's own results do.
+    for (key, value) in tools.origin(&call.name) {
+        called.output.metadata.entry(key).or_insert(value);
     }
+    called
 }
 
 /// A spawned call that stops when its scheduler gives up on it (a run that ends at its

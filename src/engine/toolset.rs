@@ -4,7 +4,7 @@
 
 use std::collections::HashMap;
 
-use serde_json::Value;
+use serde_json::{Map, Value};
 
 use super::agent::AgentTool;
 use super::effect::ToolEffect;
@@ -36,6 +36,13 @@ impl TurnTools {
 impl Dispatch for TurnTools {
     fn sequential(&self, name: &str) -> Option<bool> {
         self.tools.get(name).map(AgentTool::sequential)
+    }
+
+    fn origin(&self, name: &str) -> Map<String, Value> {
+        match self.tools.get(name) {
+            Some(AgentTool::Plain(tool)) => tool.origin(),
+            _ => Map::new(),
+        }
     }
 
     fn start(&self, call: &ToolCall, context: ToolContext) -> BoxFuture<'static, Called> {

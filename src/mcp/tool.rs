@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use serde_json::Value;
+use serde_json::{Map, Value};
 
 use super::connection::{Connection, ServerTool};
 use super::content::tool_output;
@@ -58,6 +58,13 @@ impl Tool for McpTool {
 
     fn idempotent(&self) -> bool {
         self.tool.idempotent
+    }
+
+    fn origin(&self) -> Map<String, Value> {
+        Map::from_iter([(
+            "mcp_server".to_string(),
+            Value::from(self.server.label.as_str()),
+        )])
     }
 
     fn call<'a>(&'a self, arguments: Value, ctx: &'a ToolContext) -> BoxFuture<'a, ToolOutput> {

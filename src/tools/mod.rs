@@ -57,6 +57,11 @@ pub trait Tool: Send + Sync {
     fn idempotent(&self) -> bool {
         false
     }
+    /// Metadata every result of this tool carries, a call the engine cut off (a timeout,
+    /// an interrupt) included: an MCP tool's `mcp_server`.
+    fn origin(&self) -> Map<String, Value> {
+        Map::new()
+    }
     /// Runs one call. Failures are returned as `ToolOutput { success: false, .. }`, never panics.
     fn call<'a>(&'a self, arguments: Value, ctx: &'a ToolContext) -> BoxFuture<'a, ToolOutput>;
 }

@@ -1,8 +1,8 @@
 // A minimal MCP stdio server for tests: it writes every request it gets to the file named
 // by its first argument (one JSON line each), answers `initialize` with the protocol
 // version named by its second argument, or else the one the client asked for when it knows
-// it (else 2025-06-18), lists one tool, `echo`, and answers its calls. Nothing else: it
-// shows what a client sends.
+// it (else 2025-06-18), lists two tools, `echo`, which says its text back, and `hang`,
+// which never answers. Nothing else: it shows what a client sends.
 const fs = require("fs");
 const readline = require("readline");
 
@@ -33,10 +33,12 @@ readline.createInterface({ input: process.stdin }).on("line", (line) => {
             description: "Says the text back.",
             inputSchema: { type: "object", properties: { text: { type: "string" } } },
           },
+          { name: "hang", description: "Never answers.", inputSchema: { type: "object" } },
         ],
       });
       break;
     case "tools/call":
+      if (request.params.name === "hang") break;
       reply({ content: [{ type: "text", text: String(request.params.arguments.text) }] });
       break;
     default:
