@@ -1232,3 +1232,34 @@ fn live_progress_ticks_a_status_line_on_a_terminal() {
     );
     assert!(screen.trim_end().ends_with("done"), "{screen:?}");
 }
+
+/// Retries are seen as they happen: an `agent.llm.retry` event each (attempt, wait,
+/// reason), a progress line, and their count in the result.
+#[test]
+fn retries_are_events_progress_lines_and_counted_in_the_result() {
+    let ran = Test::new()
+        .agent(&format!(
+            "name: test-agent\nmodel: {{ provider: openai, name: m, base_url: \"$OPENAI_URL\", api_key_env: {KEY_ENV}, retry: {{ max_attempts: 3, initial_backoff: 1ms }} }}\nprompt: Go\n"
+        ))
+        .respond(MockResponse::error(503, "upstream unavailable"))
+        .respond(MockResponse::error(429, "slow down"))
+        .reply(Reply::text("done"))
+        .args(["--progress", "plain"])
+        .stdout("done\n")
+        .stderr_contains("↻ attempt 2 in ")
+        .stderr_contains("↻ attempt 3 in ")
+        .run();
+    let retries = ran.events_of("agent.llm.retry");
+    let attempts: Vec<u64> = retries
+        .iter()
+        .map(|e| e["data"]["attempt"].as_u64().unwrap())
+        .collect();
+    assert_eq!(attempts, [2, 3]);
+    assert!(
+        retries[0]["data"]["reason"]
+            .as_str()
+            .unwrap()
+            .contains("503")
+    );
+    assert_eq!(ran.result()["retries"], 2);
+}

@@ -166,6 +166,15 @@ impl EventSink for Progress {
                     "2",
                 )
             }
+            EventData::LlmRetry(retry) => self.paint(
+                &format!(
+                    "↻ attempt {} in {:.1} s: {}",
+                    retry.attempt,
+                    retry.wait_ms as f64 / 1000.0,
+                    retry.reason
+                ),
+                "33",
+            ),
             // A chat's next turn brings the status line back.
             EventData::RunCreated(_) if event.depth == 0 => {
                 self.pause(false);

@@ -73,6 +73,9 @@ pub struct RunResult {
     pub steps: u64,
     pub llm_calls: u64,
     pub tool_calls: u64,
+    /// Model calls tried again after an error worth retrying (sub-agents' included).
+    #[serde(default)]
+    pub retries: u64,
     pub usage: ResultUsage,
     pub duration_ms: u64,
     pub limit: Option<String>,
@@ -117,6 +120,7 @@ impl RunResult {
             steps: 0,
             llm_calls: 0,
             tool_calls: 0,
+            retries: 0,
             usage: ResultUsage::default(),
             duration_ms: 0,
             limit: None,
@@ -177,12 +181,16 @@ impl ResultFold {
 
 impl EventSink for ResultFold {
     fn emit(&self, event: &Event) {
-        if event.depth != 0 {
-            return;
-        }
         let Ok(mut current) = self.current.lock() else {
             return;
         };
+        if let (EventData::LlmRetry(_), Some((result, _))) = (&event.data, current.as_mut()) {
+            result.retries += 1;
+            return;
+        }
+        if event.depth != 0 {
+            return;
+        }
         if let EventData::RunCreated(created) = &event.data {
             *current = Some((Self::started(event, created), Instant::now()));
             return;

@@ -62,7 +62,13 @@ impl Retry {
                 Err(e) => {
                     attempt += 1;
                     let wait = Self::backoff(&self.policy, attempt, e.retry_after);
-                    tracing::debug!(attempt, wait_ms = wait.as_millis() as u64, error = %e, "retrying the model call");
+                    let wait_ms = wait.as_millis() as u64;
+                    tracing::debug!(attempt, wait_ms, error = %e, "retrying the model call");
+                    sink(StreamDelta::Retrying {
+                        attempt,
+                        wait_ms,
+                        reason: e.to_string(),
+                    });
                     tokio::time::sleep(wait).await;
                     if emitted.load(Ordering::Relaxed) {
                         sink(StreamDelta::Reset {

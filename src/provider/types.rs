@@ -363,6 +363,13 @@ pub enum StreamDelta {
     Usage {
         usage: Usage,
     },
+    /// The attempt failed with an error worth retrying; attempt `attempt` (2, 3, ...) starts
+    /// after `wait_ms`. Sent whether or not the failed attempt had streamed anything.
+    Retrying {
+        attempt: u32,
+        wait_ms: u64,
+        reason: String,
+    },
     /// Discard every delta received so far for this call: the attempt failed and is
     /// being retried from scratch. `attempt` is the attempt about to start (2, 3, ...).
     Reset {

@@ -65,6 +65,8 @@ event_types! {
     "thread.message.completed" => MessageCompleted(MessageCompleted),
     /// After each model call.
     "agent.llm.usage" => LlmUsage(LlmUsage),
+    /// A model call failed with an error worth retrying, and is tried again after a wait.
+    "agent.llm.retry" => LlmRetry(LlmRetry),
     /// react: the reasoning of a step.
     "agent.reasoning.created" => ReasoningCreated(ReasoningCreated),
     /// The model asked for a tool call.
@@ -248,6 +250,19 @@ pub enum Purpose {
     /// react's reasoning call: the transcript shows its text once, as thinking.
     Reasoning,
     Reply,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct LlmRetry {
+    /// The assistant message the call is for.
+    pub message_id: String,
+    /// The attempt about to start (2, 3, ...).
+    pub attempt: u32,
+    /// How long runner waits before it (backoff, or the server's `Retry-After`).
+    pub wait_ms: u64,
+    /// Why the attempt before it failed.
+    pub reason: String,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]

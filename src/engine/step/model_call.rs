@@ -7,8 +7,8 @@ use crate::engine::agent::{Agent, Halt, HaltReason, RunContext};
 use crate::engine::budget::{LimitHit, timeout_hit};
 use crate::engine::clock::new_id;
 use crate::engine::events::{
-    Delta, InProgress, LlmUsage, MessageCompleted, MessageCreated, MessageDelta, MessageStarted,
-    ModelMessage, Purpose, Role,
+    Delta, InProgress, LlmRetry, LlmUsage, MessageCompleted, MessageCreated, MessageDelta,
+    MessageStarted, ModelMessage, Purpose, Role,
 };
 use crate::engine::middleware::{CallContext, Spend, run_after, run_before, run_on_error};
 use crate::engine::scheduler::until;
@@ -138,6 +138,19 @@ async fn call_model_once(
                 StreamDelta::Reset { .. } => *parser = XmlStreamParser::new(tool_names.clone()),
                 _ => {}
             }
+        }
+        if let StreamDelta::Retrying {
+            attempt,
+            wait_ms,
+            reason,
+        } = &delta
+        {
+            emitter.emit(LlmRetry {
+                message_id: delta_id.clone(),
+                attempt: *attempt,
+                wait_ms: *wait_ms,
+                reason: reason.clone(),
+            });
         }
         if let Some(delta) = delta_event(&delta_id, &delta) {
             emitter.emit(delta);
