@@ -776,3 +776,42 @@ fn a_call_cut_off_by_the_tool_timeout_names_its_server() {
         json!(format!("node {} requests.jsonl", server.display()))
     );
 }
+
+/// The official MCP conformance suite (`@modelcontextprotocol/conformance`, pinned in
+/// tests/mcp-server with the Node 22 it needs) runs its client scenarios against the
+/// binary: `tests/mcp-server/conformance-client.sh` writes an agent whose tool is the
+/// scenario's server. Elicitation and the OAuth scenarios are not supported (docs/mcp.md).
+#[test]
+fn the_conformance_suites_client_scenarios_pass() {
+    let modules = support::root().join("tests/mcp-server/node_modules");
+    let suite = modules.join("@modelcontextprotocol/conformance/dist/index.js");
+    assert!(
+        suite.exists(),
+        "the conformance suite is not installed: run `npm ci --prefix tests/mcp-server` (.ci/run does)"
+    );
+    let client = support::root().join("tests/mcp-server/conformance-client.sh");
+    for scenario in ["initialize", "tools_call", "sse-retry"] {
+        let output = Command::new(modules.join(".bin/node"))
+            .arg(&suite)
+            .args(["client", "--timeout", "20000", "--scenario", scenario])
+            .arg("--command")
+            .arg(&client)
+            .env("RUNNER_BIN", env!("CARGO_BIN_EXE_runner"))
+            .env("NO_COLOR", "1")
+            .current_dir(support::tempdir("conformance"))
+            .output()
+            .unwrap();
+        // The checks go to stdout, the verdict to stderr.
+        let report = format!(
+            "{}{}",
+            String::from_utf8_lossy(&output.stdout),
+            String::from_utf8_lossy(&output.stderr)
+        );
+        assert!(
+            output.status.success()
+                && report.contains("OVERALL: PASSED")
+                && report.contains(" 0 failed"),
+            "scenario {scenario}:\n{report}"
+        );
+    }
+}
