@@ -685,17 +685,25 @@ fn the_mcp_example_runs_offline() {
     );
 }
 
+/// The minimal server that records what runner sends (`tests/mcp-server/handshake-server.js`)
+/// as an agent's only tools, after `head` (the agent's other keys); it writes the requests
+/// to `requests.jsonl` and answers `initialize` with `version`, or the one asked for.
+fn handshake_agent(head: &str, version: Option<&str>) -> String {
+    let server = support::root().join("tests/mcp-server/handshake-server.js");
+    let version = version.map(|v| format!(", \"{v}\"")).unwrap_or_default();
+    format!(
+        "{head}tools:\n  - mcp:\n      command: node\n      args: [\"{}\", \"requests.jsonl\"{version}]\n",
+        server.display()
+    )
+}
+
 /// runner asks for MCP 2025-11-25, the newest version with an `initialize` handshake (the
 /// SDK's newest, 2026-07-28, has none, and servers that do not know it refuse), and works
 /// with a server that answers with an older version it knows.
 #[test]
 fn the_handshake_asks_for_a_version_with_initialize() {
-    let server = support::root().join("tests/mcp-server/handshake-server.js");
     let ran = Test::new()
-        .agent(&format!(
-            "prompt: Echo.\ntools:\n  - mcp:\n      command: node\n      args: [\"{}\", \"requests.jsonl\", \"2025-06-18\"]\n",
-            server.display()
-        ))
+        .agent(&handshake_agent("prompt: Echo.\n", Some("2025-06-18")))
         .reply(Reply::tool_call("echo", json!({"text": "hi"})))
         .reply(Reply::text("done"))
         .stdout("done\n")
@@ -754,11 +762,10 @@ fn a_server_that_wants_credentials_says_how_to_give_them() {
 /// A call cut off by `tool_timeout` still names its server, like the server's own results.
 #[test]
 fn a_call_cut_off_by_the_tool_timeout_names_its_server() {
-    let server = support::root().join("tests/mcp-server/handshake-server.js");
     let ran = Test::new()
-        .agent(&format!(
-            "prompt: Wait.\nlimits: {{ tool_timeout: 300ms }}\ntools:\n  - mcp:\n      command: node\n      args: [\"{}\", \"requests.jsonl\"]\n",
-            server.display()
+        .agent(&handshake_agent(
+            "prompt: Wait.\nlimits: { tool_timeout: 300ms }\n",
+            None,
         ))
         .reply(Reply::tool_call("hang", json!({})))
         .reply(Reply::text("done"))
@@ -771,10 +778,9 @@ fn a_call_cut_off_by_the_tool_timeout_names_its_server() {
         result["error"].as_str().unwrap().contains("timed out"),
         "{result}"
     );
-    assert_eq!(
-        result["metadata"]["mcp_server"],
-        json!(format!("node {} requests.jsonl", server.display()))
-    );
+    let server = support::root().join("tests/mcp-server/handshake-server.js");
+    let label = format!("node {} requests.jsonl", server.display());
+    assert_eq!(result["metadata"]["mcp_server"], json!(label));
 }
 
 /// The official MCP conformance suite (`@modelcontextprotocol/conformance`, pinned in

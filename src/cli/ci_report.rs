@@ -4,6 +4,7 @@
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
+use crate::protocol;
 use crate::spec::{Diagnostic, Severity};
 
 /// Whether this process runs as a GitHub Actions step.
@@ -125,23 +126,18 @@ pub fn junit(files: &[PathBuf], diagnostics: &[Diagnostic]) -> String {
     xml
 }
 
-/// Text for XML content and attribute values; characters XML 1.0 cannot hold at all
-/// (control characters other than tab, CR and LF) become U+FFFD.
+/// Text for XML content and attribute values: the XML protocol's escaping, after characters
+/// XML 1.0 cannot hold at all (control characters other than tab, CR and LF) become U+FFFD.
 fn escape(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&apos;"),
-            '\t' | '\n' | '\r' => out.push(c),
-            c if (c as u32) < 0x20 => out.push('\u{FFFD}'),
-            c => out.push(c),
-        }
-    }
-    out
+    let holdable: String = text
+        .chars()
+        .map(|c| match c {
+            '\t' | '\n' | '\r' => c,
+            c if (c as u32) < 0x20 => '\u{FFFD}',
+            c => c,
+        })
+        .collect();
+    protocol::escape(&holdable)
 }
 
 #[cfg(test)]
