@@ -1,5 +1,6 @@
-//! A session's journal (`journal.jsonl`): one record per checkpoint, appended and synced,
-//! holding only what changed since the record before it (`delta.rs`).
+//! A session's journal (`journal.jsonl`): one record per checkpoint, appended, and synced
+//! when the caller needs it durable (`sync`), holding only what changed since the record
+//! before it (`delta.rs`).
 //!
 //! A record is one line: the CRC-32 of its JSON as 8 hex digits, a space, the compact JSON.
 //! Reading stops at the first line that is not whole or whose checksum does not match: a
