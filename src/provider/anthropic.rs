@@ -17,6 +17,7 @@ use super::error::{ErrorKind, ProviderError};
 use super::http::{HttpClient, exchange};
 use super::openai::HttpSettings;
 use super::types::{ModelRequest, ModelResponse};
+use super::wire_body::ItemCache;
 use super::{BoxFuture, DeltaSink, Provider};
 
 /// The `anthropic-version` header sent with every request.
@@ -30,6 +31,8 @@ pub struct AnthropicProvider {
     model: String,
     url: String,
     params: Map<String, Value>,
+    /// The last request's turns, serialised.
+    sent: ItemCache,
 }
 
 impl AnthropicProvider {
@@ -47,12 +50,13 @@ impl AnthropicProvider {
             model: s.model,
             url,
             params: s.params,
+            sent: ItemCache::default(),
         })
     }
 
     /// The JSON body for `req`, borrowing it (public for tests).
     pub fn request_body<'a>(&'a self, req: &'a ModelRequest) -> impl serde::Serialize + 'a {
-        anthropic_body::request_body(&self.model, &self.params, req)
+        anthropic_body::request_body(&self.model, &self.params, req, &self.sent)
     }
 
     fn headers(&self) -> Vec<(&'static str, String)> {

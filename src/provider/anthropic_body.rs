@@ -7,13 +7,15 @@ use serde_json::{Map, Value};
 
 use super::anthropic::DEFAULT_MAX_TOKENS;
 use super::types::{Message, ModelRequest, ToolSpec};
-use super::wire_body::{Body, Field, TRUE};
+use super::wire_body::{Body, CachedItems, Field, ItemCache, TRUE};
 
-/// The body for `req` to `model`.
+/// The body for `req` to `model`. The turns that `cache` holds from the last request are
+/// not serialised again.
 pub(crate) fn request_body<'a>(
     model: &'a str,
     params: &'a Map<String, Value>,
     req: &'a ModelRequest,
+    cache: &'a ItemCache,
 ) -> Body<'a, Wire<'a>> {
     let mut body = Body::new();
     body.push("model", Field::Wire(Wire::Str(model)));
@@ -21,7 +23,16 @@ pub(crate) fn request_body<'a>(
     if let Some(system) = system_prompt(req) {
         body.push("system", Field::Wire(Wire::String(system)));
     }
-    body.push("messages", Field::Wire(Wire::Turns(turns(&req.messages))));
+    let ids = req.messages.ids();
+    let turns = CachedItems {
+        cache,
+        first: None,
+        items: turns(&req.messages)
+            .into_iter()
+            .map(|(from, to, turn)| (&ids[from..to], turn))
+            .collect(),
+    };
+    body.push("messages", Field::Wire(Wire::Turns(turns)));
     if !req.tools.is_empty() {
         body.push("tools", Field::Wire(Wire::Tools(Tools(&req.tools))));
     }
@@ -41,7 +52,7 @@ pub(crate) enum Wire<'a> {
     Strs(&'a [String]),
     String(String),
     U64(u64),
-    Turns(Vec<Turn<'a>>),
+    Turns(CachedItems<'a, Turn<'a>>),
     Tools(Tools<'a>),
 }
 
@@ -116,10 +127,11 @@ impl Serialize for Input<'_> {
 }
 
 /// The conversation as alternating turns: tool results are user turns, and consecutive
-/// turns of one role are merged.
-fn turns(messages: &[Message]) -> Vec<Turn<'_>> {
-    let mut turns: Vec<Turn<'_>> = Vec::new();
-    for m in messages {
+/// turns of one role are merged. Each turn comes with the range of messages it was made
+/// from.
+fn turns(messages: &[Message]) -> Vec<(usize, usize, Turn<'_>)> {
+    let mut turns: Vec<(usize, usize, Turn<'_>)> = Vec::new();
+    for (at, m) in messages.iter().enumerate() {
         let (role, blocks) = match m {
             Message::System { .. } => continue, // in the `system` field
             Message::User { content } => ("user", vec![Block::Text { text: content }]),
@@ -160,11 +172,18 @@ fn turns(messages: &[Message]) -> Vec<Turn<'_>> {
             }
         };
         match turns.last_mut() {
-            Some(last) if last.role == role => last.content.extend(blocks),
-            _ => turns.push(Turn {
-                role,
-                content: blocks,
-            }),
+            Some((_, to, last)) if last.role == role => {
+                last.content.extend(blocks);
+                *to = at + 1;
+            }
+            _ => turns.push((
+                at,
+                at + 1,
+                Turn {
+                    role,
+                    content: blocks,
+                },
+            )),
         }
     }
     turns

@@ -20,6 +20,7 @@ use super::openai::{HttpSettings, auth_headers, endpoint_url, is_azure};
 use super::responses_body;
 use super::responses_stream::{ResponsesStream, parse_response};
 use super::types::{ModelRequest, ModelResponse};
+use super::wire_body::ItemCache;
 use super::{BoxFuture, DeltaSink, Provider};
 
 /// A Responses API endpoint.
@@ -30,6 +31,8 @@ pub struct ResponsesProvider {
     url: String,
     azure: bool,
     params: Map<String, Value>,
+    /// The last request's input items, serialised.
+    sent: ItemCache,
 }
 
 impl ResponsesProvider {
@@ -41,12 +44,13 @@ impl ResponsesProvider {
             http,
             model: s.model,
             params: s.params,
+            sent: ItemCache::default(),
         })
     }
 
     /// The JSON body for `req`, borrowing it (public for tests).
     pub fn request_body<'a>(&'a self, req: &'a ModelRequest) -> impl serde::Serialize + 'a {
-        responses_body::request_body(&self.model, &self.params, req)
+        responses_body::request_body(&self.model, &self.params, req, &self.sent)
     }
 
     async fn call(

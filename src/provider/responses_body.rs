@@ -6,25 +6,27 @@ use serde::ser::Serializer;
 use serde_json::{Map, Value};
 
 use super::types::{Message, ModelRequest, ThinkingBlock, ToolSpec};
-use super::wire_body::{Arguments, Body, Field, TRUE};
+use super::wire_body::{Arguments, Body, CachedItems, Field, ItemCache, TRUE};
 
 /// `store: false`: the server keeps nothing, the whole conversation is sent every time.
 static FALSE: Value = Value::Bool(false);
 /// What a stateless client needs back to carry reasoning into the next request.
 const INCLUDE: &[&str] = &["reasoning.encrypted_content"];
 
-/// The body for `req` to `model`.
+/// The body for `req` to `model`. The input items that `cache` holds from the last
+/// request are not serialised again.
 pub(crate) fn request_body<'a>(
     model: &'a str,
     params: &'a Map<String, Value>,
     req: &'a ModelRequest,
+    cache: &'a ItemCache,
 ) -> Body<'a, Wire<'a>> {
     let mut body = Body::new();
     body.push("model", Field::Wire(Wire::Str(model)));
     if let Some(system) = req.system.as_deref() {
         body.push("instructions", Field::Wire(Wire::Str(system)));
     }
-    body.push("input", Field::Wire(Wire::Input(Input(&req.messages))));
+    body.push("input", Field::Wire(Wire::Input(input(req, cache))));
     if !req.tools.is_empty() {
         body.push("tools", Field::Wire(Wire::Tools(Tools(&req.tools))));
     }
@@ -49,7 +51,7 @@ pub(crate) fn request_body<'a>(
 #[serde(untagged)]
 pub(crate) enum Wire<'a> {
     Str(&'a str),
-    Input(Input<'a>),
+    Input(CachedItems<'a, Item<'a>>),
     Tools(Tools<'a>),
     Text(Text<'a>),
     Include(&'static [&'static str]),
@@ -57,12 +59,18 @@ pub(crate) enum Wire<'a> {
 
 /// The conversation as input items: an assistant turn becomes its reasoning items, its
 /// text and its function calls, in that order (the order the model produced them in a
-/// turn that called tools).
-pub(crate) struct Input<'a>(&'a [Message]);
-
-impl Serialize for Input<'_> {
-    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        serializer.collect_seq(self.0.iter().flat_map(items))
+/// turn that called tools). Each item comes with the number of the message it was made
+/// from; the items of one message share it, and are matched in order.
+fn input<'a>(req: &'a ModelRequest, cache: &'a ItemCache) -> CachedItems<'a, Item<'a>> {
+    let ids = req.messages.ids();
+    let items = req.messages.iter().enumerate().flat_map(|(at, message)| {
+        let from = &ids[at..=at];
+        items(message).into_iter().map(move |item| (from, item))
+    });
+    CachedItems {
+        cache,
+        first: None,
+        items: items.collect(),
     }
 }
 
@@ -107,7 +115,7 @@ fn reasoning_item(t: &ThinkingBlock) -> Option<Item<'_>> {
 
 #[derive(Serialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
-enum Item<'a> {
+pub(crate) enum Item<'a> {
     Message {
         role: &'static str,
         content: [Part<'a>; 1],
@@ -140,14 +148,14 @@ impl<'a> Item<'a> {
 /// A content part: what the user (or system) said, or what the model said.
 #[derive(Serialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
-enum Part<'a> {
+pub(crate) enum Part<'a> {
     InputText { text: &'a str },
     OutputText { text: &'a str },
 }
 
 #[derive(Serialize)]
 #[serde(tag = "type", rename = "summary_text")]
-struct SummaryText<'a> {
+pub(crate) struct SummaryText<'a> {
     text: &'a str,
 }
 

@@ -356,3 +356,38 @@ fn responses_body_with_params() {
         )
     );
 }
+
+/// A provider serialises only the messages its last request did not have: on every wire,
+/// a request sent again, grown by a turn, grown into its last turn, or with its history
+/// rewritten has the same bytes
+/// as from a provider that never sent anything.
+#[test]
+fn every_wire_sends_the_same_bytes_from_its_cache() {
+    fn check<P>(make: impl Fn() -> P, body: impl Fn(&P, &ModelRequest) -> String) {
+        let provider = make();
+        let mut req = conversation();
+        for round in 0..5 {
+            match round {
+                1 => req.messages.push(Message::assistant("More.")),
+                2 => req.messages.push(Message::user("And then?")),
+                // Joined with the user turn before it on the wires that join them.
+                3 => req.messages.push(Message::user("Quickly.")),
+                4 => req.messages = vec![Message::user("summary"), Message::assistant("ok")].into(),
+                _ => {}
+            }
+            assert_eq!(body(&provider, &req), body(&make(), &req), "round {round}");
+        }
+    }
+    check(
+        || OpenAiProvider::new(settings(json!({}))).unwrap(),
+        |p, r| serde_json::to_string(&p.request_body(r)).unwrap(),
+    );
+    check(
+        || AnthropicProvider::new(settings(json!({}))).unwrap(),
+        |p, r| serde_json::to_string(&p.request_body(r)).unwrap(),
+    );
+    check(
+        || ResponsesProvider::new(settings(json!({}))).unwrap(),
+        |p, r| serde_json::to_string(&p.request_body(r)).unwrap(),
+    );
+}
