@@ -821,3 +821,46 @@ fn the_conformance_suites_client_scenarios_pass() {
         );
     }
 }
+
+/// A server's progress notifications for a call become `agent.tool.progress` events, in
+/// order, and progress lines (the reference server's long-running operation reports each
+/// of its steps).
+#[test]
+fn a_servers_progress_reaches_the_events_and_the_progress_lines() {
+    let ran = Test::new()
+        .agent(&format!(
+            "prompt: Run it.\ntools:\n{}",
+            stdio_entry("      prefix: ev_\n")
+        ))
+        .reply(Reply::tool_call(
+            "ev_trigger-long-running-operation",
+            json!({"duration": 0.4, "steps": 4}),
+        ))
+        .reply(Reply::text("done"))
+        .args(["--progress", "plain"])
+        .stdout("done\n")
+        .stderr_contains("… ev_trigger-long-running-operation 1/4")
+        .run();
+    let reports = ran.events_of("agent.tool.progress");
+    let steps: Vec<(f64, f64)> = reports
+        .iter()
+        .map(|e| {
+            let data = &e["data"];
+            (
+                data["progress"].as_f64().unwrap(),
+                data["total"].as_f64().unwrap(),
+            )
+        })
+        .collect();
+    // Each step in order; the last report races the answer through the SDK's handler, so
+    // it is not required.
+    let expected = [(1.0, 4.0), (2.0, 4.0), (3.0, 4.0), (4.0, 4.0)];
+    assert!(
+        steps.len() >= 3 && expected.starts_with(&steps),
+        "{steps:?}"
+    );
+    assert_eq!(
+        reports[0]["data"]["toolName"],
+        "ev_trigger-long-running-operation"
+    );
+}

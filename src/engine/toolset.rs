@@ -8,12 +8,12 @@ use serde_json::{Map, Value};
 
 use super::agent::AgentTool;
 use super::effect::ToolEffect;
-use super::events::UserInputProvided;
+use super::events::{ToolProgressed, UserInputProvided};
 use super::scheduler::{Called, Dispatch};
 use super::subagent::CallerRun;
 
 use crate::provider::{BoxFuture, ToolCall};
-use crate::tools::{AskUserTool, Asked, ToolContext};
+use crate::tools::{AskUserTool, Asked, ProgressSink, ToolContext, ToolProgress};
 
 /// One turn's tools, bound to the calling run.
 pub struct TurnTools {
@@ -50,6 +50,7 @@ impl Dispatch for TurnTools {
             return Box::pin(async { crate::tools::ToolOutput::error("unknown tool").into() });
         };
         let (arguments, caller) = (call.arguments.clone(), self.caller.clone());
+        let context = context.with_progress(progress_events(&caller, call));
         Box::pin(async move {
             match tool {
                 AgentTool::Plain(tool) => tool.call(arguments, &context).await.into(),
@@ -59,6 +60,23 @@ impl Dispatch for TurnTools {
             }
         })
     }
+}
+
+/// A call's progress as `agent.tool.progress` events, in the caller's step.
+fn progress_events(caller: &CallerRun, call: &ToolCall) -> ProgressSink {
+    let emitter = caller.ctx.emitter.clone();
+    let (step_id, tool_call_id, tool_name) =
+        (caller.step_id.clone(), call.id.clone(), call.name.clone());
+    ProgressSink::new(move |progress: ToolProgress| {
+        emitter.emit(ToolProgressed {
+            step_id: step_id.clone(),
+            tool_call_id: tool_call_id.clone(),
+            tool_name: tool_name.clone(),
+            progress: progress.progress,
+            total: progress.total,
+            message: progress.message,
+        });
+    })
 }
 
 /// Runs `ask_user`: an answer at hand (terminal, answers file) is recorded in the stream

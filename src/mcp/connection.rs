@@ -5,9 +5,9 @@ use std::collections::HashMap;
 use std::path::Path;
 use std::time::Duration;
 
+use rmcp::handler::client::progress::ProgressDispatcher;
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, ClientCapabilities, ClientConfig, Implementation,
-    ProtocolVersion,
+    CallToolRequestParams, ClientCapabilities, ClientConfig, Implementation, ProtocolVersion,
 };
 use rmcp::service::RunningService;
 use rmcp::transport::StreamableHttpClientTransport;
@@ -16,9 +16,10 @@ use rmcp::{Peer, RoleClient, ServiceExt};
 use serde_json::Value;
 use tokio::sync::watch;
 
+use super::client::{CallOutcome, RunnerClient, call_with_progress};
 use super::endpoint::Endpoint;
 use super::process::{ServerProcess, spawn};
-use crate::tools::stopped;
+use crate::tools::{ToolContext, stopped};
 
 /// A tool as the server lists it.
 #[derive(Debug, Clone)]
@@ -74,7 +75,9 @@ pub struct Connection {
     pub label: String,
     pub tools: Vec<ServerTool>,
     peer: Peer<RoleClient>,
-    service: tokio::sync::Mutex<Option<RunningService<RoleClient, ClientConfig>>>,
+    /// Routes the server's progress notifications to the calls they are about.
+    progress: ProgressDispatcher,
+    service: tokio::sync::Mutex<Option<RunningService<RoleClient, RunnerClient>>>,
     process: Option<ServerProcess>,
 }
 
@@ -130,7 +133,7 @@ impl Connection {
 
     fn new(
         label: String,
-        service: RunningService<RoleClient, ClientConfig>,
+        service: RunningService<RoleClient, RunnerClient>,
         tools: Vec<ServerTool>,
         process: Option<ServerProcess>,
     ) -> Self {
@@ -138,31 +141,32 @@ impl Connection {
             label,
             tools,
             peer: service.peer().clone(),
+            progress: service.service().progress.clone(),
             service: tokio::sync::Mutex::new(Some(service)),
             process,
         }
     }
 
     /// Calls a tool: `Ok` with the `tools/call` result as JSON (including results with
-    /// `isError`), `Err` when the server could not be asked or did not answer properly.
-    pub async fn call(&self, name: &str, arguments: Value) -> Result<Value, String> {
+    /// `isError`), `Err` when the server could not be asked or did not answer properly. The
+    /// progress the server reports for the call goes to `context`.
+    pub async fn call(
+        &self,
+        name: &str,
+        arguments: Value,
+        context: &ToolContext,
+    ) -> Result<Value, String> {
         let arguments = match arguments {
             Value::Object(map) => map,
             Value::Null => Default::default(),
             other => return Err(format!("the arguments must be a JSON object, not {other}")),
         };
         let params = CallToolRequestParams::new(name.to_string()).with_arguments(arguments);
-        match self.peer.call_tool_once(params).await {
-            Ok(CallToolResponse::Complete(result)) => {
+        match call_with_progress(&self.peer, &self.progress, params, context).await {
+            Ok(CallOutcome::Done(result)) => {
                 serde_json::to_value(&result).map_err(|e| format!("unreadable result: {e}"))
             }
-            Ok(CallToolResponse::InputRequired(_)) => Err(
-                "the server asked for more input from the client, which runner does not provide"
-                    .into(),
-            ),
-            Ok(_) => Err(
-                "the server answered with a task or another kind of result, which runner does not poll".into(),
-            ),
+            Ok(CallOutcome::Other(problem)) => Err(problem.into()),
             Err(error) => Err(self.call_problem(error.to_string()).await),
         }
     }
@@ -228,18 +232,22 @@ impl StartError {
 async fn handshake<T, E, A>(
     transport: T,
     options: &OpenOptions<'_>,
-) -> Result<(RunningService<RoleClient, ClientConfig>, Vec<ServerTool>), Problem>
+) -> Result<(RunningService<RoleClient, RunnerClient>, Vec<ServerTool>), Problem>
 where
     T: rmcp::transport::IntoTransport<RoleClient, E, A>,
     E: std::error::Error + Send + Sync + 'static,
 {
     // The newest version that still has the `initialize` handshake: rmcp's `LATEST`
     // (2026-07-28) has none, and servers that do not know it fail the handshake.
-    let client = ClientConfig::new(
+    let info = ClientConfig::new(
         ClientCapabilities::default(),
         Implementation::new("runner", env!("CARGO_PKG_VERSION")),
     )
     .with_protocol_version(ProtocolVersion::LATEST_WITH_INITIALIZE);
+    let client = RunnerClient {
+        info,
+        progress: ProgressDispatcher::new(),
+    };
     let work =
         async {
             let service = client.serve(transport).await.map_err(|e| {

@@ -4,6 +4,7 @@
 //! their tools join the agents' tools under the servers' own schemas; the servers are shut
 //! down when the run ends, whichever way it ends.
 
+mod client;
 mod connection;
 mod content;
 mod endpoint;

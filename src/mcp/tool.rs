@@ -71,7 +71,7 @@ impl Tool for McpTool {
         Box::pin(async move {
             let label = &self.server.label;
             tokio::select! {
-                outcome = self.server.call(&self.tool.name, arguments) => match outcome {
+                outcome = self.server.call(&self.tool.name, arguments, ctx) => match outcome {
                     Ok(result) => tool_output(label, &result),
                     Err(problem) => ToolOutput::error(format!("MCP server `{label}`: {problem}"))
                         .with_meta("mcp_server", label.as_str()),

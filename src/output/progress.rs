@@ -166,6 +166,16 @@ impl EventSink for Progress {
                     "2",
                 )
             }
+            EventData::ToolProgressed(report) => {
+                let mut line = format!("… {} {}", report.tool_name, number(report.progress));
+                if let Some(total) = report.total {
+                    line.push_str(&format!("/{}", number(total)));
+                }
+                if let Some(message) = &report.message {
+                    line.push_str(&format!(": {message}"));
+                }
+                self.paint(&line, "2")
+            }
             EventData::LlmRetry(retry) => self.paint(
                 &format!(
                     "↻ attempt {} in {:.1} s: {}",
@@ -214,6 +224,15 @@ fn status_line(style: ProgressStyle, started: Instant) -> ProgressBar {
 /// The tool that asks the person at the terminal: the status line must not draw over its
 /// question.
 const ASK_USER: &str = "ask_user";
+
+/// `3` for 3.0, `2.5` for 2.5: progress counts are usually whole.
+fn number(value: f64) -> String {
+    if value.fract() == 0.0 && value.abs() < 1e15 {
+        format!("{}", value as i64)
+    } else {
+        format!("{value}")
+    }
+}
 
 /// A call's arguments in one short line: ` path=src/main.rs pattern="fn main"`.
 fn brief(input: &Value) -> String {

@@ -9,6 +9,7 @@
 
 use std::future::Future;
 use std::pin::Pin;
+use std::sync::Arc;
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -66,6 +67,32 @@ pub trait Tool: Send + Sync {
     fn call<'a>(&'a self, arguments: Value, ctx: &'a ToolContext) -> BoxFuture<'a, ToolOutput>;
 }
 
+/// How far a running call has got, as its tool reports it (an MCP server's
+/// `notifications/progress`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolProgress {
+    /// Grows as the work goes on, even when the total is unknown.
+    pub progress: f64,
+    pub total: Option<f64>,
+    pub message: Option<String>,
+}
+
+/// Where a call's progress goes (the engine turns it into `agent.tool.progress` events).
+#[derive(Clone)]
+pub struct ProgressSink(Arc<dyn Fn(ToolProgress) + Send + Sync>);
+
+impl ProgressSink {
+    pub fn new(sink: impl Fn(ToolProgress) + Send + Sync + 'static) -> Self {
+        ProgressSink(Arc::new(sink))
+    }
+}
+
+impl std::fmt::Debug for ProgressSink {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("ProgressSink")
+    }
+}
+
 /// What a tool call gets besides its arguments.
 #[derive(Debug, Clone)]
 pub struct ToolContext {
@@ -74,6 +101,8 @@ pub struct ToolContext {
     /// Flips to `true` when the run is interrupted (SIGINT/SIGTERM). Long-running tools
     /// (shell, http_get, search_files) stop, kill their children and return an error.
     pub cancel: watch::Receiver<bool>,
+    /// Where the call's progress goes, when someone listens.
+    progress: Option<ProgressSink>,
 }
 
 impl ToolContext {
@@ -82,6 +111,20 @@ impl ToolContext {
         ToolContext {
             call_id: call_id.into(),
             cancel,
+            progress: None,
+        }
+    }
+
+    /// The same context, its progress going to `sink`.
+    pub fn with_progress(mut self, sink: ProgressSink) -> Self {
+        self.progress = Some(sink);
+        self
+    }
+
+    /// Reports how far the call has got (nothing, when no one listens).
+    pub fn report(&self, progress: ToolProgress) {
+        if let Some(sink) = &self.progress {
+            (sink.0)(progress);
         }
     }
 

@@ -73,6 +73,8 @@ event_types! {
     "thread.run.step.tool_call.created" => ToolCallCreated(ToolCallCreated),
     /// A tool call starts running.
     "agent.tool.execution.started" => ToolStarted(ToolStarted),
+    /// A running tool call reported how far it has got (an MCP server's progress).
+    "agent.tool.progress" => ToolProgressed(ToolProgressed),
     /// A tool call finished (also refused or timed out).
     "agent.tool.execution.completed" => ToolCompleted(ToolCompleted),
     /// A sub-agent tool starts its agent (emitted by the caller).
@@ -298,6 +300,18 @@ pub struct ToolStarted {
     pub tool_call_id: String,
     pub tool_name: String,
     pub input: Value,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ToolProgressed {
+    pub step_id: String,
+    pub tool_call_id: String,
+    pub tool_name: String,
+    /// Grows as the work goes on, even when the total is unknown.
+    pub progress: f64,
+    pub total: Option<f64>,
+    pub message: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
