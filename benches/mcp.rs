@@ -42,6 +42,7 @@ fn options() -> StartOptions {
         workspace: std::env::temp_dir(),
         deny_env: Vec::new(),
         cancel,
+        answers: Vec::new(),
     }
 }
 

@@ -786,7 +786,8 @@ fn a_call_cut_off_by_the_tool_timeout_names_its_server() {
 /// The official MCP conformance suite (`@modelcontextprotocol/conformance`, pinned in
 /// tests/mcp-server with the Node 22 it needs) runs its client scenarios against the
 /// binary: `tests/mcp-server/conformance-client.sh` writes an agent whose tool is the
-/// scenario's server. Elicitation and the OAuth scenarios are not supported (docs/mcp.md).
+/// scenario's server, and accepts the elicitation scenario's form through `--answers`. The
+/// OAuth scenarios are not supported (docs/mcp.md).
 #[test]
 fn the_conformance_suites_client_scenarios_pass() {
     let modules = support::root().join("tests/mcp-server/node_modules");
@@ -796,7 +797,13 @@ fn the_conformance_suites_client_scenarios_pass() {
         "the conformance suite is not installed: run `npm ci --prefix tests/mcp-server` (.ci/run does)"
     );
     let client = support::root().join("tests/mcp-server/conformance-client.sh");
-    for scenario in ["initialize", "tools_call", "sse-retry"] {
+    let scenarios = [
+        "initialize",
+        "tools_call",
+        "sse-retry",
+        "elicitation-sep1034-client-defaults",
+    ];
+    for scenario in scenarios {
         let output = Command::new(modules.join(".bin/node"))
             .arg(&suite)
             .args(["client", "--timeout", "20000", "--scenario", scenario])

@@ -47,6 +47,7 @@ pub async fn start_servers(
         workspace: input.workspace.dir.clone(),
         deny_env,
         cancel,
+        answers: input.answers.clone(),
     };
     let servers = McpServers::start(endpoints, &options)
         .await

@@ -1,30 +1,66 @@
-//! runner's side of an MCP session: what it tells the server about itself, and where the
-//! server's `notifications/progress` go: to the call whose request they name, which hands
-//! them to its tool context (and so to the run's events and progress lines).
+//! runner's side of an MCP session: what it tells the server about itself, where the
+//! server's `notifications/progress` go (to the call whose request they name, which hands
+//! them to its tool context, and so to the run's events and progress lines), and who
+//! answers its `elicitation/create` (`elicit.rs`).
+
+use std::sync::Arc;
 
 use futures_util::{FutureExt, StreamExt};
 use rmcp::handler::client::progress::ProgressDispatcher;
 use rmcp::model::{
     CallToolRequest, CallToolRequestParams, CallToolResult, CancelledNotification,
-    CancelledNotificationParam, ClientConfig, ClientRequest, ProgressNotificationParam, RequestId,
-    ServerResult,
+    CancelledNotificationParam, ClientConfig, ClientRequest, ElicitRequestParams, ElicitResult,
+    ElicitationAction, ProgressNotificationParam, RequestId, ServerResult,
 };
-use rmcp::service::{NotificationContext, PeerRequestOptions};
-use rmcp::{ClientHandler, Peer, RoleClient, ServiceError};
+use rmcp::service::{NotificationContext, PeerRequestOptions, RequestContext};
+use rmcp::{ClientHandler, ErrorData, Peer, RoleClient, ServiceError};
+use serde_json::Value;
 
-use crate::tools::{ToolContext, ToolProgress};
+use super::elicit::{Elicited, elicit};
+use crate::tools::{AnswerSource, ToolContext, ToolProgress};
 
-/// The session's client: its `initialize` information, and the dispatcher that routes
-/// progress notifications by their token.
+/// The session's client: its `initialize` information, the dispatcher that routes
+/// progress notifications by their token, and who answers the server's forms.
 #[derive(Clone)]
 pub struct RunnerClient {
     pub info: ClientConfig,
     pub progress: ProgressDispatcher,
+    /// The server, as the person is told who asks.
+    pub server: String,
+    pub answers: Vec<Arc<dyn AnswerSource>>,
 }
 
 impl ClientHandler for RunnerClient {
     fn get_info(&self) -> ClientConfig {
         self.info.clone()
+    }
+
+    async fn create_elicitation(
+        &self,
+        request: ElicitRequestParams,
+        _context: RequestContext<RoleClient>,
+    ) -> Result<ElicitResult, ErrorData> {
+        // Only forms are offered (the capability says so): a URL to open is declined.
+        let ElicitRequestParams::FormElicitationParams {
+            message,
+            requested_schema,
+            ..
+        } = request
+        else {
+            return Ok(ElicitResult::new(ElicitationAction::Decline));
+        };
+        let schema = serde_json::to_value(&requested_schema).unwrap_or_default();
+        let (answers, server) = (self.answers.clone(), self.server.clone());
+        // The terminal is read with blocking I/O.
+        let asked =
+            tokio::task::spawn_blocking(move || elicit(&answers, &server, &message, &schema));
+        Ok(match asked.await.unwrap_or(Elicited::Decline) {
+            Elicited::Accept(fields) => {
+                ElicitResult::new(ElicitationAction::Accept).with_content(Value::Object(fields))
+            }
+            Elicited::Decline => ElicitResult::new(ElicitationAction::Decline),
+            Elicited::Cancel => ElicitResult::new(ElicitationAction::Cancel),
+        })
     }
 
     async fn on_progress(

@@ -3,11 +3,13 @@
 
 use std::collections::HashMap;
 use std::path::Path;
+use std::sync::Arc;
 use std::time::Duration;
 
 use rmcp::handler::client::progress::ProgressDispatcher;
 use rmcp::model::{
-    CallToolRequestParams, ClientCapabilities, ClientConfig, Implementation, ProtocolVersion,
+    CallToolRequestParams, ClientCapabilities, ClientConfig, ElicitationCapability,
+    FormElicitationCapability, Implementation, ProtocolVersion,
 };
 use rmcp::service::RunningService;
 use rmcp::transport::StreamableHttpClientTransport;
@@ -19,7 +21,7 @@ use tokio::sync::watch;
 use super::client::{CallOutcome, RunnerClient, call_with_progress};
 use super::endpoint::Endpoint;
 use super::process::{ServerProcess, spawn};
-use crate::tools::{ToolContext, stopped};
+use crate::tools::{AnswerSource, ToolContext, stopped};
 
 /// A tool as the server lists it.
 #[derive(Debug, Clone)]
@@ -68,6 +70,8 @@ pub struct OpenOptions<'a> {
     pub deny_env: &'a [String],
     /// The run's stop signal.
     pub cancel: watch::Receiver<bool>,
+    /// Who answers the server's forms (`elicitation/create`).
+    pub answers: &'a [Arc<dyn AnswerSource>],
 }
 
 /// A connected server.
@@ -104,7 +108,7 @@ impl Connection {
                     })?;
                 let transport = (spawned.stdout, spawned.stdin);
                 let process = spawned.process;
-                match handshake(transport, &options).await {
+                match handshake(transport, &label, &options).await {
                     Ok((service, tools)) => {
                         Ok(Connection::new(label, service, tools, Some(process)))
                     }
@@ -120,7 +124,7 @@ impl Connection {
                 let client = crate::provider::http_client(options.timeout, url)
                     .map_err(|m| fail(StartErrorKind::Config, m))?;
                 let transport = StreamableHttpClientTransport::with_client(client, config);
-                match handshake(transport, &options).await {
+                match handshake(transport, &label, &options).await {
                     Ok((service, tools)) => Ok(Connection::new(label, service, tools, None)),
                     Err(problem) => {
                         let message = problem.describe(options.timeout);
@@ -231,6 +235,7 @@ impl StartError {
 /// `initialize` then `tools/list`, bounded by the start-up timeout and the stop signal.
 async fn handshake<T, E, A>(
     transport: T,
+    server: &str,
     options: &OpenOptions<'_>,
 ) -> Result<(RunningService<RoleClient, RunnerClient>, Vec<ServerTool>), Problem>
 where
@@ -239,14 +244,20 @@ where
 {
     // The newest version that still has the `initialize` handshake: rmcp's `LATEST`
     // (2026-07-28) has none, and servers that do not know it fail the handshake.
+    // Forms only: a form is put to the person (or the answers file); a URL to open is not.
+    let mut capabilities = ClientCapabilities::default();
+    capabilities.elicitation =
+        Some(ElicitationCapability::new().with_form(FormElicitationCapability::new()));
     let info = ClientConfig::new(
-        ClientCapabilities::default(),
+        capabilities,
         Implementation::new("runner", env!("CARGO_PKG_VERSION")),
     )
     .with_protocol_version(ProtocolVersion::LATEST_WITH_INITIALIZE);
     let client = RunnerClient {
         info,
         progress: ProgressDispatcher::new(),
+        server: server.to_string(),
+        answers: options.answers.to_vec(),
     };
     let work =
         async {

@@ -7,6 +7,7 @@
 mod client;
 mod connection;
 mod content;
+mod elicit;
 mod endpoint;
 mod process;
 mod tool;
@@ -20,7 +21,7 @@ use tokio::sync::watch;
 pub use connection::{ServerTool, StartError, StartErrorKind};
 pub use endpoint::Endpoint;
 
-use crate::tools::Tool;
+use crate::tools::{AnswerSource, Tool};
 use connection::{Connection, OpenOptions};
 use tool::McpTool;
 
@@ -33,6 +34,8 @@ pub struct StartOptions {
     pub deny_env: Vec<String>,
     /// The run's stop signal: starting gives up when it flips.
     pub cancel: watch::Receiver<bool>,
+    /// Who answers a server's `elicitation/create` (terminal, `--answers`), in order.
+    pub answers: Vec<Arc<dyn AnswerSource>>,
 }
 
 /// The run's connected servers, shared by every agent of the tree.
@@ -69,6 +72,7 @@ impl McpServers {
                     workspace: &options.workspace,
                     deny_env: &options.deny_env,
                     cancel: options.cancel.clone(),
+                    answers: &options.answers,
                 },
             )
         }))

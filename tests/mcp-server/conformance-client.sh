@@ -3,7 +3,8 @@
 # the suite starts a scenario's server and runs this script with the server's URL last, and
 # the scenario's name in MCP_CONFORMANCE_SCENARIO. It writes an agent whose only tools are
 # that server's and whose scripted model calls the scenario's tool once, then answers; the
-# suite checks what runner sent. RUNNER_BIN names the binary under test.
+# suite checks what runner sent. A form the server asks to fill in is accepted through
+# `--answers` (the person's part). RUNNER_BIN names the binary under test.
 set -eu
 url="$1"
 case "${MCP_CONFORMANCE_SCENARIO:-}" in
@@ -30,5 +31,6 @@ trap 'rm -rf "$dir"' EXIT
     echo "  - mcp:"
     echo "      url: \"$url\""
 } > "$dir/agent.yaml"
+echo "- accept" > "$dir/answers.yaml"
 cd "$dir"
-exec "${RUNNER_BIN:?RUNNER_BIN names the runner binary}" exec agent.yaml --quiet --run-dir run
+exec "${RUNNER_BIN:?RUNNER_BIN names the runner binary}" exec agent.yaml --quiet --run-dir run --answers answers.yaml
