@@ -350,11 +350,19 @@ fn keep_sequential_order(calls: &[ToolCall], tools: &dyn Dispatch, waits: &mut [
     }
 }
 
-/// Cuts the result's data when its JSON text is longer than `max` characters, saying so.
+/// Cuts the result's data when its JSON text is longer than `max` characters, saying so;
+/// a metadata value longer than that (an MCP server's structured content) is replaced by
+/// how long it was, since everything in a result reaches the events and the transcript.
 pub fn truncate_output(mut output: ToolOutput, max: Option<u64>) -> ToolOutput {
     let Some(max) = max.map(|m| m as usize) else {
         return output;
     };
+    for value in output.metadata.values_mut() {
+        let total = value.to_string().chars().count();
+        if total > max {
+            *value = json!({"cut": total, "reason": "limits.max_output_chars"});
+        }
+    }
     let text = match &output.data {
         Value::String(text) => text.clone(),
         Value::Null => return output,
@@ -381,5 +389,25 @@ pub async fn until(deadline: Option<Instant>) {
     match deadline {
         Some(deadline) => tokio::time::sleep_until(deadline.into()).await,
         None => std::future::pending().await,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn max_output_chars_bounds_the_data_and_the_metadata() {
+        let output = ToolOutput::ok("x".repeat(50))
+            .with_meta("structured", json!({"content": "y".repeat(50)}))
+            .with_meta("mcp_server", "srv");
+        let cut = truncate_output(output, Some(20));
+        assert!(cut.data.as_str().unwrap().starts_with(&"x".repeat(20)));
+        assert_eq!(cut.metadata["truncated"]["total"], 50);
+        assert_eq!(
+            cut.metadata["structured"],
+            json!({"cut": 64, "reason": "limits.max_output_chars"})
+        );
+        assert_eq!(cut.metadata["mcp_server"], "srv");
     }
 }
