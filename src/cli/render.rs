@@ -10,7 +10,7 @@ use super::Exit;
 use super::run_dir::runs_dir;
 use super::session_store::default_sessions_dir;
 use crate::checkpoint::{CheckpointStore, FileCheckpointStore};
-use crate::output::render::{Format, render};
+use crate::output::render::{Format, render, write_markdown};
 use crate::output::transcript::{Transcript, parse};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -54,7 +54,12 @@ pub fn run(what: &Path, format: RenderFormat) -> Exit {
 /// Prints `transcript` in `format` on stdout.
 fn print(transcript: &Transcript, format: RenderFormat) -> Exit {
     let format = match format {
-        RenderFormat::Markdown => Format::Markdown,
+        RenderFormat::Markdown => {
+            // Written a piece at a time; a reader that went away ends it quietly.
+            let mut out = std::io::stdout().lock();
+            let _ = write_markdown(transcript, &mut out).and_then(|()| out.flush());
+            return Exit::Completed;
+        }
         RenderFormat::Text => Format::Text,
         RenderFormat::Json => {
             // For programs: compact, streamed to stdout without building the text first

@@ -35,7 +35,33 @@ use crate::output::transcript::{
 
 /// The transcript as a Markdown document.
 pub fn render_markdown(transcript: &Transcript) -> String {
-    let mut out = String::new();
+    let mut document = String::new();
+    pieces(transcript, usize::MAX, |piece| {
+        document.push_str(piece);
+        Ok(())
+    })
+    .map_or(String::new(), |()| document)
+}
+
+/// The transcript as a Markdown document, written to `out` a piece of about 64 KiB at a
+/// time: a large transcript is never held whole as text (growing one string to its size
+/// cost a sixth of `runner render`).
+pub fn write_markdown(
+    transcript: &Transcript,
+    out: &mut impl std::io::Write,
+) -> std::io::Result<()> {
+    pieces(transcript, 64 * 1024, |piece| {
+        out.write_all(piece.as_bytes())
+    })
+}
+
+/// Renders the items in order, handing the text over whenever it reaches `size` bytes.
+fn pieces(
+    transcript: &Transcript,
+    size: usize,
+    mut hand_over: impl FnMut(&str) -> std::io::Result<()>,
+) -> std::io::Result<()> {
+    let mut out = String::with_capacity(size.min(128 * 1024));
     let answer_from = transcript
         .items
         .iter()
@@ -49,8 +75,12 @@ pub fn render_markdown(transcript: &Transcript) -> String {
             }
             other => render_item(other, &mut out),
         }
+        if out.len() >= size {
+            hand_over(&out)?;
+            out.clear();
+        }
     }
-    out
+    hand_over(&out)
 }
 
 fn render_items(items: &[Item], out: &mut String) {
@@ -295,4 +325,26 @@ fn html_escape(text: &str) -> String {
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn written_in_pieces_it_is_the_same_document() {
+        let items = (0..5000)
+            .map(|i| Item::Text {
+                text: format!("line {i} with `code` and <html>"),
+            })
+            .collect();
+        let transcript = Transcript { items };
+        let mut written = Vec::new();
+        write_markdown(&transcript, &mut written).unwrap();
+        assert!(written.len() > 2 * 64 * 1024, "several pieces");
+        assert_eq!(
+            String::from_utf8(written).unwrap(),
+            render_markdown(&transcript)
+        );
+    }
 }

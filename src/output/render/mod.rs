@@ -8,7 +8,7 @@ pub mod markdown;
 pub mod text;
 
 pub use json::render_json;
-pub use markdown::render_markdown;
+pub use markdown::{render_markdown, write_markdown};
 pub use text::{TextOptions, render_text};
 
 use crate::output::transcript::Transcript;
