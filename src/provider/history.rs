@@ -1,9 +1,10 @@
-//! The conversation of a state: its messages, each with a number given when it joined the
-//! history. A message's content never changes while it keeps its number (the history can
-//! only be appended to or replaced), so two histories whose numbers agree hold the same
-//! messages: the checkpoint journal learns that a history was only appended to by comparing
-//! numbers, not the messages themselves, which at a thousand steps cost more than the rest
-//! of a save together.
+//! The conversation of a state, and of the model request it moves into: its messages, each
+//! with a number given when it joined the history. A message's content never changes while
+//! it keeps its number (the history can only be appended to or replaced), so two histories
+//! whose numbers agree hold the same messages. Two things compare numbers instead of
+//! messages: the checkpoint journal, to learn that a history was only appended to (comparing
+//! the messages cost more, at a thousand steps, than the rest of a save together), and each
+//! provider, to reuse its last request's serialised messages (`wire_body::ItemCache`).
 
 use std::ops::Deref;
 use std::sync::atomic::{AtomicU64, Ordering};
