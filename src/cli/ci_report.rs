@@ -4,6 +4,8 @@
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
+use crate::output::result::{ResultError, RunResult};
+use crate::output::summary::status_label;
 use crate::protocol;
 use crate::spec::{Diagnostic, Severity};
 
@@ -48,6 +50,13 @@ fn data(text: &str) -> String {
 
 fn property(text: &str) -> String {
     data(text).replace(':', "%3A").replace(',', "%2C")
+}
+
+/// A run that did not complete, as an annotation on the job (no file: the run has no line).
+pub fn run_annotation(result: &RunResult, error: &ResultError) -> String {
+    let title = format!("runner: {} {}", result.agent, status_label(result.status));
+    let message = format!("error[{}]: {}", error.code, error.message);
+    github_annotation(Severity::Error, At::default(), &title, &message)
 }
 
 /// The diagnostics of `runner validate` as annotations, one per line.

@@ -13,17 +13,16 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use super::ci_report::{At, github_annotation, in_github_actions};
+use super::ci_report::{in_github_actions, run_annotation};
 use super::prepare::Stop;
 use super::run_options::RunOptions;
 use crate::engine::events::{Emitter, EventBus, EventSink, JsonlSink};
 use crate::fsutil::write_atomically;
 use crate::output::progress::{Progress, ProgressStyle};
 use crate::output::result::{ResultFold, RunResult};
-use crate::output::summary::{status_label, summary_line};
+use crate::output::summary::summary_line;
 use crate::output::transcript::TranscriptWriter;
 use crate::output::transcript_events::TranscriptEvents;
-use crate::spec::Severity;
 
 /// Where runs go without `--run-dir`: `.runner/runs/<run_id>`.
 pub fn runs_dir() -> PathBuf {
@@ -129,12 +128,7 @@ impl RunDir {
         if let Some(error) = &result.error {
             eprintln!("error[{}]: {}", error.code, error.message);
             if in_github_actions() {
-                let title = format!("runner: {} {}", result.agent, status_label(result.status));
-                let message = format!("error[{}]: {}", error.code, error.message);
-                eprintln!(
-                    "{}",
-                    github_annotation(Severity::Error, At::default(), &title, &message)
-                );
+                eprintln!("{}", run_annotation(&result, error));
             }
         }
         if self.progress.is_some() {
