@@ -1,10 +1,11 @@
 //! The file store: `<dir>/<session_id>/journal.jsonl` (a record per checkpoint, appended,
 //! synced where a save needs it: `journal.rs`), `checkpoint.json` (a snapshot of the latest
 //! state, rewritten now and then so a resume replays only a short tail), `metadata.json`,
-//! and `lock`, which holds the session for one process at a time. Sessions saved before the journal have
-//! `steps/<step>.json` files, still read for branching. The snapshot and the metadata are
-//! written atomically (temp file, fsync, rename); every load checks the JSON, the version,
-//! the state inside and each record's checksum, and names the file when it refuses it.
+//! and `lock`, which holds the session for one process at a time. Sessions saved before
+//! the journal have `steps/<step>.json` files, still read for branching. The snapshot and
+//! the metadata are written atomically (temp file, fsync, rename); every load checks the
+//! JSON, the version, the state inside and each record's checksum, and names the file when
+//! it refuses it.
 
 use std::collections::HashMap;
 use std::collections::hash_map::Entry;
