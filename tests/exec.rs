@@ -1263,3 +1263,22 @@ fn retries_are_events_progress_lines_and_counted_in_the_result() {
     );
     assert_eq!(ran.result()["retries"], 2);
 }
+
+/// `--stream` prints the model's text on stderr as it arrives, between the progress
+/// lines, each of which still starts on a line of its own.
+#[test]
+fn stream_prints_the_reply_as_it_arrives() {
+    let ran = Test::new()
+        .agent(BUSY)
+        .reply(Reply::text("Looking first.").with_tool_call("list_dir", json!({})))
+        .reply(Reply::text("All done here."))
+        .args(["--progress", "plain", "--stream"])
+        .stdout("All done here.\n")
+        .stderr_contains("Looking first.\n")
+        .stderr_contains("All done here.\n")
+        .run();
+    let lines: Vec<&str> = ran.stderr.lines().collect();
+    let stamped = |line: &&str| line.starts_with("20") && line.contains("Z ");
+    let after_text = lines.iter().position(|l| *l == "Looking first.").unwrap();
+    assert!(stamped(&lines[after_text + 1]), "{}", ran.stderr);
+}

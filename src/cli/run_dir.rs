@@ -81,7 +81,7 @@ impl RunDir {
         }
         let progress = options.progress();
         if let Some(style) = progress {
-            subscribers.add(Arc::new(Progress::new(style)));
+            subscribers.add(Arc::new(Progress::new(style, options.stream)));
         }
         Ok(RunDir {
             dir,

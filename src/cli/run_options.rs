@@ -76,6 +76,10 @@ pub struct RunOptions {
     /// `none`; `auto`: live on a terminal, plain when `CI` is set, else none.
     #[arg(long, value_enum, default_value_t = ProgressChoice::Auto)]
     pub progress: ProgressChoice,
+    /// With progress, print the model's text on stderr as it arrives (a terminal then has
+    /// no status line).
+    #[arg(long)]
+    pub stream: bool,
     /// Colour on stderr.
     #[arg(long, value_enum, default_value_t = ColorChoice::Auto)]
     pub color: ColorChoice,

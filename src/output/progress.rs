@@ -7,13 +7,14 @@
 
 use std::io::Write;
 use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressState, ProgressStyle as BarStyle};
 use serde_json::Value;
 
 use crate::engine::clock::now_rfc3339;
-use crate::engine::events::{Event, EventData, EventSink};
+use crate::engine::events::{Delta, Event, EventData, EventSink};
 
 /// How progress lines look.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -33,6 +34,10 @@ pub struct Progress {
     started: Instant,
     /// The live status line (hidden when stderr is not a terminal), and what it says.
     status: Option<(ProgressBar, Mutex<Status>)>,
+    /// `--stream`: the model's text is printed as it arrives.
+    stream: bool,
+    /// Streamed text has left the cursor mid-line: the next line starts on a new one.
+    mid_line: AtomicBool,
 }
 
 /// What the status line says besides the time.
@@ -57,17 +62,33 @@ impl Status {
 const TICK: Duration = Duration::from_millis(100);
 
 impl Progress {
-    pub fn new(style: ProgressStyle) -> Self {
+    /// With `stream`, the model's text is printed as it arrives, and a terminal has no
+    /// status line (it would be drawn over the text).
+    pub fn new(style: ProgressStyle, stream: bool) -> Self {
         let started = Instant::now();
         let status = match style {
-            ProgressStyle::Live { .. } => Some((status_line(style, started), Mutex::default())),
-            ProgressStyle::Plain => None,
+            ProgressStyle::Live { .. } if !stream => {
+                Some((status_line(style, started), Mutex::default()))
+            }
+            _ => None,
         };
         Progress {
             style,
             started,
             status,
+            stream,
+            mid_line: AtomicBool::new(false),
         }
+    }
+
+    /// Prints a piece of the model's text where it is, with no time in front.
+    fn stream_text(&self, text: &str) {
+        let mut stderr = std::io::stderr().lock();
+        let _ = stderr
+            .write_all(text.as_bytes())
+            .and_then(|()| stderr.flush());
+        self.mid_line
+            .store(!text.ends_with('\n'), Ordering::Relaxed);
     }
 
     fn paint(&self, text: &str, ansi: &str) -> String {
@@ -87,7 +108,10 @@ impl Progress {
             ),
             ProgressStyle::Plain => now_rfc3339(),
         };
-        let line = format!("{time} {indent}{text}");
+        let mut line = format!("{time} {indent}{text}");
+        if self.mid_line.swap(false, Ordering::Relaxed) {
+            line.insert(0, '\n');
+        }
         match &self.status {
             // Above the status line, which is redrawn below it.
             Some((bar, _)) if !bar.is_hidden() => bar.println(line),
@@ -185,6 +209,18 @@ impl EventSink for Progress {
                 ),
                 "33",
             ),
+            EventData::MessageDelta(delta) if self.stream && event.depth == 0 => {
+                match &delta.delta {
+                    Delta::Chunk { content_chunk } => self.stream_text(content_chunk),
+                    Delta::Reset { attempt, .. } => self
+                        .stream_text(&format!("\n[the reply starts again: attempt {attempt}]\n")),
+                }
+                return;
+            }
+            EventData::MessageCompleted(_) if self.mid_line.swap(false, Ordering::Relaxed) => {
+                self.stream_text("\n");
+                return;
+            }
             // A chat's next turn brings the status line back.
             EventData::RunCreated(_) if event.depth == 0 => {
                 self.pause(false);
