@@ -5,6 +5,7 @@ mod support;
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 use runner::testing::mock_server::{MockRequest, MockResponse, Reply};
 use serde_json::{Value, json};
@@ -27,6 +28,16 @@ fn script(
             .unwrap_or_else(|| Reply::text("(script exhausted)"));
         *n += 1;
         Some(MockResponse::reply(reply))
+    }
+}
+
+/// `route` with every answer streamed slowly: calls that run side by side then overlap
+/// whatever the machine's load, since none can finish before the others have started.
+fn slowly(
+    route: impl Fn(&MockRequest) -> Option<MockResponse> + Send + Sync + 'static,
+) -> impl Fn(&MockRequest) -> Option<MockResponse> + Send + Sync + 'static {
+    move |request: &MockRequest| {
+        route(request).map(|response| response.chunk_delay(Duration::from_millis(60)))
     }
 }
 
@@ -69,7 +80,7 @@ fn tree(extra: &str) -> Test {
 #[test]
 fn a_three_level_tree_runs_parallel_sub_agents_with_inherited_and_own_models() {
     let ran = tree("")
-        .route(script(vec![
+        .route(slowly(script(vec![
             (
                 "ROOT",
                 vec![
@@ -87,7 +98,7 @@ fn a_three_level_tree_runs_parallel_sub_agents_with_inherited_and_own_models() {
             ),
             ("DIGGER", vec![Reply::text("dug")]),
             ("CRITIC", vec![Reply::text("critique result")]),
-        ]))
+        ])))
         .args(["--output", "json"])
         .run();
     let envelope = ran.json();
