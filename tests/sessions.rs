@@ -789,6 +789,57 @@ fn killed_at_every_journal_record_boundary_the_session_resumes_without_repeating
     }
 }
 
+/// A call that must not run twice (a shell command) starts only once the record of it in
+/// flight is synced; a read-only call (`list_dir`) does not wait for a sync, since a power
+/// cut that lost its record would only have the model ask for it again. The order is read
+/// from the `--debug` log.
+#[test]
+fn only_calls_that_must_not_run_twice_wait_for_a_sync() {
+    let step = |reply: Reply| MockResponse::reply(reply);
+    let ran = Test::new()
+        .agent("name: worker\nmodel: $MODEL\nprompt: Go\ntools:\n  - builtin: list_dir\n  - builtin: shell\n    allow: [./append.sh]\n")
+        .executable("append.sh", APPEND)
+        .respond(step(Reply::tool_call("shell", json!({"command": "./append.sh one"}))))
+        .respond(step(Reply::tool_call("list_dir", json!({"path": "."}))))
+        .respond(step(Reply::tool_call("shell", json!({"command": "./append.sh two"}))))
+        .respond(step(Reply::tool_call("list_dir", json!({"path": "."}))))
+        .reply(Reply::text("done"))
+        .args(["--debug", "--session", "s1"])
+        .stdout("done\n")
+        .any_stderr()
+        .run();
+    // For each call started: whether the journal was synced after its last record.
+    let mut synced_since_record = false;
+    let mut starts = Vec::new();
+    for line in ran.stderr.lines() {
+        if line.contains("checkpoint record written") {
+            synced_since_record = false;
+        } else if line.contains("journal synced") {
+            synced_since_record = true;
+        } else if line.contains("tool call started") {
+            let tool = if line.contains("tool=shell") {
+                "shell"
+            } else {
+                "list_dir"
+            };
+            starts.push((tool, synced_since_record));
+        }
+    }
+    assert_eq!(
+        starts,
+        [
+            ("shell", true),
+            ("list_dir", false),
+            ("shell", true),
+            ("list_dir", false)
+        ],
+        "{}",
+        ran.stderr
+    );
+    // The run's end syncs what waited: no record comes after the last sync.
+    assert!(synced_since_record, "{}", ran.stderr);
+}
+
 /// A record torn by a crash mid-append is dropped with a warning; the records before it
 /// hold, and the session resumes from them.
 #[test]

@@ -27,7 +27,7 @@ use super::store::{
     SessionStatus, SessionSummary,
 };
 use crate::engine::AgentState;
-use crate::engine::checkpointing::Durability;
+use crate::engine::checkpointing::{Durability, MAX_UNSYNCED};
 use crate::fsutil::write_atomically;
 
 /// The snapshot's file name.
@@ -314,7 +314,10 @@ impl CheckpointStore for FileCheckpointStore {
         // A snapshot (due at the run's end too) names this record: it is synced first, so
         // the snapshot and the metadata before it never point past what is on disk.
         let snapshot_due = journal.compaction_due(checkpoint.status);
-        if durability == Durability::Now || snapshot_due {
+        if durability == Durability::Now
+            || snapshot_due
+            || journal.writer.unsynced_longer_than(MAX_UNSYNCED)
+        {
             journal.writer.sync()?;
         }
         Ok(Saved {

@@ -11,6 +11,7 @@
 use std::fs::{File, OpenOptions};
 use std::io::{Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
@@ -111,6 +112,8 @@ pub struct JournalWriter {
     written: Written,
     /// Where the journal ended, and its last record, at the last sync (or when opened).
     synced: (u64, u64),
+    /// When the oldest record not yet synced was written.
+    unsynced_since: Option<Instant>,
 }
 
 impl JournalWriter {
@@ -148,6 +151,7 @@ impl JournalWriter {
             seq,
             written: Written::default(),
             synced: (end, seq),
+            unsynced_since: None,
         })
     }
 
@@ -188,6 +192,7 @@ impl JournalWriter {
             })?;
         self.seq = record.seq;
         self.end += line.len() as u64;
+        self.unsynced_since.get_or_insert_with(Instant::now);
         tracing::debug!(
             seq = self.seq,
             bytes = line.len(),
@@ -204,6 +209,7 @@ impl JournalWriter {
         if self.synced == (self.end, self.seq) {
             return Ok(());
         }
+        self.unsynced_since = None;
         if let Err(error) = self.file.sync_data() {
             let (end, seq) = self.synced;
             let _ = self.file.set_len(end);
@@ -213,6 +219,12 @@ impl JournalWriter {
         self.synced = (self.end, self.seq);
         tracing::debug!(seq = self.seq, "journal synced");
         Ok(())
+    }
+
+    /// Whether a record has waited longer than `age` for a sync.
+    pub fn unsynced_longer_than(&self, age: Duration) -> bool {
+        self.unsynced_since
+            .is_some_and(|since| since.elapsed() > age)
     }
 
     fn io(&self, source: std::io::Error) -> CheckpointError {

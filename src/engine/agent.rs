@@ -279,6 +279,16 @@ impl AgentTool {
         }
     }
 
+    /// Whether running the call again after a power cut does no harm: a plain tool that
+    /// says it is idempotent (read-only tools, idempotent writes). Sub-agents act through
+    /// their own tools, and a person should not be asked twice.
+    pub fn rerun_harmless(&self) -> bool {
+        match self {
+            AgentTool::Plain(tool) => tool.idempotent(),
+            AgentTool::AskUser(_) | AgentTool::SubAgent(_) | AgentTool::Handoff(_) => false,
+        }
+    }
+
     /// The tool as offered to the model.
     pub fn spec(&self) -> ToolSpec {
         ToolSpec {

@@ -13,11 +13,17 @@ use super::state::AgentState;
 pub enum Durability {
     /// Before `save` returns: tool calls, whose effects cannot be taken back, start next.
     Now,
-    /// No later than the next [`Durability::Now`] save or the run's end: nothing
-    /// irreversible happens before then. Losing it to a power cut only leaves the step's
-    /// calls in flight, which a resume does not run again.
+    /// With the next [`Durability::Now`] save, the next snapshot, the run's end, or the
+    /// first save [`MAX_UNSYNCED`] after it was written, whichever comes first: nothing irreversible
+    /// happens before then. Losing it to a power cut leaves a step's calls in flight, which
+    /// a resume does not run again, or loses calls whose running again does no harm.
     WithNext,
 }
+
+/// How long a [`Durability::WithNext`] checkpoint waits for a sync before the next save
+/// makes one: a run of read-only steps syncs about once a second instead of once a step,
+/// and a power cut costs it about that second of model calls.
+pub const MAX_UNSYNCED: std::time::Duration = std::time::Duration::from_secs(1);
 
 /// Saves states for resume.
 pub trait Checkpointer: Send + Sync {

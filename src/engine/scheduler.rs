@@ -244,6 +244,7 @@ async fn spawn_call(
     policy: &SchedulePolicy,
     cancel: &watch::Receiver<bool>,
 ) -> Called {
+    tracing::debug!(tool = %call.name, call_id = %call.id, "tool call started");
     let run = tools.start(call, ToolContext::new(call.id.clone(), cancel.clone()));
     let (timeout, deadline, cancel) = (policy.tool_timeout, policy.deadline, cancel.clone());
     let mut task = AbortOnDrop(tokio::spawn(async move {

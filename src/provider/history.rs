@@ -24,6 +24,28 @@ impl MessageId {
     }
 }
 
+/// A run of consecutive messages of a history, known by its first and last numbers. A
+/// history only grows at its end, and a number is given to one message as it is pushed, so
+/// whatever history holds a message holds the same messages before it: two runs with the
+/// same ends are the same messages. (Comparing the ends, held inline, rather than every
+/// number of a run, behind a pointer, is what a request with a thousand messages does a
+/// thousand times.)
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MessageSpan {
+    first: MessageId,
+    last: MessageId,
+}
+
+impl MessageSpan {
+    /// The span of `ids`, a run of one history's numbers; `None` for no messages.
+    pub fn of(ids: &[MessageId]) -> Option<Self> {
+        Some(MessageSpan {
+            first: *ids.first()?,
+            last: *ids.last()?,
+        })
+    }
+}
+
 /// Messages in order, appended or replaced whole; read as a slice.
 #[derive(Debug, Clone, Default)]
 pub struct History {

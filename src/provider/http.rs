@@ -4,7 +4,8 @@
 //! of an [`exchange`] leaves it with the key redacted.
 
 use std::fmt;
-use std::sync::{Once, OnceLock};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Once, OnceLock};
 use std::time::{Duration, SystemTime};
 
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
@@ -47,6 +48,9 @@ pub(crate) struct HttpClient {
     pub key_env: Option<String>,
     pub timeout: Duration,
     pub idle_timeout: Duration,
+    /// The size of the last request body: the next one, the same history and a message
+    /// more, is serialised into a buffer that size rather than one doubled a dozen times.
+    last_body: Arc<AtomicUsize>,
 }
 
 /// Largest error body read (the message is near the start; the rest is noise).
@@ -96,6 +100,7 @@ impl HttpClient {
             key_env,
             timeout,
             idle_timeout,
+            last_body: Arc::default(),
         }
     }
 
@@ -337,8 +342,11 @@ async fn exchange_unredacted<S: WireStream>(
     whole: impl FnOnce(&[u8]) -> Result<ModelResponse, ProviderError>,
     sink: &DeltaSink<'_>,
 ) -> Result<ModelResponse, ProviderError> {
-    let body = serde_json::to_vec(body)
+    let mut bytes = Vec::with_capacity(http.last_body.load(Ordering::Relaxed) + 4096);
+    serde_json::to_writer(&mut bytes, body)
         .map_err(|e| ProviderError::new(ErrorKind::Config, http.provider.clone(), e.to_string()))?;
+    http.last_body.store(bytes.len(), Ordering::Relaxed);
+    let body = bytes;
     let mut resp = http.post(url, headers, body).await?;
     if resp.is_json() {
         let bytes = resp.read_to_end(usize::MAX).await?;

@@ -9,7 +9,7 @@ use serde::ser::{Error as _, Serialize, SerializeMap, SerializeSeq, Serializer};
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
-use super::history::MessageId;
+use super::history::{MessageId, MessageSpan};
 use super::types::ToolCall;
 
 /// `true`, for fields whose value a param may replace and whose value is checked.
@@ -106,14 +106,14 @@ impl Serialize for Arguments<'_> {
     }
 }
 
-/// The serialised items of a provider's last request, in order, each with the numbers of
-/// the messages it was made from. A history grows by a message or two per call, and
+/// The serialised items of a provider's last request, in order, each with the span of
+/// messages it was made from. A history grows by a message or two per call, and
 /// serialising all of it again at every call made a run's CPU grow with the square of its
 /// length; a message keeps its number only while it is unchanged, so a number is as good as
 /// its content here. The next request's items are matched in order (a lookup by key cost
-/// as much as a fifth of a long run's CPU): an item is reused while the numbers agree.
+/// as much as a fifth of a long run's CPU): an item is reused while the spans agree.
 #[derive(Debug, Default)]
-pub(crate) struct ItemCache(Mutex<Vec<(Vec<MessageId>, Box<RawValue>)>>);
+pub(crate) struct ItemCache(Mutex<Vec<(Option<MessageSpan>, Box<RawValue>)>>);
 
 /// A history's wire items, each with the numbers of the messages it was made from,
 /// serialised through the cache: only the items made from new messages are serialised.
@@ -135,15 +135,13 @@ impl<T: Serialize> Serialize for CachedItems<'_, T> {
         // The cache keeps only this request's items: its size is one request body's.
         let mut last = std::mem::take(&mut *cache).into_iter();
         for (ids, item) in &self.items {
-            let (ids, raw) = match last.next() {
-                Some((kept, raw)) if kept == *ids => (kept, raw),
-                _ => {
-                    let raw = serde_json::value::to_raw_value(item).map_err(S::Error::custom)?;
-                    (ids.to_vec(), raw)
-                }
+            let span = MessageSpan::of(ids);
+            let raw = match last.next() {
+                Some((kept, raw)) if kept.is_some() && kept == span => raw,
+                _ => serde_json::value::to_raw_value(item).map_err(S::Error::custom)?,
             };
             seq.serialize_element(&raw)?;
-            cache.push((ids, raw));
+            cache.push((span, raw));
         }
         seq.end()
     }

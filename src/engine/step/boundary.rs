@@ -103,8 +103,13 @@ pub enum SavePoint<'a> {
     /// A step has ended: announced (`agent.checkpoint.saved`), and on disk by the next
     /// `BeforeCalls` save, since nothing irreversible happens before it.
     StepEnd,
-    /// A turn's calls are about to run: on disk before they start.
-    BeforeCalls(&'a Pending),
+    /// A turn's calls are about to run: on disk before they start, unless running every
+    /// one of them again does no harm (`rerun_harmless`: idempotent tools), when a power cut
+    /// that lost the record would only have the model ask for them again.
+    BeforeCalls {
+        pending: &'a Pending,
+        rerun_harmless: bool,
+    },
 }
 
 /// Saves the state, with what the tree has spent, when the run keeps checkpoints. A save
@@ -123,7 +128,16 @@ pub fn save_checkpoint(
     let state = state.with_spent(ctx.budget.tree_totals());
     let (pending, durability) = match point {
         SavePoint::StepEnd => (None, Durability::WithNext),
-        SavePoint::BeforeCalls(pending) => (Some(pending), Durability::Now),
+        SavePoint::BeforeCalls {
+            pending,
+            rerun_harmless,
+        } => {
+            let durability = match rerun_harmless {
+                true => Durability::WithNext,
+                false => Durability::Now,
+            };
+            (Some(pending), durability)
+        }
     };
     match store.save(&state, pending, durability) {
         Ok(name) => {

@@ -19,6 +19,16 @@ use crate::engine::toolset::TurnTools;
 use crate::provider::{Message, ToolCall};
 use crate::tools::ToolOutput;
 
+/// Whether running `call` again after a power cut does no harm. A call of a tool the agent
+/// does not have is answered with an error and runs nothing.
+fn rerun_harmless(agent: &Agent, call: &ToolCall) -> bool {
+    agent
+        .tools
+        .iter()
+        .find(|tool| tool.name() == call.name)
+        .is_none_or(|tool| tool.rerun_harmless())
+}
+
 /// Runs the tool calls of one reply and appends their results, in call order. Returns the
 /// handoff tool that was called, if any.
 pub async fn run_tools(
@@ -52,7 +62,11 @@ pub async fn run_tools(
     let in_flight = Pending::ToolsInFlight {
         calls: calls.to_vec(),
     };
-    let state = save_checkpoint(ctx, state, SavePoint::BeforeCalls(&in_flight))?;
+    let before = SavePoint::BeforeCalls {
+        pending: &in_flight,
+        rerun_harmless: calls.iter().all(|call| rerun_harmless(agent, call)),
+    };
+    let state = save_checkpoint(ctx, state, before)?;
     let (results, hit) = run_calls(
         calls,
         &tools,
