@@ -43,6 +43,7 @@ fn options() -> StartOptions {
         deny_env: Vec::new(),
         cancel,
         answers: Vec::new(),
+        cassette: Default::default(),
     }
 }
 

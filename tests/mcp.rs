@@ -871,3 +871,142 @@ fn a_servers_progress_reaches_the_events_and_the_progress_lines() {
         "ev_trigger-long-running-operation"
     );
 }
+
+/// `--record` keeps the servers' tool lists and calls in the cassette beside the model's
+/// exchanges; `--replay` runs the same agent from it with no server started and no model
+/// reached, and the tool results are the recorded ones. An `env` value stays out of it.
+#[test]
+fn an_mcp_agent_records_once_and_replays_with_the_servers_absent() {
+    let agent = format!(
+        "env: [MCP_TOKEN]\nprompt: Add.\ntools:\n{}",
+        stdio_entry(
+            "      env: { API_TOKEN: \"{{ env.MCP_TOKEN }}\", LOG_LEVEL: warn }\n      tools: [get-sum, echo]\n"
+        )
+    );
+    let recorded = Test::new()
+        .agent(&agent)
+        .reply(
+            Reply::tool_call("get-sum", json!({"a": 20, "b": 22}))
+                .with_tool_call("echo", json!({"message": "hi"})),
+        )
+        .reply(Reply::text("42 it is."))
+        .env("MCP_TOKEN", "tok-mcp-4711")
+        .command([
+            "exec",
+            "agent.yaml",
+            "--record",
+            "cassette.jsonl",
+            "--run-dir",
+            "live",
+        ])
+        .stdout("42 it is.\n")
+        .run();
+    assert_stopped(&recorded, "server.pid");
+    let cassette = recorded.read("cassette.jsonl");
+    assert!(!cassette.contains("tok-mcp-4711"), "{cassette}");
+    let lines: Vec<Value> = cassette
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let mcp: Vec<&str> = lines.iter().filter_map(|l| l["mcp"].as_str()).collect();
+    assert_eq!(
+        mcp,
+        ["tools/list", "tools/call", "tools/call"],
+        "{cassette}"
+    );
+    // The server's whole list: each entry's `tools` allowlist applies on replay as it did.
+    let tools = lines.iter().find(|l| l["mcp"] == "tools/list").unwrap();
+    let listed: Vec<&str> = tools["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    assert!(
+        listed.contains(&"get-sum") && listed.contains(&"get-env"),
+        "{listed:?}"
+    );
+
+    std::fs::remove_file(recorded.path("server.pid")).unwrap();
+    let replay = |cassette: &str, run_dir: &str| {
+        recorded.then().env("MCP_TOKEN", "not-the-token").command([
+            "exec",
+            "agent.yaml",
+            "--replay",
+            cassette,
+            "--run-dir",
+            run_dir,
+        ])
+    };
+    let replayed = replay("cassette.jsonl", "replayed")
+        .stdout("42 it is.\n")
+        .run();
+    assert!(
+        !replayed.path("server.pid").exists(),
+        "a server was started"
+    );
+    assert_eq!(
+        replayed.requests().len(),
+        2,
+        "no model request beyond the recording's"
+    );
+    let results = |ran: &Ran, dir: &str| -> Vec<Value> {
+        let mut results = ran
+            .read(&format!("{dir}/events.jsonl"))
+            .lines()
+            .map(|l| serde_json::from_str::<Value>(l).unwrap())
+            .filter(|e| e["type"] == "agent.tool.execution.completed")
+            .map(|e| e["data"]["result"].clone())
+            .collect::<Vec<Value>>();
+        // The two calls run at once: completed in either order.
+        results.sort_by_key(|r| r.to_string());
+        results
+    };
+    assert_eq!(results(&replayed, "replayed"), results(&recorded, "live"));
+
+    // A call the recording never made is a failed tool result naming server, tool and
+    // arguments; a server it never started stops the run before any model call.
+    let edited: String = cassette
+        .lines()
+        .map(|line| match line.contains(r#""mcp":"tools/call""#) {
+            true => line.replace(r#""a":20"#, r#""a":21"#) + "\n",
+            false => line.to_string() + "\n",
+        })
+        .collect();
+    std::fs::write(recorded.path("edited.jsonl"), edited).unwrap();
+    let missed = replay("edited.jsonl", "missed")
+        .status_any()
+        .any_stderr()
+        .run();
+    let results = results(&missed, "missed");
+    let miss = results
+        .iter()
+        .find(|r| r["success"] == false)
+        .unwrap_or_else(|| panic!("{results:?}\n{}", missed.stderr));
+    let text = miss.to_string();
+    assert_eq!(miss["success"], false, "{text}");
+    let parts = [
+        "get-sum",
+        r#"{\"a\":20,\"b\":22}"#,
+        r#"the recording called it with {\"a\":21,\"b\":22}"#,
+        "server.pid",
+    ];
+    for part in parts {
+        assert!(text.contains(part), "{part} missing from {text}");
+    }
+    let other = agent.replace("tools: [get-sum, echo]", "tools: [echo]\n      prefix: x_");
+    recorded
+        .then()
+        .env("MCP_TOKEN", "not-the-token")
+        .file(
+            "other.yaml",
+            &format!(
+                "name: other\nmodel: $MODEL\n{}",
+                other.replace("server.pid", "other.pid")
+            ),
+        )
+        .command(["exec", "other.yaml", "--replay", "cassette.jsonl"])
+        .status(2)
+        .stderr_contains("has no recording of this server (it recorded: `sh -c")
+        .run();
+}

@@ -116,6 +116,7 @@ impl RunOptions {
         if let Some(path) = &self.replay {
             build.replay =
                 Some(crate::provider::ReplayStore::load(path).map_err(|e| e.to_string())?);
+            build.mcp_replay = Some(crate::mcp::McpReplay::load(path)?);
         }
         Ok(build)
     }

@@ -5,7 +5,8 @@ use std::sync::Arc;
 
 use super::tree::for_each_agent;
 use super::{CompileError, CompileInput, build_tools, render_field, secret_env_names};
-use crate::mcp::{Endpoint, McpServers, StartOptions};
+use crate::mcp::{Endpoint, McpCassette, McpServers, StartOptions};
+use crate::provider::BuildOptions;
 use crate::spec::tools::{McpServer, ToolEntry};
 use crate::tools::Tool;
 
@@ -48,6 +49,7 @@ pub async fn start_servers(
         deny_env,
         cancel,
         answers: input.answers.clone(),
+        cassette: cassette(input.build),
     };
     let servers = McpServers::start(endpoints, &options)
         .await
@@ -58,6 +60,15 @@ pub async fn start_servers(
         return Err(error);
     }
     Ok(servers)
+}
+
+/// What `--record` and `--replay` make of the servers (the two options exclude each other).
+fn cassette(build: &BuildOptions) -> McpCassette {
+    match (&build.mcp_replay, &build.record) {
+        (Some(replay), _) => McpCassette::Replay(replay.clone()),
+        (None, Some(record)) => McpCassette::Record(record.clone()),
+        (None, None) => McpCassette::Live,
+    }
 }
 
 /// The entry's endpoint with its `env` and `headers` templates rendered.

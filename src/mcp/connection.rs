@@ -15,22 +15,27 @@ use rmcp::service::RunningService;
 use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use rmcp::{Peer, RoleClient, ServiceExt};
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use tokio::sync::watch;
 
+use super::cassette::{McpRecorder, McpReplay};
 use super::client::{CallOutcome, RunnerClient, call_with_progress};
 use super::endpoint::Endpoint;
 use super::process::{ServerProcess, spawn};
+use crate::provider::CassetteRecorder;
 use crate::tools::{AnswerSource, ToolContext, stopped};
 
-/// A tool as the server lists it.
-#[derive(Debug, Clone)]
+/// A tool as the server lists it (and as a cassette records it).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ServerTool {
     pub name: String,
+    #[serde(default)]
     pub description: String,
     /// The server's own JSON Schema of the arguments.
     pub input_schema: Value,
     /// The server says calling it twice with the same arguments does no more harm.
+    #[serde(default)]
     pub idempotent: bool,
 }
 
@@ -72,12 +77,38 @@ pub struct OpenOptions<'a> {
     pub cancel: watch::Receiver<bool>,
     /// Who answers the server's forms (`elicitation/create`).
     pub answers: &'a [Arc<dyn AnswerSource>],
+    /// Live, recorded into a cassette, or replayed from one.
+    pub cassette: &'a McpCassette,
 }
 
-/// A connected server.
+/// What `--record` and `--replay` make of MCP servers.
+#[derive(Clone, Default)]
+pub enum McpCassette {
+    /// The servers run, and nothing is kept.
+    #[default]
+    Live,
+    /// The servers run, and their tool lists and calls go into the run's cassette.
+    Record(Arc<CassetteRecorder>),
+    /// No server runs: tool lists and results come from the cassette.
+    Replay(Arc<McpReplay>),
+}
+
+/// A server ready for calls: connected, or replayed from a cassette.
 pub struct Connection {
     pub label: String,
     pub tools: Vec<ServerTool>,
+    backend: Backend,
+    /// With `--record`: where its exchanges go.
+    recorder: Option<McpRecorder>,
+}
+
+enum Backend {
+    Live(Box<Session>),
+    Replayed(Arc<McpReplay>),
+}
+
+/// A live server's session and, for a stdio server, its process.
+struct Session {
     peer: Peer<RoleClient>,
     /// Routes the server's progress notifications to the calls they are about.
     progress: ProgressDispatcher,
@@ -86,9 +117,37 @@ pub struct Connection {
 }
 
 impl Connection {
-    /// Starts or reaches the server, initialises the session and lists its tools, all
-    /// within `options.timeout`.
+    /// The server ready for calls: started or reached, initialised and its tools listed,
+    /// all within `options.timeout`, and recorded with `--record`; with `--replay`, its
+    /// recorded tools, and no server at all.
     pub async fn open(endpoint: &Endpoint, options: OpenOptions<'_>) -> Result<Self, StartError> {
+        let label = endpoint.label();
+        let mut connection = match options.cassette {
+            McpCassette::Replay(replay) => {
+                let tools = replay.tools(&label).map_err(|message| StartError {
+                    server: label.clone(),
+                    kind: StartErrorKind::Config,
+                    message,
+                })?;
+                return Ok(Connection {
+                    label,
+                    tools,
+                    backend: Backend::Replayed(replay.clone()),
+                    recorder: None,
+                });
+            }
+            McpCassette::Live | McpCassette::Record(_) => Self::start(endpoint, &options).await?,
+        };
+        if let McpCassette::Record(cassette) = options.cassette {
+            let recorder = McpRecorder::new(cassette.clone(), &label, endpoint.settings());
+            recorder.tools(&connection.tools);
+            connection.recorder = Some(recorder);
+        }
+        Ok(connection)
+    }
+
+    /// Starts or reaches the server, initialises the session and lists its tools.
+    async fn start(endpoint: &Endpoint, options: &OpenOptions<'_>) -> Result<Self, StartError> {
         let label = endpoint.label();
         // `env` and `headers` values carry tokens: no log line may show them.
         for (_, value) in endpoint.settings() {
@@ -108,13 +167,13 @@ impl Connection {
                     })?;
                 let transport = (spawned.stdout, spawned.stdin);
                 let process = spawned.process;
-                match handshake(transport, &label, &options).await {
+                match handshake(transport, &label, options).await {
                     Ok((service, tools)) => {
-                        Ok(Connection::new(label, service, tools, Some(process)))
+                        Ok(Connection::live(label, service, tools, Some(process)))
                     }
                     Err(problem) => {
                         let message = stdio_problem(&process, problem, options.timeout).await;
-                        Err(fail(StartErrorKind::Failed, message).interrupted_if(&options))
+                        Err(fail(StartErrorKind::Failed, message).interrupted_if(options))
                     }
                 }
             }
@@ -124,37 +183,71 @@ impl Connection {
                 let client = crate::provider::http_client(options.timeout, url)
                     .map_err(|m| fail(StartErrorKind::Config, m))?;
                 let transport = StreamableHttpClientTransport::with_client(client, config);
-                match handshake(transport, &label, &options).await {
-                    Ok((service, tools)) => Ok(Connection::new(label, service, tools, None)),
+                match handshake(transport, &label, options).await {
+                    Ok((service, tools)) => Ok(Connection::live(label, service, tools, None)),
                     Err(problem) => {
                         let message = problem.describe(options.timeout);
-                        Err(fail(StartErrorKind::Failed, message).interrupted_if(&options))
+                        Err(fail(StartErrorKind::Failed, message).interrupted_if(options))
                     }
                 }
             }
         }
     }
 
-    fn new(
+    fn live(
         label: String,
         service: RunningService<RoleClient, RunnerClient>,
         tools: Vec<ServerTool>,
         process: Option<ServerProcess>,
     ) -> Self {
-        Connection {
-            label,
-            tools,
+        let session = Session {
             peer: service.peer().clone(),
             progress: service.service().progress.clone(),
             service: tokio::sync::Mutex::new(Some(service)),
             process,
+        };
+        Connection {
+            label,
+            tools,
+            backend: Backend::Live(Box::new(session)),
+            recorder: None,
         }
     }
 
     /// Calls a tool: `Ok` with the `tools/call` result as JSON (including results with
     /// `isError`), `Err` when the server could not be asked or did not answer properly. The
-    /// progress the server reports for the call goes to `context`.
+    /// progress the server reports for the call goes to `context`. Recorded with `--record`;
+    /// answered from the cassette with `--replay`.
     pub async fn call(
+        &self,
+        name: &str,
+        arguments: Value,
+        context: &ToolContext,
+    ) -> Result<Value, String> {
+        let outcome = match &self.backend {
+            Backend::Live(session) => match &self.recorder {
+                Some(_) => session.call(name, arguments.clone(), context).await,
+                None => return session.call(name, arguments, context).await,
+            },
+            Backend::Replayed(replay) => return replay.call(&self.label, name, &arguments),
+        };
+        if let Some(recorder) = &self.recorder {
+            recorder.call(name, &arguments, &outcome);
+        }
+        outcome
+    }
+
+    /// Ends the session and stops the server process (stdin closed, then SIGTERM, then
+    /// SIGKILL for its whole process group). Safe to call twice.
+    pub async fn close(&self) {
+        if let Backend::Live(session) = &self.backend {
+            session.close().await;
+        }
+    }
+}
+
+impl Session {
+    async fn call(
         &self,
         name: &str,
         arguments: Value,
@@ -191,9 +284,7 @@ impl Connection {
         with_stderr(message, &process.stderr_tail().await)
     }
 
-    /// Ends the session and stops the server process (stdin closed, then SIGTERM, then
-    /// SIGKILL for its whole process group). Safe to call twice.
-    pub async fn close(&self) {
+    async fn close(&self) {
         if let Some(mut service) = self.service.lock().await.take() {
             let _ = service.close_with_timeout(Duration::from_secs(2)).await;
         }

@@ -4,6 +4,7 @@
 //! their tools join the agents' tools under the servers' own schemas; the servers are shut
 //! down when the run ends, whichever way it ends.
 
+mod cassette;
 mod client;
 mod connection;
 mod content;
@@ -18,7 +19,8 @@ use std::time::Duration;
 
 use tokio::sync::watch;
 
-pub use connection::{ServerTool, StartError, StartErrorKind};
+pub use cassette::{McpExchange, McpReplay};
+pub use connection::{McpCassette, ServerTool, StartError, StartErrorKind};
 pub use endpoint::Endpoint;
 
 use crate::tools::{AnswerSource, Tool};
@@ -36,6 +38,8 @@ pub struct StartOptions {
     pub cancel: watch::Receiver<bool>,
     /// Who answers a server's `elicitation/create` (terminal, `--answers`), in order.
     pub answers: Vec<Arc<dyn AnswerSource>>,
+    /// Live, recorded (`--record`), or replayed with no server (`--replay`).
+    pub cassette: McpCassette,
 }
 
 /// The run's connected servers, shared by every agent of the tree.
@@ -73,6 +77,7 @@ impl McpServers {
                     deny_env: &options.deny_env,
                     cancel: options.cancel.clone(),
                     answers: &options.answers,
+                    cassette: &options.cassette,
                 },
             )
         }))

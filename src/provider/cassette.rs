@@ -12,7 +12,7 @@
 //! Responses reasoning item ids `<reasoning_id>` and their encrypted content `<encrypted>`.
 
 use std::fs::{File, OpenOptions};
-use std::io::Write;
+use std::io::{BufRead, BufReader, Read, Write};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, LazyLock, Mutex};
 
@@ -124,6 +124,63 @@ pub(crate) fn io_error(path: &Path, what: &str, e: impl std::fmt::Display) -> Pr
     )
 }
 
+/// The largest cassette `--replay` reads: 256 MiB.
+pub const MAX_CASSETTE_BYTES: u64 = 256 * 1024 * 1024;
+
+/// The non-blank lines of the cassette at `path`, each with its number: a regular file
+/// of at most [`MAX_CASSETTE_BYTES`], so `--replay /dev/zero` is refused instead of read
+/// until memory runs out.
+pub fn cassette_lines(path: &Path) -> Result<Vec<(usize, String)>, ProviderError> {
+    let too_big = || {
+        io_error(
+            path,
+            "replay",
+            format!(
+                "a cassette may hold at most {} MiB",
+                MAX_CASSETTE_BYTES >> 20
+            ),
+        )
+    };
+    // Checked before opening: opening a FIFO would wait for a writer.
+    let meta = std::fs::metadata(path).map_err(|e| io_error(path, "open", e))?;
+    if !meta.is_file() {
+        return Err(io_error(path, "replay", "not a regular file"));
+    }
+    if meta.len() > MAX_CASSETTE_BYTES {
+        return Err(too_big());
+    }
+    let file = File::open(path).map_err(|e| io_error(path, "open", e))?;
+    // The file may grow after the check: read one byte more than allowed, at most.
+    let mut reader = BufReader::new(file.take(MAX_CASSETTE_BYTES + 1));
+    let mut lines = Vec::new();
+    let mut read = 0;
+    for n in 1.. {
+        let mut line = String::new();
+        match reader.read_line(&mut line) {
+            Ok(0) => break,
+            Ok(len) => read += len as u64,
+            Err(e) => return Err(io_error(path, "read", e)),
+        }
+        if read > MAX_CASSETTE_BYTES {
+            return Err(too_big());
+        }
+        if !line.trim().is_empty() {
+            lines.push((n, line));
+        }
+    }
+    Ok(lines)
+}
+
+/// Whether a cassette line is an MCP exchange (`crate::mcp`'s, with an `mcp` key) rather
+/// than a model exchange.
+pub fn is_mcp_line(line: &str) -> bool {
+    #[derive(Deserialize)]
+    struct Kind {
+        mcp: Option<serde::de::IgnoredAny>,
+    }
+    serde_json::from_str::<Kind>(line).is_ok_and(|kind| kind.mcp.is_some())
+}
+
 /// Appends exchanges to a cassette file; share one per run (`Arc`) between providers.
 #[derive(Debug)]
 pub struct CassetteRecorder {
@@ -149,9 +206,20 @@ impl CassetteRecorder {
 
     /// Appends one exchange as one line, with `key` redacted from all of it.
     pub fn append(&self, exchange: &Exchange, key: Option<&Secret>) -> Result<(), ProviderError> {
+        self.append_value(exchange, key)
+    }
+
+    /// Appends `value` as one line, with every one of `secrets` redacted from all of it.
+    pub fn append_value<'s, T: Serialize>(
+        &self,
+        value: &T,
+        secrets: impl IntoIterator<Item = &'s Secret>,
+    ) -> Result<(), ProviderError> {
         let line =
-            serde_json::to_string(exchange).map_err(|e| io_error(&self.path, "encode for", e))?;
-        let mut line = redact_json(&line, key).into_owned();
+            serde_json::to_string(value).map_err(|e| io_error(&self.path, "encode for", e))?;
+        let mut line = secrets.into_iter().fold(line, |line, secret| {
+            redact_json(&line, Some(secret)).into_owned()
+        });
         line.push('\n');
         let mut file = self.file.lock().unwrap_or_else(|p| p.into_inner());
         file.write_all(line.as_bytes())

@@ -161,11 +161,13 @@ impl ProviderConfig {
     }
 }
 
-/// Run-wide options: a shared recorder for `--record`, a shared store for `--replay`.
+/// Run-wide options: a shared recorder for `--record`, shared stores for `--replay` (the
+/// model's exchanges, and the MCP servers').
 #[derive(Debug, Clone, Default)]
 pub struct BuildOptions {
     pub record: Option<Arc<CassetteRecorder>>,
     pub replay: Option<Arc<ReplayStore>>,
+    pub mcp_replay: Option<Arc<crate::mcp::McpReplay>>,
 }
 
 /// Builds the provider for `cfg` with keys from the process environment.

@@ -37,11 +37,11 @@ pub mod sse;
 pub mod types;
 mod wire_body;
 
-pub use cassette::{CassetteRecorder, Recording};
+pub use cassette::{CASSETTE_VERSION, CassetteRecorder, Recording, cassette_lines, is_mcp_line};
 pub use config::{
     BuildOptions, ProviderConfig, ProviderKind, RetryConfig, build_provider, build_provider_with,
 };
-pub use error::{ErrorKind, ProviderError};
+pub use error::{ErrorKind, ProviderError, shorten};
 pub use http::{Secret, http_client, parse_retry_after};
 pub use replay::{Replay, ReplayStore};
 pub use retry::Retry;

@@ -2,19 +2,18 @@
 //! Requests are normalised like recorded ones (see [`super::cassette`]) and matched
 //! exactly; a miss explains itself with the closest recorded request.
 //!
-//! A cassette is read whole before the run starts, so its size is bounded
-//! ([`MAX_CASSETTE_BYTES`]) and it must be a regular file: `--replay /dev/zero` is
-//! refused instead of reading until memory runs out.
+//! A cassette is read whole before the run starts ([`cassette_lines`]: bounded, and only
+//! from a regular file).
 
-use std::fs::File;
-use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
 use serde::Serialize;
 use serde_json::Value;
 
-use super::cassette::{CASSETTE_VERSION, Exchange, io_error, normalize_request};
+use super::cassette::{
+    CASSETTE_VERSION, Exchange, cassette_lines, io_error, is_mcp_line, normalize_request,
+};
 use super::error::{ErrorKind, ProviderError, shorten};
 use super::scripted::{ScriptedResponse, ScriptedToolCall, ScriptedUsage, render};
 use super::types::{ModelRequest, ModelResponse};
@@ -32,50 +31,16 @@ pub struct ReplayStore {
     used: Mutex<Vec<bool>>,
 }
 
-/// The largest cassette `--replay` reads: 256 MiB.
-pub const MAX_CASSETTE_BYTES: u64 = 256 * 1024 * 1024;
-
 impl ReplayStore {
-    /// Reads the cassette at `path`: a regular file of at most [`MAX_CASSETTE_BYTES`],
-    /// every line of [`CASSETTE_VERSION`].
+    /// Reads the model exchanges of the cassette at `path`, every one of
+    /// [`CASSETTE_VERSION`].
     pub fn load(path: impl AsRef<Path>) -> Result<Arc<Self>, ProviderError> {
         let path = path.as_ref().to_path_buf();
-        let too_big = || {
-            io_error(
-                &path,
-                "replay",
-                format!(
-                    "a cassette may hold at most {} MiB",
-                    MAX_CASSETTE_BYTES >> 20
-                ),
-            )
-        };
-        // Checked before opening: opening a FIFO would wait for a writer.
-        let meta = std::fs::metadata(&path).map_err(|e| io_error(&path, "open", e))?;
-        if !meta.is_file() {
-            return Err(io_error(&path, "replay", "not a regular file"));
-        }
-        if meta.len() > MAX_CASSETTE_BYTES {
-            return Err(too_big());
-        }
-        let file = File::open(&path).map_err(|e| io_error(&path, "open", e))?;
-        // The file may grow after the check: read one byte more than allowed, at most.
-        let mut reader = BufReader::new(file.take(MAX_CASSETTE_BYTES + 1));
         let mut exchanges = Vec::new();
         let mut lines = Vec::new();
-        let mut read = 0;
-        let mut line = String::new();
-        for n in 1.. {
-            line.clear();
-            match reader.read_line(&mut line) {
-                Ok(0) => break,
-                Ok(len) => read += len as u64,
-                Err(e) => return Err(io_error(&path, "read", e)),
-            }
-            if read > MAX_CASSETTE_BYTES {
-                return Err(too_big());
-            }
-            if line.trim().is_empty() {
+        for (n, line) in cassette_lines(&path)? {
+            // MCP exchanges are `crate::mcp`'s to read.
+            if is_mcp_line(&line) {
                 continue;
             }
             let mut ex = parse_line(&line)

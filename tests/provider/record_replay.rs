@@ -51,6 +51,7 @@ async fn record_then_replay_without_network_or_key() {
         let opts = BuildOptions {
             record: Some(CassetteRecorder::create(&path).unwrap()),
             replay: None,
+            ..BuildOptions::default()
         };
         let provider =
             build_provider_with(&config(ProviderKind::OpenAi, &server, 1), &opts, &fake_env)
@@ -80,6 +81,7 @@ async fn record_then_replay_without_network_or_key() {
     let opts = BuildOptions {
         record: None,
         replay: Some(store),
+        ..BuildOptions::default()
     };
     let mut cfg = config(ProviderKind::OpenAi, &MockServer::start(), 1);
     cfg.base_url = Some("http://127.0.0.1:9/unused".into());
@@ -109,6 +111,7 @@ async fn a_replay_miss_shows_the_closest_recorded_request() {
         let opts = BuildOptions {
             record: Some(CassetteRecorder::create(&path).unwrap()),
             replay: None,
+            ..BuildOptions::default()
         };
         let provider = build_provider_with(
             &config(ProviderKind::Anthropic, &server, 1),
@@ -124,6 +127,7 @@ async fn a_replay_miss_shows_the_closest_recorded_request() {
     let opts = BuildOptions {
         record: None,
         replay: Some(ReplayStore::load(&path).unwrap()),
+        ..BuildOptions::default()
     };
     let server = MockServer::start();
     let provider =
@@ -185,6 +189,7 @@ async fn the_cassette_never_holds_the_key_even_when_the_model_says_it() {
     let opts = BuildOptions {
         record: Some(CassetteRecorder::create(&path).unwrap()),
         replay: None,
+        ..BuildOptions::default()
     };
     let provider =
         build_provider_with(&config(ProviderKind::OpenAi, &server, 1), &opts, &fake_env).unwrap();
@@ -201,7 +206,7 @@ fn replay_refuses_a_cassette_larger_than_the_bound() {
     let path = dir.join("huge.jsonl");
     // Sparse: no disk space used, and nothing is read.
     let file = std::fs::File::create(&path).unwrap();
-    file.set_len(runner::provider::replay::MAX_CASSETTE_BYTES + 1)
+    file.set_len(runner::provider::cassette::MAX_CASSETTE_BYTES + 1)
         .unwrap();
     let e = ReplayStore::load(&path).unwrap_err();
     std::fs::remove_file(&path).unwrap();
