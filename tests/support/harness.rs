@@ -167,6 +167,17 @@ impl Test {
         self
     }
 
+    /// Replaces the whole command with arguments built at run time.
+    pub fn command_vec(mut self, args: Vec<String>) -> Self {
+        self.command = args;
+        self
+    }
+
+    /// A path in the workspace, for a test that lays it out with tools of its own (`git`).
+    pub fn path(&self, relative: &str) -> PathBuf {
+        self.dir.join(relative)
+    }
+
     /// The mock model server's address, `http://127.0.0.1:PORT`.
     pub fn mock_url(&self) -> String {
         self.mock.url()
