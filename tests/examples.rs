@@ -27,10 +27,6 @@ use support::{KEY, Ran, Test, root};
 /// Setting this re-records the shipped cassettes instead of comparing with them.
 const RECORD: &str = "RECORD_CASSETTES";
 
-/// Agent files left out for now. `examples/mcp.yaml` has a scripted model but needs the MCP
-/// reference server installed from npm; tests/mcp.rs runs it.
-const NOT_YET: &[&str] = &["examples/mcp.yaml"];
-
 /// Where an example is run.
 enum Workspace {
     /// The repository's root (a copy of these files of it).
@@ -49,6 +45,9 @@ struct Case {
     workspace: Workspace,
     /// What the mock model answers when the cassette is recorded, in order.
     replies: Vec<Reply>,
+    /// Paths of the repository present only while the cassette is recorded: the MCP servers
+    /// it answers for on replay, when they are absent.
+    servers: &'static [&'static str],
 }
 
 /// The agent file's case: how it runs offline. Adding an agent file to `examples/` or
@@ -61,6 +60,7 @@ fn case(file: &str) -> Case {
             cassette: None,
             workspace: Workspace::Repository(&["examples/quickstart.yaml", "README.md"]),
             replies: Vec::new(),
+            servers: &[],
         },
         "examples/handoff.yaml" => Case {
             args: &[
@@ -87,6 +87,7 @@ fn case(file: &str) -> Case {
                 )
                 .with_usage(391, 35),
             ],
+            servers: &[],
         },
         "examples/middleware.yaml" => Case {
             args: &[
@@ -119,6 +120,7 @@ fn case(file: &str) -> Case {
                 )
                 .with_usage(603, 52),
             ],
+            servers: &[],
         },
         "examples/structured-output.yaml" => Case {
             args: &[
@@ -132,6 +134,7 @@ fn case(file: &str) -> Case {
             replies: vec![
                 Reply::text(r#"{"sentiment": "positive", "confidence": 0.94}"#).with_usage(97, 14),
             ],
+            servers: &[],
         },
         "examples/xml-tools.yaml" => Case {
             args: &[
@@ -163,6 +166,7 @@ fn case(file: &str) -> Case {
                 )
                 .with_usage(951, 58),
             ],
+            servers: &[],
         },
         "examples/plan.yaml" => Case {
             args: &["exec", "$repo/examples/plan.yaml", "--var", "since=v0.1.0"],
@@ -200,6 +204,7 @@ fn case(file: &str) -> Case {
                 )
                 .with_usage(960, 64),
             ],
+            servers: &[],
         },
         "agents/ci-triage.yaml" => Case {
             args: &["exec", "$repo/agents/ci-triage.yaml", "--var", "log=ci.log"],
@@ -232,6 +237,7 @@ fn case(file: &str) -> Case {
                 )
                 .with_usage(1260, 70),
             ],
+            servers: &[],
         },
         "agents/code-reviewer.yaml" => Case {
             args: &["exec", "$repo/agents/code-reviewer.yaml"],
@@ -268,6 +274,7 @@ fn case(file: &str) -> Case {
                 )
                 .with_usage(1400, 96),
             ],
+            servers: &[],
         },
         "agents/explorer.yaml" => Case {
             args: &[
@@ -291,6 +298,16 @@ fn case(file: &str) -> Case {
                 )
                 .with_usage(415, 48),
             ],
+            servers: &[],
+        },
+        // Its scripted model, and the MCP server's tools and answers, from the cassette: the
+        // replay needs neither the server nor Node.
+        "examples/mcp.yaml" => Case {
+            args: &["exec", "examples/mcp.yaml"],
+            cassette: Some("examples/cassettes/mcp.jsonl"),
+            workspace: Workspace::Repository(&["examples/mcp.yaml"]),
+            replies: Vec::new(),
+            servers: &["tests/mcp-server"],
         },
         other => panic!(
             "{other} has no offline run: give it a case in tests/examples.rs (a scripted model \
@@ -409,7 +426,10 @@ fn offline(file: &str) -> Test {
 /// Records the case's cassette against the mock model and compares it with the shipped
 /// one (or, with `RECORD_CASSETTES` set, writes it there).
 fn record(case: &Case, cassette: &str) {
-    let test = case.workspace();
+    let test = case
+        .servers
+        .iter()
+        .fold(case.workspace(), |test, path| test.repo_path(path));
     let url = test.mock_url();
     let args = case.args(&["--record", "recorded.jsonl", "--run-dir", "run"]);
     let test = case
@@ -502,6 +522,19 @@ fn quickstart() {
         json!({"path": "README.md", "limit": 5})
     );
     assert!(tool_data(&ran, 0).as_str().unwrap().starts_with("# runner"));
+}
+
+#[test]
+fn mcp() {
+    let ran = offline("examples/mcp.yaml")
+        .stdout("The server says 19 + 23 = 42.\n")
+        .run();
+    assert!(
+        !ran.path("tests/mcp-server").exists(),
+        "the server is absent"
+    );
+    assert_eq!(tool_calls(&ran), ok(&["ev_get-sum"]));
+    assert_eq!(tool_data(&ran, 0), "The sum of 19 and 23 is 42.");
 }
 
 #[test]
@@ -711,9 +744,6 @@ fn every_example_runs_offline() {
             .collect();
         files.sort();
         for file in files {
-            if NOT_YET.contains(&file.as_str()) {
-                continue;
-            }
             let case = case(&file);
             assert!(
                 source.contains(&format!("offline(\"{file}\")")),
@@ -735,9 +765,12 @@ fn every_example_runs_offline() {
     for cassette in &cassettes {
         let text = std::fs::read_to_string(root().join(cassette))
             .unwrap_or_else(|e| panic!("{cassette}: {e}"));
-        for secret in [KEY, "sk-", "Bearer", &root().display().to_string()] {
+        for secret in [KEY, "Bearer", &root().display().to_string()] {
             assert!(!text.contains(secret), "{cassette} contains {secret:?}");
         }
+        // A key's prefix starts a word ("task-based" is no key).
+        let key = regex::Regex::new(r"\bsk-").unwrap();
+        assert!(!key.is_match(&text), "{cassette} contains a key's `sk-`");
     }
     // Every shipped cassette is one of them.
     for entry in std::fs::read_dir(root().join("examples/cassettes")).unwrap() {
