@@ -1282,3 +1282,23 @@ fn stream_prints_the_reply_as_it_arrives() {
     let after_text = lines.iter().position(|l| *l == "Looking first.").unwrap();
     assert!(stamped(&lines[after_text + 1]), "{}", ran.stderr);
 }
+
+/// With `--stream`, thinking the server streams is shown too, before the reply and apart
+/// from it (after `thinking: ` without colour), and reaches the events as
+/// `thinkingChunk` deltas.
+#[test]
+fn stream_shows_the_models_thinking_apart_from_its_reply() {
+    let ran = Test::new()
+        .agent("prompt: Go\n")
+        .reply(Reply::text("The answer is 4.").with_thinking("Two and two make four."))
+        .args(["--progress", "plain", "--stream"])
+        .stdout("The answer is 4.\n")
+        .stderr_contains("thinking: Two and two make four.\nThe answer is 4.\n")
+        .run();
+    let thinking: String = ran
+        .events_of("thread.message.delta")
+        .iter()
+        .filter_map(|e| e["data"]["delta"]["thinkingChunk"].as_str())
+        .collect();
+    assert_eq!(thinking, "Two and two make four.");
+}

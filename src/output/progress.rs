@@ -38,6 +38,8 @@ pub struct Progress {
     stream: bool,
     /// Streamed text has left the cursor mid-line: the next line starts on a new one.
     mid_line: AtomicBool,
+    /// The last streamed piece was thinking: text after it starts on a new line.
+    thinking: AtomicBool,
 }
 
 /// What the status line says besides the time.
@@ -78,6 +80,7 @@ impl Progress {
             status,
             stream,
             mid_line: AtomicBool::new(false),
+            thinking: AtomicBool::new(false),
         }
     }
 
@@ -89,6 +92,30 @@ impl Progress {
             .and_then(|()| stderr.flush());
         self.mid_line
             .store(!text.ends_with('\n'), Ordering::Relaxed);
+    }
+
+    /// Prints a piece of the model's thinking: dimmed, or after `thinking: ` without colour,
+    /// on a line of its own.
+    fn stream_thinking(&self, text: &str) {
+        let mut piece = String::new();
+        if !self.thinking.swap(true, Ordering::Relaxed) {
+            if self.mid_line.load(Ordering::Relaxed) {
+                piece.push('\n');
+            }
+            if !self.style.color() {
+                piece.push_str("thinking: ");
+            }
+        }
+        piece.push_str(&self.paint(text, "2"));
+        self.stream_text(&piece);
+    }
+
+    /// Prints a piece of the model's text, on a new line after its thinking.
+    fn stream_reply(&self, text: &str) {
+        if self.thinking.swap(false, Ordering::Relaxed) {
+            self.stream_text("\n");
+        }
+        self.stream_text(text);
     }
 
     fn paint(&self, text: &str, ansi: &str) -> String {
@@ -211,14 +238,19 @@ impl EventSink for Progress {
             ),
             EventData::MessageDelta(delta) if self.stream && event.depth == 0 => {
                 match &delta.delta {
-                    Delta::Chunk { content_chunk } => self.stream_text(content_chunk),
+                    Delta::Chunk { content_chunk } => self.stream_reply(content_chunk),
+                    Delta::Thinking { thinking_chunk } => self.stream_thinking(thinking_chunk),
                     Delta::Reset { attempt, .. } => self
                         .stream_text(&format!("\n[the reply starts again: attempt {attempt}]\n")),
                 }
                 return;
             }
-            EventData::MessageCompleted(_) if self.mid_line.swap(false, Ordering::Relaxed) => {
-                self.stream_text("\n");
+            // A streamed reply has ended: the next line starts on a line of its own.
+            EventData::MessageCompleted(_) => {
+                self.thinking.store(false, Ordering::Relaxed);
+                if self.mid_line.swap(false, Ordering::Relaxed) {
+                    self.stream_text("\n");
+                }
                 return;
             }
             // A chat's next turn brings the status line back.

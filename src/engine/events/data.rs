@@ -212,13 +212,17 @@ pub struct MessageDelta {
     pub delta: Delta,
 }
 
-/// A piece of streamed text, or a restart: consumers drop what they showed of the
-/// failed attempt.
+/// A piece of streamed text or thinking, or a restart: consumers drop what they showed of
+/// the failed attempt.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(untagged)]
 pub enum Delta {
     #[serde(rename_all = "camelCase")]
     Chunk { content_chunk: String },
+    /// The model's reasoning, where the server streams it (Anthropic thinking, reasoning
+    /// content of OpenAI-compatible servers, Responses reasoning summaries).
+    #[serde(rename_all = "camelCase")]
+    Thinking { thinking_chunk: String },
     Reset {
         reset: bool,
         attempt: u32,

@@ -316,6 +316,9 @@ fn delta_event(message_id: &str, delta: &StreamDelta) -> Option<MessageDelta> {
         StreamDelta::Text { text } => Delta::Chunk {
             content_chunk: text.clone(),
         },
+        StreamDelta::Thinking { text } => Delta::Thinking {
+            thinking_chunk: text.clone(),
+        },
         // A retried call: consumers drop what they showed of the failed attempt.
         StreamDelta::Reset { attempt, reason } => Delta::Reset {
             reset: true,
