@@ -123,6 +123,15 @@ fn an_invalid_save_is_refused_and_the_run_finishes_on_the_old_definition() {
     );
 }
 
+/// The CPU time (user and system, in clock ticks, 10 ms here) process `pid` has used.
+fn cpu_ticks(pid: u32) -> u64 {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
+    // The fields after the command name, which ends with the last `)`: utime and stime are
+    // the 12th and 13th of them.
+    let fields: Vec<&str> = stat[stat.rfind(')').unwrap() + 2..].split(' ').collect();
+    fields[11].parse::<u64>().unwrap() + fields[12].parse::<u64>().unwrap()
+}
+
 #[test]
 fn validate_watch_reports_again_after_each_save() {
     use std::io::{BufRead, BufReader};
@@ -158,9 +167,13 @@ fn validate_watch_reports_again_after_each_save() {
         "{first:?}"
     );
     assert!(first.last().unwrap().contains("not valid"), "{first:?}");
-    // Idle until a save: validating reads the file, and a read is no change.
-    let idle = rx.recv_timeout(Duration::from_millis(500));
+    // Idle until a save: validating reads the file, and a read is no change. Nor does the
+    // watch poll: a second of waiting costs (next to) no CPU.
+    let cpu_before = cpu_ticks(child.id());
+    let idle = rx.recv_timeout(Duration::from_millis(1000));
     assert!(idle.is_err(), "validated again with no edit: {idle:?}");
+    let spent = cpu_ticks(child.id()) - cpu_before;
+    assert!(spent <= 5, "{spent} clock ticks of CPU in a second of waiting");
     save_by_rename(&file, "name: a\nprompt: hi\n");
     let second = next_summary(&rx);
     let _ = child.kill();
