@@ -173,7 +173,10 @@ fn validate_watch_reports_again_after_each_save() {
     let idle = rx.recv_timeout(Duration::from_millis(1000));
     assert!(idle.is_err(), "validated again with no edit: {idle:?}");
     let spent = cpu_ticks(child.id()) - cpu_before;
-    assert!(spent <= 5, "{spent} clock ticks of CPU in a second of waiting");
+    assert!(
+        spent <= 5,
+        "{spent} clock ticks of CPU in a second of waiting"
+    );
     save_by_rename(&file, "name: a\nprompt: hi\n");
     let second = next_summary(&rx);
     let _ = child.kill();

@@ -737,3 +737,29 @@ fn a_question_two_levels_down_is_answered_inside_the_agent_that_asked() {
     assert_eq!(provided[0]["agent"], "digger");
     assert_eq!(provided[0]["depth"], 2);
 }
+
+/// An optional parameter the model leaves out is undefined in the tool's prompt, and
+/// `{% if %}` tests it as false (`is defined` works too); printing it would still fail.
+#[test]
+fn an_optional_parameter_left_out_is_false_in_the_prompts_if() {
+    let ran = Test::new()
+        .agent(
+            "prompt: Go\ntools:\n  - name: look\n    description: Looks.\n    parameters: { type: object, properties: { question: { type: string }, paths: { type: array, items: { type: string } } }, required: [question] }\n    agent: { name: looker, system: You are LOOKER. }\n    prompt: \"{{ question }}{% if paths %} Only in {{ paths | join(', ') }}.{% endif %}\"\n",
+        )
+        .reply(Reply::tool_call("look", json!({"question": "Where?"})))
+        .reply(Reply::text("There."))
+        .reply(Reply::text("done"))
+        .stdout("done\n")
+        .run();
+    let looker = &ran.requests()[1];
+    assert!(looker.system_prompt().unwrap().contains("LOOKER"));
+    let asked = looker.body["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .rev()
+        .find(|m| m["role"] == "user")
+        .unwrap()["content"]
+        .clone();
+    assert_eq!(asked, "Where?");
+}

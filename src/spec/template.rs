@@ -64,11 +64,13 @@ pub struct IncludedFile {
     pub column: usize,
 }
 
-/// A minijinja environment configured the way `runner` renders: strict undefined, trailing
+/// A minijinja environment configured the way `runner` renders: an undefined value fails
+/// when printed or iterated but is false in `{% if %}` (so an optional input or parameter
+/// left out can be tested without `is defined`; `validate` catches misspelled names), trailing
 /// newlines kept, includes confined to `base_dir`.
 pub fn environment(base_dir: &Path) -> Environment<'static> {
     let mut env = Environment::new();
-    env.set_undefined_behavior(UndefinedBehavior::Strict);
+    env.set_undefined_behavior(UndefinedBehavior::SemiStrict);
     env.set_fuel(Some(MAX_RENDER_FUEL));
     env.add_test("divisibleby", divisible_by);
     if let Ok(syntax) = SyntaxConfig::builder().keep_trailing_newline(true).build() {
