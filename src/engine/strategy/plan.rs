@@ -313,6 +313,15 @@ impl PlanStrategy {
     }
 }
 
+/// `text` ending as a sentence: with a full stop, unless it has one (or `!`, `?`) already.
+fn sentence(text: &str) -> String {
+    let text = text.trim_end();
+    match text.ends_with(['.', '!', '?']) {
+        true => text.to_string(),
+        false => format!("{text}."),
+    }
+}
+
 /// One plan step: a tool loop from the shared history plus the step's instruction.
 /// Returns the step's result (or why it failed) and the branch's final state.
 async fn run_step(
@@ -328,8 +337,9 @@ async fn run_step(
         .map(|t| format!(" Use the `{t}` tool."))
         .unwrap_or_default();
     let mut state = state.with_message(Message::user(format!(
-        "Do plan step {}: {}.{tool_hint} Reply with the step's result when done.",
-        step.id, step.description
+        "Do plan step {}: {}{tool_hint} Reply with the step's result when done.",
+        step.id,
+        sentence(&step.description)
     )));
     let mut options = action_options(agent);
     options.response_format = None;
@@ -434,4 +444,19 @@ pub fn parse_plan(text: &str) -> Option<Vec<PlanStep>> {
             })
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::sentence;
+
+    #[test]
+    fn a_step_description_ends_with_one_full_stop() {
+        assert_eq!(sentence("List the commits"), "List the commits.");
+        assert_eq!(
+            sentence("List the commits (since HEAD)."),
+            "List the commits (since HEAD)."
+        );
+        assert_eq!(sentence("Why did it fail? "), "Why did it fail?");
+    }
 }
