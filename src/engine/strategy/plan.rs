@@ -448,7 +448,7 @@ pub fn parse_plan(text: &str) -> Option<Vec<PlanStep>> {
 
 #[cfg(test)]
 mod tests {
-    use super::sentence;
+    use super::*;
 
     #[test]
     fn a_step_description_ends_with_one_full_stop() {
