@@ -4,6 +4,7 @@
 //! Flow: `spec` (what the user wrote) → `compile` → `engine` (how it runs), which talks to
 //! models through `provider` and acts through `tools` (and MCP servers, `mcp`); `output` is what a run leaves behind.
 
+pub mod agent_test;
 pub mod checkpoint;
 pub mod cli;
 pub mod compile;

@@ -137,7 +137,7 @@ pub fn junit(files: &[PathBuf], diagnostics: &[Diagnostic]) -> String {
 
 /// Text for XML content and attribute values: the XML protocol's escaping, after characters
 /// XML 1.0 cannot hold at all (control characters other than tab, CR and LF) become U+FFFD.
-fn escape(text: &str) -> String {
+pub(crate) fn escape(text: &str) -> String {
     let holdable: String = text
         .chars()
         .map(|c| match c {

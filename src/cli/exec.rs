@@ -38,6 +38,10 @@ pub struct ExecArgs {
     /// Use this model instead of the file's, e.g. openai/gpt-4o-mini.
     #[arg(long, value_name = "PROVIDER/NAME")]
     pub model: Option<String>,
+    /// A scripted model instead of the file's: a YAML or JSON list of answers (`model.script`
+    /// entries). `runner test` runs a case's inline `script:` with it.
+    #[arg(long, value_name = "FILE", hide = true, conflicts_with = "model")]
+    pub script: Option<PathBuf>,
     #[command(flatten)]
     pub run: RunOptions,
 }
@@ -54,7 +58,13 @@ pub fn run(args: ExecArgs) -> Exit {
 /// What `exec` runs: the file, its inputs from `--vars`/`--var`, the input text, a new
 /// session, held by this process.
 fn launch_of(args: &ExecArgs, ids: (String, String)) -> Result<Launch, Stop> {
-    let spec = load(&args.agent)?;
+    let mut spec = load(&args.agent)?;
+    if let Some(path) = &args.script {
+        // The file's model is replaced, not overridden: its key is then not needed.
+        let scripted = scripted_model(path)
+            .map_err(|m| Stop::invalid("invalid_model", m).named(&spec.name))?;
+        spec.model = Some(scripted);
+    }
     let invalid = |code: &str, message: String| Stop::invalid(code, message).named(&spec.name);
     // Even when the agent keeps no checkpoints: the id is in every event and result.
     check_session_id(&ids.1).map_err(|error| invalid(error.code(), error.to_string()))?;
@@ -80,6 +90,7 @@ fn launch_of(args: &ExecArgs, ids: (String, String)) -> Result<Launch, Stop> {
         Some(Err(message)) => return Err(invalid("invalid_model", format!("--model: {message}"))),
         None => None,
     };
+
     let checkpoints = SessionFiles::create(
         &spec,
         &args.agent,
@@ -124,4 +135,21 @@ fn chosen_model(file: Option<&ModelRef>, chosen: &ModelShorthand) -> ModelRef {
         );
     }
     override_model(file, chosen)
+}
+
+/// `--script FILE`: a scripted model answering with the file's list of answers.
+fn scripted_model(path: &std::path::Path) -> Result<ModelRef, String> {
+    use crate::spec::model::{ModelConfig, ProviderKind, ScriptedResponse};
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| format!("--script: cannot read {}: {e}", path.display()))?;
+    let document = crate::spec::yaml::load_yaml(&text)
+        .map_err(|errors| format!("--script {}: {}", path.display(), errors[0].message))?;
+    let script: Vec<ScriptedResponse> = serde_json::from_value(document.value)
+        .map_err(|e| format!("--script {}: {e}", path.display()))?;
+    Ok(ModelRef::Config(Box::new(ModelConfig {
+        provider: ProviderKind::Scripted,
+        name: "scripted".into(),
+        script: Some(script),
+        ..ModelConfig::default()
+    })))
 }

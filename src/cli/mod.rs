@@ -17,7 +17,7 @@ macro_rules! out {
 }
 
 mod chat;
-mod ci_report;
+pub(crate) mod ci_report;
 mod exec;
 mod exit;
 mod init;
@@ -34,6 +34,7 @@ pub(crate) mod session_store;
 mod sessions;
 mod stdout;
 mod style;
+mod test;
 mod tools;
 mod validate;
 mod watch;
@@ -102,6 +103,8 @@ enum Command {
         #[arg(long, value_enum, default_value_t = Format::Text)]
         format: Format,
     },
+    /// Run agent test files (`*.test.yaml`): each case a run checked against its assertions.
+    Test(Box<test::TestArgs>),
     /// Print a completion script for a shell, e.g. `runner completions bash > ~/.local/share/bash-completion/completions/runner`.
     Completions {
         #[arg(value_enum)]
@@ -113,8 +116,11 @@ enum Command {
         #[arg(long)]
         out: Option<PathBuf>,
         /// The schema of events.jsonl lines instead.
-        #[arg(long)]
+        #[arg(long, conflicts_with = "test")]
         events: bool,
+        /// The schema of test files (`*.test.yaml`) instead.
+        #[arg(long)]
+        test: bool,
     },
 }
 
@@ -149,7 +155,7 @@ pub fn main() -> std::process::ExitCode {
             format,
             watch: true,
         } => validate::watch(&paths, format),
-        Command::Schema { out, events } => schema::run(out.as_deref(), events),
+        Command::Schema { out, events, test } => schema::run(out.as_deref(), events, test),
         Command::Exec(args) => exec::run(*args),
         Command::Init { name } => init::run(name.as_deref()),
         Command::Completions { shell } => {
@@ -165,6 +171,7 @@ pub fn main() -> std::process::ExitCode {
         Command::Runs(args) => runs::run(args),
         Command::Tools { agent, format } => tools::run(&agent, format),
         Command::Render { transcript, format } => render::run(&transcript, format),
+        Command::Test(args) => test::run(*args),
     };
     exit.into()
 }

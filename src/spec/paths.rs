@@ -26,7 +26,8 @@ pub fn canonical(path: &Path) -> PathBuf {
 }
 
 /// Expands files and directories (recursively: `.yaml` and `.yml`, skipping hidden
-/// directories, `target` and `node_modules`) into a sorted list of agent files.
+/// directories, `target` and `node_modules`, and the test files `*.test.yaml` that sit
+/// beside agents, which `runner test` reads) into a sorted list of agent files.
 pub fn expand_paths(paths: &[PathBuf]) -> Result<Vec<PathBuf>, String> {
     let mut files = Vec::new();
     for path in paths {
@@ -56,9 +57,14 @@ fn collect_dir(dir: &Path, files: &mut Vec<PathBuf>) -> std::io::Result<()> {
             if !name.starts_with('.') && name != "target" && name != "node_modules" {
                 collect_dir(&entry, files)?;
             }
-        } else if name.ends_with(".yaml") || name.ends_with(".yml") {
+        } else if (name.ends_with(".yaml") || name.ends_with(".yml")) && !is_test_file(&name) {
             files.push(entry);
         }
     }
     Ok(())
+}
+
+/// Whether a file name is a test file's (`x.test.yaml`, `x.test.yml`), not an agent's.
+pub fn is_test_file(name: &str) -> bool {
+    name.ends_with(".test.yaml") || name.ends_with(".test.yml")
 }

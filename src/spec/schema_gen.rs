@@ -25,6 +25,13 @@ pub fn checked_agent_schema() -> Value {
 }
 
 fn generate(checked: bool) -> Value {
+    schema_for::<AgentSpec>(SCHEMA_ID, checked)
+}
+
+/// The schema of `T` as runner publishes schemas: draft-07, `null` not offered for optional
+/// keys, integers bounded by their Rust types; `checked` adds the private keyword of
+/// [`super::loadable`]. Test files' schema is made the same way.
+pub fn schema_for<T: schemars::JsonSchema>(id: &str, checked: bool) -> Value {
     let mut settings = SchemaSettings::draft07()
         .with_transform(AbsentIsNotNull)
         .with_transform(IntegerBounds);
@@ -32,10 +39,8 @@ fn generate(checked: bool) -> Value {
         // Last: it knows integer nodes by `"type": "integer"`, which AbsentIsNotNull leaves.
         settings = settings.with_transform(MarkLoadedTypes);
     }
-    let mut schema = settings
-        .into_generator()
-        .into_root_schema_for::<AgentSpec>();
-    schema.insert("$id".into(), SCHEMA_ID.into());
+    let mut schema = settings.into_generator().into_root_schema_for::<T>();
+    schema.insert("$id".into(), id.into());
     schema.to_value()
 }
 

@@ -1,0 +1,101 @@
+//! A case's directory: a fresh workspace (the tools' root: the run's working directory)
+//! with the case's files laid in, and beside it the run directory and the files `exec`
+//! is given (input values, answers, script). The run cannot see anything but its workspace
+//! through its file tools, and no two cases share one.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use serde::Serialize;
+
+use super::spec::Case;
+
+/// The directories of one run of a case.
+#[derive(Debug, Clone)]
+pub struct CaseDir {
+    /// Holds the rest; removed when the run passes.
+    pub root: PathBuf,
+    /// The run's working directory.
+    pub workspace: PathBuf,
+    /// `--run-dir`: result.json, events.jsonl, transcript.txt.
+    pub run: PathBuf,
+}
+
+impl CaseDir {
+    /// Creates `root` with an empty workspace in it.
+    pub fn create(root: PathBuf) -> std::io::Result<Self> {
+        let workspace = root.join("workspace");
+        std::fs::create_dir_all(&workspace)?;
+        Ok(CaseDir {
+            run: root.join("run"),
+            workspace,
+            root,
+        })
+    }
+
+    /// Writes the case's `files:` into the workspace (paths were checked to stay inside).
+    pub fn lay_files(&self, case: &Case) -> Result<(), String> {
+        for (name, text) in &case.files {
+            let path = self.workspace.join(name);
+            if let Some(parent) = path.parent() {
+                std::fs::create_dir_all(parent)
+                    .map_err(|e| format!("cannot create {}: {e}", parent.display()))?;
+            }
+            std::fs::write(&path, text)
+                .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+        }
+        Ok(())
+    }
+
+    /// Writes `value` as JSON beside the workspace (JSON is YAML, which `exec` reads).
+    pub fn write_json(&self, name: &str, value: &impl Serialize) -> Result<PathBuf, String> {
+        let path = self.root.join(name);
+        let text = serde_json::to_string(value).map_err(|e| e.to_string())?;
+        std::fs::write(&path, text).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+        Ok(path)
+    }
+
+    /// Runs the case's `setup` command in the workspace: `sh -c COMMAND`, with
+    /// `$RUNNER_TEST_DIR` the test file's directory.
+    pub fn setup(
+        &self,
+        command: &str,
+        test_dir: &Path,
+        env: &[(String, Option<String>)],
+    ) -> Result<(), String> {
+        let mut shell = Command::new("sh");
+        shell
+            .arg("-c")
+            .arg(command)
+            .current_dir(&self.workspace)
+            .env("RUNNER_TEST_DIR", test_dir);
+        apply_env(&mut shell, env);
+        let output = shell
+            .output()
+            .map_err(|e| format!("setup: cannot run sh: {e}"))?;
+        if output.status.success() {
+            return Ok(());
+        }
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        Err(format!(
+            "setup failed ({}): {}",
+            output.status,
+            stderr.trim()
+        ))
+    }
+
+    /// Removes everything the run left.
+    pub fn remove(&self) {
+        let _ = std::fs::remove_dir_all(&self.root);
+    }
+}
+
+/// Sets (`Some`) or removes (`None`) each variable.
+pub fn apply_env(command: &mut Command, env: &[(String, Option<String>)]) {
+    for (name, value) in env {
+        match value {
+            Some(value) => command.env(name, value),
+            None => command.env_remove(name),
+        };
+    }
+}
