@@ -184,6 +184,9 @@ fn exec_command(job: &Job<'_>, case: &Case, dir: &CaseDir) -> Result<Command, St
     if let Some(input) = &case.input {
         command.arg(format!("--input={input}"));
     }
+    if let (Some(model), false) = (&case.model, job.source == Source::Script) {
+        command.arg(format!("--model={model}"));
+    }
     if !case.inputs.is_empty() {
         command
             .arg("--vars")

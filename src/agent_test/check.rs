@@ -68,6 +68,11 @@ impl Checks<'_> {
         .filter_map(|(key, present)| present.then_some(key))
         .collect();
         match given.as_slice() {
+            ["script"] if case.model.is_some() => self.error(
+                &pointer_push(at, "model"),
+                Code::InvalidValue,
+                "`model` and `script` cannot go together: the script is the model".into(),
+            ),
             [_] => {}
             [] if case.skip.is_some() => {}
             [] => self.error(

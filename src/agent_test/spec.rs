@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use crate::spec::duration::HumanDuration;
-use crate::spec::model::{ModelRef, ScriptedResponse};
+use crate::spec::model::{ModelRef, ModelShorthand, ScriptedResponse};
 
 /// The schema's `$id`.
 pub const TEST_SCHEMA_ID: &str = "https://runner.dev/schemas/test.schema.json";
@@ -58,6 +58,10 @@ pub struct Case {
     /// The model's answers, in order, instead of the agent's model (a scripted model).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub script: Option<Vec<ScriptedResponse>>,
+    /// The model of the root agent instead of the file's (`--model provider/name`): for an
+    /// agent with no model of its own, or a cassette recorded with another.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<ModelShorthand>,
     /// Run against the agent's real model every time; skipped unless `runner test --live`
     /// (or `--record`).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
@@ -75,6 +79,7 @@ pub struct Case {
     pub setup: Option<String>,
     /// Environment variables of the run: a value sets one, `null` removes it.
     #[serde(default, skip_serializing_if = "IndexMap::is_empty")]
+    #[schemars(schema_with = "env_schema")]
     pub env: IndexMap<String, Option<String>>,
     /// How long the run may take before the case fails (default: the file's, else 5m).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -89,6 +94,16 @@ pub struct Case {
     /// What the run must leave behind; each entry is one assertion.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub expect: Vec<Assertion>,
+}
+
+/// `env:`: text or `null` per variable. Written out because the published schema leaves
+/// `null` out of optional values, where it is a slip; here it means "remove".
+fn env_schema(_generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+    schemars::json_schema!({
+        "type": "object",
+        "propertyNames": {"pattern": "^[A-Za-z_][A-Za-z0-9_]*$"},
+        "additionalProperties": {"anyOf": [{"type": "string"}, {"const": null}]}
+    })
 }
 
 /// `answers:` — a map or a list, as `--answers FILE` takes.
