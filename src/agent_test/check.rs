@@ -24,7 +24,7 @@ pub fn check_test_file(
         found: Vec::new(),
     };
     if !dir.join(&spec.agent).is_file() {
-        let message = format!("no such agent file: {}", dir.join(&spec.agent).display());
+        let message = format!("no such agent file: {} (relative to this file)", spec.agent);
         checks.error("/agent", Code::MissingFile, message);
     }
     let mut names = HashSet::new();
