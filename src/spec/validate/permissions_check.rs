@@ -89,7 +89,10 @@ impl Validator {
             None => {
                 let hint = did_you_mean(tool, tools.keys().map(String::as_str))
                     .map(|close| format!("did you mean `{close}`?"));
-                let message = format!("`{text}` names `{tool}`, which is not a tool of this agent");
+                let message = match text == tool {
+                    true => format!("`{tool}` is not a tool of this agent"),
+                    false => format!("`{text}` names `{tool}`, which is not a tool of this agent"),
+                };
                 self.permission_error(file, pointer, Code::UnknownTool, message, hint);
             }
             Some(Some(arguments)) => {
