@@ -13,6 +13,7 @@ pub mod fsutil;
 pub mod log;
 pub mod mcp;
 pub mod output;
+pub mod policy;
 pub mod protocol;
 pub mod provider;
 pub mod reload;

@@ -103,7 +103,7 @@ impl RunFile {
             ids: ids.clone(),
             model_override: None,
             build: BuildOptions::default(),
-            answers: Vec::new(),
+            human: Default::default(),
         })?;
         let agent = prepared.compile()?;
         let opening = prepared.opening()?;

@@ -62,6 +62,22 @@ fn case(file: &str) -> Case {
             replies: Vec::new(),
             servers: &[],
         },
+        "examples/guardrails.yaml" => Case {
+            args: &[
+                "exec",
+                "examples/guardrails.yaml",
+                "--answers",
+                "examples/offline/guardrails.answers",
+            ],
+            cassette: None,
+            workspace: Workspace::Repository(&[
+                "examples/guardrails.yaml",
+                "examples/offline/guardrails.answers",
+                "README.md",
+            ]),
+            replies: Vec::new(),
+            servers: &[],
+        },
         "examples/handoff.yaml" => Case {
             args: &[
                 "exec",
@@ -522,6 +538,38 @@ fn quickstart() {
         json!({"path": "README.md", "limit": 5})
     );
     assert!(tool_data(&ran, 0).as_str().unwrap().starts_with("# runner"));
+}
+
+#[test]
+fn guardrails() {
+    let ran = offline("examples/guardrails.yaml")
+        .stdout("Wrote notes/release.md. Rewriting README.md and pushing were not allowed.\n")
+        .run();
+    // Denied calls finish first: compare as a set.
+    let mut calls = tool_calls(&ran);
+    calls.sort();
+    assert_eq!(
+        calls,
+        [
+            ("read_file", true),
+            ("shell", false),
+            ("write_file", false),
+            ("write_file", true)
+        ]
+        .map(|(name, ok)| (name.to_string(), ok))
+    );
+    assert!(ran.path("notes/release.md").exists());
+    assert!(
+        ran.read("README.md").starts_with("# runner"),
+        "README.md is untouched"
+    );
+    let denied: Vec<Value> = ran
+        .events_of("agent.tool.permission.decided")
+        .into_iter()
+        .filter(|e| e["data"]["decision"] == "deny")
+        .map(|e| e["data"]["by"].clone())
+        .collect();
+    assert_eq!(denied, [json!("answers"), json!("rule")]);
 }
 
 #[test]

@@ -1010,3 +1010,35 @@ fn an_mcp_agent_records_once_and_replays_with_the_servers_absent() {
         .stderr_contains("has no recording of this server (it recorded: `sh -c")
         .run();
 }
+
+/// `permissions` patterns apply to MCP tools: by the entry's prefix, and on their
+/// arguments. A denied call never reaches the server.
+#[test]
+fn permissions_match_mcp_tools_by_prefix_and_argument() {
+    let ran = Test::new()
+        .agent(&format!(
+            "prompt: Use the tools.\ntools:\n{}permissions:\n  default: deny\n  deny: ['ev_echo:message=secret*']\n  allow: ['ev_*']\n",
+            stdio_entry("      tools: [echo]\n      prefix: ev_\n")
+        ))
+        .reply(
+            Reply::tool_call("ev_echo", json!({"message": "hello"}))
+                .with_tool_call("ev_echo", json!({"message": "secret plans"})),
+        )
+        .reply(Reply::text("done"))
+        .run();
+    let results = tool_results(&ran.requests()[1]);
+    assert!(results[0].contains("hello"), "{results:?}");
+    assert!(
+        results[1].contains("denied by the agent's permissions (`deny: ev_echo:message=secret*`)"),
+        "{results:?}"
+    );
+    let rules: Vec<Value> = ran
+        .events_of("agent.tool.permission.decided")
+        .iter()
+        .map(|e| e["data"]["rule"].clone())
+        .collect();
+    assert_eq!(
+        rules,
+        [json!("allow: ev_*"), json!("deny: ev_echo:message=secret*")]
+    );
+}

@@ -14,8 +14,8 @@ use tokio::sync::watch;
 use super::servers::{RunningServers, runtime};
 use super::session_store::SessionFiles;
 use crate::compile::{
-    CompileError, CompileInput, EnvLookup, Sandbox, TemplateContext, check_models, compile_agent,
-    file_dir,
+    CompileError, CompileInput, EnvLookup, HumanInput, Sandbox, TemplateContext, check_models,
+    compile_agent, file_dir,
 };
 use crate::engine::budget::Budget;
 use crate::engine::checkpointing::Checkpointer;
@@ -30,7 +30,7 @@ use crate::spec::inputs::{Vars, parse_var, read_vars_file, resolve_inputs};
 use crate::spec::load::load_agent;
 use crate::spec::model::ModelRef;
 use crate::spec::yaml::load_yaml;
-use crate::tools::{AnswerSource, Protected};
+use crate::tools::Protected;
 
 /// Why a command stopped before its run started.
 #[derive(Debug, Clone)]
@@ -163,7 +163,7 @@ pub struct Request {
     pub ids: (String, String),
     pub model_override: Option<ModelRef>,
     pub build: BuildOptions,
-    pub answers: Vec<Arc<dyn AnswerSource>>,
+    pub human: HumanInput,
     /// Where `runner` keeps its state (`.runner/`, the run directory, the sessions
     /// directory): the file tools never write there, and listings skip it.
     pub state_dirs: Vec<PathBuf>,
@@ -182,8 +182,8 @@ impl Request {
         let build = options
             .build_options()
             .map_err(|m| invalid("invalid_cassette", m))?;
-        let answers = options
-            .answer_sources()
+        let human = options
+            .human_input()
             .map_err(|m| invalid("invalid_answers", m))?;
         let state_dirs = state_dirs(&spec, options.run_dir.as_deref());
         Ok(Request {
@@ -194,7 +194,7 @@ impl Request {
             ids,
             model_override: None,
             build,
-            answers,
+            human,
             state_dirs,
         })
     }
@@ -226,7 +226,7 @@ pub struct Prepared {
     env: EnvLookup,
     model_override: Option<ModelRef>,
     build: BuildOptions,
-    answers: Vec<Arc<dyn AnswerSource>>,
+    human: HumanInput,
     /// Where the file tools work, the run's definition and state files protected.
     sandbox: Sandbox,
 }
@@ -266,7 +266,7 @@ impl Prepared {
             build: &request.build,
             env: env.clone(),
             inherited: None,
-            answers: request.answers.clone(),
+            human: request.human.clone(),
             mcp: McpServers::none(),
         };
         let definitions = crate::reload::agent_files(&request.agent_file);
@@ -292,7 +292,7 @@ impl Prepared {
             env,
             model_override: request.model_override,
             build: request.build,
-            answers: request.answers,
+            human: request.human,
             sandbox,
         })
     }
@@ -325,7 +325,7 @@ impl Prepared {
             build: &self.build,
             env: self.env.clone(),
             inherited: None,
-            answers: self.answers.clone(),
+            human: self.human.clone(),
             mcp: self.servers.servers(),
         }
     }

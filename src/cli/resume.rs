@@ -20,7 +20,7 @@ use crate::checkpoint::{
 use crate::engine::AgentState;
 use crate::engine::clock::{new_id, now_rfc3339};
 use crate::engine::pending::Pending;
-use crate::engine::resume::Answer;
+use crate::engine::resume::{Answer, Decisions, Reply};
 use crate::provider::Message;
 use crate::spec::AgentSpec;
 use crate::spec::widening::widenings;
@@ -33,6 +33,16 @@ pub struct ResumeArgs {
     /// The answer to the question the session waits for.
     #[arg(long)]
     pub answer: Option<String>,
+    /// Approve a call the session waits on (its id, from the INPUT_REQUIRED block or the
+    /// `requires_action` event), or `all` for every call not denied (repeatable).
+    #[arg(long, value_name = "CALL_ID|all")]
+    pub approve: Vec<String>,
+    /// Deny a call the session waits on; the model is told it was denied (repeatable).
+    #[arg(long, value_name = "CALL_ID")]
+    pub deny: Vec<String>,
+    /// Why the calls of `--deny` were denied, for the model.
+    #[arg(long, requires = "deny")]
+    pub reason: Option<String>,
     /// Start from the state after this step instead of the latest.
     #[arg(long, value_name = "N", requires = "branch")]
     pub from_checkpoint: Option<u64>,
@@ -177,6 +187,12 @@ fn settle(
                 .collect();
             Ok((state.with_messages(missing), None))
         }
+        Some(waiting) if waiting.approving().is_some() => {
+            let decisions = decisions(waiting, args)?;
+            let pending = waiting.clone();
+            let reply = Reply::Approvals(decisions);
+            Ok((state, Some(Answer { pending, reply })))
+        }
         Some(waiting) => {
             let question = waiting.asked().map_or("", |asked| asked.question);
             let Some(answer) = args.answer.clone() else {
@@ -189,10 +205,67 @@ fn settle(
                 ));
             };
             let pending = waiting.clone();
-            Ok((state, Some(Answer { pending, answer })))
+            let reply = Reply::Text(answer);
+            Ok((state, Some(Answer { pending, reply })))
         }
         None => Ok((state, None)),
     }
+}
+
+/// `--approve` and `--deny` for the calls a paused session waits on: every call needs a
+/// decision, and every id given must be one of them.
+fn decisions(waiting: &Pending, args: &ResumeArgs) -> Result<Decisions, Stop> {
+    let calls = waiting.approving().map(|a| a.calls).unwrap_or_default();
+    let fail = |message: String| Stop::invalid("invalid_session", message);
+    let listed = || {
+        let each: Vec<String> = calls
+            .iter()
+            .map(|c| format!("{} (`{}`)", c.call.id, c.call.name))
+            .collect();
+        each.join(", ")
+    };
+    let known = |id: &str| calls.iter().any(|c| c.call.id == id);
+    for id in args
+        .approve
+        .iter()
+        .filter(|id| *id != "all")
+        .chain(&args.deny)
+    {
+        if !known(id) {
+            return Err(fail(format!(
+                "session `{}` has no call `{id}` awaiting approval; it waits on {}",
+                args.session,
+                listed()
+            )));
+        }
+    }
+    let reason = match &args.reason {
+        Some(reason) => format!("denied by the user: {reason}"),
+        None => "denied by the user".to_string(),
+    };
+    let decisions = Decisions {
+        approve_all: args.approve.iter().any(|id| id == "all"),
+        approve: args.approve.clone(),
+        deny: args
+            .deny
+            .iter()
+            .map(|id| (id.clone(), reason.clone()))
+            .collect(),
+    };
+    let undecided: Vec<&str> = calls
+        .iter()
+        .map(|c| c.call.id.as_str())
+        .filter(|id| decisions.of(id).is_none())
+        .collect();
+    if !undecided.is_empty() {
+        return Err(fail(format!(
+            "session `{}` waits for approval of {}: pass --approve CALL_ID (or --approve all) or --deny CALL_ID --reason TEXT for {}",
+            args.session,
+            listed(),
+            undecided.join(", ")
+        )));
+    }
+    Ok(decisions)
 }
 
 /// With `--from-checkpoint N --branch NAME`: a new session branching from the old one,

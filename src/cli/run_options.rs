@@ -7,8 +7,10 @@ use std::sync::Arc;
 
 use clap::{Args, ValueEnum};
 
+use crate::compile::HumanInput;
 use crate::output::progress::ProgressStyle;
 use crate::output::result::RunResult;
+use crate::policy::{ApprovalRules, Approvals, ApproveAll, Approver, TerminalApprover};
 use crate::provider::BuildOptions;
 use crate::tools::{AnswerSource, AnswersFile, Terminal};
 
@@ -52,9 +54,14 @@ pub struct RunOptions {
     /// Write the JSONL events here too (`-`: stdout, instead of the result).
     #[arg(long)]
     pub events: Option<String>,
-    /// Answers for `ask_user`: a YAML map (question id or text → answer) or a list in order.
+    /// Answers for `ask_user`: a YAML map (question id or text → answer) or a list in order;
+    /// a map's `approvals: {approve: [..], deny: [..]}` settles calls that ask for approval.
     #[arg(long, value_name = "FILE")]
     pub answers: Option<PathBuf>,
+    /// Approve every call that `permissions` sends to `ask`, without asking. Dangerous: the
+    /// model then does whatever the `ask` rules were there to stop.
+    #[arg(long)]
+    pub yes: bool,
     /// Record every provider exchange to this cassette.
     #[arg(long, value_name = "FILE")]
     pub record: Option<PathBuf>,
@@ -121,16 +128,30 @@ impl RunOptions {
         Ok(build)
     }
 
-    /// Where `ask_user` answers come from: the terminal when there is one, then `--answers`.
-    pub fn answer_sources(&self) -> Result<Vec<Arc<dyn AnswerSource>>, String> {
-        let mut sources: Vec<Arc<dyn AnswerSource>> = Vec::new();
+    /// Where a person's input comes from. `ask_user` answers: the terminal when there is
+    /// one, then `--answers`. Approvals: the answers file's `approvals`, then `--yes`, then
+    /// the terminal.
+    pub fn human_input(&self) -> Result<HumanInput, String> {
+        let mut answers: Vec<Arc<dyn AnswerSource>> = Vec::new();
+        let mut approvers: Vec<Arc<dyn Approver>> = Vec::new();
         if Terminal::available() {
-            sources.push(Arc::new(Terminal));
+            answers.push(Arc::new(Terminal));
         }
         if let Some(path) = &self.answers {
-            sources.push(Arc::new(read_answers(path)?));
+            let (file, approvals) = read_answers(path)?;
+            answers.push(Arc::new(file));
+            approvers.extend(approvals.map(|a| Arc::new(a) as Arc<dyn Approver>));
         }
-        Ok(sources)
+        if self.yes {
+            approvers.push(Arc::new(ApproveAll));
+        }
+        if Terminal::available() {
+            approvers.push(Arc::new(TerminalApprover::default()));
+        }
+        Ok(HumanInput {
+            answers,
+            approvals: Arc::new(Approvals::new(approvers)),
+        })
     }
 
     /// The progress to print on stderr, if any: live or plain.
@@ -168,7 +189,8 @@ fn in_ci() -> bool {
     std::env::var("CI").is_ok_and(|value| !matches!(value.as_str(), "" | "false" | "0"))
 }
 
-fn read_answers(path: &Path) -> Result<AnswersFile, String> {
+/// The answers file, and its `approvals` when it has them.
+fn read_answers(path: &Path) -> Result<(AnswersFile, Option<ApprovalRules>), String> {
     let text = std::fs::read_to_string(path)
         .map_err(|e| format!("cannot read --answers {}: {e}", path.display()))?;
     let document = crate::spec::yaml::load_yaml(&text).map_err(|errors| {
@@ -181,6 +203,18 @@ fn read_answers(path: &Path) -> Result<AnswersFile, String> {
             first.message
         )
     })?;
-    AnswersFile::from_value(document.value)
-        .map_err(|e| format!("--answers {}: {e}", path.display()))
+    let mut value = document.value;
+    let approvals = match value
+        .as_object_mut()
+        .and_then(|map| map.remove("approvals"))
+    {
+        Some(approvals) => Some(
+            ApprovalRules::from_value(&approvals)
+                .map_err(|e| format!("--answers {}: {e}", path.display()))?,
+        ),
+        None => None,
+    };
+    let answers =
+        AnswersFile::from_value(value).map_err(|e| format!("--answers {}: {e}", path.display()))?;
+    Ok((answers, approvals))
 }

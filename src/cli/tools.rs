@@ -24,7 +24,7 @@ pub fn run(agent_file: &Path, format: Format) -> Exit {
             ids: (id.clone(), id),
             model_override: None,
             build: BuildOptions::default(),
-            answers: Vec::new(),
+            human: Default::default(),
         })?;
         let tools = build_tools(&prepared.compile_input()).map_err(|e| prepared.located(&e))?;
         Ok((prepared.spec.name.clone(), tools))

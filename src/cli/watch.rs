@@ -123,7 +123,7 @@ pub fn compiler(input: &CompileInput<'_>) -> Compiler {
     let model_override = input.model_override.clone();
     let build = input.build.clone();
     let env = input.env.clone();
-    let answers = input.answers.clone();
+    let human = input.human.clone();
     let mcp = input.mcp.clone();
     Box::new(move |spec: &AgentSpec| {
         let input = CompileInput {
@@ -135,7 +135,7 @@ pub fn compiler(input: &CompileInput<'_>) -> Compiler {
             build: &build,
             env: env.clone(),
             inherited: None,
-            answers: answers.clone(),
+            human: human.clone(),
             mcp: mcp.clone(),
         };
         compile_agent(&input).map_err(|e| e.to_string())

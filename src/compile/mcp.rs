@@ -48,7 +48,7 @@ pub async fn start_servers(
         workspace: input.workspace.dir.clone(),
         deny_env,
         cancel,
-        answers: input.answers.clone(),
+        answers: input.human.answers.clone(),
         cassette: cassette(input.build),
     };
     let servers = McpServers::start(endpoints, &options)

@@ -27,6 +27,7 @@ use crate::engine::strategy::{
 };
 use crate::engine::xml_turn::{DEFAULT_FORMAT_RETRIES, XmlTools};
 use crate::mcp::McpServers;
+use crate::policy::{Permissions, Redactor, ToolPolicy};
 use crate::provider::{BuildOptions, build_provider_with};
 use crate::spec::AgentSpec;
 use crate::spec::agent::OnProblem;
@@ -34,6 +35,7 @@ use crate::spec::execution::Strategy;
 use crate::spec::limits::Limits;
 use crate::spec::middleware::MiddlewareEntry;
 use crate::spec::model::ModelRef;
+use crate::spec::permissions::PermissionsSpec;
 use crate::spec::tools::ToolEntry;
 use crate::tools::Protected;
 
@@ -53,6 +55,9 @@ pub enum CompileError {
     Tool { name: String, message: String },
     #[error("{0}")]
     Mcp(crate::mcp::StartError),
+    /// A `permissions` pattern or `redact` expression that does not compile.
+    #[error("{message}")]
+    Policy { key: &'static str, message: String },
 }
 
 impl CompileError {
@@ -68,6 +73,7 @@ impl CompileError {
             CompileError::SubAgentFile(_) | CompileError::Tool { .. } | CompileError::Mcp(_) => {
                 "/tools".into()
             }
+            CompileError::Policy { key, .. } => format!("/{key}"),
         }
     }
 
@@ -80,6 +86,7 @@ impl CompileError {
             CompileError::SubAgentFile(_) => "sub-agent",
             CompileError::Tool { .. } => "tool",
             CompileError::Mcp(_) => "mcp",
+            CompileError::Policy { .. } => "permission",
         }
     }
 }
@@ -105,8 +112,8 @@ pub struct CompileInput<'a> {
     pub env: EnvLookup,
     /// The caller's model, for a sub-agent or handoff target without one (UAP §8.4).
     pub inherited: Option<PricedModel>,
-    /// Where `ask_user` gets answers (terminal, `--answers`), in order.
-    pub answers: Vec<Arc<dyn crate::tools::AnswerSource>>,
+    /// Where a person's answers and approvals come from.
+    pub human: HumanInput,
     /// The run's MCP servers, started by [`start_mcp_servers`] before compiling.
     pub mcp: Arc<McpServers>,
 }
@@ -123,10 +130,19 @@ impl<'a> CompileInput<'a> {
             build: self.build,
             env: self.env.clone(),
             inherited: self.inherited.clone(),
-            answers: self.answers.clone(),
+            human: self.human.clone(),
             mcp,
         }
     }
+}
+
+/// Where a person's input comes from, for every agent of a run: answers to `ask_user`
+/// (and MCP forms), and decisions on calls that `permissions` sends to `ask`.
+#[derive(Clone, Default)]
+pub struct HumanInput {
+    /// Asked in order: the terminal when there is one, then `--answers`.
+    pub answers: Vec<Arc<dyn crate::tools::AnswerSource>>,
+    pub approvals: Arc<crate::policy::Approvals>,
 }
 
 /// Reads environment variables (the process environment, or a map in tests).
@@ -214,6 +230,7 @@ pub fn compile_agent(input: &CompileInput<'_>) -> Result<Agent, CompileError> {
             .as_ref()
             .and_then(|output| output.retries)
             .unwrap_or(DEFAULT_STRUCTURED_RETRIES),
+        policy: build_policy(input)?,
         handoffs: input
             .spec
             .handoffs
@@ -221,6 +238,36 @@ pub fn compile_agent(input: &CompileInput<'_>) -> Result<Agent, CompileError> {
             .map(|h| subagents::handoff_target(input, h).map(|target| (h.name.clone(), target)))
             .collect::<Result<_, _>>()?,
     })
+}
+
+/// The agent's own guardrails; `None` when it declares neither `permissions` nor `redact`
+/// (it follows its caller's, and at the top only the built-in redaction applies).
+fn build_policy(input: &CompileInput<'_>) -> Result<Option<Arc<ToolPolicy>>, CompileError> {
+    let spec = input.spec;
+    if spec.permissions.is_none() && spec.redact.is_empty() {
+        return Ok(None);
+    }
+    let permissions = spec
+        .permissions
+        .as_ref()
+        .map(|p| {
+            let texts = PermissionsSpec::texts;
+            Permissions::parse(&texts(&p.deny), &texts(&p.allow), &texts(&p.ask), p.default)
+        })
+        .transpose()
+        .map_err(|message| CompileError::Policy {
+            key: "permissions",
+            message,
+        })?;
+    let redactor = Redactor::new(&spec.redact).map_err(|message| CompileError::Policy {
+        key: "redact",
+        message,
+    })?;
+    Ok(Some(Arc::new(ToolPolicy {
+        permissions,
+        redactor,
+        approvals: input.human.approvals.clone(),
+    })))
 }
 
 /// The prices a model mapping declares (`pricing`), if any.
@@ -278,7 +325,7 @@ pub fn build_tools(input: &CompileInput<'_>) -> Result<Vec<ToolListing>, Compile
     for entry in &input.spec.tools {
         match entry {
             ToolEntry::Builtin(crate::spec::tools::BuiltinTool::AskUser {}) => {
-                let ask = crate::tools::AskUserTool::new(input.answers.clone());
+                let ask = crate::tools::AskUserTool::new(input.human.answers.clone());
                 tools.push(ToolListing::new(
                     "builtin",
                     AgentTool::AskUser(Arc::new(ask)),

@@ -31,7 +31,7 @@ pub struct SpecAgent {
     context: TemplateContext,
     build: BuildOptions,
     env: EnvLookup,
-    answers: Vec<Arc<dyn crate::tools::AnswerSource>>,
+    human: super::HumanInput,
     /// The run's MCP servers (the child's own `mcp` entries were started with the run).
     mcp: Arc<McpServers>,
 }
@@ -63,7 +63,7 @@ impl SpecAgent {
             context: input.context.clone(),
             build: input.build.clone(),
             env: input.env.clone(),
-            answers: input.answers.clone(),
+            human: input.human.clone(),
             mcp: input.mcp.clone(),
         })
     }
@@ -98,7 +98,7 @@ impl SpecAgent {
             build: &self.build,
             env: self.env.clone(),
             inherited,
-            answers: self.answers.clone(),
+            human: self.human.clone(),
             mcp: self.mcp.clone(),
         }
     }

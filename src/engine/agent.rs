@@ -21,6 +21,7 @@ use super::pending::Pending;
 use super::state::AgentState;
 use super::stop_when::StopWhen;
 use super::xml_turn::XmlTools;
+use crate::policy::ToolPolicy;
 use crate::provider::{BoxFuture, Message, Provider, ToolSpec, Usage};
 use crate::tools::{ArgsValidator, AskUserTool, Tool};
 
@@ -55,6 +56,9 @@ pub struct Agent {
     pub handoffs: HashMap<String, Arc<dyn AgentFactory>>,
     /// Set when tools are offered as XML in the text (`tool_protocol: xml`).
     pub xml_tools: Option<XmlTools>,
+    /// Which calls run, who approves, what is redacted; `None`: the caller's (a sub-agent or
+    /// handoff target without `permissions` of its own), or none at the top.
+    pub policy: Option<Arc<ToolPolicy>>,
 }
 
 /// What a final answer's problems do: `true` fails the run, `false` makes a warning.
@@ -81,6 +85,8 @@ pub struct RunContext {
     pub reload: Option<Arc<dyn Reloader>>,
     /// A reloaded agent waiting to take over (set at a step boundary, taken by the driver).
     pub reloaded: Arc<std::sync::Mutex<Option<Agent>>>,
+    /// The policy of the agent that called this one, for an agent without its own.
+    pub policy: Option<Arc<ToolPolicy>>,
     /// The last step number given out in this run (shared by a handoff's agents and the
     /// parallel branches of a plan, so numbers never repeat).
     steps: Arc<AtomicU64>,
@@ -97,15 +103,17 @@ impl RunContext {
             warnings: Arc::default(),
             reload: None,
             reloaded: Arc::default(),
+            policy: None,
             steps: Arc::default(),
         }
     }
 
     /// The context of a sub-agent's run: its own events one level deeper, its own step
     /// numbers and its own budget under the caller's, no checkpoints or reloads; the same
-    /// stop signal and warnings.
+    /// stop signal and warnings, and the caller's policy unless the agent has its own.
     pub fn child(&self, agent: &Agent) -> Self {
         RunContext {
+            policy: self.policy_for(agent),
             emitter: self.emitter.child(&agent.name),
             budget: Arc::new(Budget::child(&self.budget, agent.limits.clone())),
             checkpoints: None,
@@ -128,6 +136,27 @@ impl RunContext {
     pub fn bounded_by(self, agent: &Agent) -> Self {
         RunContext {
             budget: Arc::new(Budget::child(&self.budget, agent.limits.clone())),
+            ..self
+        }
+    }
+
+    /// The policy `agent`'s calls go through: its own, else its caller's.
+    pub fn policy_for(&self, agent: &Agent) -> Option<Arc<ToolPolicy>> {
+        match (&agent.policy, &self.policy) {
+            // Its own `redact` without `permissions`: the caller's rules still hold.
+            (Some(own), Some(caller)) if own.permissions.is_none() => Some(Arc::new(ToolPolicy {
+                permissions: caller.permissions.clone(),
+                ..(**own).clone()
+            })),
+            (Some(own), _) => Some(own.clone()),
+            (None, caller) => caller.clone(),
+        }
+    }
+
+    /// The same run, agents without a policy of their own following `agent`'s.
+    pub fn governed_by(self, agent: &Agent) -> Self {
+        RunContext {
+            policy: self.policy_for(agent),
             ..self
         }
     }

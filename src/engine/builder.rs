@@ -61,12 +61,19 @@ impl Agent {
                 answer_policy: Default::default(),
                 handoffs: HashMap::new(),
                 xml_tools: None,
+                policy: None,
             },
         }
     }
 }
 
 impl AgentBuilder {
+    /// Which calls run, who approves the ones that ask, what is redacted from results.
+    pub fn policy(mut self, policy: crate::policy::ToolPolicy) -> Self {
+        self.agent.policy = Some(Arc::new(policy));
+        self
+    }
+
     pub fn description(mut self, text: impl Into<String>) -> Self {
         self.agent.description = Some(text.into());
         self

@@ -16,6 +16,9 @@ pub enum ToolEffect {
         question: String,
         id: Option<String>,
     },
+    /// `permissions` asked for approval and nobody could give it: the call waits, not run,
+    /// for `runner resume --approve/--deny`.
+    ApprovalRequired { rule: String },
     /// A sub-agent ran; its trace joins the caller's state.
     SubAgent(Box<SubagentTrace>),
     /// A sub-agent paused on a question: the run pauses with it, keeping its state.

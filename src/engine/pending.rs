@@ -19,6 +19,9 @@ pub enum Pending {
         id: Option<String>,
         call: ToolCall,
     },
+    /// Calls that `permissions` sent to `ask` with nobody to decide: not run, each waits
+    /// for `runner resume --approve/--deny`, which runs or refuses it.
+    ApprovalRequired { calls: Vec<ApprovalCall> },
     /// The sub-agent behind `call` waits for an answer: its run goes on from `state` once
     /// its own `pending` is settled, and its answer becomes the call's result.
     SubAgent {
@@ -28,6 +31,21 @@ pub enum Pending {
         state: Box<AgentState>,
         pending: Box<Pending>,
     },
+}
+
+/// A call waiting for approval, and the rule that asked.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ApprovalCall {
+    pub call: ToolCall,
+    pub rule: String,
+}
+
+/// The calls a paused run waits to have approved, wherever in the tree they were made.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Approving<'a> {
+    pub calls: &'a [ApprovalCall],
+    /// The sub-agent that made them; `None` when the run's own agent did.
+    pub agent: Option<&'a str>,
 }
 
 /// The question a paused run waits on, wherever in the tree it was asked.
@@ -45,7 +63,7 @@ impl Pending {
     /// The question this pause waits on; `None` for calls in flight.
     pub fn asked(&self) -> Option<Asked<'_>> {
         match self {
-            Pending::ToolsInFlight { .. } => None,
+            Pending::ToolsInFlight { .. } | Pending::ApprovalRequired { .. } => None,
             Pending::InputRequired { question, id, call } => Some(Asked {
                 question,
                 id: id.as_deref(),
@@ -59,6 +77,21 @@ impl Pending {
                     ..inner
                 })
             }
+        }
+    }
+
+    /// The calls this pause waits to have approved; `None` for anything else.
+    pub fn approving(&self) -> Option<Approving<'_>> {
+        match self {
+            Pending::ApprovalRequired { calls } => Some(Approving { calls, agent: None }),
+            Pending::SubAgent { agent, pending, .. } => {
+                let inner = pending.approving()?;
+                Some(Approving {
+                    agent: inner.agent.or(Some(agent.as_str())),
+                    ..inner
+                })
+            }
+            Pending::ToolsInFlight { .. } | Pending::InputRequired { .. } => None,
         }
     }
 }

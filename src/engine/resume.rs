@@ -1,26 +1,58 @@
-//! Answering the question a paused run waits on, inside the resumed run: the answer becomes
-//! the `ask_user` call's result, or, when a sub-agent asked, that sub-agent is driven on from
-//! its saved state with the answer settled in its own run (to any depth), and its answer
-//! becomes its call's result. A sub-agent that asks again pauses the run again.
+//! Answering what a paused run waits on, inside the resumed run: the answer becomes the
+//! `ask_user` call's result; calls awaiting approval run (approved) or get the denial as
+//! their result, in a step of their own; when a sub-agent paused, it is driven on from its
+//! saved state with the reply settled in its own run (to any depth), and its answer becomes
+//! its call's result. A sub-agent that pauses again pauses the run again.
 
 use std::sync::Arc;
 use std::time::Instant;
 
 use super::agent::{Agent, AgentTool, Halt, HaltReason, RunContext, SubAgentTool};
 use super::effect::ToolEffect;
-use super::events::{ToolCallCreated, ToolCompleted, UserInputProvided};
-use super::pending::Pending;
+use super::events::{PermissionDecided, ToolCallCreated, ToolCompleted, UserInputProvided};
+use super::pending::{ApprovalCall, Pending};
 use super::run::{Settle, handed_chain};
 use super::state::AgentState;
-use super::step::{StepEnd, end_step, result_for_model, start_step};
+use super::step::{StepEnd, end_step, fail_step, result_for_model, run_approved_tools, start_step};
 use super::subagent::CallerRun;
+use crate::policy::{Decider, Verdict};
 use crate::provider::{BoxFuture, Message, ToolCall};
+use crate::tools::ToolOutput;
 
-/// The answer to what a paused run waits on.
+/// The reply to what a paused run waits on.
 #[derive(Debug, Clone)]
 pub struct Answer {
     pub pending: Pending,
-    pub answer: String,
+    pub reply: Reply,
+}
+
+/// What the person gave a paused run.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Reply {
+    /// The answer to a question (`--answer`).
+    Text(String),
+    /// Decisions on the calls awaiting approval (`--approve`, `--deny`).
+    Approvals(Decisions),
+}
+
+/// A decision for each call awaiting approval, by call id.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Decisions {
+    /// Every call not denied is approved (`--approve all`).
+    pub approve_all: bool,
+    pub approve: Vec<String>,
+    /// Call id and the reason the model is told.
+    pub deny: Vec<(String, String)>,
+}
+
+impl Decisions {
+    /// `Some(None)`: approved; `Some(Some(reason))`: denied; `None`: no decision.
+    pub fn of(&self, call_id: &str) -> Option<Option<String>> {
+        if let Some((_, reason)) = self.deny.iter().find(|(id, _)| id == call_id) {
+            return Some(Some(reason.clone()));
+        }
+        (self.approve_all || self.approve.iter().any(|id| id == call_id)).then_some(None)
+    }
 }
 
 impl Settle for Answer {
@@ -31,27 +63,33 @@ impl Settle for Answer {
         ctx: &'a RunContext,
     ) -> BoxFuture<'a, Result<AgentState, Halt>> {
         Box::pin(async move {
-            match &self.pending {
-                Pending::InputRequired { question, call, .. } => {
+            match (&self.pending, &self.reply) {
+                (Pending::InputRequired { question, call, .. }, Reply::Text(answer)) => {
                     ctx.emitter.emit(UserInputProvided {
                         question: question.clone(),
-                        answer: self.answer.clone(),
+                        answer: answer.clone(),
                         tool_call_id: call.id.clone(),
                         step_id: None,
                     });
-                    let result = Message::tool_result(call, self.answer.clone(), false);
+                    let result = Message::tool_result(call, answer.clone(), false);
                     Ok(state.with_message(result))
                 }
-                Pending::SubAgent {
-                    call,
-                    prompt,
-                    state: waiting,
-                    pending,
-                    ..
-                } => {
+                (Pending::ApprovalRequired { calls }, Reply::Approvals(decisions)) => {
+                    settle_approvals(agent, state, ctx, calls, decisions).await
+                }
+                (
+                    Pending::SubAgent {
+                        call,
+                        prompt,
+                        state: waiting,
+                        pending,
+                        ..
+                    },
+                    reply,
+                ) => {
                     let inner = Answer {
                         pending: (**pending).clone(),
-                        answer: self.answer.clone(),
+                        reply: reply.clone(),
                     };
                     let sub = SubAgentResume {
                         call,
@@ -62,7 +100,11 @@ impl Settle for Answer {
                     sub.run(agent, state, ctx).await
                 }
                 // Calls in flight are settled by the caller before the run (no answer).
-                Pending::ToolsInFlight { .. } => Ok(state),
+                (Pending::ToolsInFlight { .. }, _) => Ok(state),
+                (_, reply) => {
+                    let message = format!("the session's pause cannot take {reply:?}");
+                    Err(Halt::failed(state, "resume", message))
+                }
             }
         })
     }
@@ -98,7 +140,7 @@ impl SubAgentResume<'_> {
         let title = format!("Answer for {}", self.call.name);
         let (state, step_id) = start_step(ctx, state, &title);
         let caller = CallerRun {
-            ctx: ctx.clone(),
+            ctx: ctx.clone().governed_by(owner),
             step_id: step_id.clone(),
             model: owner.model(),
         };
@@ -157,6 +199,75 @@ impl SubAgentResume<'_> {
             }
         }
     }
+}
+
+/// Runs the approved calls and answers the denied ones, in a step of their own, as the
+/// agent that made them (the handoff target in control, or the root).
+async fn settle_approvals(
+    root: &Agent,
+    state: AgentState,
+    ctx: &RunContext,
+    calls: &[ApprovalCall],
+    decisions: &Decisions,
+) -> Result<AgentState, Halt> {
+    let active = match handed_chain(root, &state.handoffs) {
+        Ok(active) => active,
+        Err(message) => return Err(Halt::failed(state, "handoff", message)),
+    };
+    let owner = active.as_ref().unwrap_or(root);
+    let title = "Calls decided on resume";
+    let (mut state, step_id) = start_step(ctx, state, title);
+    let mut approved = Vec::new();
+    for waiting in calls {
+        let denied = decisions.of(&waiting.call.id).flatten();
+        ctx.emitter.emit(PermissionDecided {
+            step_id: step_id.clone(),
+            tool_call_id: waiting.call.id.clone(),
+            tool_name: waiting.call.name.clone(),
+            decision: if denied.is_some() {
+                Verdict::Deny
+            } else {
+                Verdict::Allow
+            },
+            rule: waiting.rule.clone(),
+            by: Decider::Resume,
+            reason: denied.clone(),
+        });
+        match denied {
+            Some(reason) => state = deny(ctx, state, &step_id, &waiting.call, reason),
+            None => approved.push(waiting.call.clone()),
+        }
+    }
+    let ctx = &ctx.clone().governed_by(owner);
+    let state = match run_approved_tools(owner, &approved, state, ctx, &step_id).await {
+        Ok((state, _handoff)) => state,
+        Err(halt) => return Err(fail_step(ctx, halt, &step_id, title)),
+    };
+    end_step(ctx, &state, &step_id, title, StepEnd::Completed);
+    Ok(state)
+}
+
+/// A call denied on resume: shown in the step, its denial the result for the model.
+fn deny(
+    ctx: &RunContext,
+    state: AgentState,
+    step_id: &str,
+    call: &ToolCall,
+    reason: String,
+) -> AgentState {
+    ctx.emitter.emit(ToolCallCreated {
+        step_id: step_id.to_string(),
+        tool_call: call.clone(),
+    });
+    let output = ToolOutput::error(reason);
+    ctx.emitter.emit(ToolCompleted {
+        step_id: step_id.to_string(),
+        tool_call_id: call.id.clone(),
+        tool_name: call.name.clone(),
+        result: output.clone(),
+        duration_ms: 0,
+    });
+    state.with_message(Message::tool_result(call, result_for_model(&output), true))
 }
 
 fn sub_agent_tool(agent: &Agent, name: &str) -> Option<Arc<SubAgentTool>> {

@@ -13,8 +13,9 @@ use super::agent::{Agent, GenerateResult, Halt, HaltReason, RunContext, Turn};
 use super::budget::Budget;
 use super::clock::new_id;
 use super::events::{
-    ActionKind, ActionStatus, Emitter, Event, EventBus, Failure, FailureDetails, Handoff, Phase,
-    RequiredAction, RequiresAction, RunCompleted, RunCreated, RunFailed, StatusChanged,
+    ActionKind, ActionStatus, AwaitingApproval, Emitter, Event, EventBus, Failure, FailureDetails,
+    Handoff, Phase, RequiredAction, RequiresAction, RunCompleted, RunCreated, RunFailed,
+    StatusChanged,
 };
 use super::outcome::{RunError, RunOutcome, RunStatus, RunTotals};
 use super::pending::Pending;
@@ -75,10 +76,13 @@ pub async fn drive(
         (&outcome.pending, &start.session_id, &mut outcome.error)
         && outcome.status == RunStatus::InputRequired
     {
-        error.message = format!(
-            "{} (answer with `runner resume {session} --answer TEXT`)",
-            error.message
-        );
+        let how = match outcome.pending.as_ref().and_then(Pending::approving) {
+            Some(_) => format!(
+                "approve with `runner resume {session} --approve all`, or deny with `--deny CALL_ID --reason TEXT`"
+            ),
+            None => format!("answer with `runner resume {session} --answer TEXT`"),
+        };
+        error.message = format!("{} ({how})", error.message);
     }
     if ctx.checkpoints.is_some() {
         outcome.state.spent = Some(ctx.budget.tree_totals());
@@ -101,7 +105,10 @@ pub async fn follow(root: &Agent, state: AgentState, ctx: &RunContext) -> Genera
         let agent = active.as_ref().unwrap_or(root_now);
         // A handoff target's own limits bound its share of the run, inside the root's.
         let scoped = match &active {
-            Some(target) => ctx.for_agent(&target.name).bounded_by(target),
+            Some(target) => ctx
+                .for_agent(&target.name)
+                .bounded_by(target)
+                .governed_by(root_now),
             None => ctx.for_agent(&agent.name),
         };
         let halt = match agent.strategy.execute(agent, state, &scoped).await {
@@ -215,12 +222,61 @@ fn conclude(result: GenerateResult) -> RunOutcome {
     }
 }
 
-/// "the agent asks: …", or "`researcher` asks: …" when a sub-agent asked.
+/// What a paused run waits for, as its `requires_action` event says it.
+fn required_action(pending: &Pending) -> Option<RequiredAction> {
+    if let Some(asked) = pending.asked() {
+        return Some(RequiredAction {
+            kind: ActionKind::UserInput,
+            question: asked.question.to_string(),
+            id: asked.id.map(String::from),
+            tool_call_id: asked.call.id.clone(),
+            agent: asked.agent.map(String::from),
+            calls: Vec::new(),
+        });
+    }
+    let approving = pending.approving()?;
+    let calls: Vec<AwaitingApproval> = approving
+        .calls
+        .iter()
+        .map(|waiting| AwaitingApproval {
+            id: waiting.call.id.clone(),
+            name: waiting.call.name.clone(),
+            arguments: waiting.call.arguments.clone(),
+            rule: waiting.rule.clone(),
+        })
+        .collect();
+    Some(RequiredAction {
+        kind: ActionKind::ToolApproval,
+        question: approval_question(&calls),
+        id: None,
+        tool_call_id: calls.first().map(|c| c.id.clone()).unwrap_or_default(),
+        agent: approving.agent.map(String::from),
+        calls,
+    })
+}
+
+/// "approve `write_file` (call_1, rule `ask: write_file`)", one clause per call.
+fn approval_question(calls: &[AwaitingApproval]) -> String {
+    let each: Vec<String> = calls
+        .iter()
+        .map(|c| format!("`{}` (call {}, rule `{}`)", c.name, c.id, c.rule))
+        .collect();
+    format!("approve {}", each.join(", "))
+}
+
+/// "the agent asks: …", or "`researcher` asks: …" when a sub-agent asked; for calls
+/// awaiting approval, which.
 fn question_message(pending: &Pending) -> String {
-    match pending.asked() {
-        Some(asked) => match asked.agent {
-            Some(agent) => format!("`{agent}` asks: {}", asked.question),
-            None => format!("the agent asks: {}", asked.question),
+    match required_action(pending) {
+        Some(action) => match (&action.agent, action.kind) {
+            (Some(agent), ActionKind::UserInput) => format!("`{agent}` asks: {}", action.question),
+            (None, ActionKind::UserInput) => format!("the agent asks: {}", action.question),
+            (Some(agent), ActionKind::ToolApproval) => {
+                format!("`{agent}` waits for approval: {}", action.question)
+            }
+            (None, ActionKind::ToolApproval) => {
+                format!("the agent waits for approval: {}", action.question)
+            }
         },
         None => "the run waits for an answer".to_string(),
     }
@@ -248,16 +304,10 @@ fn finish(ctx: &RunContext, outcome: &RunOutcome) {
             .map_err(|message| ctx.warn(format!("the final checkpoint was not saved: {message}")))
             .ok()
     });
-    if let Some(asked) = pending.and_then(Pending::asked) {
+    if let Some(required_action) = pending.and_then(required_action) {
         emitter.emit(RequiresAction {
             status: ActionStatus::RequiresAction,
-            required_action: RequiredAction {
-                kind: ActionKind::UserInput,
-                question: asked.question.to_string(),
-                id: asked.id.map(String::from),
-                tool_call_id: asked.call.id.clone(),
-                agent: asked.agent.map(String::from),
-            },
+            required_action,
             checkpoint_name: checkpoint,
         });
     }

@@ -80,6 +80,26 @@ pub trait Dispatch: Send + Sync {
     fn start(&self, call: &ToolCall, context: ToolContext) -> BoxFuture<'static, Called>;
     /// What every result of tool `name` carries in its metadata ([`Tool::origin`]).
     fn origin(&self, name: &str) -> Map<String, Value>;
+    /// Whether a well-formed call may run (`permissions`, approval); every call may, here.
+    fn authorize(&self, _call: &ToolCall) -> Authorization {
+        Authorization::Run(Map::new())
+    }
+    /// A result as the model, the events and the transcript may see it (secrets redacted);
+    /// as it came, here.
+    fn redact(&self, output: ToolOutput) -> ToolOutput {
+        output
+    }
+}
+
+/// What the policy says about a call the scheduler could run.
+pub enum Authorization {
+    /// It runs; its result's metadata gets these entries (the decision, when one was made).
+    Run(Map<String, Value>),
+    /// It does not run; this is its result (a denial and its reason).
+    Refuse(ToolOutput),
+    /// Nobody could decide: it does not run, and its result is missing until a resume
+    /// settles it (the effect says on what it waits).
+    Wait(ToolEffect),
 }
 
 impl Dispatch for HashMap<String, Arc<dyn Tool>> {
@@ -155,18 +175,31 @@ pub async fn run_calls(
                     }
                     (Called::from(*output), false)
                 }
-                Admission::Run { sequential } => {
-                    let _guard = if sequential {
-                        Guard::Write(exclusive.write().await)
-                    } else {
-                        Guard::Read(exclusive.read().await)
-                    };
-                    let _permit = permits.acquire().await;
-                    observer.started(call);
-                    (spawn_call(tools, call, policy, cancel).await, true)
-                }
+                Admission::Run { sequential } => match tools.authorize(call) {
+                    Authorization::Run(note) => {
+                        let _guard = if sequential {
+                            Guard::Write(exclusive.write().await)
+                        } else {
+                            Guard::Read(exclusive.read().await)
+                        };
+                        let _permit = permits.acquire().await;
+                        observer.started(call);
+                        let mut called = spawn_call(tools, call, policy, cancel).await;
+                        called.output.metadata.extend(note);
+                        (called, true)
+                    }
+                    Authorization::Refuse(output) => (Called::from(output), true),
+                    Authorization::Wait(effect) => {
+                        // Its block closes like a paused `ask_user` call's; the call runs
+                        // (or is denied) in a step of the resumed run.
+                        let output = ToolOutput::error("not run yet: it waits for approval");
+                        let effect = Some(effect);
+                        (Called { output, effect }, false)
+                    }
+                },
             };
-            let output = truncate_output(called.output, policy.max_output_chars);
+            // Redacted before the cut, so a cut cannot leave half a secret behind.
+            let output = truncate_output(tools.redact(called.output), policy.max_output_chars);
             let duration = started.elapsed();
             observer.finished(call, &output, duration);
             let _ = done.send(true);

@@ -2,34 +2,63 @@
 //! own act on the run — `ask_user` can pause it, a sub-agent runs an agent one level deeper,
 //! a handoff gives the conversation away — and report that as a typed [`ToolEffect`].
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
 
-use serde_json::{Map, Value};
+use serde_json::{Map, Value, json};
 
 use super::agent::AgentTool;
 use super::effect::ToolEffect;
-use super::events::{ToolProgressed, UserInputProvided};
-use super::scheduler::{Called, Dispatch};
+use super::events::{PermissionDecided, ToolProgressed, UserInputProvided};
+use super::scheduler::{Authorization, Called, Dispatch};
 use super::subagent::CallerRun;
 
+use crate::policy::{ApprovalRequest, Decider, Decision, ToolPolicy, Verdict};
 use crate::provider::{BoxFuture, ToolCall};
-use crate::tools::{AskUserTool, Asked, ProgressSink, ToolContext, ToolProgress};
+use crate::tools::{AskUserTool, Asked, ProgressSink, ToolContext, ToolOutput, ToolProgress};
 
-/// One turn's tools, bound to the calling run.
+/// One turn's tools, bound to the calling run and the policy its calls go through.
 pub struct TurnTools {
     tools: HashMap<String, AgentTool>,
     caller: CallerRun,
+    policy: Arc<ToolPolicy>,
+    /// Calls a person approved on `runner resume`: they run without being decided again.
+    approved: HashSet<String>,
 }
 
 impl TurnTools {
     pub fn new(tools: &[AgentTool], caller: CallerRun) -> Self {
+        let policy = caller.ctx.policy.clone().unwrap_or_else(ToolPolicy::open);
         TurnTools {
             tools: tools
                 .iter()
                 .map(|tool| (tool.name().to_string(), tool.clone()))
                 .collect(),
             caller,
+            policy,
+            approved: HashSet::new(),
         }
+    }
+
+    /// The same tools, the calls with these ids approved already.
+    pub fn approving(mut self, call_ids: impl IntoIterator<Item = String>) -> Self {
+        self.approved.extend(call_ids);
+        self
+    }
+
+    /// Announces a decision and notes it in the call's result.
+    fn decided(&self, call: &ToolCall, decision: &Decision) -> Map<String, Value> {
+        self.caller.ctx.emitter.emit(PermissionDecided {
+            step_id: self.caller.step_id.clone(),
+            tool_call_id: call.id.clone(),
+            tool_name: call.name.clone(),
+            decision: decision.verdict,
+            rule: decision.rule.clone(),
+            by: decision.by,
+            reason: decision.reason.clone(),
+        });
+        let note = json!({"decision": decision.verdict, "rule": decision.rule, "by": decision.by});
+        Map::from_iter([("permission".to_string(), note)])
     }
 }
 
@@ -43,6 +72,53 @@ impl Dispatch for TurnTools {
             Some(AgentTool::Plain(tool)) => tool.origin(),
             _ => Map::new(),
         }
+    }
+
+    fn authorize(&self, call: &ToolCall) -> Authorization {
+        let Some(tool) = self.tools.get(&call.name) else {
+            return Authorization::Run(Map::new());
+        };
+        if self.approved.contains(&call.id) {
+            let note = json!({"decision": Verdict::Allow, "by": Decider::Resume});
+            return Authorization::Run(Map::from_iter([("permission".to_string(), note)]));
+        }
+        let normalized = match tool {
+            AgentTool::Plain(tool) => tool.policy_arguments(&call.arguments),
+            _ => None,
+        };
+        let arguments = normalized.as_ref().unwrap_or(&call.arguments);
+        let Some(mut decision) = self.policy.rule(&call.name, arguments) else {
+            return Authorization::Run(Map::new());
+        };
+        let mut note = self.decided(call, &decision);
+        if decision.verdict == Verdict::Ask {
+            // Announced first, so progress on a terminal makes way for the question.
+            decision = self.policy.approve(&ApprovalRequest {
+                tool: &call.name,
+                call_id: &call.id,
+                arguments: &call.arguments,
+                rule: &decision.rule,
+            });
+            if decision.verdict != Verdict::Ask {
+                note = self.decided(call, &decision);
+            }
+        }
+        match decision.verdict {
+            Verdict::Allow => Authorization::Run(note),
+            Verdict::Deny => {
+                let reason = decision.reason.unwrap_or_else(|| "denied".into());
+                let mut output = ToolOutput::error(reason);
+                output.metadata.extend(note);
+                Authorization::Refuse(output)
+            }
+            Verdict::Ask => Authorization::Wait(ToolEffect::ApprovalRequired {
+                rule: decision.rule,
+            }),
+        }
+    }
+
+    fn redact(&self, output: ToolOutput) -> ToolOutput {
+        self.policy.redactor.redact(output)
     }
 
     fn start(&self, call: &ToolCall, context: ToolContext) -> BoxFuture<'static, Called> {

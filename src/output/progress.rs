@@ -14,7 +14,8 @@ use indicatif::{ProgressBar, ProgressDrawTarget, ProgressState, ProgressStyle as
 use serde_json::Value;
 
 use crate::engine::clock::now_rfc3339;
-use crate::engine::events::{Delta, Event, EventData, EventSink};
+use crate::engine::events::{Delta, Event, EventData, EventSink, PermissionDecided};
+use crate::policy::{Decider, Verdict};
 
 /// How progress lines look.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -207,6 +208,14 @@ impl EventSink for Progress {
                 }
                 format!("{mark} {} ({} ms)", tool.tool_name, tool.duration_ms)
             }
+            EventData::PermissionDecided(decided) => match permission_line(decided) {
+                Some((line, colour)) => {
+                    // The ticker stops while a person may be asked on the terminal.
+                    self.pause(decided.decision == Verdict::Ask);
+                    self.paint(&line, colour)
+                }
+                None => return,
+            },
             EventData::LlmUsage(usage) => {
                 self.update(|status| {
                     status.tokens = usage.total_usage.total_tokens;
@@ -267,6 +276,32 @@ impl EventSink for Progress {
             _ => return,
         };
         self.line(event.depth, line);
+    }
+}
+
+/// The line for a permission decision: calls that asked, were approved or denied; none
+/// for calls a rule simply allowed (their start line follows).
+fn permission_line(decided: &PermissionDecided) -> Option<(String, &'static str)> {
+    let tool = &decided.tool_name;
+    match (decided.decision, decided.by) {
+        (Verdict::Allow, Decider::Rule) => None,
+        (Verdict::Allow, by) => Some((format!("✓ {tool} approved ({})", decider(by)), "32")),
+        (Verdict::Ask, _) => Some((format!("? {tool} needs approval ({})", decided.rule), "33")),
+        (Verdict::Deny, _) => {
+            let reason = decided.reason.as_deref().unwrap_or("denied");
+            Some((format!("✗ {tool} not run: {reason}"), "31"))
+        }
+    }
+}
+
+fn decider(by: Decider) -> &'static str {
+    match by {
+        Decider::Rule => "by a rule",
+        Decider::Terminal => "at the terminal",
+        Decider::Always => "always, at the terminal",
+        Decider::Answers => "by the answers file",
+        Decider::Yes => "by --yes",
+        Decider::Resume => "on resume",
     }
 }
 

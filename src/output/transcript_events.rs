@@ -13,7 +13,9 @@ use std::sync::Mutex;
 
 use serde_json::Value;
 
-use crate::engine::events::{Event, EventData, EventSink, MessageCompleted, Purpose, StepEnd};
+use crate::engine::events::{
+    ActionKind, Event, EventData, EventSink, MessageCompleted, Purpose, StepEnd,
+};
 use crate::output::transcript::{
     ErrorJson, InputRequired, Item, Recorder, StepStatus, ToolResult, TranscriptSink,
     TranscriptWriter, UserInput,
@@ -126,9 +128,13 @@ impl<S: TranscriptSink> RunTranscript<S> {
                     Some(agent) => format!("{agent} asks: {}", asked.question),
                     None => asked.question.clone(),
                 };
+                let input_types = match asked.kind {
+                    ActionKind::UserInput => "text",
+                    ActionKind::ToolApproval => "approval",
+                };
                 let _ = self.sink.input_required(InputRequired {
                     prompt,
-                    input_types: "text".into(),
+                    input_types: input_types.into(),
                     checkpoint_name: action.checkpoint_name.clone(),
                     provided: None,
                 });

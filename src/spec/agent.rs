@@ -9,6 +9,7 @@ use super::execution::Execution;
 use super::limits::Limits;
 use super::middleware::MiddlewareEntry;
 use super::model::ModelRef;
+use super::permissions::PermissionsSpec;
 use super::tools::{Handoff, ParameterSchema, ToolEntry};
 
 /// A runner agent: its model, prompts, typed inputs, tools, strategy, middleware and limits.
@@ -60,6 +61,13 @@ pub struct AgentSpec {
     /// Bounds of the run; absent means unbounded.
     #[serde(default)]
     pub limits: Limits,
+    /// Which tool calls run, which need a person's approval, which never run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub permissions: Option<PermissionsSpec>,
+    /// Regular expressions whose matches are replaced by `[REDACTED]` in every tool result,
+    /// besides the built-in token formats, before the model, events or transcript see it.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub redact: Vec<String>,
     /// A minijinja expression checked after each step over `step`, `usage`, `llm_calls`,
     /// `tool_calls`, `elapsed_ms` and `metadata`; true ends the run with `limit_reached`.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -62,6 +62,8 @@ pub enum Code {
     InputDefault,
     /// A setting that has no effect (warning).
     NoEffect,
+    /// A `permissions` pattern or `redact` expression that does not parse.
+    Permission,
 }
 
 impl Code {
@@ -89,6 +91,7 @@ impl Code {
             Code::StrategyOption => "strategy-option",
             Code::InputDefault => "input-default",
             Code::NoEffect => "no-effect",
+            Code::Permission => "permission",
         }
     }
 }

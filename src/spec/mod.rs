@@ -13,6 +13,7 @@ pub mod loadable;
 pub mod middleware;
 pub mod model;
 pub mod paths;
+pub mod permissions;
 pub mod schema_alternatives;
 pub mod schema_check;
 pub mod schema_gen;

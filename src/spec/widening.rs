@@ -6,6 +6,7 @@
 
 use super::AgentSpec;
 use super::limits::Limits;
+use super::permissions::{PermissionPattern, PermissionsSpec, Verdict};
 use super::tools::{BuiltinTool, ToolEntry};
 
 /// Each way `new` allows more than `old`, said for a person; empty when it allows no more.
@@ -29,6 +30,57 @@ pub fn widenings(old: &AgentSpec, new: &AgentSpec) -> Vec<String> {
         }
     }
     found.extend(raised_limits(&old.limits, &new.limits));
+    found.extend(loosened_permissions(
+        old.permissions.as_ref(),
+        new.permissions.as_ref(),
+    ));
+    found.extend(
+        old.redact
+            .iter()
+            .filter(|pattern| !new.redact.contains(pattern))
+            .map(|pattern| format!("stops redacting `{pattern}`")),
+    );
+    found
+}
+
+/// How `new`'s permissions let through a call `old`'s would have stopped or asked about:
+/// a deny or ask rule dropped, an allow rule added, a more permissive default. Added deny
+/// and ask rules, and dropped allow rules, only tighten.
+fn loosened_permissions(
+    old: Option<&PermissionsSpec>,
+    new: Option<&PermissionsSpec>,
+) -> Vec<String> {
+    let Some(old) = old else {
+        return Vec::new();
+    };
+    let open = PermissionsSpec::default();
+    let new = new.unwrap_or(&open);
+    let strictness = |verdict: Verdict| match verdict {
+        Verdict::Allow => 0,
+        Verdict::Ask => 1,
+        Verdict::Deny => 2,
+    };
+    let mut found = Vec::new();
+    if strictness(new.default) < strictness(old.default) {
+        found.push(format!(
+            "loosens `permissions.default` from {} to {}",
+            old.default, new.default
+        ));
+    }
+    let dropped = |list: &'static str, old: &[PermissionPattern], new: &[PermissionPattern]| {
+        old.iter()
+            .filter(|p| !new.contains(p))
+            .map(move |p| format!("drops `permissions.{list}` rule `{}`", p.0))
+            .collect::<Vec<_>>()
+    };
+    found.extend(dropped("deny", &old.deny, &new.deny));
+    found.extend(dropped("ask", &old.ask, &new.ask));
+    found.extend(
+        new.allow
+            .iter()
+            .filter(|p| !old.allow.contains(p))
+            .map(|p| format!("adds `permissions.allow` rule `{}`", p.0)),
+    );
     found
 }
 

@@ -242,6 +242,14 @@ impl Tool for HttpGetTool {
     fn idempotent(&self) -> bool {
         true
     }
+    /// The URL as parsed (host lower-cased, default port dropped), so patterns match
+    /// what is fetched.
+    fn policy_arguments(&self, arguments: &Value) -> Option<Value> {
+        let url = Url::parse(arguments.get("url")?.as_str()?).ok()?;
+        let mut normalized = arguments.clone();
+        normalized["url"] = Value::String(url.to_string());
+        Some(normalized)
+    }
     fn call<'a>(&'a self, arguments: Value, ctx: &'a ToolContext) -> BoxFuture<'a, ToolOutput> {
         Box::pin(self.run(arguments, ctx))
     }

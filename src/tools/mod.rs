@@ -63,6 +63,11 @@ pub trait Tool: Send + Sync {
     fn origin(&self) -> Map<String, Value> {
         Map::new()
     }
+    /// The arguments as `permissions` patterns see them, when they differ from the model's
+    /// (a path resolved in the workspace, a command's words): `None` keeps them as given.
+    fn policy_arguments(&self, _arguments: &Value) -> Option<Value> {
+        None
+    }
     /// Runs one call. Failures are returned as `ToolOutput { success: false, .. }`, never panics.
     fn call<'a>(&'a self, arguments: Value, ctx: &'a ToolContext) -> BoxFuture<'a, ToolOutput>;
 }

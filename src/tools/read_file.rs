@@ -133,6 +133,9 @@ impl Tool for ReadFileTool {
     fn idempotent(&self) -> bool {
         true
     }
+    fn policy_arguments(&self, arguments: &Value) -> Option<Value> {
+        self.workspace.policy_path(arguments, None)
+    }
     fn call<'a>(&'a self, arguments: Value, _ctx: &'a ToolContext) -> BoxFuture<'a, ToolOutput> {
         Box::pin(self.run(arguments))
     }

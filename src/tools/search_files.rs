@@ -258,6 +258,9 @@ impl Tool for SearchFilesTool {
     fn idempotent(&self) -> bool {
         true
     }
+    fn policy_arguments(&self, arguments: &Value) -> Option<Value> {
+        self.workspace.policy_path(arguments, Some("."))
+    }
     fn call<'a>(&'a self, arguments: Value, ctx: &'a ToolContext) -> BoxFuture<'a, ToolOutput> {
         Box::pin(self.run(arguments, ctx))
     }

@@ -340,6 +340,14 @@ impl Tool for ShellTool {
     fn parameters(&self) -> &Value {
         &self.sig.parameters
     }
+    /// The command as its words joined by single spaces, so `git  push` and `'git' push`
+    /// match `shell:command=git push*` like `git push`.
+    fn policy_arguments(&self, arguments: &Value) -> Option<Value> {
+        let words = shell_words::split(arguments.get("command")?.as_str()?).ok()?;
+        let mut normalized = arguments.clone();
+        normalized["command"] = Value::String(shell_words::join(words));
+        Some(normalized)
+    }
     fn call<'a>(&'a self, arguments: Value, ctx: &'a ToolContext) -> BoxFuture<'a, ToolOutput> {
         Box::pin(self.run(arguments, ctx))
     }

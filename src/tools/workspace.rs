@@ -16,6 +16,7 @@
 //! Limits: the check and the use are not atomic; a process that swaps a directory for a
 //! symlink in between can defeat it. The tools guard the model, not a hostile local user.
 
+use serde_json::Value;
 use std::ffi::OsString;
 use std::path::{Component, Path, PathBuf};
 use std::sync::Arc;
@@ -163,6 +164,20 @@ impl Workspace {
                 self.root.display()
             )
         })
+    }
+
+    /// The arguments with `path` (or `default` when absent) as the workspace resolves it,
+    /// shown relative to the root, for `permissions` patterns: `./src/../x`, an absolute
+    /// path inside the root and a symlinked directory all match as the file they reach.
+    /// `None` when the path does not resolve (the tool refuses the call itself).
+    pub fn policy_path(&self, arguments: &Value, default: Option<&str>) -> Option<Value> {
+        let given = arguments.get("path").and_then(Value::as_str).or(default)?;
+        let shown = self.shown(&self.resolve(given).ok()?);
+        let mut normalized = arguments.clone();
+        normalized
+            .as_object_mut()?
+            .insert("path".into(), Value::String(shown));
+        Some(normalized)
     }
 
     /// How a resolved path is shown to the model: relative to the root (`.` for the root).

@@ -8,6 +8,7 @@ use serde_json::Value;
 
 use crate::engine::outcome::{RunStatus, RunTotals};
 use crate::engine::plan::{PlanStep, PlanStepStatus};
+use crate::policy::{Decider, Verdict};
 use crate::provider::{FinishReason, Message, ToolCall, Usage};
 use crate::tools::ToolOutput;
 
@@ -75,6 +76,8 @@ event_types! {
     "agent.tool.execution.started" => ToolStarted(ToolStarted),
     /// A running tool call reported how far it has got (an MCP server's progress).
     "agent.tool.progress" => ToolProgressed(ToolProgressed),
+    /// `permissions` (and whoever approved) decided whether a call runs.
+    "agent.tool.permission.decided" => PermissionDecided(PermissionDecided),
     /// A tool call finished (also refused or timed out).
     "agent.tool.execution.completed" => ToolCompleted(ToolCompleted),
     /// A sub-agent tool starts its agent (emitted by the caller).
@@ -318,6 +321,27 @@ pub struct ToolProgressed {
     pub message: Option<String>,
 }
 
+/// A decision on one call of an agent that has `permissions`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct PermissionDecided {
+    /// The step of the call; on `runner resume`, the step that runs the approved calls.
+    pub step_id: String,
+    pub tool_call_id: String,
+    pub tool_name: String,
+    /// `allow` (it runs), `deny` (it gets an error), `ask` (nobody could decide: the run
+    /// pauses and the call waits for `runner resume --approve/--deny`).
+    pub decision: Verdict,
+    /// The rule that matched, e.g. `deny: shell:command=git push*`, or `default: VERDICT`.
+    pub rule: String,
+    /// Who decided: the `rule` alone, or for a call that asked, `terminal`, `always`,
+    /// `answers`, `yes` or `resume`.
+    pub by: Decider,
+    /// Why the call was denied (what the model is told).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ToolCompleted {
@@ -435,25 +459,43 @@ pub enum ActionStatus {
     RequiresAction,
 }
 
-/// The question the run waits for.
+/// What the run waits for: an answer to a question, or decisions on tool calls.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct RequiredAction {
     #[serde(rename = "type")]
     pub kind: ActionKind,
+    /// The question; for `tool_approval`, what needs approving, in a sentence.
     pub question: String,
     /// The id `ask_user` gave the question, if any.
     pub id: Option<String>,
+    /// The `ask_user` call, or the first call awaiting approval.
     pub tool_call_id: String,
     /// The sub-agent that asked, when it was not the run's own agent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub agent: Option<String>,
+    /// `tool_approval`: every call awaiting a decision.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub calls: Vec<AwaitingApproval>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum ActionKind {
+    /// `ask_user` (or an MCP server's form) waits for `runner resume --answer`.
     UserInput,
+    /// Calls `permissions` sent to `ask` wait for `runner resume --approve/--deny`.
+    ToolApproval,
+}
+
+/// A call awaiting approval.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct AwaitingApproval {
+    pub id: String,
+    pub name: String,
+    pub arguments: Value,
+    /// The rule that asked, e.g. `ask: write_file`.
+    pub rule: String,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]

@@ -11,4 +11,4 @@ pub use boundary::{
     SavePoint, StepEnd, after_step, end_step, fail_step, save_checkpoint, start_step,
 };
 pub use model_call::{CallOptions, XML_FORMAT, call_model};
-pub use tool_turn::{result_for_model, run_tools};
+pub use tool_turn::{result_for_model, run_approved_tools, run_tools};

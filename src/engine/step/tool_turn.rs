@@ -11,7 +11,7 @@ use crate::engine::agent::{Agent, Halt, HaltReason, RunContext};
 use crate::engine::budget::LimitHit;
 use crate::engine::effect::ToolEffect;
 use crate::engine::events::{ToolCallCreated, ToolCompleted, ToolStarted};
-use crate::engine::pending::Pending;
+use crate::engine::pending::{ApprovalCall, Pending};
 use crate::engine::scheduler::{CallObserver, SchedulePolicy, run_calls};
 use crate::engine::state::AgentState;
 use crate::engine::subagent::CallerRun;
@@ -38,6 +38,30 @@ pub async fn run_tools(
     ctx: &RunContext,
     step_id: &str,
 ) -> Result<(AgentState, Option<String>), Halt> {
+    run_turn(agent, calls, state, ctx, step_id, Vec::new()).await
+}
+
+/// Runs calls a person approved on `runner resume`, in the step `step_id`, as
+/// [`run_tools`] does but without asking again.
+pub async fn run_approved_tools(
+    agent: &Agent,
+    calls: &[ToolCall],
+    state: AgentState,
+    ctx: &RunContext,
+    step_id: &str,
+) -> Result<(AgentState, Option<String>), Halt> {
+    let approved = calls.iter().map(|call| call.id.clone()).collect();
+    run_turn(agent, calls, state, ctx, step_id, approved).await
+}
+
+async fn run_turn(
+    agent: &Agent,
+    calls: &[ToolCall],
+    state: AgentState,
+    ctx: &RunContext,
+    step_id: &str,
+    approved: Vec<String>,
+) -> Result<(AgentState, Option<String>), Halt> {
     for call in calls {
         ctx.emitter.emit(ToolCallCreated {
             step_id: step_id.to_string(),
@@ -51,13 +75,17 @@ pub async fn run_tools(
         deadline: ctx.budget.deadline(),
         max_calls: agent.max_calls_per_turn,
     };
-    let observer = EventObserver { ctx, step_id };
+    let observer = EventObserver {
+        ctx,
+        step_id,
+        approved: &approved,
+    };
     let caller = CallerRun {
-        ctx: ctx.clone(),
+        ctx: ctx.clone().governed_by(agent),
         step_id: step_id.to_string(),
         model: agent.model(),
     };
-    let tools = TurnTools::new(&agent.tools, caller);
+    let tools = TurnTools::new(&agent.tools, caller).approving(approved.iter().cloned());
     // The calls in flight are on disk before they run: a resume after a crash knows them.
     let in_flight = Pending::ToolsInFlight {
         calls: calls.to_vec(),
@@ -79,9 +107,18 @@ pub async fn run_tools(
     let mut state = state.with_tool_calls(results.iter().filter(|r| r.counted).count() as u64);
     let mut handoff = None;
     let mut input_required = None;
+    let mut approvals = Vec::new();
     let mut messages = Vec::with_capacity(results.len());
     for result in results {
         match result.effect {
+            // Not run: the call waits for a person's decision, which settles it on resume.
+            Some(ToolEffect::ApprovalRequired { rule }) => {
+                approvals.push(ApprovalCall {
+                    call: result.call,
+                    rule,
+                });
+                continue;
+            }
             // An unanswered question has no result yet: the answer becomes it on resume.
             Some(ToolEffect::InputRequired { question, id }) => {
                 let call = result.call;
@@ -118,8 +155,8 @@ pub async fn run_tools(
             !result.output.success,
         ));
     }
-    let state = state.with_messages(messages);
-    if let Some(reason) = input_required {
+    let (state, reason) = pause_reason(state.with_messages(messages), input_required, approvals);
+    if let Some(reason) = reason {
         return Err(Halt::new(state, reason));
     }
     if ctx.interrupted() {
@@ -129,6 +166,33 @@ pub async fn run_tools(
         return Err(Halt::new(state, HaltReason::Limit(hit)));
     }
     Ok((state, handoff))
+}
+
+/// Why the turn pauses, if it does: a question first, else the calls awaiting approval. A
+/// resume settles one of them, so calls awaiting approval beside a question are answered
+/// as not run (the model can make them again).
+fn pause_reason(
+    state: AgentState,
+    question: Option<HaltReason>,
+    approvals: Vec<ApprovalCall>,
+) -> (AgentState, Option<HaltReason>) {
+    match (question, approvals.is_empty()) {
+        (None, true) => (state, None),
+        (None, false) => {
+            let pending = Pending::ApprovalRequired { calls: approvals };
+            (state, Some(HaltReason::InputRequired(Box::new(pending))))
+        }
+        (Some(question), _) => {
+            let not_run = approvals.iter().map(|waiting| {
+                let text = "Error: not run: it needed approval while the run paused for a question; call it again if it is still needed";
+                Message::tool_result(&waiting.call, text, true)
+            });
+            (
+                state.with_messages(not_run.collect::<Vec<_>>()),
+                Some(question),
+            )
+        }
+    }
 }
 
 /// The text the model gets back for a tool result.
@@ -156,11 +220,16 @@ pub fn result_for_model(output: &ToolOutput) -> String {
 struct EventObserver<'a> {
     ctx: &'a RunContext,
     step_id: &'a str,
+    /// Calls approved on resume: counted when they were first made.
+    approved: &'a [String],
 }
 
 impl CallObserver for EventObserver<'_> {
-    fn admit(&self, _call: &ToolCall) -> Result<(), LimitHit> {
+    fn admit(&self, call: &ToolCall) -> Result<(), LimitHit> {
         self.ctx.budget.check_time()?;
+        if self.approved.contains(&call.id) {
+            return Ok(());
+        }
         self.ctx.budget.reserve_tool_call()
     }
 

@@ -20,6 +20,7 @@ use super::template::{
 use super::user_schema::check_user_schema;
 use super::yaml::{YamlDocument, load_yaml, pointer_push};
 
+mod permissions_check;
 mod tools_check;
 
 /// Validates agent files, following their references once each.
@@ -213,6 +214,7 @@ impl Validator {
         }
         self.check_model(file, at, agent);
         self.check_tools(file, at, agent, &env);
+        self.check_permissions(file, at, agent);
     }
 
     fn check_inputs(

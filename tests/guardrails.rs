@@ -1,0 +1,407 @@
+//! Guardrails through the binary: `permissions` (deny → allow → ask → default) over tool
+//! names and the arguments the workspace resolves, approval on a terminal, from an answers
+//! file, with `--yes`, or by pausing (exit 4) until `runner resume --approve/--deny`;
+//! sub-agents following their caller's rules; secrets redacted from every tool result.
+
+mod support;
+
+use runner::testing::mock_server::{MockRequest, Reply};
+use serde_json::json;
+use support::{Ran, Test, terminal_available};
+
+/// The tool results the model was sent in `request`, by call id.
+fn tool_results(request: &MockRequest) -> Vec<(String, String)> {
+    request.body["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["role"] == "tool")
+        .map(|m| {
+            let id = m["tool_call_id"].as_str().unwrap().to_string();
+            (id, m["content"].as_str().unwrap_or_default().to_string())
+        })
+        .collect()
+}
+
+/// What the model was told about its `index`-th call (0-based) of the first reply.
+fn told(ran: &Ran, request: usize, call: usize) -> String {
+    let results = tool_results(&ran.requests()[request]);
+    let id = format!("call_mock1_{call}");
+    results
+        .into_iter()
+        .find(|(i, _)| *i == id)
+        .map(|(_, text)| text)
+        .unwrap_or_else(|| panic!("no result for {id}"))
+}
+
+/// The `decision` and `by` of each permission event, in order.
+fn decisions(ran: &Ran) -> Vec<(String, String)> {
+    ran.events_of("agent.tool.permission.decided")
+        .iter()
+        .map(|e| {
+            let data = &e["data"];
+            (
+                data["decision"].as_str().unwrap().to_string(),
+                data["by"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect()
+}
+
+const CI_AGENT: &str = "prompt: Go
+tools:
+  - builtin: read_file
+  - builtin: write_file
+  - builtin: shell
+    allow: [./tool.sh]
+permissions:
+  default: deny
+  deny: ['shell:command=./tool.sh push*']
+  allow: [read_file, 'write_file:path=src/**', 'shell:command=./tool.sh test*']
+";
+
+/// Records each run of the program in `ran.log`.
+const TOOL_SH: &str = "#!/bin/sh\necho \"$@\" >> ran.log\n";
+
+#[test]
+fn deny_wins_then_allow_then_the_default_and_the_model_is_told_why() {
+    let ran = Test::new()
+        .agent(CI_AGENT)
+        .executable("tool.sh", TOOL_SH)
+        .file("src/.keep", "")
+        .reply(
+            Reply::tool_call("shell", json!({"command": "./tool.sh  push origin"}))
+                .with_tool_call("shell", json!({"command": "./tool.sh test --all"}))
+                .with_tool_call("write_file", json!({"path": "src/lib.rs", "content": "ok"}))
+                .with_tool_call(
+                    "write_file",
+                    json!({"path": "./src/../Cargo.toml", "content": "x"}),
+                )
+                .with_tool_call("http_get", json!({"url": "https://example.com"})),
+        )
+        .reply(Reply::text("done"))
+        .run();
+    assert_eq!(
+        ran.read("ran.log"),
+        "test --all\n",
+        "only the allowed command ran"
+    );
+    assert!(
+        told(&ran, 1, 0)
+            .contains("denied by the agent's permissions (`deny: shell:command=./tool.sh push*`)")
+    );
+    assert_eq!(ran.read("src/lib.rs"), "ok");
+    assert!(
+        !ran.path("Cargo.toml").exists(),
+        "`src/..` is not under src/"
+    );
+    assert!(told(&ran, 1, 3).contains("default: deny"));
+    // http_get is no tool of the agent: answered as unknown, before any rule.
+    assert!(told(&ran, 1, 4).contains("unknown tool"));
+    assert_eq!(
+        decisions(&ran),
+        [
+            ("deny", "rule"),
+            ("allow", "rule"),
+            ("allow", "rule"),
+            ("deny", "rule")
+        ]
+        .map(|(a, b)| (a.to_string(), b.to_string()))
+    );
+    let transcript = ran.transcript();
+    assert!(transcript.contains(r#""permission":{"decision":"deny","rule":"deny: shell:command=./tool.sh push*","by":"rule"}"#), "{transcript}");
+}
+
+#[test]
+fn an_absolute_path_inside_the_root_matches_as_the_relative_path_it_is() {
+    let test = Test::new().agent(
+        "prompt: Go\ntools:\n  - builtin: write_file\npermissions:\n  default: deny\n  allow: ['write_file:path=src/**']\n",
+    );
+    let absolute = test.path("src/deep/a.txt").to_string_lossy().into_owned();
+    let ran = test
+        .reply(Reply::tool_call(
+            "write_file",
+            json!({"path": absolute, "content": "in"}),
+        ))
+        .reply(Reply::text("done"))
+        .run();
+    assert_eq!(ran.read("src/deep/a.txt"), "in");
+}
+
+const ASKING_AGENT: &str = "prompt: Go
+tools:
+  - builtin: write_file
+permissions:
+  ask: [write_file]
+";
+
+fn asking() -> Test {
+    Test::new().agent(ASKING_AGENT).reply(
+        Reply::tool_call("write_file", json!({"path": "a.txt", "content": "A"}))
+            .with_tool_call("write_file", json!({"path": "b.txt", "content": "B"})),
+    )
+}
+
+#[test]
+fn ask_with_nobody_to_decide_pauses_and_resume_approves() {
+    let ran = asking()
+        .args(["--output", "json"])
+        .status(4)
+        .stderr_contains("--approve all")
+        .run();
+    assert!(!ran.path("a.txt").exists(), "nothing ran before approval");
+    let envelope = ran.json();
+    assert_eq!(envelope["status"], "input_required");
+    let action = &ran.events_of("thread.run.requires_action")[0]["data"]["required_action"];
+    assert_eq!(action["type"], "tool_approval");
+    let calls: Vec<&str> = action["calls"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(calls, ["call_mock1_0", "call_mock1_1"]);
+    assert_eq!(action["calls"][0]["rule"], "ask: write_file");
+    assert!(
+        ran.transcript().contains("approval"),
+        "{}",
+        ran.transcript()
+    );
+    assert!(!ran.path("b.txt").exists());
+
+    let session = ran.session();
+    ran.then()
+        .command(["resume", &session, "--run-dir", "run2"])
+        .status(2)
+        .stderr_contains(
+            "waits for approval of call_mock1_0 (`write_file`), call_mock1_1 (`write_file`)",
+        )
+        .run();
+    let resumed = ran
+        .then()
+        .reply(Reply::text("both written"))
+        .command(["resume", &session, "--approve", "all", "--run-dir", "run3"])
+        .stdout("both written\n")
+        .run();
+    assert_eq!(
+        (resumed.read("a.txt"), resumed.read("b.txt")),
+        ("A".into(), "B".into())
+    );
+    let last = resumed.requests().pop().unwrap();
+    assert_eq!(
+        tool_results(&last).len(),
+        2,
+        "both calls have their results"
+    );
+    assert_eq!(
+        resumed.result()["tool_calls"],
+        2,
+        "approved calls are counted once"
+    );
+}
+
+#[test]
+fn resume_can_deny_one_call_with_a_reason_for_the_model() {
+    let ran = asking().status(4).any_stderr().run();
+    let session = ran.session();
+    ran.then()
+        .command([
+            "resume",
+            &session,
+            "--approve",
+            "call_9",
+            "--run-dir",
+            "run3",
+        ])
+        .status(2)
+        .stderr_contains("has no call `call_9` awaiting approval")
+        .run();
+    let resumed = ran
+        .then()
+        .reply(Reply::text("ok"))
+        .command([
+            "resume",
+            &session,
+            "--approve",
+            "call_mock1_0",
+            "--deny",
+            "call_mock1_1",
+            "--reason",
+            "not b",
+            "--run-dir",
+            "run2",
+        ])
+        .run();
+    assert!(resumed.path("a.txt").exists());
+    assert!(!resumed.path("b.txt").exists());
+    let results = tool_results(&resumed.requests().pop().unwrap());
+    let b = &results
+        .iter()
+        .find(|(id, _)| id == "call_mock1_1")
+        .unwrap()
+        .1;
+    assert_eq!(b, "Error: denied by the user: not b");
+}
+
+#[test]
+fn an_answers_file_approves_and_denies_by_pattern() {
+    let ran = asking()
+        .file(
+            "answers.yaml",
+            "approvals:\n  approve: ['write_file:path=a.*']\n  deny: ['write_file:path=b.*']\n",
+        )
+        .reply(Reply::text("done"))
+        .args(["--answers", "answers.yaml"])
+        .run();
+    assert!(ran.path("a.txt").exists() && !ran.path("b.txt").exists());
+    assert!(told(&ran, 1, 1).contains("denied by the answers file (`write_file:path=b.*`)"));
+    assert_eq!(
+        decisions(&ran),
+        [
+            ("ask", "rule"),
+            ("allow", "answers"),
+            ("ask", "rule"),
+            ("deny", "answers")
+        ]
+        .map(|(a, b)| (a.to_string(), b.to_string()))
+    );
+}
+
+#[test]
+fn yes_approves_every_call_that_asks() {
+    let ran = asking().reply(Reply::text("done")).args(["--yes"]).run();
+    assert!(ran.path("a.txt").exists() && ran.path("b.txt").exists());
+    assert!(decisions(&ran).contains(&("allow".into(), "yes".into())));
+}
+
+#[test]
+fn on_a_terminal_the_person_approves_always_for_the_rest_of_the_run() {
+    if !terminal_available() {
+        return;
+    }
+    let ran = asking()
+        .reply(Reply::text("done"))
+        .in_terminal()
+        .stdin("a\n")
+        .stdout_contains("needs your approval (ask: write_file)")
+        .run();
+    assert!(ran.path("a.txt").exists() && ran.path("b.txt").exists());
+    let by: Vec<String> = decisions(&ran).into_iter().map(|(_, by)| by).collect();
+    assert!(
+        by.contains(&"terminal".to_string()) && by.contains(&"always".to_string()),
+        "{by:?}"
+    );
+}
+
+#[test]
+fn a_sub_agent_without_permissions_follows_its_callers() {
+    let ran = Test::new()
+        .agent(
+            "prompt: Go
+tools:
+  - name: helper
+    description: Writes files.
+    agent:
+      name: helper
+      tools:
+        - builtin: write_file
+    parameters:
+      type: object
+      properties: {task: {type: string}}
+      required: [task]
+    prompt: '{{ task }}'
+permissions:
+  deny: ['write_file:path=*.env']
+",
+        )
+        .reply(Reply::tool_call("helper", json!({"task": "write"})))
+        .reply(Reply::tool_call(
+            "write_file",
+            json!({"path": "prod.env", "content": "K=1"}),
+        ))
+        .reply(Reply::text("could not"))
+        .reply(Reply::text("done"))
+        .run();
+    assert!(!ran.path("prod.env").exists());
+    let denied = ran
+        .events_of("agent.tool.permission.decided")
+        .into_iter()
+        .find(|e| e["data"]["decision"] == "deny")
+        .expect("the sub-agent's call was decided");
+    assert_eq!(denied["depth"], 1);
+}
+
+#[test]
+fn secrets_in_tool_results_reach_neither_the_model_nor_the_files() {
+    let token = format!("ghp_{}", "x1Y2".repeat(9));
+    let ran = Test::new()
+        .agent("prompt: Go\ntools:\n  - builtin: read_file\nredact: ['ACME-[0-9]{6}']\n")
+        .file(
+            "env.txt",
+            &format!("GITHUB_TOKEN={token}\nlicence ACME-123456\n"),
+        )
+        .reply(Reply::tool_call("read_file", json!({"path": "env.txt"})))
+        .reply(Reply::text("done"))
+        .run();
+    let sent = tool_results(&ran.requests()[1]).remove(0).1;
+    assert_eq!(sent, "GITHUB_TOKEN=[REDACTED]\nlicence [REDACTED]\n");
+    for file in ["events.jsonl", "transcript.txt"] {
+        let text = ran.read(&format!("run/{file}"));
+        assert!(
+            !text.contains(&token) && !text.contains("ACME-123456"),
+            "{file}"
+        );
+    }
+}
+
+#[test]
+fn validate_locates_bad_patterns_with_a_did_you_mean() {
+    Test::new()
+        .agent(
+            "prompt: Go
+tools:
+  - builtin: write_file
+  - builtin: shell
+    allow: [git]
+permissions:
+  deny: ['shel:command=git push*']
+  allow: ['write_file:paht=src/**', 'shell:command']
+redact: ['(']
+",
+        )
+        .command(["validate", "agent.yaml"])
+        .status(2)
+        .any_stderr()
+        .stdout_contains("agent.yaml:9:10: error[unknown-tool]: `shel:command=git push*` names `shel`, which is not a tool of this agent")
+        .stdout_contains("did you mean `shell`?")
+        .stdout_contains("agent.yaml:10:11: error[permission]: `write_file` has no argument `paht`")
+        .stdout_contains("did you mean `path`?")
+        .stdout_contains("error[permission]: `command` is not a condition: write `ARGUMENT=VALUE`")
+        .stdout_contains("agent.yaml:11:10: error[permission]: `(` is not a regular expression")
+        .run();
+}
+
+#[test]
+fn a_resume_refuses_a_file_that_loosened_its_permissions() {
+    let ran = asking().status(4).any_stderr().run();
+    let session = ran.session();
+    let loosened = ASKING_AGENT.replace("  ask: [write_file]\n", "  allow: [write_file]\n");
+    std::fs::write(
+        ran.path("agent.yaml"),
+        loosened.replace("prompt: Go", &model_line(&ran)),
+    )
+    .unwrap();
+    ran.then()
+        .command(["resume", &session, "--approve", "all", "--run-dir", "run2"])
+        .status(2)
+        .stderr_contains("drops `permissions.ask` rule `write_file`")
+        .stderr_contains("adds `permissions.allow` rule `write_file`")
+        .run();
+}
+
+/// The agent file as the harness wrote it starts with its model: keep it when rewriting.
+fn model_line(ran: &Ran) -> String {
+    let written = ran.read("agent.yaml");
+    let prompt = written.find("prompt: Go").unwrap();
+    format!("{}prompt: Go", &written[..prompt])
+}
