@@ -3,7 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::spec::paths::is_test_file;
+use crate::spec::paths::{expand_paths_where, is_test_file};
 
 /// The test files of `paths` (the current directory when none), sorted within each
 /// directory; a path that does not exist is an error.
@@ -14,38 +14,12 @@ pub fn discover(paths: &[PathBuf]) -> Result<Vec<PathBuf>, String> {
     } else {
         paths
     };
-    let mut files = Vec::new();
-    for path in paths {
-        if path.is_dir() {
-            walk(path, &mut files).map_err(|e| format!("{}: {e}", path.display()))?;
-        } else if path.exists() {
-            files.push(path.clone());
-        } else {
-            return Err(format!("{}: no such file or directory", path.display()));
-        }
-    }
+    let mut files: Vec<PathBuf> = expand_paths_where(paths, is_test_file)?
+        .into_iter()
+        .map(|file| clean(&file))
+        .collect();
     files.dedup();
     Ok(files)
-}
-
-/// Skips hidden directories, `target` and `node_modules`, like `runner validate`.
-fn walk(dir: &Path, files: &mut Vec<PathBuf>) -> std::io::Result<()> {
-    let mut entries: Vec<PathBuf> = std::fs::read_dir(dir)?
-        .filter_map(Result::ok)
-        .map(|entry| entry.path())
-        .collect();
-    entries.sort();
-    for entry in entries {
-        let name = entry.file_name().unwrap_or_default().to_string_lossy();
-        if entry.is_dir() {
-            if !name.starts_with('.') && name != "target" && name != "node_modules" {
-                walk(&entry, files)?;
-            }
-        } else if is_test_file(&name) {
-            files.push(clean(&entry));
-        }
-    }
-    Ok(())
 }
 
 /// `./agents/x.test.yaml` as `agents/x.test.yaml`, for reports.

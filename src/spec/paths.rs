@@ -29,10 +29,21 @@ pub fn canonical(path: &Path) -> PathBuf {
 /// directories, `target` and `node_modules`, and the test files `*.test.yaml` that sit
 /// beside agents, which `runner test` reads) into a sorted list of agent files.
 pub fn expand_paths(paths: &[PathBuf]) -> Result<Vec<PathBuf>, String> {
+    expand_paths_where(paths, is_agent_file)
+}
+
+/// Expands files (kept whatever their name) and directories, searched recursively for the
+/// files whose name is `wanted`, skipping hidden directories, `target` and `node_modules`;
+/// sorted within each directory. A path that does not exist is an error.
+pub fn expand_paths_where(
+    paths: &[PathBuf],
+    wanted: fn(&str) -> bool,
+) -> Result<Vec<PathBuf>, String> {
     let mut files = Vec::new();
     for path in paths {
         if path.is_dir() {
-            collect_dir(path, &mut files).map_err(|e| format!("{}: {e}", path.display()))?;
+            collect_dir(path, wanted, &mut files)
+                .map_err(|e| format!("{}: {e}", path.display()))?;
         } else if path.exists() {
             files.push(path.clone());
         } else {
@@ -42,7 +53,11 @@ pub fn expand_paths(paths: &[PathBuf]) -> Result<Vec<PathBuf>, String> {
     Ok(files)
 }
 
-fn collect_dir(dir: &Path, files: &mut Vec<PathBuf>) -> std::io::Result<()> {
+fn collect_dir(
+    dir: &Path,
+    wanted: fn(&str) -> bool,
+    files: &mut Vec<PathBuf>,
+) -> std::io::Result<()> {
     let mut entries: Vec<PathBuf> = std::fs::read_dir(dir)?
         .filter_map(Result::ok)
         .map(|entry| entry.path())
@@ -55,13 +70,18 @@ fn collect_dir(dir: &Path, files: &mut Vec<PathBuf>) -> std::io::Result<()> {
             .unwrap_or_default();
         if entry.is_dir() {
             if !name.starts_with('.') && name != "target" && name != "node_modules" {
-                collect_dir(&entry, files)?;
+                collect_dir(&entry, wanted, files)?;
             }
-        } else if (name.ends_with(".yaml") || name.ends_with(".yml")) && !is_test_file(&name) {
+        } else if wanted(&name) {
             files.push(entry);
         }
     }
     Ok(())
+}
+
+/// Whether a file name is an agent file's: YAML, and not a test file.
+fn is_agent_file(name: &str) -> bool {
+    (name.ends_with(".yaml") || name.ends_with(".yml")) && !is_test_file(name)
 }
 
 /// Whether a file name is a test file's (`x.test.yaml`, `x.test.yml`), not an agent's.
