@@ -110,6 +110,9 @@ impl RunHookInput<'_> {
             "agent": self.agent,
             "depth": 0,
         });
+        if let Some(dir) = self.log_dir {
+            input["run_dir"] = dir.display().to_string().into();
+        }
         if let Some(result) = result {
             input["result"] = result.clone();
         }

@@ -201,6 +201,9 @@ impl CallHookInput<'_> {
             "call_id": self.call_id,
             "arguments": arguments,
         });
+        if let Some(dir) = self.log_dir {
+            input["run_dir"] = dir.display().to_string().into();
+        }
         if let Some(result) = result {
             input["result"] = result;
         }
