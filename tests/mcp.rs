@@ -1042,3 +1042,54 @@ fn permissions_match_mcp_tools_by_prefix_and_argument() {
         [json!("allow: ev_*"), json!("deny: ev_echo:message=secret*")]
     );
 }
+
+#[test]
+fn a_form_nobody_can_fill_in_pauses_the_run_and_resume_makes_the_call_again_with_the_answer() {
+    let paused = Test::new()
+        .agent(&format!(
+            "prompt: Sign me up.\ntools:\n{}",
+            stdio_entry("      tools: [trigger-elicitation-request]\n")
+        ))
+        .reply(Reply::tool_call("trigger-elicitation-request", json!({})))
+        .status(4)
+        .stderr_contains("answer with `runner resume")
+        .run();
+    let action = &paused.events_of("thread.run.requires_action")[0]["data"]["required_action"];
+    assert_eq!(action["type"], "user_input");
+    let question = action["question"].as_str().unwrap();
+    assert!(question.starts_with("MCP server `"), "{question}");
+    assert!(question.contains("Please provide inputs for the following fields:"));
+    assert!(paused.transcript().contains("INPUT_REQUIRED"));
+    assert_stopped(&paused, "server.pid");
+    let session = paused.session();
+
+    // An answer that does not fit the form is refused before anything runs again.
+    paused
+        .then()
+        .command([
+            "resume",
+            &session,
+            "--answer",
+            r#"{"integer": 500}"#,
+            "--run-dir",
+            "run2",
+        ])
+        .status(2)
+        .stderr_contains("does not fit the form")
+        .stderr_contains("\"name\" is a required property")
+        .run();
+
+    let answer = r#"{"name": "Ada Lovelace", "check": true}"#;
+    let resumed = paused
+        .then()
+        .reply(Reply::text("You are signed up."))
+        .command(["resume", &session, "--answer", answer, "--run-dir", "run3"])
+        .run();
+    let results = tool_results(resumed.requests().last().unwrap());
+    let result = results.last().unwrap();
+    assert!(result.contains("- Name: Ada Lovelace"), "{result}");
+    assert!(result.contains("- Agreed to terms: true"), "{result}");
+    let provided = &resumed.events_of("agent.user_input.provided")[0]["data"];
+    assert_eq!(provided["answer"], answer);
+    assert_eq!(resumed.result()["status"], "completed");
+}

@@ -16,7 +16,9 @@ use super::subagent::CallerRun;
 
 use crate::policy::ToolPolicy;
 use crate::provider::{BoxFuture, ToolCall};
-use crate::tools::{AskUserTool, Asked, ProgressSink, ToolContext, ToolOutput, ToolProgress};
+use crate::tools::{
+    AskUserTool, Asked, FormRequest, ProgressSink, ToolContext, ToolOutput, ToolProgress,
+};
 
 /// One turn's tools, bound to the calling run and the policy its calls go through.
 pub struct TurnTools {
@@ -104,12 +106,33 @@ impl Dispatch for TurnTools {
         let context = context.with_progress(progress_events(&caller, call));
         Box::pin(async move {
             match tool {
-                AgentTool::Plain(tool) => tool.call(arguments, &context).await.into(),
+                AgentTool::Plain(tool) => {
+                    let output = tool.call(arguments, &context).await;
+                    match context.waiting_form() {
+                        Some(form) => waiting_for(form, output),
+                        None => output.into(),
+                    }
+                }
                 AgentTool::AskUser(tool) => ask(&tool, &arguments, &caller, &context.call_id),
                 AgentTool::SubAgent(tool) => tool.run(arguments, &caller, &context.call_id).await,
                 AgentTool::Handoff(tool) => tool.hand_over(),
             }
         })
+    }
+}
+
+/// A call whose service waits for a form: its result says so (what the service answered
+/// to the "cancel" it heard is of no use), and the run pauses on the form.
+fn waiting_for(form: FormRequest, output: ToolOutput) -> Called {
+    let message = format!(
+        "not finished: MCP server `{}` needs a form filled in; the call is made again once it is answered",
+        form.server
+    );
+    let mut waiting = ToolOutput::error(message);
+    waiting.metadata = output.metadata;
+    Called {
+        output: waiting,
+        effect: Some(ToolEffect::FormRequired(form)),
     }
 }
 
