@@ -1,0 +1,476 @@
+//! `- mcp: {config: .mcp.json, servers: [NAME…]}`: MCP servers imported from the JSON file
+//! another MCP client keeps them in. An import is expanded, when the agent file is loaded,
+//! into the inline entries it stands for, so everything after loading (starting servers,
+//! `runner tools`, cassettes, the widening check of a reload or resume) knows only inline
+//! entries, and treats imported servers exactly as written ones.
+
+mod servers_file;
+mod variables;
+
+use std::collections::BTreeSet;
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+use indexmap::IndexMap;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+
+use super::diagnostic::{Code, Diagnostic, did_you_mean};
+use super::duration::HumanDuration;
+use super::tools::{McpHttp, McpServer, McpStdio};
+use super::yaml::{Position, pointer_push};
+use servers_file::{FileServer, FileServers, read_servers};
+use variables::{first_reference, value_template};
+
+/// Servers imported from an `mcpServers` JSON file.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct McpImport {
+    /// The JSON file, relative to this agent file: servers by name under `mcpServers`
+    /// (Claude Desktop, Claude Code's `.mcp.json`, Cursor) or `servers` (VS Code).
+    pub config: String,
+    /// Only these servers of the file, in this order (default: every server it lists).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(length(min = 1), extend("uniqueItems" = true))]
+    pub servers: Option<Vec<String>>,
+    /// Only these tools of the server (only when one server is imported).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tools: Option<Vec<String>>,
+    /// Prepended to the tool names of every imported server.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prefix: Option<String>,
+    /// How long each server may take to start and list its tools (default 30s).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub startup_timeout: Option<HumanDuration>,
+}
+
+/// An MCP server written inline, or servers imported from a file.
+// Only the schema has the third form: loading expands it into the first two.
+#[derive(JsonSchema)]
+#[serde(untagged)]
+#[allow(dead_code)] // exists for its schema only
+pub enum McpServerOrImport {
+    /// A server started as a child process, spoken to over stdio.
+    Stdio(McpStdio),
+    /// A server reached over Streamable HTTP.
+    Http(McpHttp),
+    /// Servers imported from a `.mcp.json` / `mcpServers` file.
+    Import(McpImport),
+}
+
+/// Why an import gives no servers.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ImportProblem {
+    MissingFile {
+        config: String,
+        looked: PathBuf,
+    },
+    Unreadable {
+        config: String,
+        reason: String,
+    },
+    /// Not JSON.
+    Syntax {
+        config: String,
+        line: usize,
+        column: usize,
+        message: String,
+    },
+    /// JSON, but not an object of servers under `mcpServers` or `servers`.
+    Shape {
+        config: String,
+        message: String,
+    },
+    /// A server runner cannot use as the file writes it.
+    Server {
+        config: String,
+        server: String,
+        message: String,
+    },
+    UnknownServer {
+        config: String,
+        name: String,
+        known: Vec<String>,
+    },
+    NoServers {
+        config: String,
+    },
+    /// `${NAME}` of a variable the agent does not declare under `env:`.
+    Undeclared {
+        config: String,
+        server: String,
+        key: String,
+        name: String,
+    },
+    /// `tools` with several servers: an allowlist names one server's tools.
+    ToolsOfSeveral {
+        count: usize,
+    },
+}
+
+impl ImportProblem {
+    pub fn code(&self) -> Code {
+        match self {
+            ImportProblem::MissingFile { .. } => Code::MissingFile,
+            ImportProblem::Unreadable { .. } => Code::Io,
+            ImportProblem::Undeclared { .. } => Code::UndeclaredVariable,
+            _ => Code::McpConfig,
+        }
+    }
+
+    fn hint(&self) -> Option<String> {
+        match self {
+            ImportProblem::MissingFile { looked, .. } => Some(format!(
+                "paths are relative to this agent file; looked for {}",
+                looked.display()
+            )),
+            ImportProblem::Shape { .. } => Some(
+                r#"runner reads {"mcpServers": {"NAME": {"command": "…", "args": […]}}}"#.into(),
+            ),
+            ImportProblem::UnknownServer { name, known, .. } => Some(match known.as_slice() {
+                [] => "the file lists no servers".to_string(),
+                _ => {
+                    let guess = did_you_mean(name, known.iter().map(String::as_str));
+                    let guess = guess
+                        .map(|g| format!("did you mean `{g}`? "))
+                        .unwrap_or_default();
+                    format!("{guess}its servers: {}", quoted(known))
+                }
+            }),
+            ImportProblem::Undeclared { name, .. } => Some(format!(
+                "add `{name}` to the agent's `env:` list: an agent reads only the variables it declares"
+            )),
+            ImportProblem::ToolsOfSeveral { .. } => Some(
+                "name one server in `servers`, or import each server in an entry of its own".into(),
+            ),
+            _ => None,
+        }
+    }
+
+    /// The problem as `runner validate` reports it, at the entry's `config` key.
+    pub fn diagnostic(&self, file: &Path, at: Position, pointer: &str) -> Diagnostic {
+        Diagnostic::error(file, at, self.code(), pointer, self.to_string())
+            .with_optional_hint(self.hint())
+    }
+}
+
+impl fmt::Display for ImportProblem {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ImportProblem::MissingFile { config, .. } => {
+                write!(f, "MCP config file `{config}` does not exist")
+            }
+            ImportProblem::Unreadable { config, reason } => {
+                write!(f, "cannot read MCP config file `{config}`: {reason}")
+            }
+            ImportProblem::Syntax {
+                config,
+                line,
+                column,
+                message,
+            } => write!(
+                f,
+                "`{config}` is not valid JSON: {message} (line {line}, column {column})"
+            ),
+            ImportProblem::Shape { config, message } => {
+                write!(f, "`{config}` is not an MCP servers file: {message}")
+            }
+            ImportProblem::Server {
+                config,
+                server,
+                message,
+            } => write!(f, "server `{server}` of `{config}`: {message}"),
+            ImportProblem::UnknownServer { config, name, .. } => {
+                write!(f, "`{config}` has no server `{name}`")
+            }
+            ImportProblem::NoServers { config } => write!(f, "`{config}` lists no servers"),
+            ImportProblem::Undeclared {
+                config,
+                server,
+                key,
+                name,
+            } => write!(
+                f,
+                "server `{server}` of `{config}` reads `${{{name}}}` in `{key}`, a variable this agent does not declare"
+            ),
+            ImportProblem::ToolsOfSeveral { count } => write!(
+                f,
+                "`tools` names the tools of one server, but this entry imports {count}"
+            ),
+        }
+    }
+}
+
+fn quoted(names: &[impl AsRef<str>]) -> String {
+    names
+        .iter()
+        .map(|name| format!("`{}`", name.as_ref()))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+impl McpImport {
+    /// The inline entries this import stands for, or every problem found. `file_dir` is
+    /// the agent file's directory; `declared_env` the agent's `env:` list, the only
+    /// variables a `${NAME}` may read.
+    pub fn servers(
+        &self,
+        file_dir: &Path,
+        declared_env: &BTreeSet<String>,
+    ) -> Result<Vec<McpServer>, Vec<ImportProblem>> {
+        let file = read_servers(&file_dir.join(&self.config), &self.config).map_err(|p| vec![p])?;
+        let (chosen, mut problems) = self.choose(&file);
+        if self.tools.is_some() && chosen.len() > 1 {
+            problems.push(ImportProblem::ToolsOfSeveral {
+                count: chosen.len(),
+            });
+        }
+        let mut servers = Vec::new();
+        for (name, server) in chosen {
+            match self.inline(name, server, declared_env) {
+                Ok(server) => servers.push(server),
+                Err(found) => problems.extend(found),
+            }
+        }
+        match problems.is_empty() {
+            true => Ok(servers),
+            false => Err(problems),
+        }
+    }
+
+    /// The servers `servers` names, in its order (every server when it is absent), and a
+    /// problem for each name the file does not list.
+    fn choose<'f>(&self, file: &'f FileServers) -> (Vec<Chosen<'f>>, Vec<ImportProblem>) {
+        let Some(names) = &self.servers else {
+            let all = file.iter().map(|(name, server)| (name.as_str(), server));
+            let none = file.is_empty().then(|| ImportProblem::NoServers {
+                config: self.config.clone(),
+            });
+            return (all.collect(), none.into_iter().collect());
+        };
+        let mut chosen = Vec::new();
+        let mut unknown = Vec::new();
+        for name in names {
+            match file.get_key_value(name) {
+                Some((name, server)) => chosen.push((name.as_str(), server)),
+                None => unknown.push(ImportProblem::UnknownServer {
+                    config: self.config.clone(),
+                    name: name.clone(),
+                    known: file.keys().cloned().collect(),
+                }),
+            }
+        }
+        (chosen, unknown)
+    }
+
+    /// One server of the file as the inline entry that would say the same.
+    fn inline(
+        &self,
+        name: &str,
+        server: &Result<FileServer, String>,
+        declared_env: &BTreeSet<String>,
+    ) -> Result<McpServer, Vec<ImportProblem>> {
+        let problem = |message: String| ImportProblem::Server {
+            config: self.config.clone(),
+            server: name.to_string(),
+            message,
+        };
+        let server = server.as_ref().map_err(|why| vec![problem(why.clone())])?;
+        let transport = transport(server).map_err(|message| vec![problem(message)])?;
+        let mut problems = Vec::new();
+        // The command line and URL name the server in messages, events and cassettes, so
+        // they must not carry a variable's value (a token): only `env` and `headers` may.
+        let literal: Vec<&String> = match transport {
+            Transport::Stdio(command) => [command].into_iter().chain(&server.args).collect(),
+            Transport::Http(url) => vec![url],
+        };
+        if let Some(reference) = literal.into_iter().find_map(|v| first_reference(v)) {
+            let keys = match transport {
+                Transport::Stdio(_) => "`command` and `args`",
+                Transport::Http(_) => "`url`",
+            };
+            problems.push(problem(format!(
+                "`{reference}` in {keys} is not expanded: they name the server in messages and recordings; pass values in `env` or `headers`"
+            )));
+        }
+        let (values_key, values) = match transport {
+            Transport::Stdio(_) => ("env", &server.env),
+            Transport::Http(_) => ("headers", &server.headers),
+        };
+        let mut templates = IndexMap::new();
+        for (key, value) in values {
+            let template = match value_template(value) {
+                Ok(template) => template,
+                Err(message) => {
+                    problems.push(problem(format!("`{values_key}.{key}`: {message}")));
+                    continue;
+                }
+            };
+            for variable in &template.variables {
+                if !declared_env.contains(variable) {
+                    problems.push(ImportProblem::Undeclared {
+                        config: self.config.clone(),
+                        server: name.to_string(),
+                        key: format!("{values_key}.{key}"),
+                        name: variable.clone(),
+                    });
+                }
+            }
+            templates.insert(key.clone(), template.source);
+        }
+        if !problems.is_empty() {
+            return Err(problems);
+        }
+        Ok(match transport {
+            Transport::Stdio(command) => McpServer::Stdio(McpStdio {
+                kind: None,
+                command: command.clone(),
+                args: server.args.clone(),
+                env: templates,
+                tools: self.tools.clone(),
+                prefix: self.prefix.clone(),
+                startup_timeout: self.startup_timeout,
+            }),
+            Transport::Http(url) => McpServer::Http(McpHttp {
+                kind: None,
+                url: url.clone(),
+                headers: templates,
+                tools: self.tools.clone(),
+                prefix: self.prefix.clone(),
+                startup_timeout: self.startup_timeout,
+            }),
+        })
+    }
+}
+
+/// A server of the file by name, as it reads.
+type Chosen<'f> = (&'f str, &'f Result<FileServer, String>);
+
+/// How a server of the file is reached.
+#[derive(Clone, Copy)]
+enum Transport<'f> {
+    Stdio(&'f String),
+    Http(&'f String),
+}
+
+/// The transport `type`, `command` and `url` say together, or why they do not agree.
+fn transport(server: &FileServer) -> Result<Transport<'_>, String> {
+    let stdio = match server.kind.as_deref() {
+        None => None,
+        Some("stdio") => Some(true),
+        Some("http" | "streamable-http") => Some(false),
+        Some("sse") => {
+            return Err(
+                "`type: sse` is the legacy HTTP+SSE transport, which runner does not support: use the server's Streamable HTTP endpoint (`type: http`)".into(),
+            );
+        }
+        Some(other) => {
+            return Err(format!(
+                "`type: {other}` is not a transport runner knows (`stdio`, `http` or `streamable-http`)"
+            ));
+        }
+    };
+    let transport = match (stdio, &server.command, &server.url) {
+        (_, Some(_), Some(_)) => return Err("it has both `command` and `url`".into()),
+        (Some(true) | None, Some(command), None) => Transport::Stdio(command),
+        (Some(false) | None, None, Some(url)) => Transport::Http(url),
+        (Some(true), None, _) => return Err("`type: stdio` needs a `command`".into()),
+        (Some(false), _, None) => return Err("an HTTP server needs a `url`".into()),
+        (None, None, None) => {
+            return Err("it has neither `command` (stdio) nor `url` (Streamable HTTP)".into());
+        }
+    };
+    let misplaced = match transport {
+        Transport::Stdio(_) if !server.headers.is_empty() => Some("`headers`"),
+        Transport::Http(_) if !server.args.is_empty() => Some("`args`"),
+        Transport::Http(_) if !server.env.is_empty() => Some("`env`"),
+        _ => None,
+    };
+    match misplaced {
+        Some(key) => Err(format!(
+            "{key} does not apply to a {} server",
+            match transport {
+                Transport::Stdio(_) => "stdio",
+                Transport::Http(_) => "Streamable HTTP",
+            }
+        )),
+        None => Ok(transport),
+    }
+}
+
+/// An import that gives no servers, at the JSON pointer of its `config` key.
+#[derive(Debug)]
+pub struct ImportFailure {
+    pub pointer: String,
+    pub problem: ImportProblem,
+}
+
+/// Replaces each import of the agent at `at` (and of its inline sub-agents and handoff
+/// targets) by the inline entries it stands for. Entries that are not imports, or that do
+/// not read as one, are left as they are.
+pub fn expand_imports(agent: &mut Value, file_dir: &Path, at: &str) -> Result<(), ImportFailure> {
+    let declared_env = declared_env(agent);
+    let tools_at = pointer_push(at, "tools");
+    if let Some(Value::Array(tools)) = agent.get_mut("tools") {
+        let mut expanded = Vec::with_capacity(tools.len());
+        for (index, mut entry) in std::mem::take(tools).into_iter().enumerate() {
+            let entry_at = pointer_push(&tools_at, &index.to_string());
+            let Some(import) = import_of(&entry) else {
+                expand_inline_agent(&mut entry, file_dir, &entry_at)?;
+                expanded.push(entry);
+                continue;
+            };
+            let servers = import
+                .servers(file_dir, &declared_env)
+                .map_err(|problems| ImportFailure {
+                    pointer: pointer_push(&pointer_push(&entry_at, "mcp"), "config"),
+                    problem: problems
+                        .into_iter()
+                        .next()
+                        .unwrap_or(ImportProblem::NoServers {
+                            config: import.config.clone(),
+                        }),
+                })?;
+            expanded.extend(servers.into_iter().map(|server| json!({ "mcp": server })));
+        }
+        *tools = expanded;
+    }
+    let handoffs_at = pointer_push(at, "handoffs");
+    if let Some(Value::Array(handoffs)) = agent.get_mut("handoffs") {
+        for (index, handoff) in handoffs.iter_mut().enumerate() {
+            let handoff_at = pointer_push(&handoffs_at, &index.to_string());
+            expand_inline_agent(handoff, file_dir, &handoff_at)?;
+        }
+    }
+    Ok(())
+}
+
+/// The inline agent of a sub-agent tool or handoff, whose paths are relative to the same file.
+fn expand_inline_agent(entry: &mut Value, file_dir: &Path, at: &str) -> Result<(), ImportFailure> {
+    match entry.get_mut("agent") {
+        Some(inline @ Value::Object(_)) => {
+            expand_imports(inline, file_dir, &pointer_push(at, "agent"))
+        }
+        _ => Ok(()),
+    }
+}
+
+/// The import an entry of `tools` is, if it is one.
+pub fn import_of(entry: &Value) -> Option<McpImport> {
+    let mcp = entry.get("mcp")?;
+    mcp.get("config")?;
+    serde_json::from_value(mcp.clone()).ok()
+}
+
+/// The names under an agent's `env:`.
+pub fn declared_env(agent: &Value) -> BTreeSet<String> {
+    agent
+        .get("env")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_str)
+        .map(String::from)
+        .collect()
+}
