@@ -475,3 +475,229 @@ pub fn declared_env(agent: &Value) -> BTreeSet<String> {
         .map(String::from)
         .collect()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A directory of its own for each test, with `servers.json` holding `file`.
+    fn dir_with(name: &str, file: &str) -> PathBuf {
+        let dir =
+            std::env::temp_dir().join(format!("runner-mcp-import-{}-{name}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("servers.json"), file).unwrap();
+        dir
+    }
+
+    /// `entry` (an import without `config`) of `servers.json` holding `file`, for an agent
+    /// that declares `TOKEN`.
+    fn import(name: &str, file: Value, entry: Value) -> Result<Vec<McpServer>, Vec<String>> {
+        let dir = dir_with(name, &file.to_string());
+        let mut entry = entry;
+        entry["config"] = "servers.json".into();
+        let import: McpImport = serde_json::from_value(entry).unwrap();
+        let result = import.servers(&dir, &BTreeSet::from(["TOKEN".to_string()]));
+        std::fs::remove_dir_all(&dir).unwrap();
+        result.map_err(|problems| problems.iter().map(ToString::to_string).collect())
+    }
+
+    fn inline(entry: Value) -> McpServer {
+        serde_json::from_value(entry).unwrap()
+    }
+
+    #[test]
+    fn an_imported_server_is_the_inline_entry_that_says_the_same() {
+        let file = json!({
+            "globalShortcut": "ignored: the file configures a whole application",
+            "mcpServers": {
+                "local": {"command": "node", "args": ["s.js"], "env": {"A": "x ${TOKEN} {{ y }}"}},
+                "remote": {"type": "streamable-http", "url": "http://127.0.0.1:1/mcp",
+                           "headers": {"Authorization": "Bearer ${env:TOKEN}"}},
+                "plain": {"type": "http", "url": "http://127.0.0.1:2/mcp"}
+            }
+        });
+        let entry =
+            json!({"servers": ["remote", "local"], "prefix": "p_", "startup_timeout": "5s"});
+        let servers = import("same", file, entry).unwrap();
+        assert_eq!(
+            servers,
+            [
+                inline(json!({"url": "http://127.0.0.1:1/mcp",
+                    "headers": {"Authorization": "Bearer {{ env.TOKEN }}"},
+                    "prefix": "p_", "startup_timeout": "5s"})),
+                inline(json!({"command": "node", "args": ["s.js"],
+                    "env": {"A": "x {{ env.TOKEN }}{{ \" {{ y }}\" }}"},
+                    "prefix": "p_", "startup_timeout": "5s"})),
+            ]
+        );
+    }
+
+    #[test]
+    fn without_servers_every_server_is_imported_in_file_order() {
+        let file = json!({"servers": {
+            "b": {"command": "b"},
+            "a": {"type": "stdio", "command": "a"}
+        }});
+        let servers = import("all", file, json!({"tools": ["x"]}));
+        assert_eq!(
+            servers.unwrap_err(),
+            ["`tools` names the tools of one server, but this entry imports 2"]
+        );
+        let file = json!({"servers": {"b": {"command": "b"}, "a": {"command": "a"}}});
+        let servers = import("order", file, json!({})).unwrap();
+        let labels: Vec<String> = servers.iter().map(crate::mcp::Endpoint::label_of).collect();
+        assert_eq!(labels, ["b", "a"]);
+    }
+
+    #[test]
+    fn a_file_needs_one_object_of_servers() {
+        let cases = [
+            (json!([]), "the file is not a JSON object"),
+            (json!({"other": {}}), "has no `mcpServers`"),
+            (
+                json!({"mcpServers": {}, "servers": {}}),
+                "both `mcpServers` and `servers`",
+            ),
+            (
+                json!({"mcpServers": []}),
+                "not an object of servers by name",
+            ),
+            (json!({"mcpServers": {}}), "lists no servers"),
+        ];
+        for (index, (file, expected)) in cases.into_iter().enumerate() {
+            let problems = import(&format!("shape-{index}"), file, json!({})).unwrap_err();
+            assert!(problems[0].contains(expected), "{problems:?}");
+        }
+    }
+
+    #[test]
+    fn keys_and_transports_runner_does_not_read_are_refused() {
+        let cases = [
+            (
+                json!({"command": "x", "cwd": "/tmp"}),
+                "unknown field `cwd`",
+            ),
+            (
+                json!({"command": "x", "env": {"PORT": 1}}),
+                "invalid type: integer",
+            ),
+            (
+                json!("npx server"),
+                "expected an object with `command` or `url`",
+            ),
+            (
+                json!({"type": "sse", "url": "http://h/sse"}),
+                "legacy HTTP+SSE",
+            ),
+            (
+                json!({"type": "ws", "url": "ws://h"}),
+                "`type: ws` is not a transport",
+            ),
+            (
+                json!({"type": "stdio", "url": "http://h"}),
+                "`type: stdio` needs a `command`",
+            ),
+            (
+                json!({"type": "http", "command": "x"}),
+                "an HTTP server needs a `url`",
+            ),
+            (
+                json!({"command": "x", "url": "http://h"}),
+                "both `command` and `url`",
+            ),
+            (
+                json!({"args": ["x"]}),
+                "neither `command` (stdio) nor `url`",
+            ),
+            (
+                json!({"command": "x", "headers": {"A": "b"}}),
+                "`headers` does not apply to a stdio",
+            ),
+            (
+                json!({"url": "http://h", "args": ["x"]}),
+                "`args` does not apply",
+            ),
+            (
+                json!({"url": "http://h", "env": {"A": "b"}}),
+                "`env` does not apply",
+            ),
+            (
+                json!({"command": "x", "args": ["--t=${TOKEN}"]}),
+                "`${TOKEN}` in `command` and `args` is not expanded",
+            ),
+            (
+                json!({"url": "http://h/${TOKEN}"}),
+                "`${TOKEN}` in `url` is not expanded",
+            ),
+            (
+                json!({"command": "x", "env": {"A": "${input:token}"}}),
+                "`env.A`: `${input:token}` is not understood",
+            ),
+            (
+                json!({"command": "x", "env": {"A": "${OTHER}"}}),
+                "reads `${OTHER}` in `env.A`, a variable this agent does not declare",
+            ),
+        ];
+        for (index, (server, expected)) in cases.into_iter().enumerate() {
+            let file = json!({"mcpServers": {"s": server}});
+            let problems = import(&format!("server-{index}"), file, json!({})).unwrap_err();
+            assert_eq!(problems.len(), 1, "{problems:?}");
+            assert!(
+                problems[0].starts_with("server `s` of `servers.json`"),
+                "{problems:?}"
+            );
+            assert!(problems[0].contains(expected), "{expected}: {problems:?}");
+        }
+    }
+
+    #[test]
+    fn only_imported_servers_are_checked_and_every_unknown_name_is_reported() {
+        let file =
+            json!({"mcpServers": {"good": {"command": "x"}, "odd": {"command": "y", "cwd": "/"}}});
+        let servers = import("chosen", file.clone(), json!({"servers": ["good"]})).unwrap();
+        assert_eq!(servers, [inline(json!({"command": "x"}))]);
+        let problems = import("unknown", file, json!({"servers": ["god", "nope"]})).unwrap_err();
+        assert_eq!(
+            problems,
+            [
+                "`servers.json` has no server `god`",
+                "`servers.json` has no server `nope`"
+            ]
+        );
+    }
+
+    #[test]
+    fn loading_expands_imports_in_place_in_inline_agents_too() {
+        let dir = dir_with(
+            "expand",
+            r#"{"mcpServers": {"a": {"command": "a"}, "b": {"url": "http://h/mcp"}}}"#,
+        );
+        let mut agent = json!({
+            "name": "top",
+            "tools": [
+                {"builtin": "read_file"},
+                {"mcp": {"config": "servers.json"}},
+                {"name": "helper", "description": "d", "parameters": {"type": "object"},
+                 "agent": {"name": "inner", "tools": [{"mcp": {"config": "servers.json", "servers": ["b"]}}]}}
+            ],
+            "handoffs": [{"name": "h", "description": "d",
+                          "agent": {"name": "next", "tools": [{"mcp": {"config": "missing.json"}}]}}]
+        });
+        let failure = expand_imports(&mut agent, &dir, "").unwrap_err();
+        assert_eq!(failure.pointer, "/handoffs/0/agent/tools/0/mcp/config");
+        assert!(matches!(failure.problem, ImportProblem::MissingFile { .. }));
+        agent["handoffs"] = json!([]);
+        expand_imports(&mut agent, &dir, "").unwrap();
+        std::fs::remove_dir_all(&dir).unwrap();
+        assert_eq!(
+            agent["tools"],
+            json!([
+                {"builtin": "read_file"},
+                {"mcp": {"command": "a"}},
+                {"mcp": {"url": "http://h/mcp"}},
+                {"name": "helper", "description": "d", "parameters": {"type": "object"},
+                 "agent": {"name": "inner", "tools": [{"mcp": {"url": "http://h/mcp"}}]}}
+            ])
+        );
+    }
+}
