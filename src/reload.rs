@@ -140,8 +140,9 @@ fn changes_content(kind: &EventKind) -> bool {
 }
 
 /// The agent file and every file it pulls in: sub-agent and handoff files (recursively),
-/// template includes and the JSON files MCP servers are imported from. Files that do not parse contribute only themselves. These are what a
-/// reload watches, and what the file tools may never write.
+/// template includes, and the JSON files MCP servers are imported from. Files that do not
+/// parse contribute only themselves. These are what a reload watches, and what the file
+/// tools may never write.
 pub fn agent_files(path: &Path) -> Vec<PathBuf> {
     let mut files = Vec::new();
     let mut pending = vec![path.to_path_buf()];
