@@ -5,15 +5,16 @@
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
-use serde_json::{Map, Value, json};
+use serde_json::{Map, Value};
 
 use super::agent::AgentTool;
 use super::effect::ToolEffect;
-use super::events::{PermissionDecided, ToolProgressed, UserInputProvided};
+use super::events::{ToolProgressed, UserInputProvided};
+use super::guard::CallGuard;
 use super::scheduler::{Authorization, Called, Dispatch};
 use super::subagent::CallerRun;
 
-use crate::policy::{ApprovalRequest, Decider, Decision, ToolPolicy, Verdict};
+use crate::policy::ToolPolicy;
 use crate::provider::{BoxFuture, ToolCall};
 use crate::tools::{AskUserTool, Asked, ProgressSink, ToolContext, ToolOutput, ToolProgress};
 
@@ -40,25 +41,21 @@ impl TurnTools {
         }
     }
 
+    /// The guardrails a call of a known tool goes through.
+    fn guard<'a>(&'a self, call: &'a ToolCall) -> Option<CallGuard<'a>> {
+        Some(CallGuard {
+            policy: &self.policy,
+            caller: &self.caller,
+            tool: self.tools.get(&call.name)?,
+            call,
+            approved: self.approved.contains(&call.id),
+        })
+    }
+
     /// The same tools, the calls with these ids approved already.
     pub fn approving(mut self, call_ids: impl IntoIterator<Item = String>) -> Self {
         self.approved.extend(call_ids);
         self
-    }
-
-    /// Announces a decision and notes it in the call's result.
-    fn decided(&self, call: &ToolCall, decision: &Decision) -> Map<String, Value> {
-        self.caller.ctx.emitter.emit(PermissionDecided {
-            step_id: self.caller.step_id.clone(),
-            tool_call_id: call.id.clone(),
-            tool_name: call.name.clone(),
-            decision: decision.verdict,
-            rule: decision.rule.clone(),
-            by: decision.by,
-            reason: decision.reason.clone(),
-        });
-        let note = json!({"decision": decision.verdict, "rule": decision.rule, "by": decision.by});
-        Map::from_iter([("permission".to_string(), note)])
     }
 }
 
@@ -74,47 +71,25 @@ impl Dispatch for TurnTools {
         }
     }
 
-    fn authorize(&self, call: &ToolCall) -> Authorization {
-        let Some(tool) = self.tools.get(&call.name) else {
-            return Authorization::Run(Map::new());
-        };
-        if self.approved.contains(&call.id) {
-            let note = json!({"decision": Verdict::Allow, "by": Decider::Resume});
-            return Authorization::Run(Map::from_iter([("permission".to_string(), note)]));
-        }
-        let normalized = match tool {
-            AgentTool::Plain(tool) => tool.policy_arguments(&call.arguments),
-            _ => None,
-        };
-        let arguments = normalized.as_ref().unwrap_or(&call.arguments);
-        let Some(mut decision) = self.policy.rule(&call.name, arguments) else {
-            return Authorization::Run(Map::new());
-        };
-        let mut note = self.decided(call, &decision);
-        if decision.verdict == Verdict::Ask {
-            // Announced first, so progress on a terminal makes way for the question.
-            decision = self.policy.approve(&ApprovalRequest {
-                tool: &call.name,
-                call_id: &call.id,
-                arguments: &call.arguments,
-                rule: &decision.rule,
-            });
-            if decision.verdict != Verdict::Ask {
-                note = self.decided(call, &decision);
+    fn authorize<'a>(&'a self, call: &'a ToolCall) -> BoxFuture<'a, Authorization> {
+        Box::pin(async move {
+            match self.guard(call) {
+                Some(guard) => guard.authorize().await,
+                None => Authorization::Run {
+                    note: Map::new(),
+                    arguments: None,
+                },
             }
-        }
-        match decision.verdict {
-            Verdict::Allow => Authorization::Run(note),
-            Verdict::Deny => {
-                let reason = decision.reason.unwrap_or_else(|| "denied".into());
-                let mut output = ToolOutput::error(reason);
-                output.metadata.extend(note);
-                Authorization::Refuse(output)
+        })
+    }
+
+    fn after<'a>(&'a self, call: &'a ToolCall, output: ToolOutput) -> BoxFuture<'a, ToolOutput> {
+        Box::pin(async move {
+            match self.guard(call) {
+                Some(guard) => guard.after(output).await,
+                None => output,
             }
-            Verdict::Ask => Authorization::Wait(ToolEffect::ApprovalRequired {
-                rule: decision.rule,
-            }),
-        }
+        })
     }
 
     fn redact(&self, output: ToolOutput) -> ToolOutput {

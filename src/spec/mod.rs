@@ -6,6 +6,7 @@ pub mod agent;
 pub mod diagnostic;
 pub mod duration;
 pub mod execution;
+pub mod hooks;
 pub mod inputs;
 pub mod limits;
 pub mod load;

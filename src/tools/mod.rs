@@ -18,6 +18,7 @@ use tokio::sync::watch;
 
 mod ask_user;
 mod builtin;
+mod child;
 mod http_get;
 mod list_dir;
 mod protected;
@@ -30,6 +31,7 @@ mod write_file;
 
 pub use ask_user::{AnswerSource, AnswersFile, AskUserTool, Asked, Question, Terminal};
 pub use builtin::build_builtin;
+pub use child::{End, Finished, run_child};
 pub use http_get::{HttpGetTool, host_allowed};
 pub use list_dir::ListDirTool;
 pub use protected::Protected;
