@@ -11,6 +11,7 @@ pub mod inputs;
 pub mod limits;
 pub mod load;
 pub mod loadable;
+pub mod mcp_import;
 pub mod middleware;
 pub mod model;
 pub mod paths;
