@@ -5,6 +5,7 @@
 //! models through `provider` and acts through `tools` (and MCP servers, `mcp`); `output` is what a run leaves behind.
 
 pub mod agent_test;
+pub mod batch;
 pub mod checkpoint;
 pub mod cli;
 pub mod compile;

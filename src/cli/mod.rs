@@ -16,6 +16,7 @@ macro_rules! out {
     };
 }
 
+mod batch;
 mod chat;
 pub(crate) mod ci_report;
 mod exec;
@@ -104,6 +105,9 @@ enum Command {
         #[arg(long, value_enum, default_value_t = Format::Text)]
         format: Format,
     },
+    /// Run an agent once per line of an inputs file (JSON objects of input values), `-j N`
+    /// at once; run again, it goes on where it stopped.
+    Batch(Box<batch::BatchArgs>),
     /// Run agent test files (`*.test.yaml`): each case a run checked against its assertions.
     Test(Box<test::TestArgs>),
     /// Print a completion script for a shell, e.g. `runner completions bash > ~/.local/share/bash-completion/completions/runner`.
@@ -173,6 +177,7 @@ pub fn main() -> std::process::ExitCode {
         Command::Tools { agent, format } => tools::run(&agent, format),
         Command::Render { transcript, format } => render::run(&transcript, format),
         Command::Test(args) => test::run(*args),
+        Command::Batch(args) => batch::run(*args),
     };
     exit.into()
 }

@@ -156,29 +156,39 @@ impl RunOptions {
 
     /// The progress to print on stderr, if any: live or plain.
     pub fn progress(&self) -> Option<ProgressStyle> {
-        let live = || ProgressStyle::Live {
-            color: self.stderr_colored(),
-        };
-        match self.progress {
-            _ if self.quiet => None,
-            ProgressChoice::None => None,
-            ProgressChoice::Live => Some(live()),
-            ProgressChoice::Plain => Some(ProgressStyle::Plain),
-            ProgressChoice::Auto if std::io::stderr().is_terminal() => Some(live()),
-            ProgressChoice::Auto if in_ci() => Some(ProgressStyle::Plain),
-            ProgressChoice::Auto => None,
-        }
+        progress_style(self.progress, self.quiet, self.color)
     }
+}
 
-    /// Whether progress on stderr may be coloured.
-    pub fn stderr_colored(&self) -> bool {
-        match self.color {
-            ColorChoice::Always => true,
-            ColorChoice::Never => false,
-            ColorChoice::Auto => {
-                std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
-                    && std::io::stderr().is_terminal()
-            }
+/// The progress `--progress`, `--quiet` and `--color` ask for on stderr, if any: `auto`
+/// is live on a terminal, plain in CI, none otherwise.
+pub fn progress_style(
+    choice: ProgressChoice,
+    quiet: bool,
+    color: ColorChoice,
+) -> Option<ProgressStyle> {
+    let live = || ProgressStyle::Live {
+        color: stderr_colored(color),
+    };
+    match choice {
+        _ if quiet => None,
+        ProgressChoice::None => None,
+        ProgressChoice::Live => Some(live()),
+        ProgressChoice::Plain => Some(ProgressStyle::Plain),
+        ProgressChoice::Auto if std::io::stderr().is_terminal() => Some(live()),
+        ProgressChoice::Auto if in_ci() => Some(ProgressStyle::Plain),
+        ProgressChoice::Auto => None,
+    }
+}
+
+/// Whether `--color` lets stderr be coloured (`auto`: a terminal without `NO_COLOR`).
+fn stderr_colored(color: ColorChoice) -> bool {
+    match color {
+        ColorChoice::Always => true,
+        ColorChoice::Never => false,
+        ColorChoice::Auto => {
+            std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
+                && std::io::stderr().is_terminal()
         }
     }
 }

@@ -1,0 +1,262 @@
+//! One input's run: checked against the agent's inputs, then run as a child `runner exec`
+//! (a new input), `runner resume` (an input whose session exists: it was interrupted), or
+//! not at all (an input whose run finished but whose envelope was never recorded: the
+//! batch died in between, so its `result.json` is taken instead).
+
+use std::ffi::OsString;
+use std::fs::File;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Duration;
+
+use indexmap::IndexMap;
+
+use super::children::{Children, Finished};
+use super::dir::BatchDir;
+use super::inputs::{BadLine, Entry, ID_KEY, Input};
+use super::results::{Envelope, InputRef, is_final, session_was_held};
+use crate::engine::clock::new_id;
+use crate::output::result::{RunResult, Status};
+use crate::spec::agent::InputSpec;
+use crate::spec::inputs::{InputError, resolve_inputs};
+
+/// How often, and how long apart, a run refused because another process held its
+/// session is tried again: a child of a batch that was killed may still be stopping.
+const HELD_TRIES: usize = 50;
+const HELD_WAIT: Duration = Duration::from_millis(200);
+
+/// How every input's run is started.
+#[derive(Debug, Clone)]
+pub struct Launcher {
+    /// The `runner` binary.
+    pub exe: PathBuf,
+    /// The agent file, as an absolute path (a resume reads it from the session).
+    pub agent: PathBuf,
+    pub agent_name: String,
+    /// The agent's declared inputs, which each input's values are checked against.
+    pub declared: IndexMap<String, InputSpec>,
+    /// Where the agent's sessions go; `None` when it keeps no checkpoints.
+    pub sessions_dir: Option<PathBuf>,
+    /// Options given to every run (`--replay FILE`, `--answers FILE`, `--yes`).
+    pub passed: Vec<OsString>,
+}
+
+/// Runs one entry of the inputs file and returns its envelope; `None` when the batch was
+/// stopped before its run could start.
+pub fn run_entry(
+    entry: &Entry,
+    dir: &BatchDir,
+    launcher: &Launcher,
+    children: &Children,
+) -> Option<Envelope> {
+    let (line, name) = match entry {
+        Entry::Input(input) => (input.line, input.name()),
+        Entry::Bad(bad) => (bad.line, bad.name.clone()),
+    };
+    let result = match entry {
+        Entry::Bad(bad) => Some(bad_line(bad, dir, launcher)),
+        Entry::Input(input) => match check(input, launcher) {
+            Err(message) => Some(invalid(line, dir, launcher, "invalid_input", message)),
+            Ok(()) => run_input(input, dir, launcher, children),
+        },
+    }?;
+    Some(Envelope {
+        input: InputRef { line, id: name },
+        result,
+    })
+}
+
+fn bad_line(bad: &BadLine, dir: &BatchDir, launcher: &Launcher) -> RunResult {
+    invalid(
+        bad.line,
+        dir,
+        launcher,
+        "invalid_input",
+        bad.message.clone(),
+    )
+}
+
+/// The envelope of an input that did not run.
+fn invalid(
+    line: u64,
+    dir: &BatchDir,
+    launcher: &Launcher,
+    code: &str,
+    message: String,
+) -> RunResult {
+    RunResult::invalid(
+        &launcher.agent_name,
+        &new_id(),
+        &dir.session_id(line),
+        code,
+        message,
+    )
+}
+
+/// The input's values fit the agent's declared inputs (the checks of `--vars`).
+fn check(input: &Input, launcher: &Launcher) -> Result<(), String> {
+    let vars = input.vars(launcher.declared.contains_key(ID_KEY));
+    let line = input.line;
+    resolve_inputs(&launcher.declared, vars, &[])
+        .map(drop)
+        .map_err(|error| match error {
+            // Said without the `--var` advice, which is for the command line.
+            InputError::Missing { name, description } => {
+                let about = description.map(|d| format!(" ({d})")).unwrap_or_default();
+                format!("line {line}: missing required input `{name}`{about}")
+            }
+            other => format!("line {line}: {other}"),
+        })
+}
+
+fn run_input(
+    input: &Input,
+    dir: &BatchDir,
+    launcher: &Launcher,
+    children: &Children,
+) -> Option<RunResult> {
+    let input_dir = dir.input_dir(input.line);
+    if let Err(error) = std::fs::create_dir_all(&input_dir) {
+        let message = format!("cannot create {}: {error}", input_dir.display());
+        return Some(invalid(input.line, dir, launcher, "batch_dir", message));
+    }
+    let last = last_run(&input_dir);
+    if let Some(result) = last.and_then(|n| recorded_result(&input_dir.join(n.to_string()))) {
+        return Some(result);
+    }
+    let session = dir.session_id(input.line);
+    let mut number = last.unwrap_or(0);
+    let mut tries = 0;
+    loop {
+        number += 1;
+        tries += 1;
+        let run_dir = input_dir.join(number.to_string());
+        let command = match launcher.sessions_dir.as_deref() {
+            Some(sessions) if sessions.join(&session).join("metadata.json").is_file() => {
+                resume_command(launcher, &session, sessions)
+            }
+            _ => match exec_command(input, launcher, &session, &input_dir) {
+                Ok(command) => command,
+                Err(message) => {
+                    return Some(invalid(input.line, dir, launcher, "batch_dir", message));
+                }
+            },
+        };
+        let result = run_child(command, &run_dir, launcher, &session, children)?;
+        if !session_was_held(&result) || tries == HELD_TRIES {
+            return Some(result);
+        }
+        // Another process holds the session: a run of this batch that was killed and is
+        // still stopping.
+        std::thread::sleep(HELD_WAIT);
+    }
+}
+
+/// The number of the input's last run directory, if it has run.
+fn last_run(input_dir: &Path) -> Option<u32> {
+    std::fs::read_dir(input_dir)
+        .ok()?
+        .filter_map(|entry| entry.ok()?.file_name().to_str()?.parse::<u32>().ok())
+        .max()
+}
+
+/// The result a run left in its directory, when it is one the batch keeps (it ended, and
+/// not before it started: an invalid run is cheap to try again, and it was maybe refused
+/// only because its session was held).
+fn recorded_result(run_dir: &Path) -> Option<RunResult> {
+    let bytes = std::fs::read(run_dir.join("result.json")).ok()?;
+    let result: RunResult = serde_json::from_slice(&bytes).ok()?;
+    (is_final(&result) && result.status != Status::Invalid).then_some(result)
+}
+
+/// `runner exec AGENT --session ID --vars inputs/<line>/vars.json`.
+fn exec_command(
+    input: &Input,
+    launcher: &Launcher,
+    session: &str,
+    input_dir: &Path,
+) -> Result<Command, String> {
+    let vars_path = input_dir.join("vars.json");
+    let vars = input.vars(launcher.declared.contains_key(ID_KEY));
+    let text = serde_json::to_vec_pretty(&vars).map_err(|e| e.to_string())?;
+    std::fs::write(&vars_path, text)
+        .map_err(|e| format!("cannot write {}: {e}", vars_path.display()))?;
+    let mut command = Command::new(&launcher.exe);
+    command
+        .arg("exec")
+        .arg(&launcher.agent)
+        .args(["--session", session])
+        .arg("--vars")
+        .arg(&vars_path);
+    Ok(command)
+}
+
+/// `runner resume ID --dir SESSIONS`: calls that were in flight are reported to the model
+/// as interrupted, never run again.
+fn resume_command(launcher: &Launcher, session: &str, sessions: &Path) -> Command {
+    let mut command = Command::new(&launcher.exe);
+    command
+        .arg("resume")
+        .arg(session)
+        .arg("--dir")
+        .arg(sessions);
+    command
+}
+
+/// Runs the child with the batch's options, its stderr kept in `stderr.log` of its run
+/// directory, and reads its envelope from stdout.
+fn run_child(
+    mut command: Command,
+    run_dir: &Path,
+    launcher: &Launcher,
+    session: &str,
+    children: &Children,
+) -> Option<RunResult> {
+    let failed = |message: String| {
+        RunResult::not_started(
+            Status::Failed,
+            &launcher.agent_name,
+            (&new_id(), session),
+            "batch_child",
+            message,
+        )
+    };
+    let stderr_path = run_dir.join("stderr.log");
+    let stderr = match std::fs::create_dir_all(run_dir).and_then(|()| File::create(&stderr_path)) {
+        Ok(file) => file,
+        Err(error) => {
+            return Some(failed(format!(
+                "cannot create {}: {error}",
+                stderr_path.display()
+            )));
+        }
+    };
+    command
+        .arg("--run-dir")
+        .arg(run_dir)
+        .args(["--output", "json", "--progress", "none", "--color", "never"])
+        .args(&launcher.passed)
+        // A run's annotations would be about one input; the batch reports its own way.
+        .env_remove("GITHUB_ACTIONS")
+        .stderr(stderr);
+    let finished = match children.run(command) {
+        Ok(finished) => finished?,
+        Err(error) => {
+            let exe = launcher.exe.display();
+            return Some(failed(format!("cannot run {exe}: {error}")));
+        }
+    };
+    Some(envelope_of(&finished, &stderr_path).unwrap_or_else(failed))
+}
+
+/// The envelope the child printed, or why there is none.
+fn envelope_of(finished: &Finished, stderr_path: &Path) -> Result<RunResult, String> {
+    serde_json::from_slice(&finished.stdout).map_err(|_| {
+        let stderr = std::fs::read_to_string(stderr_path).unwrap_or_default();
+        format!(
+            "the run left no result ({}): {}",
+            finished.status,
+            crate::provider::shorten(stderr.trim(), 2000)
+        )
+    })
+}

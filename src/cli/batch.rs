@@ -1,0 +1,274 @@
+//! `runner batch AGENT.yaml --inputs FILE.jsonl`: the agent once per line of the inputs
+//! file, `-j N` at once, each run's envelope in the batch directory's `results.jsonl`, and
+//! a summary; run again, it goes on where it stopped (`docs/scale.md`).
+
+use std::ffi::OsString;
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Instant;
+
+use clap::Args;
+
+use super::Exit;
+use super::prepare::load;
+use super::run_options::{ColorChoice, ProgressChoice, progress_style};
+use super::session_store::sessions_dir;
+use crate::batch::budget::Budget;
+use crate::batch::children::Children;
+use crate::batch::dir::{BatchDir, MAX_BATCH_ID_LEN, Manifest};
+use crate::batch::inputs::{InputsReader, count_entries};
+use crate::batch::job::Launcher;
+use crate::batch::progress::BatchProgress;
+use crate::batch::results::ResultsFile;
+use crate::batch::scheduler::{self, Batch, StopSignal, Stopped};
+use crate::batch::summary::Summary;
+use crate::engine::clock::new_id;
+
+/// Options of `runner batch`.
+#[derive(Debug, Args)]
+pub struct BatchArgs {
+    /// The agent file.
+    pub agent: PathBuf,
+    /// The inputs: one JSON object of input values per line (`"id"` names the input), or
+    /// `-` for stdin.
+    #[arg(long, value_name = "FILE|-")]
+    pub inputs: PathBuf,
+    /// Inputs run at once (default: the number of cores).
+    #[arg(short = 'j', long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
+    pub jobs: Option<u16>,
+    /// The batch's id (default: AGENT-INPUTS, from the agent's name and the inputs file's;
+    /// a new one for stdin). Running a batch id again goes on where it stopped.
+    #[arg(long, value_name = "ID")]
+    pub batch_id: Option<String>,
+    /// The batch directory (default: .runner/batches/<batch id>).
+    #[arg(long, value_name = "DIR")]
+    pub batch_dir: Option<PathBuf>,
+    /// Start no new input once the batch has spent this much (models with `pricing`).
+    #[arg(long, value_name = "USD")]
+    pub max_cost_usd: Option<f64>,
+    /// Start no new input once the batch has spent this many tokens.
+    #[arg(long, value_name = "N")]
+    pub max_tokens: Option<u64>,
+    /// Answers for `ask_user` and approvals, for every run (as `runner exec --answers`).
+    #[arg(long, value_name = "FILE")]
+    pub answers: Option<PathBuf>,
+    /// Approve every call that `permissions` sends to `ask`, in every run.
+    #[arg(long)]
+    pub yes: bool,
+    /// Serve every run's model answers from this cassette (as `runner exec --replay`).
+    #[arg(long, value_name = "FILE")]
+    pub replay: Option<PathBuf>,
+    /// Let resumed runs use an agent file that gives more than their session started with.
+    #[arg(long)]
+    pub allow_widening: bool,
+    /// No progress on stderr (`--progress none`).
+    #[arg(long)]
+    pub quiet: bool,
+    /// Progress on stderr: `live` (a status line), `plain` (a timestamped line per input,
+    /// for CI logs), `none`; `auto`: live on a terminal, plain when `CI` is set, else none.
+    #[arg(long, value_enum, default_value_t = ProgressChoice::Auto)]
+    pub progress: ProgressChoice,
+    /// Colour on stderr.
+    #[arg(long, value_enum, default_value_t = ColorChoice::Auto)]
+    pub color: ColorChoice,
+}
+
+pub fn run(args: BatchArgs) -> Exit {
+    match start(&args) {
+        Ok(exit) => exit,
+        Err(message) => {
+            eprintln!("error: {message}");
+            Exit::Invalid
+        }
+    }
+}
+
+/// Everything before the first input runs is checked here; a problem is exit 2.
+fn start(args: &BatchArgs) -> Result<Exit, String> {
+    let spec = match load(&args.agent) {
+        Ok(spec) => spec,
+        Err(stop) => {
+            stop.print();
+            return Ok(Exit::Invalid);
+        }
+    };
+    let agent = absolute(&args.agent)?;
+    let stdin = args.inputs.as_os_str() == "-";
+    let inputs = match stdin {
+        true => PathBuf::from("-"),
+        false => absolute(&args.inputs)?,
+    };
+    let batch_id = batch_id(args, &spec.name)?;
+    let root = args
+        .batch_dir
+        .clone()
+        .unwrap_or_else(|| Path::new(".runner").join("batches").join(&batch_id));
+    let dir = BatchDir::open(&root, &batch_id, &agent, &inputs)?;
+    let (mut results, ledger, warnings) = ResultsFile::open(&dir.results())
+        .map_err(|e| format!("cannot open {}: {e}", dir.results().display()))?;
+    for warning in warnings {
+        eprintln!("warning: {warning}");
+    }
+    let sessions = sessions_dir(&spec).map(|dir| absolute(&dir)).transpose()?;
+    if sessions.is_none() {
+        eprintln!(
+            "warning: {} keeps no checkpoints (`checkpoints: false`): an input interrupted now starts again from the beginning on the next run",
+            args.agent.display()
+        );
+    }
+    let launcher = Launcher {
+        exe: std::env::current_exe().map_err(|e| format!("cannot find the runner binary: {e}"))?,
+        agent,
+        agent_name: spec.name.clone(),
+        declared: spec.inputs.clone(),
+        sessions_dir: sessions,
+        passed: passed_options(args)?,
+    };
+    let entries: Box<dyn BufRead + Send> = match stdin {
+        true => Box::new(BufReader::new(std::io::stdin())),
+        false => Box::new(BufReader::new(open(&inputs)?)),
+    };
+    let to_run = match stdin {
+        true => None,
+        false => Some(
+            count_entries(BufReader::new(open(&inputs)?))
+                .map_err(|e| format!("cannot read {}: {e}", inputs.display()))?
+                .saturating_sub(ledger.final_lines().count() as u64),
+        ),
+    };
+    let style = progress_style(args.progress, args.quiet, args.color);
+    let mut progress = BatchProgress::new(style, to_run, &ledger);
+    progress.note(&format!(
+        "batch {batch_id}: {} already over, results in {}",
+        ledger.final_lines().count(),
+        dir.results().display()
+    ));
+    let children = Arc::new(Children::new());
+    let stop = Arc::new(StopSignal::default());
+    watch_signals(stop.clone(), children.clone());
+    let batch = Batch {
+        dir: &dir,
+        launcher: &launcher,
+        jobs: args.jobs.map_or_else(cores, usize::from),
+        budget: Budget {
+            max_cost_usd: args.max_cost_usd,
+            max_tokens: args.max_tokens,
+        },
+        children: &children,
+        stop,
+    };
+    let started = Instant::now();
+    let ran = scheduler::run(
+        &batch,
+        InputsReader::new(entries),
+        &mut results,
+        ledger,
+        &mut progress,
+    );
+    progress.finish();
+    let summary = Summary::new(&batch_id, dir.results(), &ran, started.elapsed());
+    if let Some(note) = summary.stopped_note() {
+        eprintln!("{note}");
+    }
+    outln!("{summary}");
+    Ok(summary.exit())
+}
+
+/// `--batch-id`; else the id in `--batch-dir`'s `batch.json`; else `AGENT-INPUTS`
+/// (letters, digits, `-` and `_` kept, others `_`), or a new id for stdin.
+fn batch_id(args: &BatchArgs, agent_name: &str) -> Result<String, String> {
+    if let Some(id) = &args.batch_id {
+        return Ok(id.clone());
+    }
+    if let Some(root) = &args.batch_dir
+        && let Ok(bytes) = std::fs::read(root.join("batch.json"))
+    {
+        let manifest: Manifest = serde_json::from_slice(&bytes)
+            .map_err(|e| format!("{}/batch.json cannot be read: {e}", root.display()))?;
+        return Ok(manifest.batch_id);
+    }
+    if args.inputs.as_os_str() == "-" {
+        return Ok(new_id());
+    }
+    let stem = args
+        .inputs
+        .file_stem()
+        .map(|stem| stem.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let id: String = format!("{agent_name}-{stem}")
+        .chars()
+        .map(
+            |c| match c.is_ascii_alphanumeric() || c == '-' || c == '_' {
+                true => c,
+                false => '_',
+            },
+        )
+        .take(MAX_BATCH_ID_LEN)
+        .collect();
+    Ok(id)
+}
+
+/// The options every run of the batch gets.
+fn passed_options(args: &BatchArgs) -> Result<Vec<OsString>, String> {
+    let mut passed = Vec::new();
+    if let Some(answers) = &args.answers {
+        passed.extend(["--answers".into(), absolute(answers)?.into_os_string()]);
+    }
+    if let Some(replay) = &args.replay {
+        passed.extend(["--replay".into(), absolute(replay)?.into_os_string()]);
+    }
+    if args.yes {
+        passed.push("--yes".into());
+    }
+    if args.allow_widening {
+        passed.push("--allow-widening".into());
+    }
+    Ok(passed)
+}
+
+fn absolute(path: &Path) -> Result<PathBuf, String> {
+    std::path::absolute(path).map_err(|e| format!("{}: {e}", path.display()))
+}
+
+fn open(path: &Path) -> Result<std::fs::File, String> {
+    std::fs::File::open(path).map_err(|e| format!("cannot read {}: {e}", path.display()))
+}
+
+fn cores() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get())
+}
+
+/// On SIGINT or SIGTERM, no new input starts and every run going on is told to stop (it
+/// ends `interrupted`, its session saved); the batch then records them and ends with 130.
+/// The handlers are in place before this returns.
+fn watch_signals(stop: Arc<StopSignal>, children: Arc<Children>) {
+    use tokio::signal::unix::{SignalKind, signal};
+    let Ok(runtime) = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    else {
+        return;
+    };
+    let signals = {
+        let _context = runtime.enter();
+        (
+            signal(SignalKind::interrupt()),
+            signal(SignalKind::terminate()),
+        )
+    };
+    let (Ok(mut interrupt), Ok(mut terminate)) = signals else {
+        return;
+    };
+    // Never joined: it waits for a signal for as long as the process lives.
+    std::thread::spawn(move || {
+        runtime.block_on(async {
+            tokio::select! {
+                _ = interrupt.recv() => {}
+                _ = terminate.recv() => {}
+            }
+        });
+        stop.stop(Stopped::Interrupted);
+        children.stop();
+    });
+}
