@@ -1,12 +1,10 @@
 //! The scheduler: `-j N` worker threads take entries from the inputs file as they read it
-//! (never more than N inputs in memory) and each runs one input at a time as a child
-//! process; this thread records each envelope as it comes, updates the progress and
-//! checks the budget. Stopping (the budget, an interrupt, an unreadable inputs file, a
+//! (never more than N inputs in memory), each runs one input at a time as a child
+//! process, then records its envelope, updates the progress and checks the budget. Stopping (the budget, an interrupt, an unreadable inputs file, a
 //! results file that cannot be written) stops the reading: the inputs running finish.
 
 use std::collections::HashSet;
 use std::io;
-use std::sync::mpsc;
 use std::sync::{Arc, Mutex};
 
 use super::budget::Budget;
@@ -87,12 +85,31 @@ impl<I: Iterator<Item = io::Result<Entry>>> Feed<I> {
     }
 }
 
-/// What a worker reports.
-enum Report {
-    Started,
-    Finished(Box<Envelope>),
-    /// The batch stopped before the entry's run could start.
-    NotStarted,
+/// What the workers record as inputs start and end, one at a time: an envelope is
+/// appended, counted and checked against the budget before its worker takes the next
+/// input, so a batch with `-j 1` never starts an input past its budget.
+struct Books<'r> {
+    results: &'r mut ResultsFile,
+    ledger: Ledger,
+    progress: &'r mut BatchProgress,
+    not_started: u64,
+}
+
+impl Books<'_> {
+    /// Appends the envelope and takes it into the ledger; stops the batch when the budget
+    /// is reached or the results file cannot be written.
+    fn record(&mut self, batch: &Batch<'_>, envelope: &Envelope) {
+        if let Err(error) = self.results.append(envelope) {
+            let message = format!("cannot write {}: {error}", self.results.path().display());
+            batch.stop.stop(Stopped::Results(message));
+            batch.children.stop();
+        }
+        self.ledger.record(envelope);
+        self.progress.finished(envelope, &self.ledger);
+        if let Some(reason) = batch.budget.reached(&self.ledger.spent()) {
+            batch.stop.stop(Stopped::Budget(reason));
+        }
+    }
 }
 
 /// Everything one run of the batch works with.
@@ -119,7 +136,7 @@ pub fn run<I>(
     batch: &Batch<'_>,
     entries: I,
     results: &mut ResultsFile,
-    mut ledger: Ledger,
+    ledger: Ledger,
     progress: &mut BatchProgress,
 ) -> Ran
 where
@@ -133,64 +150,42 @@ where
         skip: ledger.final_lines().collect(),
         stop: batch.stop.clone(),
     };
-    let mut not_started = 0;
-    let (sender, reports) = mpsc::channel();
+    let books = Mutex::new(Books {
+        results,
+        ledger,
+        progress,
+        not_started: 0,
+    });
     std::thread::scope(|scope| {
         for _ in 0..batch.jobs.max(1) {
-            let sender = sender.clone();
-            let feed = &feed;
-            scope.spawn(move || work(batch, feed, &sender));
-        }
-        drop(sender);
-        for report in reports {
-            match report {
-                Report::Started => progress.started(),
-                Report::NotStarted => {
-                    not_started += 1;
-                    progress.not_started();
-                }
-                Report::Finished(envelope) => {
-                    record(batch, &envelope, results, &mut ledger);
-                    progress.finished(&envelope, &ledger);
-                }
-            }
+            let (feed, books) = (&feed, &books);
+            scope.spawn(move || work(batch, feed, books));
         }
     });
+    let books = books.into_inner().unwrap_or_else(|e| e.into_inner());
     let rest = feed.count_rest();
     Ran {
-        ledger,
-        not_started: rest.map(|rest| rest + not_started),
+        ledger: books.ledger,
+        not_started: rest.map(|rest| rest + books.not_started),
         stopped: batch.stop.reason(),
     }
 }
 
 /// A worker: runs entries one at a time until there are none to take.
-fn work<I>(batch: &Batch<'_>, feed: &Feed<I>, reports: &mpsc::Sender<Report>)
+fn work<I>(batch: &Batch<'_>, feed: &Feed<I>, books: &Mutex<Books<'_>>)
 where
     I: Iterator<Item = io::Result<Entry>>,
 {
+    let books = || books.lock().unwrap_or_else(|e| e.into_inner());
     while let Some(entry) = feed.next() {
-        let _ = reports.send(Report::Started);
-        let report = match run_entry(&entry, batch.dir, batch.launcher, batch.children) {
-            Some(envelope) => Report::Finished(Box::new(envelope)),
-            None => Report::NotStarted,
-        };
-        if reports.send(report).is_err() {
-            return;
+        books().progress.started();
+        match run_entry(&entry, batch.dir, batch.launcher, batch.children) {
+            Some(envelope) => books().record(batch, &envelope),
+            None => {
+                let mut books = books();
+                books.not_started += 1;
+                books.progress.not_started();
+            }
         }
-    }
-}
-
-/// Appends the envelope and takes it into the ledger; stops the batch when the budget
-/// is reached or the results file cannot be written.
-fn record(batch: &Batch<'_>, envelope: &Envelope, results: &mut ResultsFile, ledger: &mut Ledger) {
-    if let Err(error) = results.append(envelope) {
-        let message = format!("cannot write {}: {error}", results.path().display());
-        batch.stop.stop(Stopped::Results(message));
-        batch.children.stop();
-    }
-    ledger.record(envelope);
-    if let Some(reason) = batch.budget.reached(&ledger.spent()) {
-        batch.stop.stop(Stopped::Budget(reason));
     }
 }
