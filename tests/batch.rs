@@ -167,6 +167,64 @@ fn a_batch_killed_midway_goes_on_when_run_again_and_no_side_effect_repeats() {
 }
 
 #[test]
+fn an_interrupted_batch_stops_its_runs_ends_130_and_goes_on_when_run_again() {
+    const INPUTS: u64 = 12;
+    let agent = "inputs:\n  n: { type: integer, required: true }\nprompt: \"Append {{ n }}\"\ntools:\n  - builtin: shell\n    allow: [./append.sh]\n";
+    let batch = [
+        "batch",
+        "agent.yaml",
+        "--inputs",
+        "inputs.jsonl",
+        "-j",
+        "2",
+        "--batch-id",
+        "stop",
+    ];
+    let running = Test::new()
+        .agent(agent)
+        .executable("append.sh", APPEND)
+        .file(
+            "inputs.jsonl",
+            &lines_of(INPUTS, |n| json!({"n": n}).to_string()),
+        )
+        .route(append_once)
+        .command(batch)
+        .status(130)
+        .stdout_contains("batch stop · ")
+        .stderr_contains("interrupted; run the batch again (with --batch-id stop) to go on")
+        .spawn();
+    let results_path = running.path(".runner/batches/stop/results.jsonl");
+    wait_until("two inputs finished", || {
+        std::fs::read_to_string(&results_path).is_ok_and(|text| text.lines().count() >= 2)
+    });
+    running.interrupt();
+    let stopped = running.wait();
+    assert!(
+        (results(&stopped, ".runner/batches/stop").len() as u64) < INPUTS,
+        "{}",
+        stopped.stdout
+    );
+
+    let ran = stopped.then().command(batch).status_any().run();
+    let failed: Vec<_> = results(&ran, ".runner/batches/stop")
+        .into_values()
+        .filter(|e| e["status"] != "completed")
+        .collect();
+    assert!(failed.is_empty(), "{failed:#?}");
+    assert!(
+        results(&ran, ".runner/batches/stop")
+            .values()
+            .all(|e| e["status"] == "completed")
+    );
+    let log = ran.read("side-effects.log");
+    let mut appended: Vec<&str> = log.lines().collect();
+    let total = appended.len();
+    appended.sort();
+    appended.dedup();
+    assert_eq!(appended.len(), total, "a call ran twice:\n{log}");
+}
+
+#[test]
 fn the_budget_stops_new_inputs_and_a_rerun_with_more_goes_on() {
     let ran = Test::new()
         .agent(ECHO_AGENT)

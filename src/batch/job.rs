@@ -5,6 +5,7 @@
 
 use std::ffi::OsString;
 use std::fs::File;
+use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
@@ -246,7 +247,22 @@ fn run_child(
             return Some(failed(format!("cannot run {exe}: {error}")));
         }
     };
-    Some(envelope_of(&finished, &stderr_path).unwrap_or_else(failed))
+    Some(
+        envelope_of(&finished, &stderr_path).unwrap_or_else(|message| {
+            match finished.status.signal() {
+                // Stopped before it could say so (a signal before its handlers were in
+                // place): interrupted, so the next run of the batch runs it.
+                Some(_) => RunResult::not_started(
+                    Status::Interrupted,
+                    &launcher.agent_name,
+                    (&new_id(), session),
+                    "interrupted",
+                    message,
+                ),
+                None => failed(message),
+            }
+        }),
+    )
 }
 
 /// The envelope the child printed, or why there is none.
