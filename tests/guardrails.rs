@@ -515,6 +515,8 @@ esac
                 .with_tool_call("shell", json!({"command": "./tool.sh status"})),
         )
         .reply(Reply::text("done"))
+        .args(["--progress", "plain"])
+        .stderr_contains("✎ shell: arguments rewritten by pre_tool_use hook")
         .run();
     assert_eq!(ran.read("ran.log"), "test --dry-run\n");
     assert!(told(&ran, 1, 1).contains("`deny: shell:command=./tool.sh push*`"));
