@@ -791,3 +791,25 @@ fn a_sub_agent_without_hooks_goes_through_its_callers_tool_hooks() {
         (Some("helper"), Some(1))
     );
 }
+
+#[test]
+fn each_chat_turn_is_a_run_its_run_hooks_hear_of() {
+    let ran = Test::new()
+        .agent(
+            "system: Be brief.\nhooks:\n  run_start:\n    - command: [./hooks/notice.sh]\n  run_end:\n    - command: [./hooks/notice.sh]\n",
+        )
+        .executable("hooks/notice.sh", &hook(""))
+        .reply(Reply::text("Hello Ann."))
+        .reply(Reply::text("You are Ann."))
+        .command(["chat", "agent.yaml", "--run-dir", "run"])
+        .stdin("I am Ann.\nWho am I?\n")
+        .stdout("Hello Ann.\nYou are Ann.\n")
+        .any_stderr()
+        .run();
+    let events: Vec<String> = seen(&ran)
+        .iter()
+        .map(|input| input["event"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(events, ["run_start", "run_end", "run_start", "run_end"]);
+    assert_eq!(seen(&ran)[3]["result"]["output"], "You are Ann.");
+}
