@@ -293,11 +293,8 @@ fn on_a_terminal_the_person_approves_always_for_the_rest_of_the_run() {
     );
 }
 
-#[test]
-fn a_sub_agent_without_permissions_follows_its_callers() {
-    let ran = Test::new()
-        .agent(
-            "prompt: Go
+/// An agent with a sub-agent, `helper`, that writes files and has no rules of its own.
+const WITH_HELPER: &str = "prompt: Go
 tools:
   - name: helper
     description: Writes files.
@@ -310,10 +307,14 @@ tools:
       properties: {task: {type: string}}
       required: [task]
     prompt: '{{ task }}'
-permissions:
-  deny: ['write_file:path=*.env']
-",
-        )
+";
+
+#[test]
+fn a_sub_agent_without_permissions_follows_its_callers() {
+    let ran = Test::new()
+        .agent(&format!(
+            "{WITH_HELPER}permissions:\n  deny: ['write_file:path=*.env']\n"
+        ))
         .reply(Reply::tool_call("helper", json!({"task": "write"})))
         .reply(Reply::tool_call(
             "write_file",
@@ -514,6 +515,8 @@ esac
                 .with_tool_call("shell", json!({"command": "./tool.sh status"})),
         )
         .reply(Reply::text("done"))
+        .args(["--progress", "plain"])
+        .stderr_contains("✎ shell: arguments rewritten by pre_tool_use hook")
         .run();
     assert_eq!(ran.read("ran.log"), "test --dry-run\n");
     assert!(told(&ran, 1, 1).contains("`deny: shell:command=./tool.sh push*`"));
@@ -766,26 +769,9 @@ fn a_reload_or_resume_refuses_a_file_that_changes_its_hooks() {
 #[test]
 fn a_sub_agent_without_hooks_goes_through_its_callers_tool_hooks() {
     let ran = Test::new()
-        .agent(
-            "prompt: Go
-tools:
-  - name: helper
-    description: Writes files.
-    agent:
-      name: helper
-      tools:
-        - builtin: write_file
-    parameters:
-      type: object
-      properties: {task: {type: string}}
-      required: [task]
-    prompt: '{{ task }}'
-hooks:
-  pre_tool_use:
-    - command: [./hooks/pre.sh]
-      match: [write_file]
-",
-        )
+        .agent(&format!(
+            "{WITH_HELPER}hooks:\n  pre_tool_use:\n    - command: [./hooks/pre.sh]\n      match: [write_file]\n"
+        ))
         .executable(
             "hooks/pre.sh",
             &hook(r#"{"decision": "deny", "reason": "read-only today"}"#),
@@ -804,4 +790,26 @@ hooks:
         (input["agent"].as_str(), input["depth"].as_u64()),
         (Some("helper"), Some(1))
     );
+}
+
+#[test]
+fn each_chat_turn_is_a_run_its_run_hooks_hear_of() {
+    let ran = Test::new()
+        .agent(
+            "system: Be brief.\nhooks:\n  run_start:\n    - command: [./hooks/notice.sh]\n  run_end:\n    - command: [./hooks/notice.sh]\n",
+        )
+        .executable("hooks/notice.sh", &hook(""))
+        .reply(Reply::text("Hello Ann."))
+        .reply(Reply::text("You are Ann."))
+        .command(["chat", "agent.yaml", "--run-dir", "run"])
+        .stdin("I am Ann.\nWho am I?\n")
+        .stdout("Hello Ann.\nYou are Ann.\n")
+        .any_stderr()
+        .run();
+    let events: Vec<String> = seen(&ran)
+        .iter()
+        .map(|input| input["event"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(events, ["run_start", "run_end", "run_start", "run_end"]);
+    assert_eq!(seen(&ran)[3]["result"]["output"], "You are Ann.");
 }
