@@ -157,10 +157,9 @@ fn render_tool(tool: &ToolStep, out: &mut String) {
             out.push_str(&inline(error));
             out.push_str("\n\n");
         }
-        match serde_json::to_value(result) {
-            Ok(v) => json_fence(&v, out),
-            Err(_) => json_fence(&result.data, out),
-        }
+        // Serialised as it is: turning it into a `Value` first copied every result.
+        let body = serde_json::to_string_pretty(result).unwrap_or_else(|_| pretty(&result.data));
+        json_block(&body, out);
     }
     out.push_str("</details>\n\n");
 }
@@ -175,8 +174,8 @@ fn render_error(err: &ErrorBlock, out: &mut String) {
         inner.push_str(&inline(&err.message));
         inner.push_str("\n\n");
     }
-    match serde_json::to_value(&err.json) {
-        Ok(v) => json_fence(&v, &mut inner),
+    match serde_json::to_string_pretty(&err.json) {
+        Ok(body) => json_block(&body, &mut inner),
         Err(_) => verbatim(&err.json.error, &mut inner),
     }
     quote_into(&inner, out);
@@ -274,9 +273,17 @@ fn quote_into(inner: &str, out: &mut String) {
 }
 
 fn json_fence(value: &Value, out: &mut String) {
-    let body = serde_json::to_string_pretty(value).unwrap_or_else(|_| "null".into());
-    let fence = "`".repeat(longest_run(&body, '`').max(2) + 1);
-    for part in [&fence, "json\n", &body, "\n", &fence, "\n\n"] {
+    json_block(&pretty(value), out);
+}
+
+fn pretty(value: &Value) -> String {
+    serde_json::to_string_pretty(value).unwrap_or_else(|_| "null".into())
+}
+
+/// Pretty-printed JSON in a fence longer than any backtick run inside.
+fn json_block(body: &str, out: &mut String) {
+    let fence = "`".repeat(longest_run(body, '`').max(2) + 1);
+    for part in [&fence, "json\n", body, "\n", &fence, "\n\n"] {
         out.push_str(part);
     }
 }
