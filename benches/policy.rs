@@ -1,12 +1,14 @@
 //! The cost the guardrails add to one tool call: deciding it against a 50-rule
 //! `permissions` policy (the call matching none, so every pattern is tried — the worst
-//! case), and redacting a typical result with the built-in token patterns. Target: under
-//! 10 µs per call for the decision.
+//! case), redacting a typical result with the built-in token patterns, and running one
+//! `pre_tool_use` hook (a `/bin/sh` script that reads its input and answers nothing).
+//! Target: under 10 µs per call for the decision.
 
 use criterion::{Criterion, criterion_group, criterion_main};
+use runner::policy::hooks::{CallHookInput, Hook, HookRunner, Hooks, OnError, ToolHook};
 use runner::policy::{Permissions, Redactor, ToolPolicy, Verdict};
 use runner::tools::ToolOutput;
-use serde_json::json;
+use serde_json::{Value, json};
 
 /// 50 rules of the kinds people write: tools, paths, commands, URLs.
 fn fifty_rules() -> Permissions {
@@ -50,5 +52,47 @@ fn redact(c: &mut Criterion) {
     });
 }
 
-criterion_group!(benches, decide, redact);
+fn hook(c: &mut Criterion) {
+    let dir = std::env::temp_dir().join(format!("runner-bench-hook-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let hooks = Hooks {
+        pre_tool_use: vec![ToolHook {
+            hook: Hook {
+                command: vec!["sh".into(), "-c".into(), "cat > /dev/null".into()],
+                program: "sh".into(),
+                timeout: std::time::Duration::from_secs(10),
+                on_error: OnError::Deny,
+            },
+            matches: Vec::new(),
+        }],
+        runner: HookRunner {
+            workspace: dir.clone(),
+            ..HookRunner::default()
+        },
+        ..Hooks::default()
+    };
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let (_stop, cancel) = tokio::sync::watch::channel(false);
+    let call = CallHookInput {
+        run_id: "run",
+        session_id: "session",
+        agent: "bench",
+        depth: 0,
+        tool: "shell",
+        call_id: "call_1",
+        log_dir: None,
+        cancel: &cancel,
+    };
+    let arguments = json!({"command": "cargo test"});
+    let same = |arguments: &Value| arguments.clone();
+    c.bench_function("policy/pre_tool_use_sh_hook", |b| {
+        b.iter(|| runtime.block_on(hooks.before_call(&call, arguments.clone(), &same)))
+    });
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+criterion_group!(benches, decide, redact, hook);
 criterion_main!(benches);

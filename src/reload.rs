@@ -139,9 +139,10 @@ fn changes_content(kind: &EventKind) -> bool {
     }
 }
 
-/// The agent file and every file it pulls in: sub-agent and handoff files (recursively) and
-/// template includes. Files that do not parse contribute only themselves. These are what a
-/// reload watches, and what the file tools may never write.
+/// The agent file and every file it pulls in: sub-agent and handoff files (recursively),
+/// template includes, and the JSON files MCP servers are imported from. Files that do not
+/// parse contribute only themselves. These are what a reload watches, and what the file
+/// tools may never write.
 pub fn agent_files(path: &Path) -> Vec<PathBuf> {
     let mut files = Vec::new();
     let mut pending = vec![path.to_path_buf()];
@@ -189,6 +190,9 @@ fn collect_refs(agent: &Value, dir: &Path, pending: &mut Vec<PathBuf>, files: &m
     for entry in entries.chain(handoffs) {
         if let Some(Value::String(source)) = entry.get("prompt") {
             files.extend(included_files(source, dir));
+        }
+        if let Some(Value::String(config)) = entry.get("mcp").and_then(|m| m.get("config")) {
+            files.push(crate::spec::validate::normalize(&dir.join(config)));
         }
         match entry.get("agent") {
             Some(Value::String(relative)) => pending.push(dir.join(relative)),

@@ -109,7 +109,7 @@ impl RunFile {
         let opening = prepared.opening()?;
         let emitter = Emitter::root(EventBus::new(self.sinks), &agent.name, ids.0, ids.1.clone());
         let budget = Arc::new(Budget::new(run_limits(&prepared.spec.limits)));
-        let ctx = prepared.context(emitter, budget, checkpoints);
+        let ctx = prepared.context(emitter, budget, (checkpoints, None));
         let start = RunStart {
             opening: vec![Message::user(opening)],
             settle: None,

@@ -73,6 +73,8 @@ fn case(file: &str) -> Case {
             workspace: Workspace::Repository(&[
                 "examples/guardrails.yaml",
                 "examples/offline/guardrails.answers",
+                "examples/hooks/quote-readme.sh",
+                "examples/hooks/run-ended.sh",
                 "README.md",
             ]),
             replies: Vec::new(),
@@ -570,6 +572,17 @@ fn guardrails() {
         .map(|e| e["data"]["by"].clone())
         .collect();
     assert_eq!(denied, [json!("answers"), json!("rule")]);
+    let read = ran
+        .events_of("agent.tool.execution.completed")
+        .into_iter()
+        .find(|e| e["data"]["toolName"] == "read_file")
+        .unwrap();
+    let text = read["data"]["result"]["data"].as_str().unwrap().to_string();
+    assert!(text.ends_with("quote it, do not rewrite it."), "{text}");
+    assert_eq!(
+        ran.read("run/hooks.log").lines().last(),
+        Some("guardrails run ended: completed")
+    );
 }
 
 #[test]

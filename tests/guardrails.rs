@@ -293,11 +293,8 @@ fn on_a_terminal_the_person_approves_always_for_the_rest_of_the_run() {
     );
 }
 
-#[test]
-fn a_sub_agent_without_permissions_follows_its_callers() {
-    let ran = Test::new()
-        .agent(
-            "prompt: Go
+/// An agent with a sub-agent, `helper`, that writes files and has no rules of its own.
+const WITH_HELPER: &str = "prompt: Go
 tools:
   - name: helper
     description: Writes files.
@@ -310,10 +307,14 @@ tools:
       properties: {task: {type: string}}
       required: [task]
     prompt: '{{ task }}'
-permissions:
-  deny: ['write_file:path=*.env']
-",
-        )
+";
+
+#[test]
+fn a_sub_agent_without_permissions_follows_its_callers() {
+    let ran = Test::new()
+        .agent(&format!(
+            "{WITH_HELPER}permissions:\n  deny: ['write_file:path=*.env']\n"
+        ))
         .reply(Reply::tool_call("helper", json!({"task": "write"})))
         .reply(Reply::tool_call(
             "write_file",
@@ -404,4 +405,411 @@ fn model_line(ran: &Ran) -> String {
     let written = ran.read("agent.yaml");
     let prompt = written.find("prompt: Go").unwrap();
     format!("{}prompt: Go", &written[..prompt])
+}
+
+// Command hooks (docs/hooks.md). Each hook program keeps what it read on stdin in
+// `seen.jsonl` and answers with what its script says.
+
+/// A hook that records its input, then prints `answer` (a shell word list for `printf`).
+fn hook(answer: &str) -> String {
+    format!("#!/bin/sh\ncat >> seen.jsonl\necho >> seen.jsonl\nprintf '%s' '{answer}'\n")
+}
+
+/// The JSON objects the hooks read, in order.
+fn seen(ran: &Ran) -> Vec<serde_json::Value> {
+    ran.read("seen.jsonl")
+        .lines()
+        .filter(|line| !line.trim().is_empty())
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect()
+}
+
+/// The `outcome` of each hook event, in order.
+fn hook_outcomes(ran: &Ran) -> Vec<String> {
+    ran.events_of("agent.tool.hook.completed")
+        .iter()
+        .map(|e| e["data"]["outcome"].as_str().unwrap().to_string())
+        .collect()
+}
+
+const HOOKED_AGENT: &str = "prompt: Go
+tools:
+  - builtin: shell
+    allow: [./tool.sh]
+hooks:
+  pre_tool_use:
+    - command: [./hooks/pre.sh]
+      match: ['shell:command=./tool.sh deploy*']
+";
+
+#[test]
+fn a_pre_tool_use_hook_denies_a_matching_call_with_its_reason() {
+    let ran = Test::new()
+        .agent(HOOKED_AGENT)
+        .executable("tool.sh", TOOL_SH)
+        .executable(
+            "hooks/pre.sh",
+            &hook(r#"{"decision": "deny", "reason": "deploys wait for the release"}"#),
+        )
+        .reply(
+            Reply::tool_call("shell", json!({"command": "./tool.sh deploy prod"}))
+                .with_tool_call("shell", json!({"command": "./tool.sh test"})),
+        )
+        .reply(Reply::text("done"))
+        .run();
+    assert_eq!(
+        ran.read("ran.log"),
+        "test\n",
+        "only the call the hook did not match ran"
+    );
+    assert_eq!(
+        told(&ran, 1, 0),
+        "Error: denied by the pre_tool_use hook `./hooks/pre.sh`: deploys wait for the release"
+    );
+    let input = &seen(&ran)[0];
+    assert_eq!(input["event"], "pre_tool_use");
+    assert_eq!(input["tool_name"], "shell");
+    assert_eq!(input["call_id"], "call_mock1_0");
+    assert_eq!(
+        input["arguments"],
+        json!({"command": "./tool.sh deploy prod"})
+    );
+    assert_eq!(input["agent"], "test-agent");
+    assert_eq!(input["depth"], 0);
+    assert_eq!(input["session_id"], ran.result()["session_id"]);
+    assert_eq!(
+        seen(&ran).len(),
+        1,
+        "the hook is not run for calls it does not match"
+    );
+    assert_eq!(decisions(&ran), [("deny".to_string(), "hook".to_string())]);
+    assert_eq!(hook_outcomes(&ran), ["denied"]);
+}
+
+#[test]
+fn a_pre_tool_use_hook_rewrites_arguments_and_the_rules_still_hold() {
+    let agent = "prompt: Go
+tools:
+  - builtin: shell
+    allow: [./tool.sh]
+permissions:
+  deny: ['shell:command=./tool.sh push*']
+hooks:
+  pre_tool_use:
+    - command: [./hooks/pre.sh]
+";
+    // Adds `--dry-run` to every command; the second call it turns into a denied one.
+    let script = "#!/bin/sh
+input=$(cat)
+case \"$input\" in
+  *'\"./tool.sh test\"'*) printf '%s' '{\"arguments\": {\"command\": \"./tool.sh test --dry-run\"}}' ;;
+  *) printf '%s' '{\"arguments\": {\"command\": \"./tool.sh push --force\"}}' ;;
+esac
+";
+    let ran = Test::new()
+        .agent(agent)
+        .executable("tool.sh", TOOL_SH)
+        .executable("hooks/pre.sh", script)
+        .reply(
+            Reply::tool_call("shell", json!({"command": "./tool.sh test"}))
+                .with_tool_call("shell", json!({"command": "./tool.sh status"})),
+        )
+        .reply(Reply::text("done"))
+        .args(["--progress", "plain"])
+        .stderr_contains("✎ shell: arguments rewritten by pre_tool_use hook")
+        .run();
+    assert_eq!(ran.read("ran.log"), "test --dry-run\n");
+    assert!(told(&ran, 1, 1).contains("`deny: shell:command=./tool.sh push*`"));
+    assert_eq!(hook_outcomes(&ran), ["rewrote", "rewrote"]);
+    let started = ran.events_of("agent.tool.execution.started");
+    assert_eq!(
+        started[0]["data"]["input"]["command"],
+        "./tool.sh test --dry-run"
+    );
+    // The model's own call stays as it made it in the history.
+    let history = &ran.requests()[1].body["messages"];
+    assert!(
+        history
+            .to_string()
+            .contains(r#"\"command\":\"./tool.sh test\""#)
+    );
+    assert!(ran.transcript().contains(r#""outcome":"rewrote""#));
+}
+
+#[test]
+fn a_hook_that_crashes_hangs_or_answers_garbage_denies_unless_on_error_allows() {
+    let agent = "prompt: Go
+tools:
+  - builtin: shell
+    allow: [./tool.sh]
+hooks:
+  pre_tool_use:
+    - command: [./hooks/crash.sh]
+      match: ['shell:command=*one*']
+    - command: [./hooks/hang.sh]
+      match: ['shell:command=*two*']
+      timeout: 300ms
+    - command: [./hooks/garbage.sh]
+      match: ['shell:command=*three*']
+    - command: [./hooks/crash.sh]
+      match: ['shell:command=*four*']
+      on_error: allow
+";
+    let ran = Test::new()
+        .agent(agent)
+        .executable("tool.sh", TOOL_SH)
+        .executable(
+            "hooks/crash.sh",
+            "#!/bin/sh\necho 'cannot reach the policy server' >&2\nexit 3\n",
+        )
+        .executable("hooks/hang.sh", "#!/bin/sh\nsleep 30\n")
+        .executable("hooks/garbage.sh", "#!/bin/sh\necho 'yes please'\n")
+        .reply(
+            Reply::tool_call("shell", json!({"command": "./tool.sh one"}))
+                .with_tool_call("shell", json!({"command": "./tool.sh two"}))
+                .with_tool_call("shell", json!({"command": "./tool.sh three"}))
+                .with_tool_call("shell", json!({"command": "./tool.sh four"})),
+        )
+        .reply(Reply::text("done"))
+        .run();
+    assert_eq!(
+        ran.read("ran.log"),
+        "four\n",
+        "only the call whose hook may fail open ran"
+    );
+    assert!(told(&ran, 1, 0).contains("the pre_tool_use hook `./hooks/crash.sh` failed: it exited with status 3: cannot reach the policy server"));
+    assert!(told(&ran, 1, 1).contains("did not finish within 300ms and was killed"));
+    assert!(
+        told(&ran, 1, 2)
+            .contains("its answer is not understood: it printed something that is not JSON")
+    );
+    assert_eq!(
+        hook_outcomes(&ran),
+        ["failed", "failed", "failed", "failed"]
+    );
+    let log = ran.read("run/hooks.log");
+    assert!(
+        log.contains("== pre_tool_use `./hooks/crash.sh` (call call_mock1_0 of shell)"),
+        "{log}"
+    );
+    assert!(log.contains("cannot reach the policy server"), "{log}");
+}
+
+#[test]
+fn a_post_tool_use_hook_replaces_or_annotates_the_result_and_sees_it_redacted() {
+    let agent = "prompt: Go
+tools:
+  - builtin: read_file
+hooks:
+  post_tool_use:
+    - command: [./hooks/post.sh]
+";
+    let script = "#!/bin/sh
+input=$(cat)
+printf '%s\\n' \"$input\" >> seen.jsonl
+case \"$input\" in
+  *internal.txt*) printf '%s' '{\"data\": \"[internal: withheld by policy]\"}' ;;
+  *) printf '%s' '{\"note\": \"this file is generated; do not edit it\"}' ;;
+esac
+";
+    let token = "ghp_0123456789abcdefghijklmnopqrstuvwxyzAB";
+    let ran = Test::new()
+        .agent(agent)
+        .executable("hooks/post.sh", script)
+        .file("internal.txt", "the launch date")
+        .file("gen.rs", &format!("// token {token}\n"))
+        .reply(
+            Reply::tool_call("read_file", json!({"path": "internal.txt"}))
+                .with_tool_call("read_file", json!({"path": "gen.rs"})),
+        )
+        .reply(Reply::text("done"))
+        .run();
+    assert_eq!(told(&ran, 1, 0), "[internal: withheld by policy]");
+    let annotated = told(&ran, 1, 1);
+    assert!(
+        annotated.ends_with("\n\nthis file is generated; do not edit it"),
+        "{annotated}"
+    );
+    assert!(
+        !ran.read("seen.jsonl").contains(token),
+        "the hook sees the result redacted"
+    );
+    assert_eq!(seen(&ran)[0]["result"]["success"], true);
+    assert!(!ran.read("run/events.jsonl").contains("the launch date"));
+    assert_eq!(hook_outcomes(&ran), ["replaced", "annotated"]);
+}
+
+#[test]
+fn a_hook_allow_settles_a_call_that_asks_and_hooks_get_no_secrets() {
+    let agent = "prompt: Go
+tools:
+  - builtin: shell
+    allow: [./tool.sh]
+permissions:
+  ask: [shell]
+hooks:
+  pre_tool_use:
+    - command: [./hooks/pre.sh]
+";
+    let script =
+        "#!/bin/sh\ncat > /dev/null\nenv > env.txt\nprintf '%s' '{\"decision\": \"allow\"}'\n";
+    let ran = Test::new()
+        .agent(agent)
+        .executable("tool.sh", TOOL_SH)
+        .executable("hooks/pre.sh", script)
+        .env("DEPLOY_TOKEN", "s3cret-deploy")
+        .reply(Reply::tool_call(
+            "shell",
+            json!({"command": "./tool.sh test"}),
+        ))
+        .reply(Reply::text("done"))
+        .run();
+    assert_eq!(ran.read("ran.log"), "test\n");
+    assert_eq!(
+        decisions(&ran),
+        [("ask", "rule"), ("allow", "hook")].map(|(a, b)| (a.to_string(), b.to_string()))
+    );
+    let env = ran.read("env.txt");
+    assert!(
+        !env.contains("s3cret-deploy") && !env.contains("OPENAI_API_KEY"),
+        "{env}"
+    );
+}
+
+#[test]
+fn run_hooks_refuse_a_run_and_hear_its_end_and_its_pause() {
+    let refused = Test::new()
+        .agent("prompt: Go\nhooks:\n  run_start:\n    - command: [./hooks/start.sh]\n")
+        .executable(
+            "hooks/start.sh",
+            &hook(r#"{"decision": "deny", "reason": "the freeze is on until Monday"}"#),
+        )
+        .status(1)
+        .stderr_contains(
+            "the run_start hook `./hooks/start.sh` refused the run: the freeze is on until Monday",
+        )
+        .run();
+    assert_eq!(refused.requests().len(), 0, "no model call");
+    assert_eq!(seen(&refused)[0]["event"], "run_start");
+
+    let agent = "prompt: Go
+tools:
+  - builtin: write_file
+permissions:
+  ask: [write_file]
+hooks:
+  user_input:
+    - command: [./hooks/notice.sh]
+  run_end:
+    - command: [./hooks/notice.sh]
+";
+    let paused = Test::new()
+        .agent(agent)
+        .executable("hooks/notice.sh", &hook(""))
+        .reply(Reply::tool_call(
+            "write_file",
+            json!({"path": "a.txt", "content": "x"}),
+        ))
+        .status(4)
+        .any_stderr()
+        .run();
+    let seen = seen(&paused);
+    assert_eq!(seen.len(), 2);
+    assert_eq!(seen[0]["event"], "user_input");
+    assert_eq!(seen[1]["event"], "run_end");
+    assert_eq!(seen[1]["result"]["status"], "input_required");
+    assert_eq!(seen[1]["result"]["run_id"], paused.result()["run_id"]);
+}
+
+#[test]
+fn validate_checks_hook_patterns_and_programs() {
+    Test::new()
+        .agent(
+            "prompt: Go
+tools:
+  - builtin: shell
+    allow: [git]
+hooks:
+  pre_tool_use:
+    - command: [./hooks/missing.sh]
+      match: ['shel:command=git*']
+  run_end:
+    - command: [notify-send]
+      on_error: deny
+",
+        )
+        .command(["validate", "agent.yaml"])
+        .status(2)
+        .any_stderr()
+        .stdout_contains("agent.yaml:9:17: error[missing-file]: no such file: `./hooks/missing.sh`")
+        .stdout_contains("agent.yaml:10:15: error[unknown-tool]: `shel:command=git*` names `shel`")
+        .stdout_contains("did you mean `shell`?")
+        .stdout_contains("agent.yaml:13:7: error[unknown-key]: unknown key `on_error`")
+        .run();
+}
+
+#[test]
+fn a_reload_or_resume_refuses_a_file_that_changes_its_hooks() {
+    let ran = asking().status(4).any_stderr().run();
+    let session = ran.session();
+    let hooked =
+        format!("{ASKING_AGENT}hooks:\n  run_end:\n    - command: [sh, -c, 'curl example.com']\n");
+    std::fs::write(
+        ran.path("agent.yaml"),
+        hooked.replace("prompt: Go", &model_line(&ran)),
+    )
+    .unwrap();
+    ran.then()
+        .command(["resume", &session, "--approve", "all", "--run-dir", "run2"])
+        .status(2)
+        .stderr_contains("adds or changes a `run_end` hook `sh -c 'curl example.com'`")
+        .run();
+}
+
+#[test]
+fn a_sub_agent_without_hooks_goes_through_its_callers_tool_hooks() {
+    let ran = Test::new()
+        .agent(&format!(
+            "{WITH_HELPER}hooks:\n  pre_tool_use:\n    - command: [./hooks/pre.sh]\n      match: [write_file]\n"
+        ))
+        .executable(
+            "hooks/pre.sh",
+            &hook(r#"{"decision": "deny", "reason": "read-only today"}"#),
+        )
+        .reply(Reply::tool_call("helper", json!({"task": "write"})))
+        .reply(Reply::tool_call(
+            "write_file",
+            json!({"path": "a.txt", "content": "x"}),
+        ))
+        .reply(Reply::text("could not"))
+        .reply(Reply::text("done"))
+        .run();
+    assert!(!ran.path("a.txt").exists());
+    let input = &seen(&ran)[0];
+    assert_eq!(
+        (input["agent"].as_str(), input["depth"].as_u64()),
+        (Some("helper"), Some(1))
+    );
+}
+
+#[test]
+fn each_chat_turn_is_a_run_its_run_hooks_hear_of() {
+    let ran = Test::new()
+        .agent(
+            "system: Be brief.\nhooks:\n  run_start:\n    - command: [./hooks/notice.sh]\n  run_end:\n    - command: [./hooks/notice.sh]\n",
+        )
+        .executable("hooks/notice.sh", &hook(""))
+        .reply(Reply::text("Hello Ann."))
+        .reply(Reply::text("You are Ann."))
+        .command(["chat", "agent.yaml", "--run-dir", "run"])
+        .stdin("I am Ann.\nWho am I?\n")
+        .stdout("Hello Ann.\nYou are Ann.\n")
+        .any_stderr()
+        .run();
+    let events: Vec<String> = seen(&ran)
+        .iter()
+        .map(|input| input["event"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(events, ["run_start", "run_end", "run_start", "run_end"]);
+    assert_eq!(seen(&ran)[3]["result"]["output"], "You are Ann.");
 }

@@ -1042,3 +1042,305 @@ fn permissions_match_mcp_tools_by_prefix_and_argument() {
         [json!("allow: ev_*"), json!("deny: ev_echo:message=secret*")]
     );
 }
+
+#[test]
+fn a_form_nobody_can_fill_in_pauses_the_run_and_resume_makes_the_call_again_with_the_answer() {
+    let paused = Test::new()
+        .agent(&format!(
+            "prompt: Sign me up.\ntools:\n{}",
+            stdio_entry("      tools: [trigger-elicitation-request]\n")
+        ))
+        .reply(Reply::tool_call("trigger-elicitation-request", json!({})))
+        .status(4)
+        .stderr_contains("answer with `runner resume")
+        .run();
+    let action = &paused.events_of("thread.run.requires_action")[0]["data"]["required_action"];
+    assert_eq!(action["type"], "user_input");
+    let question = action["question"].as_str().unwrap();
+    assert!(question.starts_with("MCP server `"), "{question}");
+    assert!(question.contains("Please provide inputs for the following fields:"));
+    assert!(paused.transcript().contains("INPUT_REQUIRED"));
+    assert_stopped(&paused, "server.pid");
+    let session = paused.session();
+
+    // An answer that does not fit the form is refused before anything runs again.
+    paused
+        .then()
+        .command([
+            "resume",
+            &session,
+            "--answer",
+            r#"{"integer": 500}"#,
+            "--run-dir",
+            "run2",
+        ])
+        .status(2)
+        .stderr_contains("does not fit the form")
+        .stderr_contains("\"name\" is a required property")
+        .run();
+
+    let answer = r#"{"name": "Ada Lovelace", "check": true}"#;
+    let resumed = paused
+        .then()
+        .reply(Reply::text("You are signed up."))
+        .command(["resume", &session, "--answer", answer, "--run-dir", "run3"])
+        .run();
+    let results = tool_results(resumed.requests().last().unwrap());
+    let result = results.last().unwrap();
+    assert!(result.contains("- Name: Ada Lovelace"), "{result}");
+    assert!(result.contains("- Agreed to terms: true"), "{result}");
+    let provided = &resumed.events_of("agent.user_input.provided")[0]["data"];
+    assert_eq!(provided["answer"], answer);
+    assert_eq!(resumed.result()["status"], "completed");
+}
+
+/// An `mcpServers` file (Claude Code's `.mcp.json` shape) with the reference server, which
+/// writes its pid to `server.pid` and the `API_TOKEN` it got, upper-cased (so a search for
+/// the token does not find it), to `token.seen`; and a server runner cannot read (`cwd`),
+/// which matters only if imported.
+fn mcp_json() -> String {
+    let check = "echo $$ > server.pid; printf %s \"$API_TOKEN\" | tr a-z A-Z > token.seen; exec \"$0\" stdio";
+    let file = json!({
+        "mcpServers": {
+            "everything": {
+                "command": "sh",
+                "args": ["-c", check, everything()],
+                "env": {"API_TOKEN": "Bearer ${MCP_TOKEN}", "LOG_LEVEL": "warn"}
+            },
+            "editor-only": {"command": "code-helper", "cwd": "/tmp"}
+        }
+    });
+    serde_json::to_string_pretty(&file).unwrap()
+}
+
+/// Every file under `dir` whose content contains `secret`.
+fn files_containing(dir: &std::path::Path, secret: &str) -> Vec<PathBuf> {
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir(dir).unwrap().flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            found.extend(files_containing(&path, secret));
+        } else if std::fs::read(&path)
+            .is_ok_and(|bytes| String::from_utf8_lossy(&bytes).contains(secret))
+        {
+            found.push(path);
+        }
+    }
+    found
+}
+
+#[test]
+fn servers_imported_from_an_mcp_json_run_record_and_replay_like_inline_ones() {
+    // The agent lives in `agents/`: `config` is relative to it, not to the workspace.
+    let agent = "name: importer\nmodel: $MODEL\nenv: [MCP_TOKEN]\nprompt: Use the tools.\ntools:\n  - builtin: write_file\n  - mcp:\n      config: mcp.json\n      servers: [everything]\n      tools: [echo, get-sum]\n      prefix: ev_\n";
+    let recorded = Test::new()
+        .file("agents/importer.yaml", agent)
+        .file("agents/mcp.json", &mcp_json())
+        .reply(
+            Reply::tool_call("ev_echo", json!({"message": "hello"}))
+                .with_tool_call("ev_get-sum", json!({"a": 2, "b": 3}))
+                .with_tool_call(
+                    "write_file",
+                    json!({"path": "agents/mcp.json", "content": "{}"}),
+                ),
+        )
+        .reply(Reply::text("Done."))
+        .env("MCP_TOKEN", "tok-mcp-4711")
+        .command([
+            "exec",
+            "agents/importer.yaml",
+            "--record",
+            "cassette.jsonl",
+            "--run-dir",
+            "live",
+            "--debug",
+        ])
+        .stdout("Done.\n")
+        .any_stderr()
+        .run();
+    let requests = recorded.requests();
+    let names: Vec<&str> = requests[0].body["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["function"]["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["write_file", "ev_echo", "ev_get-sum"]);
+    let results = tool_results(&requests[1]);
+    assert_eq!(results[0], "Echo: hello");
+    assert!(results[1].contains('5'), "{}", results[1]);
+    // The model cannot rewrite the file its servers come from.
+    assert!(
+        results[2].contains("agent definition file"),
+        "{}",
+        results[2]
+    );
+    assert!(recorded.read("agents/mcp.json").contains("mcpServers"));
+    // `${MCP_TOKEN}` reached the server, and nothing the run wrote holds it: events,
+    // transcript, result, checkpoints, cassette, the `--debug` log.
+    assert_eq!(recorded.read("token.seen"), "BEARER TOK-MCP-4711");
+    assert!(!recorded.stdout.contains("tok-mcp-4711") && !recorded.stderr.contains("tok-mcp-4711"));
+    assert_eq!(
+        files_containing(&recorded.path(""), "tok-mcp-4711"),
+        Vec::<PathBuf>::new()
+    );
+    assert!(
+        recorded
+            .read("cassette.jsonl")
+            .contains(r#""mcp":"tools/list""#)
+    );
+    assert_stopped(&recorded, "server.pid");
+
+    // `runner tools` names the imported server by its command line, as an inline one.
+    let listed = recorded
+        .then()
+        .env("MCP_TOKEN", "tok-mcp-4711")
+        .command(["tools", "agents/importer.yaml", "--format", "json"])
+        .run()
+        .json();
+    let echo = &listed["tools"][1];
+    assert_eq!(echo["name"], "ev_echo");
+    assert!(
+        echo["server"].as_str().unwrap().starts_with("sh -c"),
+        "{echo}"
+    );
+
+    // Replayed with no server started: the cassette knows the imported server.
+    std::fs::remove_file(recorded.path("server.pid")).unwrap();
+    recorded
+        .then()
+        .env("MCP_TOKEN", "not-the-token")
+        .command([
+            "exec",
+            "agents/importer.yaml",
+            "--replay",
+            "cassette.jsonl",
+            "--run-dir",
+            "replayed",
+        ])
+        .stdout("Done.\n")
+        .run();
+    assert!(
+        !recorded.path("server.pid").exists(),
+        "a server was started"
+    );
+}
+
+/// Two servers of one file that offer the same tools.
+fn two_servers_json() -> String {
+    let file = json!({
+        "servers": {
+            "first": {"type": "stdio", "command": everything(), "args": ["stdio"]},
+            "second": {"command": "sh", "args": ["-c", "exec \"$0\" stdio", everything()]}
+        }
+    });
+    serde_json::to_string_pretty(&file).unwrap()
+}
+
+#[test]
+fn servers_picks_servers_by_name_and_their_tool_names_may_collide() {
+    let tools = |ran: &Ran| -> Vec<(String, String)> {
+        ran.json()["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| {
+                let field = |key: &str| t[key].as_str().unwrap().to_string();
+                (field("name"), field("server"))
+            })
+            .collect()
+    };
+    // VS Code's `servers` key; only the named server is started.
+    let second = Test::new()
+        .agent("tools:\n  - mcp: { config: mcp.json, servers: [second], tools: [echo] }\n")
+        .file("mcp.json", &two_servers_json())
+        .command(["tools", "agent.yaml", "--format", "json"])
+        .run();
+    let listed = tools(&second);
+    assert_eq!(listed.len(), 1, "{listed:?}");
+    assert_eq!(listed[0].0, "echo");
+    assert!(listed[0].1.starts_with("sh -c"), "{listed:?}");
+
+    // Without `servers`, every server: both offer `echo`, which the start refuses.
+    second
+        .then()
+        .agent("tools:\n  - mcp: { config: mcp.json }\n")
+        .command(["tools", "agent.yaml"])
+        .status(2)
+        .stderr_contains("two tools have this name: MCP server `")
+        .stderr_contains("`prefix`")
+        .run();
+
+    // One entry per server, each with its prefix.
+    let prefixed = second
+        .then()
+        .agent("tools:\n  - mcp: { config: mcp.json, servers: [first], tools: [echo], prefix: a_ }\n  - mcp: { config: mcp.json, servers: [second], tools: [echo], prefix: b_ }\n")
+        .command(["tools", "agent.yaml", "--format", "json"])
+        .run();
+    let names: Vec<String> = tools(&prefixed).into_iter().map(|(n, _)| n).collect();
+    assert_eq!(names, ["a_echo", "b_echo"]);
+}
+
+#[test]
+fn validate_locates_import_problems_at_the_config_key() {
+    let agent = "env: [DECLARED]\nprompt: Hi\ntools:\n  - mcp:\n      config: .mcp.json\n      servers: [github, remote, githb]\n  - mcp: { config: missing.json }\n  - mcp: { config: broken.json }\n";
+    let mcp_json = r#"{
+  "mcpServers": {
+    "github": {
+      "command": "github-mcp",
+      "env": {"GITHUB_TOKEN": "${GITHUB_TOKEN}", "OK": "${env:DECLARED}"}
+    },
+    "remote": {"type": "sse", "url": "http://127.0.0.1:1/sse"}
+  }
+}"#;
+    let ran = Test::new()
+        .agent(agent)
+        .file(".mcp.json", mcp_json)
+        .file(
+            "broken.json",
+            "{\n  \"mcpServers\": {\n    \"a\": {\"command\": \"x\",}\n  }\n}\n",
+        )
+        .command(["validate", "agent.yaml"])
+        .status(2)
+        .stderr_contains("5 error(s)")
+        .run();
+    let expected = [
+        "agent.yaml:7:15: error[mcp-config]: `.mcp.json` has no server `githb` (at /tools/0/mcp/config)\n  help: did you mean `github`? its servers: `github`, `remote`",
+        "agent.yaml:7:15: error[undeclared-variable]: server `github` of `.mcp.json` reads `${GITHUB_TOKEN}` in `env.GITHUB_TOKEN`, a variable this agent does not declare (at /tools/0/mcp/config)\n  help: add `GITHUB_TOKEN` to the agent's `env:` list",
+        "agent.yaml:7:15: error[mcp-config]: server `remote` of `.mcp.json`: `type: sse` is the legacy HTTP+SSE transport, which runner does not support",
+        "agent.yaml:9:20: error[missing-file]: MCP config file `missing.json` does not exist (at /tools/1/mcp/config)",
+        "agent.yaml:10:20: error[mcp-config]: `broken.json` is not valid JSON: trailing comma (line 3, column 26) (at /tools/2/mcp/config)",
+    ];
+    for diagnostic in expected {
+        assert!(
+            ran.stdout.contains(diagnostic),
+            "{diagnostic}\nnot in\n{}",
+            ran.stdout
+        );
+    }
+    // `runner exec` refuses the file the same way, before starting anything.
+    ran.then()
+        .status(2)
+        .stderr_contains("error[undeclared-variable]")
+        .run();
+}
+
+#[test]
+fn a_change_to_the_imported_file_reaches_a_running_agent_as_a_reload() {
+    let slow = |reply: Reply| MockResponse::reply(reply).chunk_delay(Duration::from_millis(150));
+    let running = Test::new()
+        .agent("env: [MCP_TOKEN]\nprompt: Go\ntools:\n  - mcp: { config: .mcp.json, servers: [everything], tools: [echo] }\n")
+        .file(".mcp.json", &mcp_json())
+        .env("MCP_TOKEN", "tok-mcp-4711")
+        .respond(slow(Reply::tool_call("echo", json!({"message": "one"}))))
+        .reply(Reply::text("done"))
+        .args(["--watch", "--allow-widening"])
+        .stderr_contains("was not started with the run")
+        .spawn();
+    wait_until("the first model request", || running.requests_made() >= 1);
+    // Only the JSON file changes: the server's `env` is another, so another server.
+    running.save(".mcp.json", &mcp_json().replace("\"warn\"", "\"debug\""));
+    let ran = running.wait();
+    assert_eq!(ran.stdout, "done\n");
+    assert_stopped(&ran, "server.pid");
+}

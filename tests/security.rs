@@ -230,6 +230,24 @@ fn model_on_the_command_line_keeps_the_files_endpoint_for_the_same_provider() {
     assert_eq!(ran.requests()[0].body["model"], "other-model");
 }
 
+/// `--model` replaces the file's model: the key of the model that no longer runs is not
+/// asked for.
+#[test]
+fn model_on_the_command_line_needs_only_its_own_key() {
+    let test = Test::new().agent("name: t\nmodel: anthropic/claude-x\nprompt: Go\n");
+    let url = test.mock_url();
+    let ran = test
+        .env_remove("ANTHROPIC_API_KEY")
+        .env("OPENAI_API_KEY", "test-not-real")
+        .env("OPENAI_BASE_URL", &url)
+        .reply(Reply::text("from the override"))
+        .args(["--model", "openai/other-model"])
+        .stdout("from the override\n")
+        .stderr_contains("changes the provider")
+        .run();
+    assert_eq!(ran.requests()[0].body["model"], "other-model");
+}
+
 #[test]
 fn model_with_another_provider_says_where_the_requests_go() {
     Test::new()

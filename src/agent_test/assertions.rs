@@ -32,16 +32,14 @@ pub fn check(assertion: &Assertion, run: &Evidence<'_>, grade: &Grade<'_>) -> Re
     let result = run.result;
     let output = result.output.as_deref().unwrap_or_default();
     match assertion {
-        Assertion::Status(expected) => {
-            let actual = status_name(result);
-            expect(actual == expected.as_str(), || {
-                format!(
-                    "expected status {}, got {actual}{}",
-                    expected.as_str(),
-                    error_of(result)
-                )
-            })
-        }
+        Assertion::Status(expected) => expect(result.status == *expected, || {
+            format!(
+                "expected status {}, got {}{}",
+                expected.name(),
+                result.status.name(),
+                error_of(result)
+            )
+        }),
         Assertion::ExitCode(code) => expect(result.exit_code == *code, || {
             format!(
                 "expected exit code {code}, got {}{}",
@@ -55,7 +53,7 @@ pub fn check(assertion: &Assertion, run: &Evidence<'_>, grade: &Grade<'_>) -> Re
             Some(actual) => format!("expected the limit `{limit}` to end the run, got `{actual}`"),
             None => format!(
                 "expected the limit `{limit}` to end the run; it ended {}",
-                status_name(result)
+                result.status.name()
             ),
         }),
         Assertion::Output(text) => expect(output.trim() == text.trim(), || {
@@ -127,14 +125,6 @@ pub fn check(assertion: &Assertion, run: &Evidence<'_>, grade: &Grade<'_>) -> Re
 
 fn expect(holds: bool, message: impl FnOnce() -> String) -> Result<(), String> {
     if holds { Ok(()) } else { Err(message()) }
-}
-
-/// The result's status as written in the result (`limit_reached`).
-pub fn status_name(result: &RunResult) -> String {
-    serde_json::to_value(result.status)
-        .ok()
-        .and_then(|v| v.as_str().map(String::from))
-        .unwrap_or_default()
 }
 
 /// `: error[code]: message` when the run has an error, for messages about how it ended.

@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use super::assertions::{Evidence, check, error_of, status_name};
+use super::assertions::{Evidence, check, error_of};
 use super::child::{ChildError, run_with_limit};
 use super::judge::{JudgeSource, grade};
 use super::load::LoadedFile;
@@ -145,7 +145,7 @@ fn execute(job: &Job<'_>, dir: &CaseDir) -> Result<Found, String> {
     if !says_how_it_ends && result.status != Status::Completed {
         let message = format!(
             "the run ended {}{}",
-            status_name(&result),
+            result.status.name(),
             error_of(&result)
         );
         found.push((None, message));

@@ -6,6 +6,8 @@
 
 use indexmap::IndexMap;
 use schemars::JsonSchema;
+
+use crate::output::result::Status;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
@@ -121,7 +123,7 @@ pub enum Answers {
 #[serde(rename_all = "snake_case", deny_unknown_fields)]
 pub enum Assertion {
     /// The run's status.
-    Status(ExpectedStatus),
+    Status(Status),
     /// The process's exit code (0 completed, 1 failed, 2 invalid, 3 limit, 4 input, 130).
     ExitCode(u8),
     /// The bound that ended a `limit_reached` run (`max_llm_calls`, `timeout`, ...).
@@ -166,18 +168,6 @@ pub enum Assertion {
     NoToolErrors(bool),
     /// A model grades the answer against a rubric, answering pass or fail with a reason.
     Judge(JudgeCheck),
-}
-
-/// The statuses of a run's result.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum ExpectedStatus {
-    Completed,
-    Failed,
-    Invalid,
-    LimitReached,
-    InputRequired,
-    Interrupted,
 }
 
 /// A name, or a mapping that says more.
@@ -303,19 +293,6 @@ impl Assertion {
             Assertion::MaxCostUsd(_) => "max_cost_usd",
             Assertion::NoToolErrors(_) => "no_tool_errors",
             Assertion::Judge(_) => "judge",
-        }
-    }
-}
-
-impl ExpectedStatus {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            ExpectedStatus::Completed => "completed",
-            ExpectedStatus::Failed => "failed",
-            ExpectedStatus::Invalid => "invalid",
-            ExpectedStatus::LimitReached => "limit_reached",
-            ExpectedStatus::InputRequired => "input_required",
-            ExpectedStatus::Interrupted => "interrupted",
         }
     }
 }

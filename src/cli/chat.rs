@@ -14,6 +14,7 @@ use clap::Args;
 use super::Exit;
 use super::prepare::{Prepared, Request, Stop, inputs, load};
 use super::run_dir::RunDir;
+use super::run_hooks::RunHooks;
 use super::run_options::RunOptions;
 use super::session_store::SessionFiles;
 use crate::compile::run_limits;
@@ -82,8 +83,17 @@ fn chat(args: &ChatArgs) -> Result<Exit, Stop> {
             line => {
                 let emitter = run_dir.emitter(&name, chat_id.clone(), &session_id);
                 super::watch::swap_between_runs(&*reloader, &mut agent, &emitter, state.step);
-                let emitter = run_dir.emitter(&name, new_id(), &session_id);
-                let ctx = prepared.context(emitter, budget.clone(), files.clone());
+                let run_id = new_id();
+                let hooks =
+                    RunHooks::new(&agent, &prepared.runtime, &prepared.cancel, &run_dir.dir);
+                if let Err(stop) = hooks.start((&run_id, &session_id), &name) {
+                    stop.print();
+                    exit = Exit::from(stop.status);
+                    continue;
+                }
+                let emitter = run_dir.emitter(&name, run_id, &session_id);
+                let ctx =
+                    prepared.context(emitter, budget.clone(), (files.clone(), Some(&run_dir.dir)));
                 let start = RunStart {
                     opening: vec![Message::user(line)],
                     settle: None,
@@ -96,6 +106,7 @@ fn chat(args: &ChatArgs) -> Result<Exit, Stop> {
                 let Some(result) = run_dir.finish() else {
                     break;
                 };
+                hooks.end(&result);
                 args.run.print_result(&result);
                 exit = Exit::from(result.status);
                 if result.status == Status::Interrupted {

@@ -6,6 +6,7 @@ use std::sync::Arc;
 use super::Exit;
 use super::prepare::{Prepared, Request, Stop};
 use super::run_dir::RunDir;
+use super::run_hooks::RunHooks;
 use super::run_options::RunOptions;
 use super::session_store::SessionFiles;
 use crate::compile::run_limits;
@@ -76,13 +77,19 @@ fn run(launch: Launch, options: &RunOptions) -> Result<RunResult, Stop> {
         Opening::Continue => Vec::new(),
     };
     let run_dir = RunDir::open(options, &run_id)?;
+    let hooks = RunHooks::new(&agent, &prepared.runtime, &prepared.cancel, &run_dir.dir);
+    hooks.start((&run_id, &session_id), &prepared.spec.name)?;
     let emitter = run_dir.emitter(&prepared.spec.name, run_id, &session_id);
     // A resumed session keeps counting where it stopped: limits are per session.
     let spent = launch.state.spent_so_far();
     let budget = Budget::resumed(run_limits(&prepared.spec.limits), &spent)
         .map_err(|message| Stop::invalid("invalid_checkpoint", message))?;
     let resumable = launch.checkpoints.is_some();
-    let mut ctx = prepared.context(emitter, Arc::new(budget), launch.checkpoints);
+    let mut ctx = prepared.context(
+        emitter,
+        Arc::new(budget),
+        (launch.checkpoints, Some(&run_dir.dir)),
+    );
     ctx.reload = reloader.map(|r| r as Arc<dyn Reloader>);
     let start = RunStart {
         opening,
@@ -97,6 +104,7 @@ fn run(launch: Launch, options: &RunOptions) -> Result<RunResult, Stop> {
     let result = run_dir
         .finish()
         .ok_or_else(|| Stop::invalid("internal", "the run left no result"))?;
+    hooks.end(&result);
     if resumable && let Some(hint) = how_to_continue(&result, &prepared.agent_file) {
         eprintln!("{hint}");
     }

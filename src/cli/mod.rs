@@ -26,6 +26,7 @@ pub(crate) mod prepare;
 mod render;
 mod resume;
 mod run_dir;
+mod run_hooks;
 mod run_options;
 mod runs;
 mod schema;

@@ -298,19 +298,20 @@ impl Prepared {
     }
 
     /// The context of one run of this agent: its events, its budget, this command's stop
-    /// signal, and where its checkpoints go (the session lists the run from here on, so a
-    /// run that crashes is listed too).
+    /// signal, where its checkpoints go (the session lists the run from here on, so a
+    /// run that crashes is listed too) and its run directory, if it has one.
     pub fn context(
         &self,
         emitter: Emitter,
         budget: Arc<Budget>,
-        checkpoints: Option<Arc<SessionFiles>>,
+        (checkpoints, run_dir): (Option<Arc<SessionFiles>>, Option<&Path>),
     ) -> RunContext {
         if let Some(files) = &checkpoints {
             files.begin(&emitter.run_id);
         }
         let mut ctx = RunContext::new(emitter, budget, self.cancel.clone());
         ctx.checkpoints = checkpoints.map(|files| files as Arc<dyn Checkpointer>);
+        ctx.run_dir = run_dir.map(Path::to_path_buf);
         ctx
     }
 

@@ -6,6 +6,7 @@
 //! checkpoint is read until the run ends, so no other process runs it meanwhile.
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use clap::Args;
 
@@ -21,9 +22,11 @@ use crate::engine::AgentState;
 use crate::engine::clock::{new_id, now_rfc3339};
 use crate::engine::pending::Pending;
 use crate::engine::resume::{Answer, Decisions, Reply};
+use crate::mcp::check_form_answer;
 use crate::provider::Message;
 use crate::spec::AgentSpec;
 use crate::spec::widening::widenings;
+use crate::tools::FormAnswer;
 
 /// Options of `runner resume`.
 #[derive(Debug, Args)]
@@ -131,14 +134,28 @@ fn launch_of(args: &ResumeArgs, run_id: String) -> Result<Launch, Stop> {
         definition_of(&spec),
     );
     let files = SessionFiles::new(store, metadata, kept, lock);
+    let mut request = Request::new(
+        &agent_file,
+        spec,
+        (resumable.inputs, resumable.input_text),
+        (run_id, session_id),
+        &args.run,
+    )?;
+    // The call that waited for a server's form is made again: the answer waits for the form.
+    if let Some(Answer {
+        pending,
+        reply: Reply::Text(answer),
+    }) = &answer
+        && let Some(form) = pending.form()
+    {
+        let answer = FormAnswer {
+            message: form.message.clone(),
+            answer: answer.clone(),
+        };
+        request.human.answers.insert(0, Arc::new(answer));
+    }
     Ok(Launch {
-        request: Request::new(
-            &agent_file,
-            spec,
-            (resumable.inputs, resumable.input_text),
-            (run_id, session_id),
-            &args.run,
-        )?,
+        request,
         state,
         opening: Opening::Continue,
         checkpoints: Some(files),
@@ -204,6 +221,17 @@ fn settle(
                     ),
                 ));
             };
+            if let Some(form) = waiting.form() {
+                check_form_answer(&answer, &form.schema).map_err(|problem| {
+                    Stop::invalid(
+                        "invalid_answer",
+                        format!(
+                            "session `{}` waits for a form of MCP server `{}`: {problem}",
+                            args.session, form.server
+                        ),
+                    )
+                })?;
+            }
             let pending = waiting.clone();
             let reply = Reply::Text(answer);
             Ok((state, Some(Answer { pending, reply })))

@@ -62,7 +62,7 @@ fn list() -> Exit {
                 "{:<36}  {:<20}  {:<14}  {:>5}  {:>9.1}  {}",
                 run.id,
                 result.agent,
-                status_name(result),
+                result.status.name(),
                 result.steps,
                 result.duration_ms as f64 / 1000.0,
                 result.session_id
@@ -140,11 +140,4 @@ fn read_run(dir: &Path) -> Run {
         changed,
         result,
     }
-}
-
-fn status_name(result: &RunResult) -> String {
-    serde_json::to_value(result.status)
-        .ok()
-        .and_then(|value| value.as_str().map(String::from))
-        .unwrap_or_default()
 }

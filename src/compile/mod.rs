@@ -1,6 +1,7 @@
 //! Compiles an agent file into an engine `Agent`: providers built, tools registered,
 //! templates rendered. This is the only place where the spec meets the engine.
 
+mod hooks;
 mod mcp;
 mod model;
 mod prompts;
@@ -240,11 +241,11 @@ pub fn compile_agent(input: &CompileInput<'_>) -> Result<Agent, CompileError> {
     })
 }
 
-/// The agent's own guardrails; `None` when it declares neither `permissions` nor `redact`
-/// (it follows its caller's, and at the top only the built-in redaction applies).
+/// The agent's own guardrails; `None` when it declares none of `permissions`, `redact`
+/// and `hooks` (it follows its caller's, and at the top only the built-in redaction applies).
 fn build_policy(input: &CompileInput<'_>) -> Result<Option<Arc<ToolPolicy>>, CompileError> {
     let spec = input.spec;
-    if spec.permissions.is_none() && spec.redact.is_empty() {
+    if spec.permissions.is_none() && spec.redact.is_empty() && spec.hooks.is_none() {
         return Ok(None);
     }
     let permissions = spec
@@ -263,10 +264,15 @@ fn build_policy(input: &CompileInput<'_>) -> Result<Option<Arc<ToolPolicy>>, Com
         key: "redact",
         message,
     })?;
+    let hooks = match &spec.hooks {
+        Some(hooks) => hooks::build_hooks(input, hooks, &redactor)?,
+        None => Default::default(),
+    };
     Ok(Some(Arc::new(ToolPolicy {
         permissions,
         redactor,
         approvals: input.human.approvals.clone(),
+        hooks,
     })))
 }
 

@@ -73,7 +73,7 @@ pub fn provider_config(model: &ModelRef) -> Result<ProviderConfig, ModelError> {
 /// of its own is reported at its line.
 pub fn check_models(input: &CompileInput<'_>) -> Result<(), CompileError> {
     for_each_agent(input, &mut |agent, file| {
-        for model in models_of(agent.spec) {
+        for model in models_of(agent.spec, agent.model_override.as_ref()) {
             let built = provider_config(model)
                 .and_then(|config| {
                     build_provider_with(&config, agent.build, &*agent.env)
@@ -90,13 +90,20 @@ pub fn check_models(input: &CompileInput<'_>) -> Result<(), CompileError> {
     })
 }
 
-/// The models an agent file names: its own and its `summarize` middleware's.
-fn models_of(spec: &AgentSpec) -> impl Iterator<Item = &ModelRef> {
+/// The models an agent uses: its own (or the one `--model` puts in its place) and its
+/// `summarize` middleware's.
+fn models_of<'a>(
+    spec: &'a AgentSpec,
+    model_override: Option<&'a ModelRef>,
+) -> impl Iterator<Item = &'a ModelRef> {
     let summarizers = spec.middleware.iter().filter_map(|entry| match entry {
         MiddlewareEntry::Summarize(config) => config.model.as_ref(),
         _ => None,
     });
-    spec.model.iter().chain(summarizers)
+    model_override
+        .or(spec.model.as_ref())
+        .into_iter()
+        .chain(summarizers)
 }
 
 #[cfg(test)]

@@ -87,6 +87,9 @@ pub struct RunContext {
     pub reloaded: Arc<std::sync::Mutex<Option<Agent>>>,
     /// The policy of the agent that called this one, for an agent without its own.
     pub policy: Option<Arc<ToolPolicy>>,
+    /// The run directory, where hooks' stderr goes (`hooks.log`); `None` for a run that
+    /// keeps no files.
+    pub run_dir: Option<std::path::PathBuf>,
     /// The last step number given out in this run (shared by a handoff's agents and the
     /// parallel branches of a plan, so numbers never repeat).
     steps: Arc<AtomicU64>,
@@ -104,6 +107,7 @@ impl RunContext {
             reload: None,
             reloaded: Arc::default(),
             policy: None,
+            run_dir: None,
             steps: Arc::default(),
         }
     }
@@ -143,12 +147,8 @@ impl RunContext {
     /// The policy `agent`'s calls go through: its own, else its caller's.
     pub fn policy_for(&self, agent: &Agent) -> Option<Arc<ToolPolicy>> {
         match (&agent.policy, &self.policy) {
-            // Its own `redact` without `permissions`: the caller's rules still hold.
-            (Some(own), Some(caller)) if own.permissions.is_none() => Some(Arc::new(ToolPolicy {
-                permissions: caller.permissions.clone(),
-                ..(**own).clone()
-            })),
-            (Some(own), _) => Some(own.clone()),
+            (Some(own), Some(caller)) => Some(own.inheriting(caller)),
+            (Some(own), None) => Some(own.clone()),
             (None, caller) => caller.clone(),
         }
     }

@@ -5,6 +5,7 @@
 use super::pending::Pending;
 use super::state::AgentState;
 use super::trace::SubagentTrace;
+use crate::tools::FormRequest;
 
 /// The effect of one tool call on the run.
 #[derive(Debug, Clone, PartialEq)]
@@ -16,6 +17,9 @@ pub enum ToolEffect {
         question: String,
         id: Option<String>,
     },
+    /// The tool's service (an MCP server) needed a form filled in and nobody could: the
+    /// run pauses on it, and the call is made again on resume with the answer.
+    FormRequired(FormRequest),
     /// `permissions` asked for approval and nobody could give it: the call waits, not run,
     /// for `runner resume --approve/--deny`.
     ApprovalRequired { rule: String },

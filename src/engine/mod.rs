@@ -8,6 +8,7 @@ pub mod checkpointing;
 pub mod clock;
 pub mod effect;
 pub mod events;
+mod guard;
 pub mod middleware;
 pub mod outcome;
 pub mod pending;

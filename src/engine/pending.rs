@@ -1,11 +1,13 @@
 //! What a paused or interrupted run's state lacks, that a resume must settle first: calls
-//! that were in flight, or a question waiting for its answer (asked by the agent itself, or
+//! that were in flight, calls waiting for approval, a server's form, or a question waiting
+//! for its answer (asked by the agent itself, or
 //! by a sub-agent at any depth, whose own state waits with it).
 
 use serde::{Deserialize, Serialize};
 
 use super::state::AgentState;
 use crate::provider::ToolCall;
+use crate::tools::FormRequest;
 
 /// What a checkpoint's state lacks that a resume must settle first.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -19,6 +21,9 @@ pub enum Pending {
         id: Option<String>,
         call: ToolCall,
     },
+    /// A form `call`'s MCP server needed filled in: the call is made again on resume,
+    /// with the answer ready for the form.
+    FormRequired { call: ToolCall, form: FormRequest },
     /// Calls that `permissions` sent to `ask` with nobody to decide: not run, each waits
     /// for `runner resume --approve/--deny`, which runs or refuses it.
     ApprovalRequired { calls: Vec<ApprovalCall> },
@@ -70,6 +75,12 @@ impl Pending {
                 call,
                 agent: None,
             }),
+            Pending::FormRequired { call, form } => Some(Asked {
+                question: &form.question,
+                id: None,
+                call,
+                agent: None,
+            }),
             Pending::SubAgent { agent, pending, .. } => {
                 let inner = pending.asked()?;
                 Some(Asked {
@@ -91,7 +102,18 @@ impl Pending {
                     ..inner
                 })
             }
-            Pending::ToolsInFlight { .. } | Pending::InputRequired { .. } => None,
+            Pending::ToolsInFlight { .. }
+            | Pending::InputRequired { .. }
+            | Pending::FormRequired { .. } => None,
+        }
+    }
+
+    /// The form this pause waits on, wherever in the tree its call was made.
+    pub fn form(&self) -> Option<&FormRequest> {
+        match self {
+            Pending::FormRequired { form, .. } => Some(form),
+            Pending::SubAgent { pending, .. } => pending.form(),
+            _ => None,
         }
     }
 }

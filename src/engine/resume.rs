@@ -1,5 +1,6 @@
 //! Answering what a paused run waits on, inside the resumed run: the answer becomes the
-//! `ask_user` call's result; calls awaiting approval run (approved) or get the denial as
+//! `ask_user` call's result; a call whose MCP server's form was answered is made again;
+//! calls awaiting approval run (approved) or get the denial as
 //! their result, in a step of their own; when a sub-agent paused, it is driven on from its
 //! saved state with the reply settled in its own run (to any depth), and its answer becomes
 //! its call's result. A sub-agent that pauses again pauses the run again.
@@ -73,6 +74,15 @@ impl Settle for Answer {
                     });
                     let result = Message::tool_result(call, answer.clone(), false);
                     Ok(state.with_message(result))
+                }
+                (Pending::FormRequired { call, form }, Reply::Text(answer)) => {
+                    ctx.emitter.emit(UserInputProvided {
+                        question: form.question.clone(),
+                        answer: answer.clone(),
+                        tool_call_id: call.id.clone(),
+                        step_id: None,
+                    });
+                    call_again(agent, state, ctx, call).await
                 }
                 (Pending::ApprovalRequired { calls }, Reply::Approvals(decisions)) => {
                     settle_approvals(agent, state, ctx, calls, decisions).await
@@ -210,36 +220,69 @@ async fn settle_approvals(
     calls: &[ApprovalCall],
     decisions: &Decisions,
 ) -> Result<AgentState, Halt> {
+    let approved: Vec<ToolCall> = calls
+        .iter()
+        .filter(|waiting| decisions.of(&waiting.call.id).flatten().is_none())
+        .map(|waiting| waiting.call.clone())
+        .collect();
+    let decide = |mut state: AgentState, step_id: &str| {
+        for waiting in calls {
+            let denied = decisions.of(&waiting.call.id).flatten();
+            ctx.emitter.emit(PermissionDecided {
+                step_id: step_id.to_string(),
+                tool_call_id: waiting.call.id.clone(),
+                tool_name: waiting.call.name.clone(),
+                decision: if denied.is_some() {
+                    Verdict::Deny
+                } else {
+                    Verdict::Allow
+                },
+                rule: waiting.rule.clone(),
+                by: Decider::Resume,
+                reason: denied.clone(),
+            });
+            if let Some(reason) = denied {
+                state = deny(ctx, state, step_id, &waiting.call, reason);
+            }
+        }
+        state
+    };
+    let step = ("Calls decided on resume", approved.as_slice());
+    in_own_step(root, state, ctx, step, decide).await
+}
+
+/// Makes again the call whose server's form the resume answered (the answer waits for
+/// the form among the run's answer sources).
+async fn call_again(
+    root: &Agent,
+    state: AgentState,
+    ctx: &RunContext,
+    call: &ToolCall,
+) -> Result<AgentState, Halt> {
+    let title = format!("{} again, with the form answered", call.name);
+    let step = (title.as_str(), std::slice::from_ref(call));
+    in_own_step(root, state, ctx, step, |state, _| state).await
+}
+
+/// Runs `calls` (settled on resume, so not decided or counted again) in a step of their
+/// own, as the agent in control (the handoff target, or the root); `prepare` first adds
+/// what else the step shows.
+async fn in_own_step(
+    root: &Agent,
+    state: AgentState,
+    ctx: &RunContext,
+    (title, calls): (&str, &[ToolCall]),
+    prepare: impl FnOnce(AgentState, &str) -> AgentState,
+) -> Result<AgentState, Halt> {
     let active = match handed_chain(root, &state.handoffs) {
         Ok(active) => active,
         Err(message) => return Err(Halt::failed(state, "handoff", message)),
     };
     let owner = active.as_ref().unwrap_or(root);
-    let title = "Calls decided on resume";
-    let (mut state, step_id) = start_step(ctx, state, title);
-    let mut approved = Vec::new();
-    for waiting in calls {
-        let denied = decisions.of(&waiting.call.id).flatten();
-        ctx.emitter.emit(PermissionDecided {
-            step_id: step_id.clone(),
-            tool_call_id: waiting.call.id.clone(),
-            tool_name: waiting.call.name.clone(),
-            decision: if denied.is_some() {
-                Verdict::Deny
-            } else {
-                Verdict::Allow
-            },
-            rule: waiting.rule.clone(),
-            by: Decider::Resume,
-            reason: denied.clone(),
-        });
-        match denied {
-            Some(reason) => state = deny(ctx, state, &step_id, &waiting.call, reason),
-            None => approved.push(waiting.call.clone()),
-        }
-    }
+    let (state, step_id) = start_step(ctx, state, title);
+    let state = prepare(state, &step_id);
     let ctx = &ctx.clone().governed_by(owner);
-    let state = match run_approved_tools(owner, &approved, state, ctx, &step_id).await {
+    let state = match run_approved_tools(owner, calls, state, ctx, &step_id).await {
         Ok((state, _handoff)) => state,
         Err(halt) => return Err(fail_step(ctx, halt, &step_id, title)),
     };

@@ -80,9 +80,18 @@ pub trait Dispatch: Send + Sync {
     fn start(&self, call: &ToolCall, context: ToolContext) -> BoxFuture<'static, Called>;
     /// What every result of tool `name` carries in its metadata ([`Tool::origin`]).
     fn origin(&self, name: &str) -> Map<String, Value>;
-    /// Whether a well-formed call may run (`permissions`, approval); every call may, here.
-    fn authorize(&self, _call: &ToolCall) -> Authorization {
-        Authorization::Run(Map::new())
+    /// Whether a well-formed call may run, and with what arguments (`permissions`,
+    /// approval, `pre_tool_use` hooks); every call may, as it is, here.
+    fn authorize<'a>(&'a self, _call: &'a ToolCall) -> BoxFuture<'a, Authorization> {
+        Box::pin(std::future::ready(Authorization::Run {
+            note: Map::new(),
+            arguments: None,
+        }))
+    }
+    /// A call's result after it ran, before the model, the events and the transcript see
+    /// it (`post_tool_use` hooks); as it came, here.
+    fn after<'a>(&'a self, _call: &'a ToolCall, output: ToolOutput) -> BoxFuture<'a, ToolOutput> {
+        Box::pin(std::future::ready(output))
     }
     /// A result as the model, the events and the transcript may see it (secrets redacted);
     /// as it came, here.
@@ -93,8 +102,12 @@ pub trait Dispatch: Send + Sync {
 
 /// What the policy says about a call the scheduler could run.
 pub enum Authorization {
-    /// It runs; its result's metadata gets these entries (the decision, when one was made).
-    Run(Map<String, Value>),
+    /// It runs — with `arguments` instead of the model's, when a hook rewrote them; its
+    /// result's metadata gets the entries of `note` (the decision, when one was made).
+    Run {
+        note: Map<String, Value>,
+        arguments: Option<Value>,
+    },
     /// It does not run; this is its result (a denial and its reason).
     Refuse(ToolOutput),
     /// Nobody could decide: it does not run, and its result is missing until a resume
@@ -175,16 +188,22 @@ pub async fn run_calls(
                     }
                     (Called::from(*output), false)
                 }
-                Admission::Run { sequential } => match tools.authorize(call) {
-                    Authorization::Run(note) => {
+                Admission::Run { sequential } => match tools.authorize(call).await {
+                    Authorization::Run { note, arguments } => {
                         let _guard = if sequential {
                             Guard::Write(exclusive.write().await)
                         } else {
                             Guard::Read(exclusive.read().await)
                         };
                         let _permit = permits.acquire().await;
-                        observer.started(call);
-                        let mut called = spawn_call(tools, call, policy, cancel).await;
+                        let rewritten = arguments.map(|arguments| ToolCall {
+                            arguments,
+                            ..call.clone()
+                        });
+                        let ran = rewritten.as_ref().unwrap_or(call);
+                        observer.started(ran);
+                        let mut called = spawn_call(tools, ran, policy, cancel).await;
+                        called.output = tools.after(ran, called.output).await;
                         called.output.metadata.extend(note);
                         (called, true)
                     }

@@ -5,17 +5,20 @@
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
-use serde_json::{Map, Value, json};
+use serde_json::{Map, Value};
 
 use super::agent::AgentTool;
 use super::effect::ToolEffect;
-use super::events::{PermissionDecided, ToolProgressed, UserInputProvided};
+use super::events::{ToolProgressed, UserInputProvided};
+use super::guard::CallGuard;
 use super::scheduler::{Authorization, Called, Dispatch};
 use super::subagent::CallerRun;
 
-use crate::policy::{ApprovalRequest, Decider, Decision, ToolPolicy, Verdict};
+use crate::policy::ToolPolicy;
 use crate::provider::{BoxFuture, ToolCall};
-use crate::tools::{AskUserTool, Asked, ProgressSink, ToolContext, ToolOutput, ToolProgress};
+use crate::tools::{
+    AskUserTool, Asked, FormRequest, ProgressSink, ToolContext, ToolOutput, ToolProgress,
+};
 
 /// One turn's tools, bound to the calling run and the policy its calls go through.
 pub struct TurnTools {
@@ -40,25 +43,21 @@ impl TurnTools {
         }
     }
 
+    /// The guardrails a call of a known tool goes through.
+    fn guard<'a>(&'a self, call: &'a ToolCall) -> Option<CallGuard<'a>> {
+        Some(CallGuard {
+            policy: &self.policy,
+            caller: &self.caller,
+            tool: self.tools.get(&call.name)?,
+            call,
+            approved: self.approved.contains(&call.id),
+        })
+    }
+
     /// The same tools, the calls with these ids approved already.
     pub fn approving(mut self, call_ids: impl IntoIterator<Item = String>) -> Self {
         self.approved.extend(call_ids);
         self
-    }
-
-    /// Announces a decision and notes it in the call's result.
-    fn decided(&self, call: &ToolCall, decision: &Decision) -> Map<String, Value> {
-        self.caller.ctx.emitter.emit(PermissionDecided {
-            step_id: self.caller.step_id.clone(),
-            tool_call_id: call.id.clone(),
-            tool_name: call.name.clone(),
-            decision: decision.verdict,
-            rule: decision.rule.clone(),
-            by: decision.by,
-            reason: decision.reason.clone(),
-        });
-        let note = json!({"decision": decision.verdict, "rule": decision.rule, "by": decision.by});
-        Map::from_iter([("permission".to_string(), note)])
     }
 }
 
@@ -74,47 +73,25 @@ impl Dispatch for TurnTools {
         }
     }
 
-    fn authorize(&self, call: &ToolCall) -> Authorization {
-        let Some(tool) = self.tools.get(&call.name) else {
-            return Authorization::Run(Map::new());
-        };
-        if self.approved.contains(&call.id) {
-            let note = json!({"decision": Verdict::Allow, "by": Decider::Resume});
-            return Authorization::Run(Map::from_iter([("permission".to_string(), note)]));
-        }
-        let normalized = match tool {
-            AgentTool::Plain(tool) => tool.policy_arguments(&call.arguments),
-            _ => None,
-        };
-        let arguments = normalized.as_ref().unwrap_or(&call.arguments);
-        let Some(mut decision) = self.policy.rule(&call.name, arguments) else {
-            return Authorization::Run(Map::new());
-        };
-        let mut note = self.decided(call, &decision);
-        if decision.verdict == Verdict::Ask {
-            // Announced first, so progress on a terminal makes way for the question.
-            decision = self.policy.approve(&ApprovalRequest {
-                tool: &call.name,
-                call_id: &call.id,
-                arguments: &call.arguments,
-                rule: &decision.rule,
-            });
-            if decision.verdict != Verdict::Ask {
-                note = self.decided(call, &decision);
+    fn authorize<'a>(&'a self, call: &'a ToolCall) -> BoxFuture<'a, Authorization> {
+        Box::pin(async move {
+            match self.guard(call) {
+                Some(guard) => guard.authorize().await,
+                None => Authorization::Run {
+                    note: Map::new(),
+                    arguments: None,
+                },
             }
-        }
-        match decision.verdict {
-            Verdict::Allow => Authorization::Run(note),
-            Verdict::Deny => {
-                let reason = decision.reason.unwrap_or_else(|| "denied".into());
-                let mut output = ToolOutput::error(reason);
-                output.metadata.extend(note);
-                Authorization::Refuse(output)
+        })
+    }
+
+    fn after<'a>(&'a self, call: &'a ToolCall, output: ToolOutput) -> BoxFuture<'a, ToolOutput> {
+        Box::pin(async move {
+            match self.guard(call) {
+                Some(guard) => guard.after(output).await,
+                None => output,
             }
-            Verdict::Ask => Authorization::Wait(ToolEffect::ApprovalRequired {
-                rule: decision.rule,
-            }),
-        }
+        })
     }
 
     fn redact(&self, output: ToolOutput) -> ToolOutput {
@@ -129,12 +106,33 @@ impl Dispatch for TurnTools {
         let context = context.with_progress(progress_events(&caller, call));
         Box::pin(async move {
             match tool {
-                AgentTool::Plain(tool) => tool.call(arguments, &context).await.into(),
+                AgentTool::Plain(tool) => {
+                    let output = tool.call(arguments, &context).await;
+                    match context.waiting_form() {
+                        Some(form) => waiting_for(form, output),
+                        None => output.into(),
+                    }
+                }
                 AgentTool::AskUser(tool) => ask(&tool, &arguments, &caller, &context.call_id),
                 AgentTool::SubAgent(tool) => tool.run(arguments, &caller, &context.call_id).await,
                 AgentTool::Handoff(tool) => tool.hand_over(),
             }
         })
+    }
+}
+
+/// A call whose service waits for a form: its result says so (what the service answered
+/// to the "cancel" it heard is of no use), and the run pauses on the form.
+fn waiting_for(form: FormRequest, output: ToolOutput) -> Called {
+    let message = format!(
+        "not finished: MCP server `{}` needs a form filled in; the call is made again once it is answered",
+        form.server
+    );
+    let mut waiting = ToolOutput::error(message);
+    waiting.metadata = output.metadata;
+    Called {
+        output: waiting,
+        effect: Some(ToolEffect::FormRequired(form)),
     }
 }
 

@@ -16,8 +16,8 @@ use rmcp::service::{NotificationContext, PeerRequestOptions, RequestContext};
 use rmcp::{ClientHandler, ErrorData, Peer, RoleClient, ServiceError};
 use serde_json::Value;
 
-use super::elicit::{Elicited, elicit};
-use crate::tools::{AnswerSource, ToolContext, ToolProgress};
+use super::elicit::{Elicited, elicit, question};
+use crate::tools::{AnswerSource, FormRequest, ToolContext, ToolProgress};
 
 /// The session's client: its `initialize` information, the dispatcher that routes
 /// progress notifications by their token, and who answers the server's forms.
@@ -28,6 +28,8 @@ pub struct RunnerClient {
     /// The server, as the person is told who asks.
     pub server: String,
     pub answers: Vec<Arc<dyn AnswerSource>>,
+    /// The last form nobody could answer, for the call it came in to pause on.
+    pub unanswered: Arc<std::sync::Mutex<Option<FormRequest>>>,
 }
 
 impl ClientHandler for RunnerClient {
@@ -51,15 +53,31 @@ impl ClientHandler for RunnerClient {
         };
         let schema = serde_json::to_value(&requested_schema).unwrap_or_default();
         let (answers, server) = (self.answers.clone(), self.server.clone());
+        let form = FormRequest {
+            question: question(&server, &message, &schema),
+            server,
+            message,
+            schema,
+        };
         // The terminal is read with blocking I/O.
-        let asked =
-            tokio::task::spawn_blocking(move || elicit(&answers, &server, &message, &schema));
+        let asked = tokio::task::spawn_blocking({
+            let form = form.clone();
+            move || elicit(&answers, &form.server, &form.message, &form.schema)
+        });
         Ok(match asked.await.unwrap_or(Elicited::Decline) {
             Elicited::Accept(fields) => {
                 ElicitResult::new(ElicitationAction::Accept).with_content(Value::Object(fields))
             }
             Elicited::Decline => ElicitResult::new(ElicitationAction::Decline),
             Elicited::Cancel => ElicitResult::new(ElicitationAction::Cancel),
+            // The call ends ("cancel") and the run pauses on the form, to make the call
+            // again on resume with the person's answer.
+            Elicited::Unanswered => {
+                if let Ok(mut slot) = self.unanswered.lock() {
+                    *slot = Some(form);
+                }
+                ElicitResult::new(ElicitationAction::Cancel)
+            }
         })
     }
 

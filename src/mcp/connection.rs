@@ -24,7 +24,7 @@ use super::client::{CallOutcome, RunnerClient, call_with_progress};
 use super::endpoint::Endpoint;
 use super::process::{ServerProcess, spawn};
 use crate::provider::CassetteRecorder;
-use crate::tools::{AnswerSource, ToolContext, stopped};
+use crate::tools::{AnswerSource, FormRequest, ToolContext, stopped};
 
 /// A tool as the server lists it (and as a cassette records it).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -112,6 +112,8 @@ struct Session {
     peer: Peer<RoleClient>,
     /// Routes the server's progress notifications to the calls they are about.
     progress: ProgressDispatcher,
+    /// A form the server asked during a call that nobody could answer.
+    unanswered: Arc<std::sync::Mutex<Option<FormRequest>>>,
     service: tokio::sync::Mutex<Option<RunningService<RoleClient, RunnerClient>>>,
     process: Option<ServerProcess>,
 }
@@ -203,6 +205,7 @@ impl Connection {
         let session = Session {
             peer: service.peer().clone(),
             progress: service.service().progress.clone(),
+            unanswered: service.service().unanswered.clone(),
             service: tokio::sync::Mutex::new(Some(service)),
             process,
         };
@@ -259,7 +262,14 @@ impl Session {
             other => return Err(format!("the arguments must be a JSON object, not {other}")),
         };
         let params = CallToolRequestParams::new(name.to_string()).with_arguments(arguments);
-        match call_with_progress(&self.peer, &self.progress, params, context).await {
+        let outcome = call_with_progress(&self.peer, &self.progress, params, context).await;
+        // A form nobody answered during the call: the run pauses on it (the server heard
+        // "cancel", so its result says nothing the model needs).
+        let form = self.unanswered.lock().ok().and_then(|mut slot| slot.take());
+        if let Some(form) = form {
+            context.wait_for_form(form);
+        }
+        match outcome {
             Ok(CallOutcome::Done(result)) => {
                 serde_json::to_value(&result).map_err(|e| format!("unreadable result: {e}"))
             }
@@ -349,6 +359,7 @@ where
         progress: ProgressDispatcher::new(),
         server: server.to_string(),
         answers: options.answers.to_vec(),
+        unanswered: Arc::default(),
     };
     let work =
         async {

@@ -1,7 +1,8 @@
 //! A server's `elicitation/create` (a form it needs filled in mid-call), answered the way
 //! `ask_user` is: by the person at the terminal, else by `--answers` (keyed by the server's
-//! message), else declined. A run cannot pause inside a server's call, so with no one to
-//! ask the server hears "decline" and decides what its tool does then.
+//! message), else by the answer a resume brought. With none of them the form is
+//! unanswered: the server hears "cancel", and the run pauses on the form (exit 4) until
+//! `runner resume --answer` makes the call again with an answer.
 
 use std::sync::Arc;
 
@@ -16,10 +17,12 @@ pub enum Elicited {
     Accept(Map<String, Value>),
     Decline,
     Cancel,
+    /// Nobody could answer: the run pauses on the form.
+    Unanswered,
 }
 
 /// Asks `sources` in order for the form `schema` (a JSON Schema object of flat fields)
-/// that server `server` sent with `message`; declines when none answers.
+/// that server `server` sent with `message`; `Unanswered` when none answers.
 pub fn elicit(
     sources: &[Arc<dyn AnswerSource>],
     server: &str,
@@ -30,12 +33,49 @@ pub fn elicit(
     sources
         .iter()
         .find_map(|source| source.answer(&question, Some(message)))
-        .map_or(Elicited::Decline, |answer| parse(&answer, schema))
+        .map_or(Elicited::Unanswered, |answer| parse(&answer, schema))
+}
+
+/// Checks an answer `runner resume --answer` gives a form, before the run goes on:
+/// `accept`, `decline`, `cancel`, a JSON object of fields, or a plain value for a form of
+/// one field; the fields (with the defaults filled in) must fit the form's schema.
+pub fn check_answer(answer: &str, schema: &Value) -> Result<(), String> {
+    let text = answer.trim();
+    let words = ["accept", "yes", "y", "", "decline", "no", "n", "cancel"];
+    let one_field = properties(schema).count() == 1;
+    let is_object = matches!(serde_json::from_str(text), Ok(Value::Object(_)));
+    if !words.contains(&text.to_ascii_lowercase().as_str()) && !is_object && !one_field {
+        return Err(format!(
+            "`{text}` is not an answer to this form: give `accept` (the defaults), `decline`, `cancel` or a JSON object of fields"
+        ));
+    }
+    let Elicited::Accept(fields) = parse(text, schema) else {
+        return Ok(());
+    };
+    let validator = jsonschema::validator_for(schema)
+        .map_err(|e| format!("the server's form has a schema that cannot be checked: {e}"))?;
+    let problems: Vec<String> = validator
+        .iter_errors(&Value::Object(fields))
+        .map(|error| {
+            let at = error.instance_path().to_string();
+            match at.is_empty() {
+                true => error.to_string(),
+                false => format!("{at}: {error}"),
+            }
+        })
+        .collect();
+    match problems.is_empty() {
+        true => Ok(()),
+        false => Err(format!(
+            "the answer does not fit the form: {}",
+            problems.join("; ")
+        )),
+    }
 }
 
 /// The question as the terminal shows it: the server's message, the fields with their
 /// types and defaults, and what may be answered.
-fn question(server: &str, message: &str, schema: &Value) -> String {
+pub fn question(server: &str, message: &str, schema: &Value) -> String {
     let fields: Vec<String> = properties(schema)
         .map(|(name, field)| {
             let kind = field.get("type").and_then(Value::as_str).unwrap_or("any");
@@ -126,8 +166,8 @@ mod tests {
     }
 
     #[test]
-    fn with_no_one_to_ask_the_form_is_declined() {
-        assert_eq!(elicit(&[], "srv", "Who?", &schema()), Elicited::Decline);
+    fn with_no_one_to_ask_the_form_is_unanswered() {
+        assert_eq!(elicit(&[], "srv", "Who?", &schema()), Elicited::Unanswered);
         let shown = question("srv", "Who?", &schema());
         assert!(
             shown.contains("name (string, default \"John Doe\")"),

@@ -21,6 +21,7 @@ use tokio::sync::watch;
 
 pub use cassette::{McpExchange, McpReplay};
 pub use connection::{McpCassette, ServerTool, StartError, StartErrorKind};
+pub use elicit::check_answer as check_form_answer;
 pub use endpoint::Endpoint;
 
 use crate::tools::{AnswerSource, Tool};

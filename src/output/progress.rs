@@ -14,8 +14,8 @@ use indicatif::{ProgressBar, ProgressDrawTarget, ProgressState, ProgressStyle as
 use serde_json::Value;
 
 use crate::engine::clock::now_rfc3339;
-use crate::engine::events::{Delta, Event, EventData, EventSink, PermissionDecided};
-use crate::policy::{Decider, Verdict};
+use crate::engine::events::{Delta, Event, EventData, EventSink, HookCompleted, PermissionDecided};
+use crate::policy::{Decider, HookOutcome, Verdict};
 
 /// How progress lines look.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -236,6 +236,10 @@ impl EventSink for Progress {
                 }
                 self.paint(&line, "2")
             }
+            EventData::HookCompleted(hook) => match hook_line(hook) {
+                Some(line) => self.paint(&line, "33"),
+                None => return,
+            },
             EventData::LlmRetry(retry) => self.paint(
                 &format!(
                     "↻ attempt {} in {:.1} s: {}",
@@ -294,6 +298,24 @@ fn permission_line(decided: &PermissionDecided) -> Option<(String, &'static str)
     }
 }
 
+/// The line for a hook that changed a call or failed; none for one that let it be (a
+/// denial has its permission line).
+fn hook_line(hook: &HookCompleted) -> Option<String> {
+    let (tool, name) = (&hook.tool_name, hook.hook.name());
+    match hook.outcome {
+        HookOutcome::Rewrote => Some(format!("✎ {tool}: arguments rewritten by {name} hook")),
+        HookOutcome::Replaced => Some(format!("✎ {tool}: result replaced by {name} hook")),
+        HookOutcome::Failed => {
+            let detail = hook.detail.as_deref().unwrap_or("it failed");
+            Some(format!(
+                "! {tool}: {name} hook `{}` failed: {detail}",
+                hook.command
+            ))
+        }
+        _ => None,
+    }
+}
+
 fn decider(by: Decider) -> &'static str {
     match by {
         Decider::Rule => "by a rule",
@@ -302,6 +324,7 @@ fn decider(by: Decider) -> &'static str {
         Decider::Answers => "by the answers file",
         Decider::Yes => "by --yes",
         Decider::Resume => "on resume",
+        Decider::Hook => "by a hook",
     }
 }
 

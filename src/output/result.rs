@@ -11,7 +11,7 @@ use crate::engine::events::{Event, EventData, EventSink, RunCreated};
 use crate::engine::outcome::{RunStatus, RunTotals};
 
 /// How a run ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Status {
     Completed,
@@ -23,6 +23,18 @@ pub enum Status {
 }
 
 impl Status {
+    /// The name in the result envelope (`completed`, `limit_reached`, …).
+    pub fn name(self) -> &'static str {
+        match self {
+            Status::Completed => "completed",
+            Status::Failed => "failed",
+            Status::Invalid => "invalid",
+            Status::LimitReached => "limit_reached",
+            Status::InputRequired => "input_required",
+            Status::Interrupted => "interrupted",
+        }
+    }
+
     pub fn exit_code(self) -> u8 {
         match self {
             Status::Completed => 0,

@@ -28,6 +28,8 @@ pub enum Decider {
     Yes,
     /// `runner resume --approve/--deny`.
     Resume,
+    /// A `pre_tool_use` hook.
+    Hook,
 }
 
 /// A call waiting for a decision.

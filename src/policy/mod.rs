@@ -1,10 +1,12 @@
 //! Guardrails around tool execution, usable without YAML: which calls run (`permissions`,
-//! deny → allow → ask → default), who approves the ones that ask ([`Approvals`]), and which
-//! secrets never leave a result ([`Redactor`]). The engine consults a [`ToolPolicy`] for
-//! every call before it runs and passes every result through it; `docs/permissions.md`
-//! says what an agent file can declare.
+//! deny → allow → ask → default), who approves the ones that ask ([`Approvals`]), which
+//! programs see calls and results on the way ([`Hooks`]), and which secrets never leave a
+//! result ([`Redactor`]). The engine consults a [`ToolPolicy`] for every call before it
+//! runs and passes every result through it; `docs/permissions.md` and `docs/hooks.md` say
+//! what an agent file can declare.
 
 mod approval;
+pub mod hooks;
 mod pattern;
 mod permissions;
 mod redact;
@@ -17,6 +19,7 @@ pub use approval::{
     Approval, ApprovalRequest, ApprovalRules, Approvals, ApproveAll, Approver, Decider,
     TerminalApprover,
 };
+pub use hooks::{HookOutcome, HookPoint, Hooks};
 pub use pattern::Pattern;
 pub use permissions::{Permissions, Ruling, Verdict};
 pub use redact::Redactor;
@@ -29,6 +32,8 @@ pub struct ToolPolicy {
     pub redactor: Redactor,
     /// Who settles the calls that ask (shared by every agent of a run).
     pub approvals: Arc<Approvals>,
+    /// Programs run before and after calls, and at points of the run.
+    pub hooks: Hooks,
 }
 
 /// What happens to one call, and why.
@@ -48,6 +53,27 @@ impl ToolPolicy {
     pub fn open() -> Arc<ToolPolicy> {
         static OPEN: OnceLock<Arc<ToolPolicy>> = OnceLock::new();
         OPEN.get_or_init(|| Arc::new(ToolPolicy::default())).clone()
+    }
+
+    /// This policy for an agent called by one governed by `caller`: what this one leaves
+    /// out (`permissions`, tool hooks) is the caller's.
+    pub fn inheriting(self: &Arc<Self>, caller: &ToolPolicy) -> Arc<ToolPolicy> {
+        let keeps_rules = self.permissions.is_some();
+        let keeps_hooks =
+            !self.hooks.pre_tool_use.is_empty() || !self.hooks.post_tool_use.is_empty();
+        if keeps_rules && keeps_hooks {
+            return self.clone();
+        }
+        let mut policy = (**self).clone();
+        if !keeps_rules {
+            policy.permissions = caller.permissions.clone();
+        }
+        if !keeps_hooks {
+            policy.hooks.pre_tool_use = caller.hooks.pre_tool_use.clone();
+            policy.hooks.post_tool_use = caller.hooks.post_tool_use.clone();
+            policy.hooks.runner = caller.hooks.runner.clone();
+        }
+        Arc::new(policy)
     }
 
     /// What the rules say about a call; `arguments` are normalised for matching (a path

@@ -6,6 +6,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use super::execution::Execution;
+use super::hooks::HooksSpec;
 use super::limits::Limits;
 use super::middleware::MiddlewareEntry;
 use super::model::ModelRef;
@@ -68,6 +69,10 @@ pub struct AgentSpec {
     /// besides the built-in token formats, before the model, events or transcript see it.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub redact: Vec<String>,
+    /// Programs run before and after tool calls, at the start and end of the run, and when
+    /// it pauses for a person (docs/hooks.md).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hooks: Option<HooksSpec>,
     /// A minijinja expression checked after each step over `step`, `usage`, `llm_calls`,
     /// `tool_calls`, `elapsed_ms` and `metadata`; true ends the run with `limit_reached`.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -64,6 +64,9 @@ pub enum Code {
     NoEffect,
     /// A `permissions` pattern or `redact` expression that does not parse.
     Permission,
+    /// An MCP `config` file that gives no servers: not JSON, not of the `mcpServers`
+    /// shape, a key or transport runner does not read, a server it does not list.
+    McpConfig,
 }
 
 impl Code {
@@ -92,6 +95,7 @@ impl Code {
             Code::InputDefault => "input-default",
             Code::NoEffect => "no-effect",
             Code::Permission => "permission",
+            Code::McpConfig => "mcp-config",
         }
     }
 }

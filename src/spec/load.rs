@@ -1,9 +1,11 @@
-//! Loading an agent file for running: validate it fully, then deserialise the typed spec.
+//! Loading an agent file for running: validate it fully, expand its MCP imports, then
+//! deserialise the typed spec.
 
 use std::path::Path;
 
 use super::agent::AgentSpec;
 use super::diagnostic::{Code, Diagnostic};
+use super::mcp_import::expand_imports;
 use super::validate::Validator;
 use super::yaml::load_yaml;
 
@@ -26,7 +28,14 @@ pub fn load_agent(path: &Path) -> Result<(AgentSpec, Vec<Diagnostic>), Vec<Diagn
             format!("cannot read the file: {error}"),
         )]
     })?;
-    let document = load_yaml(&source).map_err(|_| diagnostics.clone())?;
+    let mut document = load_yaml(&source).map_err(|_| diagnostics.clone())?;
+    // The validator checked each import's file; a file changed since then is reported the
+    // same way.
+    let file_dir = path.parent().unwrap_or(Path::new(""));
+    if let Err(failure) = expand_imports(&mut document.value, file_dir, "") {
+        let at = document.value_position(&failure.pointer);
+        return Err(vec![failure.problem.diagnostic(path, at, &failure.pointer)]);
+    }
     let spec = serde_json::from_value(document.value).map_err(|error| {
         vec![Diagnostic::error(
             path,

@@ -23,6 +23,13 @@ pub fn branch_score(errors: &[ValidationError<'_>], node: &str) -> u32 {
                     100
                 }
                 ValidationErrorKind::Required { .. } if at_node => 10,
+                // A branch that knows none of the keys written (an MCP import, all
+                // `config`, against `{type: sse, url: …}`) fits as badly as a wrong type.
+                ValidationErrorKind::AdditionalProperties { unexpected }
+                    if at_node && knows_no_key(unexpected.len(), error) =>
+                {
+                    1000
+                }
                 ValidationErrorKind::AdditionalProperties { unexpected } if at_node => {
                     10 * unexpected.len() as u32
                 }
@@ -49,6 +56,14 @@ pub fn branch_score(errors: &[ValidationError<'_>], node: &str) -> u32 {
             }
         })
         .sum()
+}
+
+/// Whether all of the node's keys are the `unexpected` ones.
+fn knows_no_key(unexpected: usize, error: &ValidationError<'_>) -> bool {
+    error
+        .instance()
+        .as_object()
+        .is_some_and(|keys| keys.len() == unexpected)
 }
 
 /// When every branch is a constant (an enum written as `oneOf` of documented constants),

@@ -156,7 +156,10 @@ pub struct Handoff {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct McpEntry {
-    /// The server: `command` (stdio) or `url` (Streamable HTTP).
+    /// The server: `command` (stdio) or `url` (Streamable HTTP); or `config`: servers
+    /// imported from a `.mcp.json` / `mcpServers` file.
+    // Loading expands an import into entries of the first two forms (spec::mcp_import).
+    #[schemars(with = "super::mcp_import::McpServerOrImport")]
     pub mcp: McpServer,
 }
 

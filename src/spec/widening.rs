@@ -5,6 +5,7 @@
 //! still cannot grant itself more than it was given.
 
 use super::AgentSpec;
+use super::hooks::{HookEntry, HooksSpec};
 use super::limits::Limits;
 use super::permissions::{PermissionPattern, PermissionsSpec, Verdict};
 use super::tools::{BuiltinTool, ToolEntry};
@@ -34,6 +35,10 @@ pub fn widenings(old: &AgentSpec, new: &AgentSpec) -> Vec<String> {
         old.permissions.as_ref(),
         new.permissions.as_ref(),
     ));
+    found.extend(changed_hooks(
+        old.hooks.as_ref().unwrap_or(&HooksSpec::default()),
+        new.hooks.as_ref().unwrap_or(&HooksSpec::default()),
+    ));
     found.extend(
         old.redact
             .iter()
@@ -41,6 +46,39 @@ pub fn widenings(old: &AgentSpec, new: &AgentSpec) -> Vec<String> {
             .map(|pattern| format!("stops redacting `{pattern}`")),
     );
     found
+}
+
+/// Hooks added or changed (a new program the runner starts, with the workspace and its
+/// environment) and hooks dropped (a guard removed): both widen what can happen.
+fn changed_hooks(old: &HooksSpec, new: &HooksSpec) -> Vec<String> {
+    let mut found = Vec::new();
+    changed(
+        "pre_tool_use",
+        &old.pre_tool_use,
+        &new.pre_tool_use,
+        &mut found,
+    );
+    changed(
+        "post_tool_use",
+        &old.post_tool_use,
+        &new.post_tool_use,
+        &mut found,
+    );
+    changed("run_start", &old.run_start, &new.run_start, &mut found);
+    changed("run_end", &old.run_end, &new.run_end, &mut found);
+    changed("user_input", &old.user_input, &new.user_input, &mut found);
+    found
+}
+
+/// The hooks of one point that `new` adds or changes, and those it drops.
+fn changed<T: PartialEq + HookEntry>(point: &str, old: &[T], new: &[T], found: &mut Vec<String>) {
+    let show = |hook: &T| shell_words::join(&hook.command().0);
+    for hook in new.iter().filter(|hook| !old.contains(hook)) {
+        found.push(format!("adds or changes a `{point}` hook `{}`", show(hook)));
+    }
+    for hook in old.iter().filter(|hook| !new.contains(hook)) {
+        found.push(format!("drops a `{point}` hook `{}`", show(hook)));
+    }
 }
 
 /// How `new`'s permissions let through a call `old`'s would have stopped or asked about:

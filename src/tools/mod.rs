@@ -18,6 +18,8 @@ use tokio::sync::watch;
 
 mod ask_user;
 mod builtin;
+mod child;
+mod form;
 mod http_get;
 mod list_dir;
 mod protected;
@@ -30,6 +32,8 @@ mod write_file;
 
 pub use ask_user::{AnswerSource, AnswersFile, AskUserTool, Asked, Question, Terminal};
 pub use builtin::build_builtin;
+pub use child::{End, Finished, run_child};
+pub use form::{FormAnswer, FormRequest};
 pub use http_get::{HttpGetTool, host_allowed};
 pub use list_dir::ListDirTool;
 pub use protected::Protected;
@@ -108,6 +112,8 @@ pub struct ToolContext {
     pub cancel: watch::Receiver<bool>,
     /// Where the call's progress goes, when someone listens.
     progress: Option<ProgressSink>,
+    /// A form the call's service needed filled in and nobody could: the run pauses on it.
+    form: std::sync::Arc<std::sync::Mutex<Option<FormRequest>>>,
 }
 
 impl ToolContext {
@@ -117,6 +123,7 @@ impl ToolContext {
             call_id: call_id.into(),
             cancel,
             progress: None,
+            form: Default::default(),
         }
     }
 
@@ -131,6 +138,19 @@ impl ToolContext {
         if let Some(sink) = &self.progress {
             (sink.0)(progress);
         }
+    }
+
+    /// Says the call could not finish: its service needs `form` filled in, and nobody
+    /// could. The engine pauses the run on the form instead of using the call's result.
+    pub fn wait_for_form(&self, form: FormRequest) {
+        if let Ok(mut slot) = self.form.lock() {
+            slot.get_or_insert(form);
+        }
+    }
+
+    /// The form the call waits for, if it does.
+    pub fn waiting_form(&self) -> Option<FormRequest> {
+        self.form.lock().ok().and_then(|mut slot| slot.take())
     }
 
     /// A context that is never cancelled (tests, one-off calls).

@@ -13,13 +13,11 @@
 
 use std::ffi::OsString;
 use std::path::PathBuf;
-use std::process::{ExitStatus, Stdio};
-use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use serde_json::{Value, json};
-use tokio::io::{AsyncRead, AsyncReadExt};
 
+use super::child::{End, Finished, run_child};
 use super::text::capped_text;
 use super::{BoxFuture, Signature, Tool, ToolContext, ToolOutput, Workspace};
 
@@ -27,9 +25,6 @@ use super::{BoxFuture, Signature, Tool, ToolContext, ToolOutput, Workspace};
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(60);
 /// How much of stdout (and, separately, of stderr) is kept.
 pub const MAX_OUTPUT_BYTES: usize = 1024 * 1024;
-/// After the child ended (or was killed), how long to wait for its output pipes to close
-/// (a grandchild may still hold them).
-const PIPE_GRACE: Duration = Duration::from_secs(2);
 
 /// The `shell` built-in.
 pub struct ShellTool {
@@ -130,69 +125,25 @@ impl ShellTool {
             .args(&argv[1..])
             .current_dir(self.workspace.root())
             .env_clear()
-            .envs(scrub_env(std::env::vars_os(), &self.deny_env))
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .kill_on_drop(true);
-        // Its own process group: a Ctrl-C at the terminal reaches the runner, which then
-        // cancels the call, rather than the child directly.
-        #[cfg(unix)]
-        child.process_group(0);
-        let started = Instant::now();
-        let mut child = match child.spawn() {
-            Ok(child) => child,
+            .envs(scrub_env(std::env::vars_os(), &self.deny_env));
+        let finished = match run_child(child, None, self.timeout, MAX_OUTPUT_BYTES, &ctx.cancel)
+            .await
+        {
+            Ok(finished) => finished,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
                 return ToolOutput::error(format!("cannot run `{argv0}`: program not found ({e})"));
             }
             Err(e) => return ToolOutput::error(format!("cannot run `{argv0}`: {e}")),
         };
-        // Killed with everything it started if this call is dropped before it ends: a run
-        // that is interrupted must not leave the command's children behind.
-        let mut group = ProcessGroup::of(&child);
-        let out_buf = Captured::default();
-        let err_buf = Captured::default();
-        let stdout = tokio::spawn(read_capped(
-            child.stdout.take(),
-            MAX_OUTPUT_BYTES,
-            out_buf.clone(),
-        ));
-        let stderr = tokio::spawn(read_capped(
-            child.stderr.take(),
-            MAX_OUTPUT_BYTES,
-            err_buf.clone(),
-        ));
-
-        enum End {
-            Exited(ExitStatus),
-            WaitFailed(std::io::Error),
-            TimedOut,
-            Cancelled,
-        }
-        let end = tokio::select! {
-            waited = tokio::time::timeout(self.timeout, child.wait()) => match waited {
-                Ok(Ok(status)) => End::Exited(status),
-                Ok(Err(e)) => End::WaitFailed(e),
-                Err(_) => End::TimedOut,
-            },
-            _ = ctx.cancelled() => End::Cancelled,
-        };
-        let mut status = None;
-        if let End::Exited(s) = &end {
-            status = Some(*s);
-            group.release();
-        } else {
-            // The child leads its own process group: kill the group, so programs it started
-            // (rustc under cargo, a test binary) do not outlive the timeout.
-            group.kill();
-            let _ = child.start_kill();
-            status = child.wait().await.ok().or(status);
-        }
-        let elapsed = started.elapsed();
-        let (out, out_total) = collect(stdout, out_buf).await;
-        let (err, err_total) = collect(stderr, err_buf).await;
-
-        let exit_code = status.and_then(|s| s.code());
+        let exit_code = finished.exit_code();
+        let Finished {
+            end,
+            stdout: out,
+            stdout_total: out_total,
+            stderr: err,
+            stderr_total: err_total,
+            elapsed,
+        } = finished;
         let data = json!({
             "exit_code": exit_code,
             "stdout": capped_text(&out, out_total),
@@ -230,40 +181,6 @@ impl ShellTool {
     }
 }
 
-/// The process group a command leads, killed (SIGKILL) when the call gives up on it or is
-/// dropped while it runs.
-struct ProcessGroup {
-    pid: Option<i32>,
-}
-
-impl ProcessGroup {
-    fn of(child: &tokio::process::Child) -> Self {
-        ProcessGroup {
-            pid: child.id().and_then(|pid| i32::try_from(pid).ok()),
-        }
-    }
-
-    fn kill(&mut self) {
-        if let Some(pid) = self.pid.take() {
-            // SAFETY: killpg only sends a signal; a stale group id makes it fail harmlessly.
-            unsafe {
-                libc::killpg(pid, libc::SIGKILL);
-            }
-        }
-    }
-
-    /// The command ended by itself: what it left running is its own business.
-    fn release(&mut self) {
-        self.pid = None;
-    }
-}
-
-impl Drop for ProcessGroup {
-    fn drop(&mut self) {
-        self.kill();
-    }
-}
-
 /// The environment for a child: `vars` without secrets. Dropped: `OPENAI_API_KEY`,
 /// `ANTHROPIC_API_KEY`, `API_KEY`, every name ending in `_API_KEY` or `_TOKEN` (compared
 /// case-insensitively), and every name in `deny` (e.g. each agent's `api_key_env`).
@@ -287,39 +204,6 @@ fn is_secret_name(name: &str, deny: &[String]) -> bool {
         || upper.ends_with("_API_KEY")
         || upper.ends_with("_TOKEN")
         || deny.iter().any(|d| d == name)
-}
-
-/// What has been read from one pipe: the first bytes (up to the cap) and the total size.
-type Captured = Arc<Mutex<(Vec<u8>, u64)>>;
-
-/// Reads all of `reader` into `into`, keeping the first `cap` bytes and counting the rest.
-async fn read_capped<R: AsyncRead + Unpin>(reader: Option<R>, cap: usize, into: Captured) {
-    let Some(mut reader) = reader else {
-        return;
-    };
-    let mut buf = vec![0u8; 16 * 1024];
-    loop {
-        match reader.read(&mut buf).await {
-            Ok(0) | Err(_) => break,
-            Ok(n) => {
-                let mut captured = into.lock().unwrap_or_else(|e| e.into_inner());
-                captured.1 += n as u64;
-                let room = cap.saturating_sub(captured.0.len());
-                captured.0.extend_from_slice(&buf[..n.min(room)]);
-            }
-        }
-    }
-}
-
-/// Waits (briefly) for a pipe reader to finish, then returns what it captured. A pipe still
-/// held open by a grandchild after the grace period is abandoned with what was read so far.
-async fn collect(task: tokio::task::JoinHandle<()>, captured: Captured) -> (Vec<u8>, u64) {
-    let abort = task.abort_handle();
-    if tokio::time::timeout(PIPE_GRACE, task).await.is_err() {
-        abort.abort();
-    }
-    let mut captured = captured.lock().unwrap_or_else(|e| e.into_inner());
-    (std::mem::take(&mut captured.0), captured.1)
 }
 
 fn show_duration(duration: Duration) -> String {

@@ -8,7 +8,7 @@ use serde_json::Value;
 
 use crate::engine::outcome::{RunStatus, RunTotals};
 use crate::engine::plan::{PlanStep, PlanStepStatus};
-use crate::policy::{Decider, Verdict};
+use crate::policy::{Decider, HookOutcome, HookPoint, Verdict};
 use crate::provider::{FinishReason, Message, ToolCall, Usage};
 use crate::tools::ToolOutput;
 
@@ -78,6 +78,8 @@ event_types! {
     "agent.tool.progress" => ToolProgressed(ToolProgressed),
     /// `permissions` (and whoever approved) decided whether a call runs.
     "agent.tool.permission.decided" => PermissionDecided(PermissionDecided),
+    /// A `pre_tool_use` or `post_tool_use` hook ran on a call.
+    "agent.tool.hook.completed" => HookCompleted(HookCompleted),
     /// A tool call finished (also refused or timed out).
     "agent.tool.execution.completed" => ToolCompleted(ToolCompleted),
     /// A sub-agent tool starts its agent (emitted by the caller).
@@ -340,6 +342,26 @@ pub struct PermissionDecided {
     /// Why the call was denied (what the model is told).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
+}
+
+/// One hook's run on one call.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct HookCompleted {
+    pub step_id: String,
+    pub tool_call_id: String,
+    pub tool_name: String,
+    /// `pre_tool_use` or `post_tool_use`.
+    pub hook: HookPoint,
+    /// The hook's command line.
+    pub command: String,
+    /// What it did: `no_change`, `allowed`, `denied`, `rewrote`, `replaced`, `annotated`,
+    /// or `failed` (its `on_error` decided).
+    pub outcome: HookOutcome,
+    pub duration_ms: u64,
+    /// Why it failed, or the reason it gave for a denial.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub detail: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]

@@ -126,6 +126,15 @@ async fn run_turn(
                 input_required.get_or_insert(HaltReason::InputRequired(Box::new(pending)));
                 continue;
             }
+            // The call is made again on resume, with the form's answer ready.
+            Some(ToolEffect::FormRequired(form)) => {
+                let pending = Pending::FormRequired {
+                    call: result.call,
+                    form,
+                };
+                input_required.get_or_insert(HaltReason::InputRequired(Box::new(pending)));
+                continue;
+            }
             Some(ToolEffect::SubAgentWaiting {
                 agent,
                 prompt,

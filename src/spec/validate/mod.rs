@@ -20,6 +20,7 @@ use super::template::{
 use super::user_schema::check_user_schema;
 use super::yaml::{YamlDocument, load_yaml, pointer_push};
 
+mod mcp_import_check;
 mod permissions_check;
 mod tools_check;
 

@@ -1,6 +1,7 @@
-//! Checks of `permissions` and `redact`: every pattern parses, names a tool the agent has
-//! (unless an MCP server may provide it) and an argument that tool takes; every `redact`
-//! expression is a regular expression.
+//! Checks of `permissions`, `hooks` and `redact`: every pattern (of `permissions` and of
+//! a tool hook's `match`) parses, names a tool the agent has (unless an MCP server may
+//! provide it) and an argument that tool takes; a hook's program path exists; every
+//! `redact` expression is a regular expression.
 
 use std::collections::BTreeMap;
 
@@ -51,6 +52,27 @@ impl Validator {
                 }
             }
         }
+        let hooks_at = pointer_push(at, "hooks");
+        for point in ["pre_tool_use", "post_tool_use"] {
+            let hooks = agent.get("hooks").and_then(|h| h.get(point));
+            for (index, hook) in hooks
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+                .enumerate()
+            {
+                let hook_at = pointer_push(&pointer_push(&hooks_at, point), &index.to_string());
+                let patterns = hook.get("match").and_then(Value::as_array);
+                for (n, text) in patterns.into_iter().flatten().enumerate() {
+                    if let Some(text) = text.as_str() {
+                        let pointer =
+                            pointer_push(&pointer_push(&hook_at, "match"), &n.to_string());
+                        self.check_pattern(file, &pointer, text, (&tools, hidden));
+                    }
+                }
+            }
+        }
+        self.check_hook_programs(file, &hooks_at, agent.get("hooks"));
         let redact_at = pointer_push(at, "redact");
         let expressions = agent.get("redact").and_then(Value::as_array);
         for (index, text) in expressions.into_iter().flatten().enumerate() {
@@ -109,6 +131,29 @@ impl Validator {
                 self.permission_error(file, pointer, Code::Permission, message, hint);
             }
             Some(None) => {}
+        }
+    }
+
+    /// A hook's program given as a path (with a `/`) must exist, from the file's directory.
+    fn check_hook_programs(&mut self, file: &FileContext<'_>, at: &str, hooks: Option<&Value>) {
+        let Some(Value::Object(points)) = hooks else {
+            return;
+        };
+        for (point, list) in points {
+            for (index, hook) in list.as_array().into_iter().flatten().enumerate() {
+                let Some(program) = hook.pointer("/command/0").and_then(Value::as_str) else {
+                    continue;
+                };
+                let path = std::path::Path::new(program);
+                if !program.contains('/') || file.base_dir.join(path).exists() {
+                    continue;
+                }
+                let pointer = format!("{at}/{point}/{index}/command/0");
+                let message = format!(
+                    "no such file: `{program}` (a hook's program path is taken from the agent file's directory)"
+                );
+                self.permission_error(file, &pointer, Code::MissingFile, message, None);
+            }
         }
     }
 

@@ -136,7 +136,7 @@ impl Validator {
     }
 
     /// `env` values and `headers` values are templates over declared env vars and the
-    /// built-ins.
+    /// built-ins; an import's file is read and checked.
     fn check_mcp(
         &mut self,
         file: &FileContext<'_>,
@@ -144,6 +144,10 @@ impl Validator {
         server: &Map<String, Value>,
         env: &BTreeSet<String>,
     ) {
+        if server.contains_key("config") {
+            self.check_mcp_import(file, at, server, env);
+            return;
+        }
         let scope = TemplateScope {
             variables: BTreeSet::new(),
             env: env.clone(),

@@ -1,0 +1,186 @@
+//! A child process run to its end, bounded: its own process group (killed with everything
+//! it started when it times out, when the run is interrupted, or when the caller gives up),
+//! stdout and stderr captured separately up to a cap, and an optional stdin written and
+//! closed. `shell` runs its commands with it, and hooks their programs.
+
+use std::process::{ExitStatus, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
+use tokio::process::Command;
+use tokio::sync::watch;
+
+use super::stopped;
+
+/// After the child ended (or was killed), how long to wait for its output pipes to close
+/// (a grandchild may still hold them).
+const PIPE_GRACE: Duration = Duration::from_secs(2);
+
+/// How a child's run ended.
+#[derive(Debug)]
+pub enum End {
+    Exited(ExitStatus),
+    WaitFailed(std::io::Error),
+    TimedOut,
+    Cancelled,
+}
+
+/// What a child did: how it ended, what it wrote (the first `cap` bytes of each stream
+/// and the total), and how long it took.
+#[derive(Debug)]
+pub struct Finished {
+    pub end: End,
+    pub stdout: Vec<u8>,
+    pub stdout_total: u64,
+    pub stderr: Vec<u8>,
+    pub stderr_total: u64,
+    pub elapsed: Duration,
+}
+
+impl Finished {
+    /// The exit code, when the child exited by itself with one.
+    pub fn exit_code(&self) -> Option<i32> {
+        match &self.end {
+            End::Exited(status) => status.code(),
+            _ => None,
+        }
+    }
+}
+
+/// Runs `command` (program, arguments, directory and environment already set) until it
+/// ends, `timeout` passes or `cancel` turns true. An error: it could not be started.
+pub async fn run_child(
+    mut command: Command,
+    stdin: Option<Vec<u8>>,
+    timeout: Duration,
+    cap: usize,
+    cancel: &watch::Receiver<bool>,
+) -> std::io::Result<Finished> {
+    command
+        .stdin(match stdin {
+            Some(_) => Stdio::piped(),
+            None => Stdio::null(),
+        })
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true);
+    // Its own process group: a Ctrl-C at the terminal reaches the runner, which then
+    // stops the child, rather than the child directly.
+    #[cfg(unix)]
+    command.process_group(0);
+    let started = Instant::now();
+    let mut child = command.spawn()?;
+    // Killed with everything it started if this future is dropped before the child ends:
+    // a run that is interrupted must not leave the command's children behind.
+    let mut group = ProcessGroup::of(&child);
+    let writer = child.stdin.take().zip(stdin).map(|(mut pipe, bytes)| {
+        tokio::spawn(async move {
+            // A child that does not read its input closes the pipe: that is its business.
+            let _ = pipe.write_all(&bytes).await;
+        })
+    });
+    let out_buf = Captured::default();
+    let err_buf = Captured::default();
+    let stdout = tokio::spawn(read_capped(child.stdout.take(), cap, out_buf.clone()));
+    let stderr = tokio::spawn(read_capped(child.stderr.take(), cap, err_buf.clone()));
+    let end = tokio::select! {
+        waited = tokio::time::timeout(timeout, child.wait()) => match waited {
+            Ok(Ok(status)) => End::Exited(status),
+            Ok(Err(e)) => End::WaitFailed(e),
+            Err(_) => End::TimedOut,
+        },
+        _ = stopped(cancel) => End::Cancelled,
+    };
+    match &end {
+        End::Exited(_) => group.release(),
+        _ => {
+            // Kill the group, so programs the child started (rustc under cargo, a test
+            // binary) do not outlive the timeout.
+            group.kill();
+            let _ = child.start_kill();
+            let _ = child.wait().await;
+        }
+    }
+    if let Some(writer) = writer {
+        writer.abort();
+    }
+    let elapsed = started.elapsed();
+    let (stdout, stdout_total) = collect(stdout, out_buf).await;
+    let (stderr, stderr_total) = collect(stderr, err_buf).await;
+    Ok(Finished {
+        end,
+        stdout,
+        stdout_total,
+        stderr,
+        stderr_total,
+        elapsed,
+    })
+}
+
+/// The process group a command leads, killed (SIGKILL) when the call gives up on it or is
+/// dropped while it runs.
+struct ProcessGroup {
+    pid: Option<i32>,
+}
+
+impl ProcessGroup {
+    fn of(child: &tokio::process::Child) -> Self {
+        ProcessGroup {
+            pid: child.id().and_then(|pid| i32::try_from(pid).ok()),
+        }
+    }
+
+    fn kill(&mut self) {
+        if let Some(pid) = self.pid.take() {
+            // SAFETY: killpg only sends a signal; a stale group id makes it fail harmlessly.
+            unsafe {
+                libc::killpg(pid, libc::SIGKILL);
+            }
+        }
+    }
+
+    /// The command ended by itself: what it left running is its own business.
+    fn release(&mut self) {
+        self.pid = None;
+    }
+}
+
+impl Drop for ProcessGroup {
+    fn drop(&mut self) {
+        self.kill();
+    }
+}
+
+/// What has been read from one pipe: the first bytes (up to the cap) and the total size.
+type Captured = Arc<Mutex<(Vec<u8>, u64)>>;
+
+/// Reads all of `reader` into `into`, keeping the first `cap` bytes and counting the rest.
+async fn read_capped<R: AsyncRead + Unpin>(reader: Option<R>, cap: usize, into: Captured) {
+    let Some(mut reader) = reader else {
+        return;
+    };
+    let mut buf = vec![0u8; 16 * 1024];
+    loop {
+        match reader.read(&mut buf).await {
+            Ok(0) | Err(_) => break,
+            Ok(n) => {
+                let mut captured = into.lock().unwrap_or_else(|e| e.into_inner());
+                captured.1 += n as u64;
+                let room = cap.saturating_sub(captured.0.len());
+                captured.0.extend_from_slice(&buf[..n.min(room)]);
+            }
+        }
+    }
+}
+
+/// Waits (briefly) for a pipe reader to finish, then returns what it captured. A pipe still
+/// held open by a grandchild after the grace period is abandoned with what was read so far.
+async fn collect(task: tokio::task::JoinHandle<()>, captured: Captured) -> (Vec<u8>, u64) {
+    let abort = task.abort_handle();
+    if tokio::time::timeout(PIPE_GRACE, task).await.is_err() {
+        abort.abort();
+    }
+    let mut captured = captured.lock().unwrap_or_else(|e| e.into_inner());
+    (std::mem::take(&mut captured.0), captured.1)
+}
