@@ -91,12 +91,44 @@ pub struct StateDelta<'a> {
 }
 
 /// What the reader of the journal has so far, as its writer keeps it to diff the next state
-/// against: the messages by their numbers (comparing those is what makes an append cheap to
-/// recognise), the other lists and `pending` whole.
+/// against: the messages by their count and the last one's number (comparing those is what
+/// makes an append cheap to recognise), the other lists and `pending` whole.
 #[derive(Debug, Default)]
 pub struct Written {
-    message_ids: Vec<MessageId>,
+    messages: WrittenMessages,
     lists: Lists,
+}
+
+/// How many messages the reader has, and the last one's number. A history that holds that
+/// number at that place holds the same messages before it (`provider/history.rs`), so this
+/// is all it takes to know that a history only grew since: checking costs the same at any
+/// length (comparing every number cost a copy and a comparison of the whole list per save).
+#[derive(Debug, Default, Clone, Copy)]
+struct WrittenMessages {
+    count: usize,
+    last: Option<MessageId>,
+}
+
+impl WrittenMessages {
+    fn of(history: &History) -> Self {
+        WrittenMessages {
+            count: history.len(),
+            last: history.ids().last().copied(),
+        }
+    }
+
+    /// How many of `history`'s first messages the reader has: all it has, when `history`
+    /// only grew since; else none.
+    fn kept_by(&self, history: &History) -> usize {
+        let Some(last) = self.count.checked_sub(1) else {
+            return 0;
+        };
+        if history.ids().get(last).copied() == self.last {
+            self.count
+        } else {
+            0
+        }
+    }
 }
 
 /// The lists other than the messages, and `pending`: kept whole on both sides.
@@ -140,8 +172,7 @@ impl Written {
         state: &'a AgentState,
         pending: Option<&'a Value>,
     ) -> (StateDelta<'a>, Map<String, Value>) {
-        let appended = state.messages.ids().starts_with(&self.message_ids);
-        let keep = if appended { self.message_ids.len() } else { 0 };
+        let keep = self.messages.kept_by(&state.messages);
         let delta = StateDelta {
             messages: ListDelta::after(keep, &state.messages),
             reasoning: ListDelta::between(&self.lists.reasoning, &state.reasoning),
@@ -165,8 +196,7 @@ impl Written {
         delta: &StateDelta<'_>,
         pending: &Map<String, Value>,
     ) -> Result<(), String> {
-        self.message_ids.clear();
-        self.message_ids.extend_from_slice(state.messages.ids());
+        self.messages = WrittenMessages::of(&state.messages);
         self.lists.apply(delta, pending)
     }
 }

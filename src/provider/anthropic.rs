@@ -15,9 +15,9 @@ use super::anthropic_body;
 use super::anthropic_stream::AnthropicStream;
 use super::error::{ErrorKind, ProviderError};
 use super::http::{HttpClient, exchange};
+use super::item_cache::ItemCache;
 use super::openai::HttpSettings;
 use super::types::{ModelRequest, ModelResponse};
-use super::wire_body::ItemCache;
 use super::{BoxFuture, DeltaSink, Provider};
 
 /// The `anthropic-version` header sent with every request.
@@ -75,11 +75,12 @@ impl AnthropicProvider {
         let provider = &self.http.provider;
         let stream = AnthropicStream::new(provider, &self.model);
         let whole = |bytes: &[u8]| parse_message(provider, &self.model, bytes, sink);
+        let body = anthropic_body::request_body(&self.model, &self.params, req, &self.sent);
         exchange(
             &self.http,
             &self.url,
             self.headers(),
-            &self.request_body(req),
+            |out: &mut Vec<u8>| body.write_json(out),
             stream,
             whole,
             sink,

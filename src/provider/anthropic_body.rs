@@ -1,13 +1,16 @@
 //! The Messages API request body, serialised from borrowed data (see
 //! [`super::wire_body`]); the mapping is described in [`super::anthropic`].
 
+use std::ops::Range;
+
 use serde::Serialize;
 use serde::ser::{SerializeMap, Serializer};
 use serde_json::{Map, Value};
 
 use super::anthropic::DEFAULT_MAX_TOKENS;
+use super::item_cache::{CachedItems, ItemCache};
 use super::types::{Message, ModelRequest, ToolSpec};
-use super::wire_body::{Body, CachedItems, Field, ItemCache, TRUE};
+use super::wire_body::{Body, Field, TRUE, WireField};
 
 /// The body for `req` to `model`. The turns that `cache` holds from the last request are
 /// not serialised again.
@@ -23,14 +26,11 @@ pub(crate) fn request_body<'a>(
     if let Some(system) = system_prompt(req) {
         body.push("system", Field::Wire(Wire::String(system)));
     }
-    let ids = req.messages.ids();
     let turns = CachedItems {
         cache,
         first: None,
-        items: turns(&req.messages)
-            .into_iter()
-            .map(|(from, to, turn)| (&ids[from..to], turn))
-            .collect(),
+        messages: &req.messages,
+        build: turns,
     };
     body.push("messages", Field::Wire(Wire::Turns(turns)));
     if !req.tools.is_empty() {
@@ -54,6 +54,15 @@ pub(crate) enum Wire<'a> {
     U64(u64),
     Turns(CachedItems<'a, Turn<'a>>),
     Tools(Tools<'a>),
+}
+
+impl WireField for Wire<'_> {
+    fn write_json(&self, out: &mut Vec<u8>) -> serde_json::Result<()> {
+        match self {
+            Wire::Turns(turns) => turns.write_json(out),
+            other => serde_json::to_writer(out, other),
+        }
+    }
 }
 
 fn system_prompt(req: &ModelRequest) -> Option<String> {
@@ -128,10 +137,11 @@ impl Serialize for Input<'_> {
 
 /// The conversation as alternating turns: tool results are user turns, and consecutive
 /// turns of one role are merged. Each turn comes with the range of messages it was made
-/// from.
-fn turns(messages: &[Message]) -> Vec<(usize, usize, Turn<'_>)> {
-    let mut turns: Vec<(usize, usize, Turn<'_>)> = Vec::new();
-    for (at, m) in messages.iter().enumerate() {
+/// from; `from` is where to start (where a turn starts: a message joins only the turn
+/// before it).
+fn turns(messages: &[Message], from: usize) -> Vec<(Range<usize>, Turn<'_>)> {
+    let mut turns: Vec<(Range<usize>, Turn<'_>)> = Vec::new();
+    for (at, m) in messages.iter().enumerate().skip(from) {
         let (role, blocks) = match m {
             Message::System { .. } => continue, // in the `system` field
             Message::User { content } => ("user", vec![Block::Text { text: content }]),
@@ -172,13 +182,12 @@ fn turns(messages: &[Message]) -> Vec<(usize, usize, Turn<'_>)> {
             }
         };
         match turns.last_mut() {
-            Some((_, to, last)) if last.role == role => {
+            Some((range, last)) if last.role == role => {
                 last.content.extend(blocks);
-                *to = at + 1;
+                range.end = at + 1;
             }
             _ => turns.push((
-                at,
-                at + 1,
+                at..at + 1,
                 Turn {
                     role,
                     content: blocks,

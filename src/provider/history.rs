@@ -4,7 +4,7 @@
 //! whose numbers agree hold the same messages. Two things compare numbers instead of
 //! messages: the checkpoint journal, to learn that a history was only appended to (comparing
 //! the messages cost more, at a thousand steps, than the rest of a save together), and each
-//! provider, to reuse its last request's serialised messages (`wire_body::ItemCache`).
+//! provider, to reuse its last request's serialised messages (`item_cache::ItemCache`).
 
 use std::ops::Deref;
 use std::sync::atomic::{AtomicU64, Ordering};

@@ -316,14 +316,15 @@ pub trait WireStream {
     fn finish(self, sink: &DeltaSink<'_>) -> Result<ModelResponse, ProviderError>;
 }
 
-/// One exchange, the same for every wire: POST the body, then read either a whole JSON
-/// answer (`whole`) or a stream (`stream`), stopping at its terminal event. Whatever
-/// part of the answer an error quotes, it comes back with the key redacted.
+/// One exchange, the same for every wire: POST the body (`body` writes its JSON), then
+/// read either a whole JSON answer (`whole`) or a stream (`stream`), stopping at its
+/// terminal event. Whatever part of the answer an error quotes, it comes back with the
+/// key redacted.
 pub async fn exchange<S: WireStream>(
     http: &HttpClient,
     url: &str,
     headers: Vec<(&'static str, String)>,
-    body: &impl serde::Serialize,
+    body: impl FnOnce(&mut Vec<u8>) -> serde_json::Result<()>,
     stream: S,
     whole: impl FnOnce(&[u8]) -> Result<ModelResponse, ProviderError>,
     sink: &DeltaSink<'_>,
@@ -337,13 +338,13 @@ async fn exchange_unredacted<S: WireStream>(
     http: &HttpClient,
     url: &str,
     headers: Vec<(&'static str, String)>,
-    body: &impl serde::Serialize,
+    body: impl FnOnce(&mut Vec<u8>) -> serde_json::Result<()>,
     stream: S,
     whole: impl FnOnce(&[u8]) -> Result<ModelResponse, ProviderError>,
     sink: &DeltaSink<'_>,
 ) -> Result<ModelResponse, ProviderError> {
     let mut bytes = Vec::with_capacity(http.last_body.load(Ordering::Relaxed) + 4096);
-    serde_json::to_writer(&mut bytes, body)
+    body(&mut bytes)
         .map_err(|e| ProviderError::new(ErrorKind::Config, http.provider.clone(), e.to_string()))?;
     http.last_body.store(bytes.len(), Ordering::Relaxed);
     let body = bytes;

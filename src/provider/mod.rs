@@ -22,6 +22,7 @@ pub mod config;
 pub mod error;
 pub mod history;
 mod http;
+mod item_cache;
 pub mod openai;
 mod openai_body;
 pub mod openai_stream;

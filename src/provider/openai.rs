@@ -12,10 +12,10 @@ use serde_json::{Map, Value};
 
 use super::error::{ErrorKind, ProviderError};
 use super::http::{HttpClient, Secret, exchange};
+use super::item_cache::ItemCache;
 use super::openai_body;
 use super::openai_stream::{Accumulator, Delta, OpenAiStream, WireUsage};
 use super::types::{ModelRequest, ModelResponse, StreamDelta};
-use super::wire_body::ItemCache;
 use super::{BoxFuture, DeltaSink, Provider};
 
 /// A Chat Completions endpoint.
@@ -77,11 +77,13 @@ impl OpenAiProvider {
         let provider = &self.http.provider;
         let stream = OpenAiStream::new(provider, &self.model);
         let whole = |bytes: &[u8]| parse_completion(provider, &self.model, bytes, sink);
+        let body =
+            openai_body::request_body(&self.model, &self.params, req, !self.platform, &self.sent);
         exchange(
             &self.http,
             &self.url,
             auth_headers(self.http.key.as_ref(), self.azure),
-            &self.request_body(req),
+            |out: &mut Vec<u8>| body.write_json(out),
             stream,
             whole,
             sink,

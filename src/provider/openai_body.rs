@@ -3,13 +3,15 @@
 //! streaming with usage, then `params` merged over it.
 
 use std::borrow::Cow;
+use std::ops::Range;
 
 use serde::Serialize;
 use serde::ser::Serializer;
 use serde_json::{Map, Value};
 
+use super::item_cache::{CachedItems, ItemCache};
 use super::types::{Message, ModelRequest, ToolCall, ToolSpec};
-use super::wire_body::{Arguments, Body, CachedItems, Field, ItemCache, TRUE};
+use super::wire_body::{Arguments, Body, Field, TRUE, WireField};
 
 /// The body for `req` to `model`; `stop` says whether the server takes `req.stop`. The
 /// history's messages that `cache` holds from the last request are not serialised again.
@@ -68,16 +70,22 @@ pub(crate) enum Wire<'a> {
     StreamOptions(StreamOptions),
 }
 
+impl WireField for Wire<'_> {
+    fn write_json(&self, out: &mut Vec<u8>) -> serde_json::Result<()> {
+        match self {
+            Wire::Messages(messages) => messages.write_json(out),
+            other => serde_json::to_writer(out, other),
+        }
+    }
+}
+
 /// The system prompt, then the conversation.
 fn messages<'a>(req: &'a ModelRequest, cache: &'a ItemCache) -> CachedItems<'a, WireMessage<'a>> {
-    let ids = req.messages.ids();
     CachedItems {
         cache,
         first: system_prompt(req).map(|content| WireMessage::System { content }),
-        items: conversation(&req.messages)
-            .into_iter()
-            .map(|(from, to, message)| (&ids[from..to], message))
-            .collect(),
+        messages: &req.messages,
+        build: conversation,
     }
 }
 
@@ -101,17 +109,18 @@ fn system_prompt(req: &ModelRequest) -> Option<Cow<'_, str>> {
 /// The history with consecutive user messages joined into one: many chat templates
 /// (llama.cpp renders the model's own) insist that user and assistant alternate, and a
 /// plan step's instruction follows the task as a second user message. Each wire message
-/// comes with the range of messages it was made from.
-fn conversation(messages: &[Message]) -> Vec<(usize, usize, WireMessage<'_>)> {
-    let mut wire: Vec<(usize, usize, WireMessage<'_>)> = Vec::with_capacity(messages.len());
-    for (at, message) in messages.iter().enumerate() {
+/// comes with the range of messages it was made from; `from` is where to start (where a
+/// wire message starts: a message joins only the one before it).
+fn conversation(messages: &[Message], from: usize) -> Vec<(Range<usize>, WireMessage<'_>)> {
+    let mut wire: Vec<(Range<usize>, WireMessage<'_>)> = Vec::new();
+    for (at, message) in messages.iter().enumerate().skip(from) {
         match (wire.last_mut(), message) {
             (_, Message::System { .. }) => {} // in the system prompt
-            (Some((_, to, WireMessage::User { content })), Message::User { content: more }) => {
+            (Some((range, WireMessage::User { content })), Message::User { content: more }) => {
                 *content = Cow::Owned(format!("{content}\n\n{more}"));
-                *to = at + 1;
+                range.end = at + 1;
             }
-            _ => wire.push((at, at + 1, WireMessage::from(message))),
+            _ => wire.push((at..at + 1, WireMessage::from(message))),
         }
     }
     wire
@@ -280,8 +289,12 @@ mod tests {
             let cache = ItemCache::default();
             serde_json::to_string(&request_body("m", &params, req, true, &cache)).unwrap()
         };
+        // Written the way requests are, against serialised through serde.
         let cached = |req: &ModelRequest| {
-            serde_json::to_string(&request_body("m", &params, req, true, &cache)).unwrap()
+            let mut out = Vec::new();
+            let body = request_body("m", &params, req, true, &cache);
+            body.write_json(&mut out).unwrap();
+            String::from_utf8(out).unwrap()
         };
         let mut req = ModelRequest {
             system: Some("sys".into()),

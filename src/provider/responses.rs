@@ -16,11 +16,11 @@ use serde_json::{Map, Value};
 
 use super::error::ProviderError;
 use super::http::{HttpClient, exchange};
+use super::item_cache::ItemCache;
 use super::openai::{HttpSettings, auth_headers, endpoint_url, is_azure};
 use super::responses_body;
 use super::responses_stream::{ResponsesStream, parse_response};
 use super::types::{ModelRequest, ModelResponse};
-use super::wire_body::ItemCache;
 use super::{BoxFuture, DeltaSink, Provider};
 
 /// A Responses API endpoint.
@@ -61,11 +61,12 @@ impl ResponsesProvider {
         let provider = &self.http.provider;
         let stream = ResponsesStream::new(provider, &self.model);
         let whole = |bytes: &[u8]| parse_response(provider, &self.model, bytes, sink);
+        let body = responses_body::request_body(&self.model, &self.params, req, &self.sent);
         exchange(
             &self.http,
             &self.url,
             auth_headers(self.http.key.as_ref(), self.azure),
-            &self.request_body(req),
+            |out: &mut Vec<u8>| body.write_json(out),
             stream,
             whole,
             sink,

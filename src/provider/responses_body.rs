@@ -1,12 +1,15 @@
 //! The Responses API request body, serialised from borrowed data (see
 //! [`super::wire_body`]); the mapping is described in [`super::responses`].
 
+use std::ops::Range;
+
 use serde::Serialize;
 use serde::ser::Serializer;
 use serde_json::{Map, Value};
 
+use super::item_cache::{CachedItems, ItemCache};
 use super::types::{Message, ModelRequest, ThinkingBlock, ToolSpec};
-use super::wire_body::{Arguments, Body, CachedItems, Field, ItemCache, TRUE};
+use super::wire_body::{Arguments, Body, Field, TRUE, WireField};
 
 /// `store: false`: the server keeps nothing, the whole conversation is sent every time.
 static FALSE: Value = Value::Bool(false);
@@ -57,21 +60,40 @@ pub(crate) enum Wire<'a> {
     Include(&'static [&'static str]),
 }
 
-/// The conversation as input items: an assistant turn becomes its reasoning items, its
-/// text and its function calls, in that order (the order the model produced them in a
-/// turn that called tools). Each item comes with the number of the message it was made
-/// from; the items of one message share it, and are matched in order.
+impl WireField for Wire<'_> {
+    fn write_json(&self, out: &mut Vec<u8>) -> serde_json::Result<()> {
+        match self {
+            Wire::Input(input) => input.write_json(out),
+            other => serde_json::to_writer(out, other),
+        }
+    }
+}
+
+/// The conversation as input items, through the cache.
 fn input<'a>(req: &'a ModelRequest, cache: &'a ItemCache) -> CachedItems<'a, Item<'a>> {
-    let ids = req.messages.ids();
-    let items = req.messages.iter().enumerate().flat_map(|(at, message)| {
-        let from = &ids[at..=at];
-        items(message).into_iter().map(move |item| (from, item))
-    });
     CachedItems {
         cache,
         first: None,
-        items: items.collect(),
+        messages: &req.messages,
+        build: input_items,
     }
+}
+
+/// The input items of the messages from `from` on: an assistant turn becomes its
+/// reasoning items, its text and its function calls, in that order (the order the model
+/// produced them in a turn that called tools). Each item comes with the message it was
+/// made from; the items of one message share it.
+fn input_items(messages: &[Message], from: usize) -> Vec<(Range<usize>, Item<'_>)> {
+    let items = messages
+        .iter()
+        .enumerate()
+        .skip(from)
+        .flat_map(|(at, message)| {
+            items(message)
+                .into_iter()
+                .map(move |item| (at..at + 1, item))
+        });
+    items.collect()
 }
 
 fn items(m: &Message) -> Vec<Item<'_>> {

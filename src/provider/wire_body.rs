@@ -3,13 +3,9 @@
 //! per-request `params` are then merged over them. Building a `serde_json::Value` instead
 //! would copy the whole history on every call, only to serialise and drop it.
 
-use std::sync::Mutex;
-
-use serde::ser::{Error as _, Serialize, SerializeMap, SerializeSeq, Serializer};
-use serde_json::value::RawValue;
+use serde::ser::{Serialize, SerializeMap, Serializer};
 use serde_json::{Map, Value};
 
-use super::history::{MessageId, MessageSpan};
 use super::types::ToolCall;
 
 /// `true`, for fields whose value a param may replace and whose value is checked.
@@ -77,6 +73,33 @@ impl<'a, F> Body<'a, F> {
     }
 }
 
+/// A wire's own body field. Written as serde writes it, except the history
+/// ([`CachedItems`](super::item_cache::CachedItems)), whose cached JSON is copied as it is.
+pub(crate) trait WireField: Serialize {
+    fn write_json(&self, out: &mut Vec<u8>) -> serde_json::Result<()>;
+}
+
+impl<F: WireField> Body<'_, F> {
+    /// Appends the body's JSON to `out`: the bytes compact serialisation gives, with the
+    /// history's cached items copied in one piece rather than walked item by item.
+    pub fn write_json(&self, out: &mut Vec<u8>) -> serde_json::Result<()> {
+        out.push(b'{');
+        for (i, (key, field)) in self.fields.iter().enumerate() {
+            if i > 0 {
+                out.push(b',');
+            }
+            serde_json::to_writer(&mut *out, key)?;
+            out.push(b':');
+            match field {
+                Field::Wire(value) => value.write_json(out)?,
+                Field::Json(value) => serde_json::to_writer(&mut *out, value)?,
+            }
+        }
+        out.push(b'}');
+        Ok(())
+    }
+}
+
 impl<F: Serialize> Serialize for Body<'_, F> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         let mut map = serializer.serialize_map(Some(self.fields.len()))?;
@@ -106,51 +129,16 @@ impl Serialize for Arguments<'_> {
     }
 }
 
-/// The serialised items of a provider's last request, in order, each with the span of
-/// messages it was made from. A history grows by a message or two per call, and
-/// serialising all of it again at every call made a run's CPU grow with the square of its
-/// length; a message keeps its number only while it is unchanged, so a number is as good as
-/// its content here. The next request's items are matched in order (a lookup by key cost
-/// as much as a fifth of a long run's CPU): an item is reused while the spans agree.
-#[derive(Debug, Default)]
-pub(crate) struct ItemCache(Mutex<Vec<(Option<MessageSpan>, Box<RawValue>)>>);
-
-/// A history's wire items, each with the numbers of the messages it was made from,
-/// serialised through the cache: only the items made from new messages are serialised.
-/// `first` (a system prompt, which no message numbers) is serialised every time.
-pub(crate) struct CachedItems<'a, T> {
-    pub cache: &'a ItemCache,
-    pub first: Option<T>,
-    pub items: Vec<(&'a [MessageId], T)>,
-}
-
-impl<T: Serialize> Serialize for CachedItems<'_, T> {
-    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        let count = self.items.len() + usize::from(self.first.is_some());
-        let mut seq = serializer.serialize_seq(Some(count))?;
-        if let Some(first) = &self.first {
-            seq.serialize_element(first)?;
-        }
-        let mut cache = self.cache.0.lock().unwrap_or_else(|p| p.into_inner());
-        // The cache keeps only this request's items: its size is one request body's.
-        let mut last = std::mem::take(&mut *cache).into_iter();
-        for (ids, item) in &self.items {
-            let span = MessageSpan::of(ids);
-            let raw = match last.next() {
-                Some((kept, raw)) if kept.is_some() && kept == span => raw,
-                _ => serde_json::value::to_raw_value(item).map_err(S::Error::custom)?,
-            };
-            seq.serialize_element(&raw)?;
-            cache.push((span, raw));
-        }
-        seq.end()
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use serde_json::json;
+
+    impl WireField for u8 {
+        fn write_json(&self, out: &mut Vec<u8>) -> serde_json::Result<()> {
+            serde_json::to_writer(out, self)
+        }
+    }
 
     fn body<'a>(params: &'a Map<String, Value>) -> String {
         let mut b: Body<'a, u8> = Body::new();
@@ -158,7 +146,11 @@ mod tests {
         b.push("b", Field::Wire(2));
         b.push("c", Field::Json(&TRUE));
         b.merge(params.iter());
-        serde_json::to_string(&b).unwrap()
+        let mut written = Vec::new();
+        b.write_json(&mut written).unwrap();
+        let serialised = serde_json::to_string(&b).unwrap();
+        assert_eq!(String::from_utf8(written).unwrap(), serialised);
+        serialised
     }
 
     #[test]

@@ -43,6 +43,8 @@ struct State {
     queue: VecDeque<MockResponse>,
     router: Option<Router>,
     requests: Vec<MockRequest>,
+    /// Whether request bodies are kept whole (see [`MockServer::answer_only`]).
+    answer_only: bool,
 }
 
 /// The server. Cheap to query from any thread; stops when dropped.
@@ -134,6 +136,15 @@ impl MockServer {
         self
     }
 
+    /// Keeps of each request body only the fields an answer depends on (`model`, `stream`,
+    /// the stop sequences), read without building the rest. For long benchmark runs: each
+    /// request carries the whole history, and keeping a thousand of them parsed took over a
+    /// gigabyte and most of the run's time, which then slowed the client it measures.
+    pub fn answer_only(&self) -> &Self {
+        self.lock().answer_only = true;
+        self
+    }
+
     /// Every request received so far, in order.
     pub fn requests(&self) -> Vec<MockRequest> {
         self.lock().requests.clone()
@@ -204,6 +215,17 @@ async fn serve_connection(mut stream: TcpStream, state: Arc<Mutex<State>>) -> st
             let len: usize = chunks.iter().map(Vec::len).sum();
             head.push_str(&format!("content-length: {len}\r\n\r\n"));
         }
+        if response.chunk_delay.is_zero() && response.drop_after.is_none() {
+            // No fault between the chunks: the response goes in one write, so how many
+            // reads the client needs does not depend on how fast this server was.
+            stream
+                .write_all(&whole_response(head, &chunks, streamed))
+                .await?;
+            if close {
+                return Ok(());
+            }
+            continue;
+        }
         stream.write_all(head.as_bytes()).await?;
         for (i, chunk) in chunks.iter().enumerate() {
             if response.drop_after == Some(i) {
@@ -237,6 +259,24 @@ async fn serve_connection(mut stream: TcpStream, state: Arc<Mutex<State>>) -> st
             return Ok(());
         }
     }
+}
+
+/// The head, then the chunks (in chunked encoding when `streamed`), as one buffer.
+fn whole_response(head: String, chunks: &[Vec<u8>], streamed: bool) -> Vec<u8> {
+    let mut bytes = head.into_bytes();
+    for chunk in chunks.iter().filter(|c| !streamed || !c.is_empty()) {
+        if streamed {
+            bytes.extend_from_slice(format!("{:x}\r\n", chunk.len()).as_bytes());
+        }
+        bytes.extend_from_slice(chunk);
+        if streamed {
+            bytes.extend_from_slice(b"\r\n");
+        }
+    }
+    if streamed {
+        bytes.extend_from_slice(b"0\r\n\r\n");
+    }
+    bytes
 }
 
 fn pick_response(state: &Mutex<State>, req: &MockRequest) -> MockResponse {
@@ -309,7 +349,15 @@ async fn read_request(
             return Ok(None);
         }
     }
-    let body = serde_json::from_slice(&buf[body_start..body_start + length]).unwrap_or(Value::Null);
+    let answer_only = state.lock().unwrap_or_else(|p| p.into_inner()).answer_only;
+    let bytes = &buf[body_start..body_start + length];
+    let body = if answer_only {
+        serde_json::from_slice::<AnswerFields>(bytes)
+            .and_then(serde_json::to_value)
+            .unwrap_or(Value::Null)
+    } else {
+        serde_json::from_slice(bytes).unwrap_or(Value::Null)
+    };
     buf.drain(..body_start + length);
     let mut st = state.lock().unwrap_or_else(|p| p.into_inner());
     let req = MockRequest {
@@ -321,6 +369,20 @@ async fn read_request(
     };
     st.requests.push(req.clone());
     Ok(Some(req))
+}
+
+/// The fields of a request body that an answer depends on; serde skips the others
+/// without building them.
+#[derive(serde::Deserialize, serde::Serialize)]
+struct AnswerFields {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    model: Option<Value>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    stream: Option<Value>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    stop: Option<Value>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    stop_sequences: Option<Value>,
 }
 
 async fn read_more(stream: &mut TcpStream, buf: &mut Vec<u8>) -> std::io::Result<bool> {

@@ -157,10 +157,9 @@ fn render_tool(tool: &ToolStep, out: &mut String) {
             out.push_str(&inline(error));
             out.push_str("\n\n");
         }
-        match serde_json::to_value(result) {
-            Ok(v) => json_fence(&v, out),
-            Err(_) => json_fence(&result.data, out),
-        }
+        // Serialised as it is: turning it into a `Value` first copied every result.
+        let body = serde_json::to_string_pretty(result).unwrap_or_else(|_| pretty(&result.data));
+        json_block(&body, out);
     }
     out.push_str("</details>\n\n");
 }
@@ -175,8 +174,8 @@ fn render_error(err: &ErrorBlock, out: &mut String) {
         inner.push_str(&inline(&err.message));
         inner.push_str("\n\n");
     }
-    match serde_json::to_value(&err.json) {
-        Ok(v) => json_fence(&v, &mut inner),
+    match serde_json::to_string_pretty(&err.json) {
+        Ok(body) => json_block(&body, &mut inner),
         Err(_) => verbatim(&err.json.error, &mut inner),
     }
     quote_into(&inner, out);
@@ -239,15 +238,16 @@ fn verbatim(text: &str, out: &mut String) {
 /// character itself. A `_` between two letters or digits cannot open or close emphasis
 /// (CommonMark §6.2), so identifiers like `read_file` are left as they are.
 fn inline(text: &str) -> String {
-    let chars: Vec<char> = one_line(text).chars().collect();
-    let alphanumeric_at = |i: Option<usize>| {
-        i.and_then(|i| chars.get(i))
-            .is_some_and(|c| c.is_alphanumeric())
-    };
+    let text = one_line(text);
     let mut out = String::with_capacity(text.len());
-    for (i, &c) in chars.iter().enumerate() {
+    let (mut chars, mut before) = (text.chars().peekable(), None::<char>);
+    while let Some(c) = chars.next() {
         let escape = match c {
-            '_' => !(alphanumeric_at(i.checked_sub(1)) && alphanumeric_at(Some(i + 1))),
+            '_' => {
+                let after = chars.peek().copied();
+                !(before.is_some_and(char::is_alphanumeric)
+                    && after.is_some_and(char::is_alphanumeric))
+            }
             '\\' | '`' | '*' | '[' | ']' | '<' | '>' | '&' | '!' | '#' | '~' | '|' | '$' => true,
             _ => false,
         };
@@ -255,6 +255,7 @@ fn inline(text: &str) -> String {
             out.push('\\');
         }
         out.push(c);
+        before = Some(c);
     }
     out
 }
@@ -274,9 +275,17 @@ fn quote_into(inner: &str, out: &mut String) {
 }
 
 fn json_fence(value: &Value, out: &mut String) {
-    let body = serde_json::to_string_pretty(value).unwrap_or_else(|_| "null".into());
-    let fence = "`".repeat(longest_run(&body, '`').max(2) + 1);
-    for part in [&fence, "json\n", &body, "\n", &fence, "\n\n"] {
+    json_block(&pretty(value), out);
+}
+
+fn pretty(value: &Value) -> String {
+    serde_json::to_string_pretty(value).unwrap_or_else(|_| "null".into())
+}
+
+/// Pretty-printed JSON in a fence longer than any backtick run inside.
+fn json_block(body: &str, out: &mut String) {
+    let fence = "`".repeat(longest_run(body, '`').max(2) + 1);
+    for part in [&fence, "json\n", body, "\n", &fence, "\n\n"] {
         out.push_str(part);
     }
 }
@@ -293,23 +302,28 @@ fn code_span(text: &str) -> String {
 }
 
 /// The longest run of the ASCII character `c` in `text` (byte by byte: an ASCII byte is
-/// never part of another character in UTF-8).
+/// never part of another character in UTF-8). `memchr` skips to each run: most text has
+/// none, and this scan covers every byte of a transcript's text and JSON.
 fn longest_run(text: &str, c: char) -> usize {
     debug_assert!(c.is_ascii());
-    let (mut best, mut cur) = (0, 0);
-    for &byte in text.as_bytes() {
-        if byte == c as u8 {
-            cur += 1;
-            best = best.max(cur);
-        } else {
-            cur = 0;
-        }
+    let (bytes, byte) = (text.as_bytes(), c as u8);
+    let (mut best, mut at) = (0, 0);
+    while let Some(found) = memchr::memchr(byte, &bytes[at..]) {
+        let start = at + found;
+        let run = bytes[start..].iter().take_while(|&&b| b == byte).count();
+        best = best.max(run);
+        at = start + run;
     }
     best
 }
 
-fn one_line(text: &str) -> String {
-    text.replace(['\r', '\n'], " ")
+/// `text` with line breaks turned into spaces (borrowed when it has none, as most do).
+fn one_line(text: &str) -> Cow<'_, str> {
+    if text.contains(['\r', '\n']) {
+        Cow::Owned(text.replace(['\r', '\n'], " "))
+    } else {
+        Cow::Borrowed(text)
+    }
 }
 
 fn html_escape(text: &str) -> String {
@@ -330,6 +344,17 @@ fn html_escape(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn runs_and_inline_escapes() {
+        assert_eq!(longest_run("a `b` ``c``` ``", '`'), 3);
+        assert_eq!(longest_run("none", '`'), 0);
+        assert_eq!(longest_run("``", '`'), 2);
+        assert_eq!(
+            inline("read_file _x_ a_ *b*\nc"),
+            "read_file \\_x\\_ a\\_ \\*b\\* c"
+        );
+    }
 
     #[test]
     fn written_in_pieces_it_is_the_same_document() {

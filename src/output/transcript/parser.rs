@@ -147,22 +147,23 @@ impl<'a> Parser<'a> {
         Ok(Some(line))
     }
 
-    /// The next line, which must exist; `expected` describes it for the error.
-    fn require_line(&mut self, expected: &str) -> Result<Line<'a>, ParseError> {
+    /// The next line, which must exist; `expected` describes it for the error (made only
+    /// then: formatting it for every block cost a few percent of a large render).
+    fn require_line(&mut self, expected: impl FnOnce() -> String) -> Result<Line<'a>, ParseError> {
         match self.next_line()? {
             Some(line) => Ok(line),
-            None => Err(self.eof_error(expected)),
+            None => Err(self.eof_error(&expected())),
         }
     }
 
     /// The next line, which must be exactly `tag`.
     fn expect_tag(&mut self, tag: &str) -> Result<(), ParseError> {
-        let expected = format!("`{tag}`");
-        let line = self.require_line(&expected)?;
+        let expected = || format!("`{tag}`");
+        let line = self.require_line(expected)?;
         if line.text == tag {
             Ok(())
         } else {
-            Err(line_error(&line, 1, &expected))
+            Err(line_error(&line, 1, &expected()))
         }
     }
 
@@ -270,7 +271,7 @@ impl<'a> Parser<'a> {
             let expected = format!("`{STEP_END}` (step {} opened at line {at})", step.number);
             return Err(line_error(&line, 1, &expected));
         }
-        let header = self.require_line("`Step N: title`")?;
+        let header = self.require_line(|| "`Step N: title`".into())?;
         let (number, title, status) = self.step_header(&header)?;
         let single_step = self.next_is_tag(SINGLE_STEP_FLAG);
         if single_step {
@@ -373,15 +374,21 @@ impl<'a> Parser<'a> {
             return Err(self.unexpected(&line));
         }
         let result: ToolResult = self.json_block(TOOL_RESULT_END)?;
-        let expected = match self.stack.last() {
-            Some(Frame::Tool { tool, line }) => tool_end_expectation(tool, *line),
-            _ => String::new(),
+        let Some(end) = self.next_line()? else {
+            return Err(self.eof_error(&self.tool_end_expected()));
         };
-        let end = self.require_line(&expected)?;
         if !is_tool_tag(end.text, TOOL_END_PREFIX) {
-            return Err(line_error(&end, 1, &expected));
+            return Err(line_error(&end, 1, &self.tool_end_expected()));
         }
         self.close_tool(end, Some(result))
+    }
+
+    /// What the line closing the open tool call must be, for an error.
+    fn tool_end_expected(&self) -> String {
+        match self.stack.last() {
+            Some(Frame::Tool { tool, line }) => tool_end_expectation(tool, *line),
+            _ => String::new(),
+        }
     }
 
     fn tool_end(&mut self, line: Line<'a>) -> Result<(), ParseError> {
@@ -418,8 +425,8 @@ impl<'a> Parser<'a> {
     /// Lines up to the line `end_tag` (consumed); at least one. Returns the byte span of
     /// the content and the number of its first line.
     fn block_lines(&mut self, end_tag: &str) -> Result<(usize, usize, usize), ParseError> {
-        let expected_end = format!("`{end_tag}`");
-        let first = self.require_line("a content line")?;
+        let expected_end = || format!("`{end_tag}`");
+        let first = self.require_line(|| "a content line".into())?;
         if first.text.starts_with(INTRODUCER) {
             return Err(line_error(
                 &first,
@@ -429,12 +436,12 @@ impl<'a> Parser<'a> {
         }
         let mut end = first.end();
         loop {
-            let line = self.require_line(&expected_end)?;
+            let line = self.require_line(expected_end)?;
             if line.text == end_tag {
                 return Ok((first.start, end, first.no));
             }
             if line.text.starts_with(INTRODUCER) {
-                return Err(line_error(&line, 1, &expected_end));
+                return Err(line_error(&line, 1, &expected_end()));
             }
             end = line.end();
         }
@@ -452,7 +459,7 @@ impl<'a> Parser<'a> {
     }
 
     fn checkpoint(&mut self) -> Result<(), ParseError> {
-        let line = self.require_line("`Checkpoint: name`")?;
+        let line = self.require_line(|| "`Checkpoint: name`".into())?;
         let Some(name) = line.text.strip_prefix(CHECKPOINT_PREFIX) else {
             return Err(line_error(&line, 1, "`Checkpoint: name`"));
         };
@@ -488,7 +495,7 @@ impl<'a> Parser<'a> {
         let expected_end = format!("`{USER_INPUT_START}` or `{INPUT_REQUIRED_END}`");
         let mut lines: Vec<Line<'a>> = Vec::new();
         let terminator = loop {
-            let line = self.require_line(&expected_end)?;
+            let line = self.require_line(|| expected_end.clone())?;
             if line.text == USER_INPUT_START || line.text == INPUT_REQUIRED_END {
                 break line;
             }
