@@ -11,6 +11,16 @@ use serde_json::{Value, json};
 use support::{Ran, Test, wait_until};
 
 /// The agent of most tests: one input, echoed by the model (see [`echo`]).
+/// The batch most tests run: `agent.yaml` over `inputs.jsonl`, in the directory `out`.
+const BATCH: [&str; 6] = [
+    "batch",
+    "agent.yaml",
+    "--inputs",
+    "inputs.jsonl",
+    "--batch-dir",
+    "out",
+];
+
 const ECHO_AGENT: &str =
     "inputs:\n  n: { type: integer, required: true }\nprompt: \"Echo {{ n }}\"\n";
 
@@ -281,14 +291,7 @@ fn bad_lines_get_an_error_envelope_each_and_the_batch_goes_on() {
         .agent(ECHO_AGENT)
         .file("inputs.jsonl", &inputs)
         .route(echo)
-        .command([
-            "batch",
-            "agent.yaml",
-            "--inputs",
-            "inputs.jsonl",
-            "--batch-dir",
-            "out",
-        ])
+        .command(BATCH)
         .status(2)
         .stdout_contains("batch test-agent-inputs · 8 inputs · 2 completed · 6 invalid · ")
         .run();
@@ -328,14 +331,7 @@ fn an_agent_that_declares_id_gets_it_as_an_input() {
         .agent("inputs:\n  id: { type: string, required: true }\nprompt: \"Look at {{ id }}\"\n")
         .file("inputs.jsonl", "{\"id\": \"issue-7\"}\n")
         .route(echo)
-        .command([
-            "batch",
-            "agent.yaml",
-            "--inputs",
-            "inputs.jsonl",
-            "--batch-dir",
-            "out",
-        ])
+        .command(BATCH)
         .stdout_contains("1 completed")
         .run();
     assert_eq!(results(&ran, "out")[&1]["output"], "said: Look at issue-7");
@@ -351,14 +347,7 @@ fn the_exit_code_is_the_most_severe_status_among_the_inputs() {
             "Echo 2" => Some(MockResponse::error(400, "this one is refused")),
             _ => echo(request),
         })
-        .command([
-            "batch",
-            "agent.yaml",
-            "--inputs",
-            "inputs.jsonl",
-            "--batch-dir",
-            "out",
-        ])
+        .command(BATCH)
         .status(1)
         .stdout_contains("4 inputs · 2 completed · 1 failed · 1 invalid · ")
         .run();
@@ -369,14 +358,7 @@ fn the_exit_code_is_the_most_severe_status_among_the_inputs() {
     // Run again, nothing runs: every input is over, and the exit code is the same.
     let again = ran
         .then()
-        .command([
-            "batch",
-            "agent.yaml",
-            "--inputs",
-            "inputs.jsonl",
-            "--batch-dir",
-            "out",
-        ])
+        .command(BATCH)
         .status(1)
         .stdout_contains("4 inputs · 2 completed · 1 failed · 1 invalid · ")
         .run();
