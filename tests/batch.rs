@@ -398,6 +398,36 @@ fn a_batch_of_another_agent_or_inputs_file_is_refused() {
 }
 
 #[test]
+fn a_new_batch_directory_cannot_take_the_sessions_of_another_batch_of_the_same_id() {
+    let ran = Test::new()
+        .agent(ECHO_AGENT)
+        .file("inputs.jsonl", "{\"n\": 1}\n")
+        .route(echo)
+        .command(BATCH)
+        .stdout_contains("1 inputs · 1 completed")
+        .run();
+    let elsewhere = [
+        BATCH[0],
+        BATCH[1],
+        BATCH[2],
+        BATCH[3],
+        BATCH[4],
+        "elsewhere",
+    ];
+    ran.then()
+        .command(elsewhere)
+        .status(2)
+        .stderr_contains("already names sessions in ")
+        .stderr_contains("give this batch its own --batch-id")
+        .run();
+    let own_id = [&elsewhere[..], &["--batch-id", "second"]].concat();
+    ran.then()
+        .command_vec(own_id.iter().map(|a| a.to_string()).collect())
+        .stdout_contains("1 inputs · 1 completed")
+        .run();
+}
+
+#[test]
 fn plain_progress_has_a_timestamped_line_per_input() {
     Test::new()
         .agent(ECHO_AGENT)

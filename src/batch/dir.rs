@@ -45,9 +45,15 @@ pub struct BatchDir {
 
 impl BatchDir {
     /// Opens the batch directory, creating it for a new batch; refused when another
-    /// process runs the batch, or when the batch was started with another agent or
-    /// inputs file.
-    pub fn open(root: &Path, batch_id: &str, agent: &Path, inputs: &Path) -> Result<Self, String> {
+    /// process runs the batch, when the batch was started with another agent or inputs
+    /// file, or when a new batch's id already names sessions in `sessions` (another batch
+    /// directory ran a batch of that id: its inputs' sessions are not this batch's).
+    pub fn open(
+        root: &Path,
+        batch_id: &str,
+        (agent, inputs): (&Path, &Path),
+        sessions: Option<&Path>,
+    ) -> Result<Self, String> {
         check_batch_id(batch_id)?;
         std::fs::create_dir_all(root.join("inputs"))
             .map_err(|e| format!("cannot create {}: {e}", root.display()))?;
@@ -68,6 +74,7 @@ impl BatchDir {
                 found
             }
             Err(error) if error.kind() == std::io::ErrorKind::NotFound => {
+                refuse_taken_id(batch_id, sessions)?;
                 let text = serde_json::to_vec_pretty(&wanted).map_err(|e| e.to_string())?;
                 crate::fsutil::write_atomically(&path, &text)
                     .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
@@ -96,6 +103,31 @@ impl BatchDir {
     /// may repeat and hold any character, line numbers do neither.
     pub fn session_id(&self, line: u64) -> String {
         format!("{}-{line}", self.manifest.batch_id)
+    }
+}
+
+/// A new batch whose id already names sessions (`<batch id>-<line>`) would resume another
+/// batch's runs as its own: refused, with how to go on.
+fn refuse_taken_id(batch_id: &str, sessions: Option<&Path>) -> Result<(), String> {
+    let Some(Ok(entries)) = sessions.map(std::fs::read_dir) else {
+        return Ok(());
+    };
+    let prefix = format!("{batch_id}-");
+    let taken = entries
+        .filter_map(|entry| entry.ok()?.file_name().into_string().ok())
+        .any(|name| {
+            name.strip_prefix(&prefix)
+                .is_some_and(|line| line.parse::<u64>().is_ok())
+        });
+    match taken {
+        false => Ok(()),
+        true => Err(format!(
+            "batch id `{batch_id}` already names sessions in {} (a batch of that id ran in another batch directory); give this batch its own --batch-id, or run it again in that batch's --batch-dir",
+            sessions
+                .map(Path::display)
+                .map(|d| d.to_string())
+                .unwrap_or_default()
+        )),
     }
 }
 

@@ -104,13 +104,13 @@ fn start(args: &BatchArgs) -> Result<Exit, String> {
         .batch_dir
         .clone()
         .unwrap_or_else(|| Path::new(".runner").join("batches").join(&batch_id));
-    let dir = BatchDir::open(&root, &batch_id, &agent, &inputs)?;
+    let sessions = sessions_dir(&spec).map(|dir| absolute(&dir)).transpose()?;
+    let dir = BatchDir::open(&root, &batch_id, (&agent, &inputs), sessions.as_deref())?;
     let (mut results, ledger, warnings) = ResultsFile::open(&dir.results())
         .map_err(|e| format!("cannot open {}: {e}", dir.results().display()))?;
     for warning in warnings {
         eprintln!("warning: {warning}");
     }
-    let sessions = sessions_dir(&spec).map(|dir| absolute(&dir)).transpose()?;
     if sessions.is_none() {
         eprintln!(
             "warning: {} keeps no checkpoints (`checkpoints: false`): an input interrupted now starts again from the beginning on the next run",
