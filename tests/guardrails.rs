@@ -813,3 +813,40 @@ fn each_chat_turn_is_a_run_its_run_hooks_hear_of() {
     assert_eq!(events, ["run_start", "run_end", "run_start", "run_end"]);
     assert_eq!(seen(&ran)[3]["result"]["output"], "You are Ann.");
 }
+
+#[test]
+fn a_call_approved_on_resume_passes_its_hooks_again_as_it_runs() {
+    let agent = format!(
+        "{ASKING_AGENT}hooks:\n  pre_tool_use:\n    - command: [./hooks/pre.sh]\n      match: ['write_file:path=a.txt']\n"
+    );
+    // The hook rewrites the content: the approved call runs with what the hook says then.
+    let answer = r#"{"arguments": {"path": "a.txt", "content": "A, checked"}}"#;
+    let paused = Test::new()
+        .agent(&agent)
+        .executable("hooks/pre.sh", &hook(answer))
+        .reply(Reply::tool_call(
+            "write_file",
+            json!({"path": "a.txt", "content": "A"}),
+        ))
+        .status(4)
+        .any_stderr()
+        .run();
+    assert_eq!(
+        seen(&paused).len(),
+        1,
+        "the hook ran before the call waited"
+    );
+    assert!(!paused.path("a.txt").exists());
+    let session = paused.session();
+    let resumed = paused
+        .then()
+        .reply(Reply::text("done"))
+        .command(["resume", &session, "--approve", "all", "--run-dir", "run2"])
+        .run();
+    assert_eq!(
+        seen(&resumed).len(),
+        2,
+        "and again as the approved call ran"
+    );
+    assert_eq!(resumed.read("a.txt"), "A, checked");
+}
