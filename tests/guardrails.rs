@@ -850,3 +850,39 @@ fn a_call_approved_on_resume_passes_its_hooks_again_as_it_runs() {
     );
     assert_eq!(resumed.read("a.txt"), "A, checked");
 }
+
+#[test]
+fn a_post_tool_use_hook_that_fails_withholds_the_result_unless_on_error_allows() {
+    let agent = "prompt: Go
+tools:
+  - builtin: read_file
+hooks:
+  post_tool_use:
+    - command: [./hooks/broken.sh]
+      match: ['read_file:path=secret.txt']
+    - command: [./hooks/broken.sh]
+      match: ['read_file:path=public.txt']
+      on_error: allow
+";
+    let ran = Test::new()
+        .agent(agent)
+        .executable(
+            "hooks/broken.sh",
+            "#!/bin/sh\necho 'scanner down' >&2\nexit 1\n",
+        )
+        .file("secret.txt", "the launch date")
+        .file("public.txt", "the changelog")
+        .reply(
+            Reply::tool_call("read_file", json!({"path": "secret.txt"}))
+                .with_tool_call("read_file", json!({"path": "public.txt"})),
+        )
+        .reply(Reply::text("done"))
+        .run();
+    assert_eq!(
+        told(&ran, 1, 0),
+        "Error: the result was withheld: the post_tool_use hook `./hooks/broken.sh` failed: it exited with status 1: scanner down"
+    );
+    assert!(told(&ran, 1, 1).contains("the changelog"));
+    assert!(!ran.read("run/events.jsonl").contains("the launch date"));
+    assert!(!ran.transcript().contains("the launch date"));
+}
