@@ -886,3 +886,20 @@ hooks:
     assert!(!ran.read("run/events.jsonl").contains("the launch date"));
     assert!(!ran.transcript().contains("the launch date"));
 }
+
+#[test]
+fn validate_warns_that_a_sub_agents_run_hooks_never_run() {
+    let sub_agent_with_run_end = WITH_HELPER.replace(
+        "        - builtin: write_file\n",
+        "        - builtin: write_file\n      hooks:\n        run_end:\n          - command: [notify-send, done]\n",
+    );
+    Test::new()
+        .agent(&sub_agent_with_run_end)
+        .command(["validate", "agent.yaml"])
+        .any_stderr()
+        .stdout_contains(
+            "warning[no-effect]: `run_end` hooks of a sub-agent or handoff target never run",
+        )
+        .stdout_contains("help: declare them in the root agent's file")
+        .run();
+}

@@ -73,6 +73,9 @@ impl Validator {
             }
         }
         self.check_hook_programs(file, &hooks_at, agent.get("hooks"));
+        if !at.is_empty() {
+            self.run_hooks_of_a_sub_agent(file, &hooks_at, agent.get("hooks"));
+        }
         let redact_at = pointer_push(at, "redact");
         let expressions = agent.get("redact").and_then(Value::as_array);
         for (index, text) in expressions.into_iter().flatten().enumerate() {
@@ -154,6 +157,34 @@ impl Validator {
                 );
                 self.permission_error(file, &pointer, Code::MissingFile, message, None);
             }
+        }
+    }
+
+    /// Run hooks written inside a sub-agent or handoff target: only the root agent's run.
+    fn run_hooks_of_a_sub_agent(
+        &mut self,
+        file: &FileContext<'_>,
+        at: &str,
+        hooks: Option<&Value>,
+    ) {
+        for point in ["run_start", "run_end", "user_input"] {
+            if hooks.and_then(|h| h.get(point)).is_none() {
+                continue;
+            }
+            let pointer = pointer_push(at, point);
+            let message = format!(
+                "`{point}` hooks of a sub-agent or handoff target never run: the run is the root agent's"
+            );
+            self.diagnostics.push(
+                Diagnostic::warning(
+                    file.path,
+                    file.doc.key_position(&pointer),
+                    Code::NoEffect,
+                    &pointer,
+                    message,
+                )
+                .with_hint("declare them in the root agent's file"),
+            );
         }
     }
 
