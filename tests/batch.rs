@@ -21,6 +21,11 @@ const BATCH: [&str; 6] = [
     "out",
 ];
 
+/// [`BATCH`] with more options.
+fn batch_with(options: &[&str]) -> Vec<String> {
+    BATCH.iter().chain(options).map(|a| a.to_string()).collect()
+}
+
 const ECHO_AGENT: &str =
     "inputs:\n  n: { type: integer, required: true }\nprompt: \"Echo {{ n }}\"\n";
 
@@ -440,5 +445,29 @@ fn plain_progress_has_a_timestamped_line_per_input() {
         .stderr_contains("Z line 1: completed · 1 steps · ")
         .stderr_contains("Z line 2 (two): invalid · error[invalid_input]: line 2: input `n` is an integer, but `\"x\"` is not")
         .stderr_contains(" — 2/2 finished · 1 done · 1 failed · 0 running · ")
+        .run();
+}
+
+#[test]
+fn model_runs_every_input_with_the_model_given() {
+    let ran = Test::new()
+        .agent(ECHO_AGENT)
+        .file("inputs.jsonl", "{\"n\": 1}\n{\"n\": 2}\n")
+        .route(echo)
+        .command_vec(batch_with(&["--model", "openai/batch-model"]))
+        .stdout_contains("2 inputs · 2 completed")
+        .run();
+    let models: Vec<Value> = ran
+        .requests()
+        .iter()
+        .map(|r| r.body["model"].clone())
+        .collect();
+    assert_eq!(models, ["batch-model", "batch-model"]);
+    Test::new()
+        .agent(ECHO_AGENT)
+        .file("inputs.jsonl", "{\"n\": 1}\n")
+        .command_vec(batch_with(&["--model", "no-slash"]))
+        .status(2)
+        .stderr_contains("error: --model: ")
         .run();
 }

@@ -55,6 +55,33 @@ fn every_step_is_checkpointed_and_sessions_lists_shows_and_removes() {
     assert!(!ran.session_file("metadata.json").exists());
 }
 
+/// A session started with `--model` goes on with that model when it is resumed, rather
+/// than the agent file's.
+#[test]
+fn a_resumed_session_keeps_the_model_it_was_started_with() {
+    let paused = Test::new()
+        .agent("name: worker\nmodel: $MODEL\nprompt: Go\ntools:\n  - builtin: ask_user\n")
+        .reply(Reply::tool_call(
+            "ask_user",
+            json!({"question": "Which file?"}),
+        ))
+        .args(["--model", "openai/chosen-model"])
+        .status(4)
+        .any_stderr()
+        .run();
+    assert_eq!(paused.requests()[0].body["model"], "chosen-model");
+    let session = paused.session();
+    let resumed = paused
+        .then()
+        .reply(Reply::text("done"))
+        .command(["resume", &session, "--answer", "a.txt", "--run-dir", "run2"])
+        .run();
+    assert_eq!(
+        resumed.requests().last().unwrap().body["model"],
+        "chosen-model"
+    );
+}
+
 #[test]
 fn input_required_then_resume_with_the_answer() {
     let paused = Test::new()

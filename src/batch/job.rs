@@ -40,6 +40,8 @@ pub struct Launcher {
     pub sessions_dir: Option<PathBuf>,
     /// Options given to every run (`--replay FILE`, `--answers FILE`, `--yes`).
     pub passed: Vec<OsString>,
+    /// `--model`, for the first run of each input (a resume goes on with its session's).
+    pub model: Option<String>,
 }
 
 /// Runs one entry of the inputs file and returns its envelope; `None` when the batch was
@@ -189,6 +191,9 @@ fn exec_command(
         .args(["--session", session])
         .arg("--vars")
         .arg(&vars_path);
+    if let Some(model) = &launcher.model {
+        command.args(["--model", model]);
+    }
     Ok(command)
 }
 

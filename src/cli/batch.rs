@@ -24,6 +24,7 @@ use crate::batch::results::ResultsFile;
 use crate::batch::scheduler::{self, Batch, StopSignal, Stopped};
 use crate::batch::summary::Summary;
 use crate::engine::clock::new_id;
+use crate::spec::model::ModelShorthand;
 
 /// Options of `runner batch`.
 #[derive(Debug, Args)]
@@ -41,6 +42,10 @@ pub struct BatchArgs {
     /// a new one for stdin). Running a batch id again goes on where it stopped.
     #[arg(long, value_name = "ID")]
     pub batch_id: Option<String>,
+    /// The model of every input's run instead of the file's (as `runner exec --model`); an
+    /// input resumed by a rerun goes on with the model its session started with.
+    #[arg(long, value_name = "PROVIDER/NAME")]
+    pub model: Option<String>,
     /// The batch directory (default: .runner/batches/<batch id>).
     #[arg(long, value_name = "DIR")]
     pub batch_dir: Option<PathBuf>,
@@ -86,6 +91,9 @@ pub fn run(args: BatchArgs) -> Exit {
 
 /// Everything before the first input runs is checked here; a problem is exit 2.
 fn start(args: &BatchArgs) -> Result<Exit, String> {
+    if let Some(Err(message)) = args.model.as_deref().map(ModelShorthand::parse) {
+        return Err(format!("--model: {message}"));
+    }
     let spec = match load(&args.agent) {
         Ok(spec) => spec,
         Err(stop) => {
@@ -124,6 +132,7 @@ fn start(args: &BatchArgs) -> Result<Exit, String> {
         declared: spec.inputs.clone(),
         sessions_dir: sessions,
         passed: passed_options(args)?,
+        model: args.model.clone(),
     };
     let entries: Box<dyn BufRead + Send> = match stdin {
         true => Box::new(BufReader::new(std::io::stdin())),

@@ -105,6 +105,9 @@ fn launch_of(args: &ExecArgs, ids: (String, String)) -> Result<Launch, Stop> {
         ),
         refused => invalid(refused.code(), refused.to_string()),
     })?;
+    if let (Some(files), Some(model)) = (&checkpoints, &model_override) {
+        files.keep_model(model);
+    }
     let state = initial_state(&spec);
     Ok(Launch {
         request: Request {

@@ -134,6 +134,10 @@ fn launch_of(args: &ResumeArgs, run_id: String) -> Result<Launch, Stop> {
         definition_of(&spec),
     );
     let files = SessionFiles::new(store, metadata, kept, lock);
+    // The session goes on with the model it started with, `--model` included.
+    if let Some(model) = &resumable.model {
+        files.keep_model(model);
+    }
     let mut request = Request::new(
         &agent_file,
         spec,
@@ -141,6 +145,7 @@ fn launch_of(args: &ResumeArgs, run_id: String) -> Result<Launch, Stop> {
         (run_id, session_id),
         &args.run,
     )?;
+    request.model_override = resumable.model.clone();
     // The call that waited for a server's form is made again: the answer waits for the form.
     if let Some(Answer {
         pending,

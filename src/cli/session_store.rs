@@ -19,6 +19,7 @@ use crate::engine::outcome::RunStatus;
 use crate::engine::pending::Pending;
 use crate::spec::AgentSpec;
 use crate::spec::agent::Checkpoints;
+use crate::spec::model::ModelRef;
 
 /// Where an agent's sessions live: `checkpoints: {dir}`, or `.runner/sessions`; `None` when
 /// the agent turned checkpoints off.
@@ -40,8 +41,9 @@ pub struct SessionFiles {
     metadata: Mutex<SessionMetadata>,
     /// A checkpoint's `pending`: the inputs and the input text (so a resume renders the
     /// same prompts), the definition the session runs under (a resume refuses a file that
-    /// gives the agent more: `spec::widening`), and the engine's pending work. Built once:
-    /// each save sets only `engine`.
+    /// gives the agent more: `spec::widening`), the model `--model` put in the file's place
+    /// (a resume goes on with it), and the engine's pending work. Built once: each save sets
+    /// only `engine`.
     pending: Mutex<Value>,
     /// Held until these files are dropped, at the end of the command.
     _lock: SessionLock,
@@ -114,6 +116,13 @@ impl SessionFiles {
                                       "definition": definition, "engine": null})),
             _lock: lock,
         })
+    }
+
+    /// Keeps the model `--model` chose in each checkpoint, so the session's runs all use it.
+    pub fn keep_model(&self, model: &ModelRef) {
+        if let Ok(mut kept) = self.pending.lock() {
+            kept["model"] = serde_json::to_value(model).unwrap_or(Value::Null);
+        }
     }
 
     /// Lists run `run_id` in the session's metadata as the run starts, so a run that
@@ -257,6 +266,8 @@ pub struct Resumable {
     pub input_text: String,
     /// `None` for a checkpoint written before definitions were kept.
     pub definition: Option<AgentSpec>,
+    /// The model `--model` chose when the session started, if it did.
+    pub model: Option<ModelRef>,
     pub engine: Option<Pending>,
 }
 
@@ -277,6 +288,9 @@ impl Resumable {
             definition: pending
                 .get("definition")
                 .and_then(|spec| serde_json::from_value(spec.clone()).ok()),
+            model: pending
+                .get("model")
+                .and_then(|model| serde_json::from_value(model.clone()).ok()),
             engine: pending
                 .get("engine")
                 .and_then(|engine| serde_json::from_value(engine.clone()).ok()),
