@@ -93,6 +93,9 @@ fn two_hundred_inputs_eight_at_a_time_each_leave_one_envelope() {
     assert_eq!(ran.requests().len(), 200);
 }
 
+/// An agent that appends a line per input through `append.sh` ([`APPEND`]).
+const APPENDING_AGENT: &str = "inputs:\n  n: { type: integer, required: true }\nprompt: \"Append {{ n }}\"\ntools:\n  - builtin: shell\n    allow: [./append.sh]\n";
+
 /// A tool that takes a moment, then appends its argument to `side-effects.log`.
 const APPEND: &str = "#!/bin/sh\nsleep 0.05\necho \"$1\" >> side-effects.log\n";
 
@@ -116,7 +119,6 @@ fn append_once(request: &MockRequest) -> Option<MockResponse> {
 #[test]
 fn a_batch_killed_midway_goes_on_when_run_again_and_no_side_effect_repeats() {
     const INPUTS: u64 = 40;
-    let agent = "inputs:\n  n: { type: integer, required: true }\nprompt: \"Append {{ n }}\"\ntools:\n  - builtin: shell\n    allow: [./append.sh]\n";
     let batch = [
         "batch",
         "agent.yaml",
@@ -128,7 +130,7 @@ fn a_batch_killed_midway_goes_on_when_run_again_and_no_side_effect_repeats() {
         "crash",
     ];
     let running = Test::new()
-        .agent(agent)
+        .agent(APPENDING_AGENT)
         .executable("append.sh", APPEND)
         .file(
             "inputs.jsonl",
@@ -184,7 +186,6 @@ fn a_batch_killed_midway_goes_on_when_run_again_and_no_side_effect_repeats() {
 #[test]
 fn an_interrupted_batch_stops_its_runs_ends_130_and_goes_on_when_run_again() {
     const INPUTS: u64 = 12;
-    let agent = "inputs:\n  n: { type: integer, required: true }\nprompt: \"Append {{ n }}\"\ntools:\n  - builtin: shell\n    allow: [./append.sh]\n";
     let batch = [
         "batch",
         "agent.yaml",
@@ -196,7 +197,7 @@ fn an_interrupted_batch_stops_its_runs_ends_130_and_goes_on_when_run_again() {
         "stop",
     ];
     let running = Test::new()
-        .agent(agent)
+        .agent(APPENDING_AGENT)
         .executable("append.sh", APPEND)
         .file(
             "inputs.jsonl",
