@@ -116,29 +116,38 @@ fn append_once(request: &MockRequest) -> Option<MockResponse> {
     Some(MockResponse::reply(reply).chunk_delay(Duration::from_millis(10)))
 }
 
-#[test]
-fn a_batch_killed_midway_goes_on_when_run_again_and_no_side_effect_repeats() {
-    const INPUTS: u64 = 40;
-    let batch = [
+/// `runner batch` of `agent.yaml` over `inputs.jsonl`, `jobs` at once, with batch id `id`.
+fn batch_args<'a>(jobs: &'a str, id: &'a str) -> [&'a str; 8] {
+    [
         "batch",
         "agent.yaml",
         "--inputs",
         "inputs.jsonl",
         "-j",
-        "4",
+        jobs,
         "--batch-id",
-        "crash",
-    ];
-    let running = Test::new()
+        id,
+    ]
+}
+
+/// A workspace with `inputs` inputs of [`APPENDING_AGENT`], running `batch`.
+fn appending_batch(inputs: u64, batch: [&str; 8]) -> Test {
+    Test::new()
         .agent(APPENDING_AGENT)
         .executable("append.sh", APPEND)
         .file(
             "inputs.jsonl",
-            &lines_of(INPUTS, |n| json!({"n": n}).to_string()),
+            &lines_of(inputs, |n| json!({"n": n}).to_string()),
         )
         .route(append_once)
         .command(batch)
-        .spawn();
+}
+
+#[test]
+fn a_batch_killed_midway_goes_on_when_run_again_and_no_side_effect_repeats() {
+    const INPUTS: u64 = 40;
+    let batch = batch_args("4", "crash");
+    let running = appending_batch(INPUTS, batch).spawn();
     let results_path = running.path(".runner/batches/crash/results.jsonl");
     wait_until("five inputs finished", || {
         std::fs::read_to_string(&results_path).is_ok_and(|text| text.lines().count() >= 5)
@@ -186,25 +195,8 @@ fn a_batch_killed_midway_goes_on_when_run_again_and_no_side_effect_repeats() {
 #[test]
 fn an_interrupted_batch_stops_its_runs_ends_130_and_goes_on_when_run_again() {
     const INPUTS: u64 = 12;
-    let batch = [
-        "batch",
-        "agent.yaml",
-        "--inputs",
-        "inputs.jsonl",
-        "-j",
-        "2",
-        "--batch-id",
-        "stop",
-    ];
-    let running = Test::new()
-        .agent(APPENDING_AGENT)
-        .executable("append.sh", APPEND)
-        .file(
-            "inputs.jsonl",
-            &lines_of(INPUTS, |n| json!({"n": n}).to_string()),
-        )
-        .route(append_once)
-        .command(batch)
+    let batch = batch_args("2", "stop");
+    let running = appending_batch(INPUTS, batch)
         .status(130)
         .stdout_contains("batch stop · ")
         .stderr_contains("interrupted; run the batch again (with --batch-id stop) to go on")

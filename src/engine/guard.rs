@@ -72,13 +72,13 @@ impl CallGuard<'_> {
         self.settle(decision, allowed_by, note, arguments)
     }
 
-    /// A call's result as the model, the events and the transcript may see it: redacted,
-    /// then through the `post_tool_use` hooks (which see it redacted).
+    /// A call's result through the `post_tool_use` hooks, which see it redacted (the
+    /// scheduler redacts every result once more after this, what the hooks wrote too).
     pub async fn after(&self, output: ToolOutput) -> ToolOutput {
-        let output = self.policy.redactor.redact(output);
         if self.policy.hooks.post_tool_use.is_empty() {
             return output;
         }
+        let output = self.policy.redactor.redact(output);
         let normalize = |arguments: &Value| self.normalized(arguments);
         let input = self.hook_input();
         let after = (self.policy.hooks)

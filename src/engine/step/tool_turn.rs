@@ -41,8 +41,9 @@ pub async fn run_tools(
     run_turn(agent, calls, state, ctx, step_id, Vec::new()).await
 }
 
-/// Runs calls a person approved on `runner resume`, in the step `step_id`, as
-/// [`run_tools`] does but without asking again.
+/// Runs calls settled on `runner resume` (approved by a person, or made again once their
+/// server's form was answered), in the step `step_id`, as [`run_tools`] does but without
+/// deciding or counting them again.
 pub async fn run_approved_tools(
     agent: &Agent,
     calls: &[ToolCall],
