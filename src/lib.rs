@@ -13,6 +13,7 @@ pub mod engine;
 pub mod fsutil;
 pub mod log;
 pub mod mcp;
+pub mod nats;
 pub mod output;
 pub mod policy;
 pub mod protocol;

@@ -8,26 +8,44 @@ use std::fs::File;
 use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::time::Duration;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use indexmap::IndexMap;
 
 use super::children::{Children, Finished};
 use super::dir::BatchDir;
-use super::inputs::{BadLine, Entry, ID_KEY, Input};
+use super::inputs::{Entry, ID_KEY, Input};
 use super::results::{Envelope, InputRef, is_final, session_was_held};
+use crate::checkpoint::{CheckpointStore, SessionsAt};
 use crate::engine::clock::new_id;
 use crate::output::result::{RunResult, Status};
 use crate::spec::agent::InputSpec;
 use crate::spec::inputs::{InputError, resolve_inputs};
 
-/// How often, and how long apart, a run refused because another process held its
-/// session is tried again: a child of a batch that was killed may still be stopping.
-const HELD_TRIES: usize = 50;
+/// How long apart a run refused because another process held its session is tried
+/// again: a child of a batch that was killed may still be stopping, or (on NATS) a dead
+/// holder's lease has not expired yet.
 const HELD_WAIT: Duration = Duration::from_millis(200);
 
-/// How every input's run is started.
+/// Where the agent's sessions are: for the children's options, and to ask whether an
+/// input's session exists (then it is resumed).
+#[derive(Clone)]
+pub struct Sessions {
+    pub at: SessionsAt,
+    pub store: Arc<dyn CheckpointStore>,
+}
+
+/// Where one input's runs go: its directory (`vars.json`, a directory per run) and its
+/// session.
 #[derive(Debug, Clone)]
+pub struct InputPlace {
+    pub dir: PathBuf,
+    pub session: String,
+}
+
+/// How every input's run is started.
+#[derive(Clone)]
 pub struct Launcher {
     /// The `runner` binary.
     pub exe: PathBuf,
@@ -37,7 +55,9 @@ pub struct Launcher {
     /// The agent's declared inputs, which each input's values are checked against.
     pub declared: IndexMap<String, InputSpec>,
     /// Where the agent's sessions go; `None` when it keeps no checkpoints.
-    pub sessions_dir: Option<PathBuf>,
+    pub sessions: Option<Sessions>,
+    /// How long a run refused because its session is held is tried again.
+    pub wait_held: Duration,
     /// Options given to every run (`--replay FILE`, `--answers FILE`, `--yes`).
     pub passed: Vec<OsString>,
     /// `--model`, for the first run of each input (a resume goes on with its session's).
@@ -52,55 +72,61 @@ pub fn run_entry(
     launcher: &Launcher,
     children: &Children,
 ) -> Option<Envelope> {
-    let (line, name) = match entry {
-        Entry::Input(input) => (input.line, input.name()),
-        Entry::Bad(bad) => (bad.line, bad.name.clone()),
+    let line = entry.line();
+    let place = InputPlace {
+        dir: dir.input_dir(line),
+        session: dir.session_id(line),
     };
-    let result = match entry {
-        Entry::Bad(bad) => Some(bad_line(bad, dir, launcher)),
-        Entry::Input(input) => match check(input, launcher) {
-            Err(message) => Some(invalid(line, dir, launcher, "invalid_input", message)),
-            Ok(()) => run_input(input, dir, launcher, children),
-        },
-    }?;
+    let (result, name) = match entry {
+        Entry::Bad(bad) => (
+            invalid(&place, launcher, "invalid_input", bad.message.clone()),
+            bad.name.clone(),
+        ),
+        Entry::Input(input) => (
+            run_checked(input, &place, launcher, children)?,
+            input.name(),
+        ),
+    };
     Some(Envelope {
         input: InputRef { line, id: name },
         result,
     })
 }
 
-fn bad_line(bad: &BadLine, dir: &BatchDir, launcher: &Launcher) -> RunResult {
-    invalid(
-        bad.line,
-        dir,
-        launcher,
-        "invalid_input",
-        bad.message.clone(),
-    )
+/// Runs an input whose values fit the agent's inputs; an invalid envelope for one whose
+/// values do not.
+pub fn run_checked(
+    input: &Input,
+    place: &InputPlace,
+    launcher: &Launcher,
+    children: &Children,
+) -> Option<RunResult> {
+    match check(input, launcher) {
+        Err(message) => Some(invalid(place, launcher, "invalid_input", message)),
+        Ok(()) => run_input(input, place, launcher, children),
+    }
 }
 
 /// The envelope of an input that did not run.
-fn invalid(
-    line: u64,
-    dir: &BatchDir,
-    launcher: &Launcher,
-    code: &str,
-    message: String,
-) -> RunResult {
+pub fn invalid(place: &InputPlace, launcher: &Launcher, code: &str, message: String) -> RunResult {
     RunResult::invalid(
         &launcher.agent_name,
         &new_id(),
-        &dir.session_id(line),
+        &place.session,
         code,
         message,
     )
 }
 
-/// The input's values fit the agent's declared inputs (the checks of `--vars`).
 fn check(input: &Input, launcher: &Launcher) -> Result<(), String> {
-    let vars = input.vars(launcher.declared.contains_key(ID_KEY));
+    check_values(input, &launcher.declared)
+}
+
+/// The input's values fit the agent's declared inputs (the checks of `--vars`).
+pub fn check_values(input: &Input, declared: &IndexMap<String, InputSpec>) -> Result<(), String> {
+    let vars = input.vars(declared.contains_key(ID_KEY));
     let line = input.line;
-    resolve_inputs(&launcher.declared, vars, &[])
+    resolve_inputs(declared, vars, &[])
         .map(drop)
         .map_err(|error| match error {
             // Said without the `--var` advice, which is for the command line.
@@ -114,43 +140,39 @@ fn check(input: &Input, launcher: &Launcher) -> Result<(), String> {
 
 fn run_input(
     input: &Input,
-    dir: &BatchDir,
+    place: &InputPlace,
     launcher: &Launcher,
     children: &Children,
 ) -> Option<RunResult> {
-    let input_dir = dir.input_dir(input.line);
-    if let Err(error) = std::fs::create_dir_all(&input_dir) {
-        let message = format!("cannot create {}: {error}", input_dir.display());
-        return Some(invalid(input.line, dir, launcher, "batch_dir", message));
+    if let Err(error) = std::fs::create_dir_all(&place.dir) {
+        let message = format!("cannot create {}: {error}", place.dir.display());
+        return Some(invalid(place, launcher, "batch_dir", message));
     }
-    let last = last_run(&input_dir);
-    if let Some(result) = last.and_then(|n| recorded_result(&input_dir.join(n.to_string()))) {
+    let last = last_run(&place.dir);
+    if let Some(result) = last.and_then(|n| recorded_result(&place.dir.join(n.to_string()))) {
         return Some(result);
     }
-    let session = dir.session_id(input.line);
+    let session = &place.session;
     let mut number = last.unwrap_or(0);
-    let mut tries = 0;
+    let started = Instant::now();
     loop {
         number += 1;
-        tries += 1;
-        let run_dir = input_dir.join(number.to_string());
-        let command = match launcher.sessions_dir.as_deref() {
-            Some(sessions) if sessions.join(&session).join("metadata.json").is_file() => {
-                resume_command(launcher, &session, sessions)
+        let run_dir = place.dir.join(number.to_string());
+        let command = match &launcher.sessions {
+            Some(sessions) if sessions.store.exists(session).unwrap_or(false) => {
+                resume_command(launcher, session, &sessions.at)
             }
-            _ => match exec_command(input, launcher, &session, &input_dir) {
+            _ => match exec_command(input, launcher, session, &place.dir) {
                 Ok(command) => command,
-                Err(message) => {
-                    return Some(invalid(input.line, dir, launcher, "batch_dir", message));
-                }
+                Err(message) => return Some(invalid(place, launcher, "batch_dir", message)),
             },
         };
-        let result = run_child(command, &run_dir, launcher, &session, children)?;
-        if !session_was_held(&result) || tries == HELD_TRIES {
+        let result = run_child(command, &run_dir, launcher, session, children)?;
+        if !session_was_held(&result) || started.elapsed() >= launcher.wait_held {
             return Some(result);
         }
         // Another process holds the session: a run of this batch that was killed and is
-        // still stopping.
+        // still stopping, or a dead worker whose lease has not expired yet.
         std::thread::sleep(HELD_WAIT);
     }
 }
@@ -194,18 +216,25 @@ fn exec_command(
     if let Some(model) = &launcher.model {
         command.args(["--model", model]);
     }
+    if let Some(Sessions {
+        at: SessionsAt::Nats(url),
+        ..
+    }) = &launcher.sessions
+    {
+        command.args(["--nats", url]);
+    }
     Ok(command)
 }
 
-/// `runner resume ID --dir SESSIONS`: calls that were in flight are reported to the model
-/// as interrupted, never run again.
-fn resume_command(launcher: &Launcher, session: &str, sessions: &Path) -> Command {
+/// `runner resume ID --dir SESSIONS` (or `--nats URL`): calls that were in flight are
+/// reported to the model as interrupted, never run again.
+fn resume_command(launcher: &Launcher, session: &str, sessions: &SessionsAt) -> Command {
     let mut command = Command::new(&launcher.exe);
-    command
-        .arg("resume")
-        .arg(session)
-        .arg("--dir")
-        .arg(sessions);
+    command.arg("resume").arg(session);
+    match sessions {
+        SessionsAt::Dir(dir) => command.arg("--dir").arg(dir),
+        SessionsAt::Nats(url) => command.args(["--nats", url]),
+    };
     command
 }
 

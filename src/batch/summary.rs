@@ -21,8 +21,17 @@ pub const SEVERITY: [Status; 5] = [
     Status::InputRequired,
 ];
 
+/// The exit code of a batch whose inputs ended with `statuses`: 0 when all completed.
+pub fn most_severe(statuses: impl Iterator<Item = Status>) -> Exit {
+    let seen: Vec<Status> = statuses.collect();
+    SEVERITY
+        .into_iter()
+        .find(|severe| seen.contains(severe))
+        .map_or(Exit::Completed, Exit::from)
+}
+
 /// Order of the counts in the summary line.
-const LISTED: [Status; 6] = [
+pub const LISTED: [Status; 6] = [
     Status::Completed,
     Status::Failed,
     Status::Invalid,
@@ -76,10 +85,7 @@ impl Summary {
     }
 
     pub fn exit(&self) -> Exit {
-        SEVERITY
-            .into_iter()
-            .find(|severe| self.statuses().any(|status| status == *severe))
-            .map_or(Exit::Completed, Exit::from)
+        most_severe(self.statuses())
     }
 
     /// Why the batch stopped early and how to go on, for stderr.
@@ -124,7 +130,8 @@ impl fmt::Display for Summary {
     }
 }
 
-fn name(status: Status) -> &'static str {
+/// A status as the summary says it.
+pub fn name(status: Status) -> &'static str {
     match status {
         Status::Completed => "completed",
         Status::Failed => "failed",

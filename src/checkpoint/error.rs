@@ -23,6 +23,12 @@ pub enum CheckpointError {
         session_id: String,
         pid: Option<u32>,
     },
+    /// Another process holds the session's lease in NATS (`lease.rs`).
+    #[error("session `{session_id}` is held by another runner process ({}): wait for it to finish; a holder that died lets go when its lease expires", .holder.as_deref().unwrap_or("its holder is not known"))]
+    Leased {
+        session_id: String,
+        holder: Option<String>,
+    },
     /// A new session was asked for with the id of one that exists.
     #[error("session `{0}` already exists: continue it with `runner resume {0}`, or give a new id")]
     Exists(String),
@@ -32,7 +38,7 @@ impl CheckpointError {
     /// The result's error code when a command stops on this error.
     pub fn code(&self) -> &'static str {
         match self {
-            CheckpointError::Held { .. } => "session_in_use",
+            CheckpointError::Held { .. } | CheckpointError::Leased { .. } => "session_in_use",
             CheckpointError::InvalidSessionId(_) | CheckpointError::Exists(_) => "invalid_session",
             CheckpointError::Io { .. }
             | CheckpointError::Corrupt { .. }

@@ -15,12 +15,13 @@ use std::sync::Mutex;
 
 use serde::de::DeserializeOwned;
 
-use super::delta::Rebuilt;
 use super::error::CheckpointError;
+use super::hold::SessionHold;
 use super::journal::{
     JOURNAL_FILE, JournalPosition, JournalWriter, Record, RecordHeader, parse, records,
 };
 use super::lock::SessionLock;
+use super::replay::Replay;
 use super::session_id::check_session_id;
 use super::store::{
     CHECKPOINT_VERSION, Checkpoint, CheckpointRef, CheckpointStore, Saved, SessionMetadata,
@@ -35,7 +36,7 @@ const SNAPSHOT_FILE: &str = "checkpoint.json";
 
 /// The journal may grow past the snapshot by this much before a new snapshot, at least:
 /// small sessions are not rewritten at every step.
-const MIN_TAIL: u64 = 64 * 1024;
+pub(super) const MIN_TAIL: u64 = 64 * 1024;
 
 pub struct FileCheckpointStore {
     dir: PathBuf,
@@ -77,46 +78,6 @@ impl OpenJournal {
     }
 }
 
-/// The state as the journal's records rebuild it.
-struct Replay {
-    rebuilt: Rebuilt,
-}
-
-impl Replay {
-    fn new() -> Self {
-        Replay {
-            rebuilt: Rebuilt::default(),
-        }
-    }
-
-    fn from_checkpoint(checkpoint: &Checkpoint, dir: &Path) -> Result<Self, CheckpointError> {
-        let state =
-            AgentState::from_json(&checkpoint.state).map_err(|e| CheckpointError::Corrupt {
-                path: dir.join(SNAPSHOT_FILE),
-                reason: format!("the saved state: {e}"),
-            })?;
-        Ok(Replay {
-            rebuilt: Rebuilt::from_state(&state, checkpoint.pending.as_ref()),
-        })
-    }
-
-    /// The checkpoint `record` ends at (the records before it taken in).
-    fn checkpoint(&self, record: &Record<'_>, session_id: &str) -> Checkpoint {
-        Checkpoint {
-            version: CHECKPOINT_VERSION,
-            session_id: session_id.to_string(),
-            checkpoint_id: record.checkpoint_id.to_string(),
-            timestamp: record.timestamp.to_string(),
-            step: record.step,
-            agent: record.agent.to_string(),
-            status: record.status,
-            state: self.rebuilt.state(&record.state.rest).to_json(),
-            pending: self.rebuilt.pending(),
-            journal: None,
-        }
-    }
-}
-
 /// The bytes of `path` from `offset` on (none when the file does not exist).
 fn read_from(path: &Path, offset: u64) -> Result<Vec<u8>, CheckpointError> {
     let io = |source| CheckpointError::Io {
@@ -149,11 +110,6 @@ impl FileCheckpointStore {
         })
     }
 
-    /// What loads had to drop since the last call (a torn journal tail), to report.
-    pub fn take_warnings(&self) -> Vec<String> {
-        std::mem::take(&mut self.warnings.lock().unwrap_or_else(|p| p.into_inner()))
-    }
-
     /// Takes in the journal records of `dir` after `position`, up to the last one `want`
     /// picks, and returns the checkpoint it ends at (`None`: no record is picked).
     fn replay(
@@ -184,13 +140,7 @@ impl FileCheckpointStore {
             return Ok(None);
         };
         for record in &tail[..=last] {
-            replay
-                .rebuilt
-                .apply(&record.state, &record.pending)
-                .map_err(|reason| CheckpointError::Corrupt {
-                    path: path.clone(),
-                    reason,
-                })?;
+            replay.apply(record, &path)?;
         }
         let session_id = dir.file_name().unwrap_or_default().to_string_lossy();
         Ok(Some(replay.checkpoint(&tail[last], &session_id)))
@@ -204,14 +154,6 @@ impl FileCheckpointStore {
     /// another process holds it.
     pub fn lock(&self, session_id: &str) -> Result<SessionLock, CheckpointError> {
         SessionLock::acquire(&self.session_dir(session_id)?, session_id)
-    }
-
-    /// Whether the session exists: it has metadata (what `list`, `show` and `resume` read).
-    pub fn exists(&self, session_id: &str) -> Result<bool, CheckpointError> {
-        Ok(self
-            .session_dir(session_id)?
-            .join("metadata.json")
-            .is_file())
     }
 
     fn session_dir(&self, session_id: &str) -> Result<PathBuf, CheckpointError> {
@@ -361,7 +303,7 @@ impl CheckpointStore for FileCheckpointStore {
             .and_then(|c| c.journal)
             .unwrap_or_default();
         let mut replay = match &snapshot {
-            Some(checkpoint) => Replay::from_checkpoint(checkpoint, &dir)?,
+            Some(checkpoint) => Replay::from_checkpoint(checkpoint, &dir.join(SNAPSHOT_FILE))?,
             None => Replay::new(),
         };
         let latest = self.replay(&dir, position, &mut replay, |_| true)?;
@@ -450,5 +392,20 @@ impl CheckpointStore for FileCheckpointStore {
                 .join("metadata.json"),
             metadata,
         )
+    }
+
+    fn exists(&self, session_id: &str) -> Result<bool, CheckpointError> {
+        Ok(self
+            .session_dir(session_id)?
+            .join("metadata.json")
+            .is_file())
+    }
+
+    fn hold(&self, session_id: &str) -> Result<SessionHold, CheckpointError> {
+        self.lock(session_id).map(SessionHold::Lock)
+    }
+
+    fn take_warnings(&self) -> Vec<String> {
+        std::mem::take(&mut self.warnings.lock().unwrap_or_else(|p| p.into_inner()))
     }
 }

@@ -45,6 +45,29 @@ pub struct Record<'a> {
     pub pending: Map<String, Value>,
 }
 
+impl<'a> Record<'a> {
+    /// The record after record `seq`, of a checkpoint: what changed since `written`.
+    pub fn next(
+        written: &Written,
+        seq: u64,
+        header: RecordHeader<'a>,
+        state: &'a AgentState,
+        pending: Option<&'a Value>,
+    ) -> Self {
+        let (delta, changed) = written.delta(state, pending);
+        Record {
+            seq: seq + 1,
+            checkpoint_id: header.checkpoint_id.into(),
+            timestamp: header.timestamp.into(),
+            step: state.step,
+            agent: header.agent.into(),
+            status: header.status,
+            state: delta,
+            pending: changed,
+        }
+    }
+}
+
 /// Where a snapshot stands in the journal: it holds every record up to `seq`, and the
 /// records after it start at byte `offset`.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -179,17 +202,7 @@ impl JournalWriter {
         state: &AgentState,
         pending: Option<&Value>,
     ) -> Result<(), CheckpointError> {
-        let (delta, changed) = self.written.delta(state, pending);
-        let record = Record {
-            seq: self.seq + 1,
-            checkpoint_id: header.checkpoint_id.into(),
-            timestamp: header.timestamp.into(),
-            step: state.step,
-            agent: header.agent.into(),
-            status: header.status,
-            state: delta,
-            pending: changed,
-        };
+        let record = Record::next(&self.written, self.seq, header, state, pending);
         let json = serde_json::to_vec(&record).map_err(|e| CheckpointError::Corrupt {
             path: self.path.clone(),
             reason: e.to_string(),

@@ -6,17 +6,26 @@
 mod delta;
 mod error;
 mod file_store;
+mod hold;
 mod journal;
+mod lease;
 mod lock;
+mod nats_store;
+mod replay;
 mod session_id;
+mod sessions_at;
 mod store;
 mod thread_tree;
 
 pub use error::CheckpointError;
 pub use file_store::FileCheckpointStore;
+pub use hold::SessionHold;
 pub use journal::{JOURNAL_FILE, JournalPosition};
+pub use lease::Lease;
 pub use lock::{LOCK_FILE, SessionLock};
+pub use nats_store::NatsCheckpointStore;
 pub use session_id::{MAX_SESSION_ID_LEN, check_session_id};
+pub use sessions_at::SessionsAt;
 pub use store::{
     Checkpoint, CheckpointRef, CheckpointStore, ParentRef, Saved, SessionMetadata, SessionStatus,
     SessionSummary,

@@ -5,6 +5,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::error::CheckpointError;
+use super::hold::SessionHold;
 use super::journal::JournalPosition;
 use super::thread_tree::ThreadTree;
 use crate::engine::AgentState;
@@ -147,6 +148,15 @@ pub trait CheckpointStore: Send + Sync {
     fn list(&self) -> Result<Vec<SessionSummary>, CheckpointError>;
     fn metadata(&self, session_id: &str) -> Result<Option<SessionMetadata>, CheckpointError>;
     fn save_metadata(&self, metadata: &SessionMetadata) -> Result<(), CheckpointError>;
+    /// Whether the session exists: it has metadata (what `list`, `show` and `resume` read).
+    fn exists(&self, session_id: &str) -> Result<bool, CheckpointError>;
+    /// Holds the session for this process until the hold is dropped; refused while
+    /// another process holds it.
+    fn hold(&self, session_id: &str) -> Result<SessionHold, CheckpointError>;
+    /// What loads had to drop since the last call (a torn journal tail), to report.
+    fn take_warnings(&self) -> Vec<String> {
+        Vec::new()
+    }
 }
 
 #[cfg(test)]

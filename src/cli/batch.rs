@@ -18,23 +18,40 @@ use crate::batch::budget::Budget;
 use crate::batch::children::Children;
 use crate::batch::dir::{BatchDir, MAX_BATCH_ID_LEN, Manifest};
 use crate::batch::inputs::{InputsReader, count_entries};
-use crate::batch::job::Launcher;
+use crate::batch::job::{Launcher, Sessions};
 use crate::batch::progress::BatchProgress;
 use crate::batch::results::ResultsFile;
 use crate::batch::scheduler::{self, Batch, StopSignal, Stopped};
 use crate::batch::summary::Summary;
+use crate::checkpoint::SessionsAt;
 use crate::engine::clock::new_id;
 use crate::spec::model::ModelShorthand;
+
+/// How long an input whose session another process holds is tried again: a child of a
+/// batch that was killed may still be stopping.
+const LOCAL_WAIT_HELD: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// `runner batch AGENT --inputs FILE`, or `runner batch status|results ID --nats URL` for
+/// a batch submitted to NATS (`batch_nats.rs`).
+#[derive(Debug, Args)]
+#[command(args_conflicts_with_subcommands = true, subcommand_negates_reqs = true)]
+pub struct BatchCommand {
+    #[command(subcommand)]
+    pub on_nats: Option<super::batch_nats::NatsBatch>,
+    #[command(flatten)]
+    pub local: BatchArgs,
+}
 
 /// Options of `runner batch`.
 #[derive(Debug, Args)]
 pub struct BatchArgs {
     /// The agent file.
-    pub agent: PathBuf,
+    #[arg(required = true)]
+    pub agent: Option<PathBuf>,
     /// The inputs: one JSON object of input values per line (`"id"` names the input), or
     /// `-` for stdin.
-    #[arg(long, value_name = "FILE|-")]
-    pub inputs: PathBuf,
+    #[arg(long, value_name = "FILE|-", required = true)]
+    pub inputs: Option<PathBuf>,
     /// Inputs run at once (default: the number of cores).
     #[arg(short = 'j', long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
     pub jobs: Option<u16>,
@@ -79,8 +96,16 @@ pub struct BatchArgs {
     pub color: ColorChoice,
 }
 
-pub fn run(args: BatchArgs) -> Exit {
-    match start(&args) {
+pub fn run(command: BatchCommand) -> Exit {
+    if let Some(on_nats) = command.on_nats {
+        return super::batch_nats::run(on_nats);
+    }
+    let args = command.local;
+    let (Some(agent), Some(inputs)) = (args.agent.clone(), args.inputs.clone()) else {
+        eprintln!("error: runner batch needs an agent file and --inputs FILE");
+        return Exit::Invalid;
+    };
+    match start(&args, (&agent, &inputs)) {
         Ok(exit) => exit,
         Err(message) => {
             eprintln!("error: {message}");
@@ -90,24 +115,24 @@ pub fn run(args: BatchArgs) -> Exit {
 }
 
 /// Everything before the first input runs is checked here; a problem is exit 2.
-fn start(args: &BatchArgs) -> Result<Exit, String> {
+fn start(args: &BatchArgs, (agent_file, inputs_file): (&Path, &Path)) -> Result<Exit, String> {
     if let Some(Err(message)) = args.model.as_deref().map(ModelShorthand::parse) {
         return Err(format!("--model: {message}"));
     }
-    let spec = match load(&args.agent) {
+    let spec = match load(agent_file) {
         Ok(spec) => spec,
         Err(stop) => {
             stop.print();
             return Ok(Exit::Invalid);
         }
     };
-    let agent = absolute(&args.agent)?;
-    let stdin = args.inputs.as_os_str() == "-";
+    let agent = absolute(agent_file)?;
+    let stdin = inputs_file.as_os_str() == "-";
     let inputs = match stdin {
         true => PathBuf::from("-"),
-        false => absolute(&args.inputs)?,
+        false => absolute(inputs_file)?,
     };
-    let batch_id = batch_id(args, &spec.name)?;
+    let batch_id = batch_id(args, inputs_file, &spec.name)?;
     let root = args
         .batch_dir
         .clone()
@@ -122,7 +147,7 @@ fn start(args: &BatchArgs) -> Result<Exit, String> {
     if sessions.is_none() {
         eprintln!(
             "warning: {} keeps no checkpoints (`checkpoints: false`): an input interrupted now starts again from the beginning on the next run",
-            args.agent.display()
+            agent_file.display()
         );
     }
     let launcher = Launcher {
@@ -130,7 +155,17 @@ fn start(args: &BatchArgs) -> Result<Exit, String> {
         agent,
         agent_name: spec.name.clone(),
         declared: spec.inputs.clone(),
-        sessions_dir: sessions,
+        sessions: sessions
+            .map(|dir| {
+                let at = SessionsAt::Dir(dir);
+                at.open().map(|store| Sessions {
+                    at,
+                    store: store.into(),
+                })
+            })
+            .transpose()
+            .map_err(|e| format!("cannot use the sessions directory: {e}"))?,
+        wait_held: LOCAL_WAIT_HELD,
         passed: passed_options(args)?,
         model: args.model.clone(),
     };
@@ -184,9 +219,8 @@ fn start(args: &BatchArgs) -> Result<Exit, String> {
     Ok(summary.exit())
 }
 
-/// `--batch-id`; else the id in `--batch-dir`'s `batch.json`; else `AGENT-INPUTS`
-/// (letters, digits, `-` and `_` kept, others `_`), or a new id for stdin.
-fn batch_id(args: &BatchArgs, agent_name: &str) -> Result<String, String> {
+/// `--batch-id`; else the id in `--batch-dir`'s `batch.json`; else [`default_batch_id`].
+fn batch_id(args: &BatchArgs, inputs: &Path, agent_name: &str) -> Result<String, String> {
     if let Some(id) = &args.batch_id {
         return Ok(id.clone());
     }
@@ -197,11 +231,15 @@ fn batch_id(args: &BatchArgs, agent_name: &str) -> Result<String, String> {
             .map_err(|e| format!("{}/batch.json cannot be read: {e}", root.display()))?;
         return Ok(manifest.batch_id);
     }
-    if args.inputs.as_os_str() == "-" {
-        return Ok(new_id());
+    Ok(default_batch_id(inputs, agent_name))
+}
+
+/// `AGENT-INPUTS` (letters, digits, `-` and `_` kept, others `_`), or a new id for stdin.
+pub fn default_batch_id(inputs: &Path, agent_name: &str) -> String {
+    if inputs.as_os_str() == "-" {
+        return new_id();
     }
-    let stem = args
-        .inputs
+    let stem = inputs
         .file_stem()
         .map(|stem| stem.to_string_lossy().into_owned())
         .unwrap_or_default();
@@ -215,7 +253,7 @@ fn batch_id(args: &BatchArgs, agent_name: &str) -> Result<String, String> {
         )
         .take(MAX_BATCH_ID_LEN)
         .collect();
-    Ok(id)
+    id
 }
 
 /// The options every run of the batch gets.
@@ -236,11 +274,11 @@ fn passed_options(args: &BatchArgs) -> Result<Vec<OsString>, String> {
     Ok(passed)
 }
 
-fn absolute(path: &Path) -> Result<PathBuf, String> {
+pub fn absolute(path: &Path) -> Result<PathBuf, String> {
     std::path::absolute(path).map_err(|e| format!("{}: {e}", path.display()))
 }
 
-fn open(path: &Path) -> Result<std::fs::File, String> {
+pub fn open(path: &Path) -> Result<std::fs::File, String> {
     std::fs::File::open(path).map_err(|e| format!("cannot read {}: {e}", path.display()))
 }
 

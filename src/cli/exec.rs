@@ -42,6 +42,10 @@ pub struct ExecArgs {
     /// entries). `runner test` runs a case's inline `script:` with it.
     #[arg(long, value_name = "FILE", hide = true, conflicts_with = "model")]
     pub script: Option<PathBuf>,
+    /// Keep the session in the NATS server at this URL instead of the sessions directory,
+    /// held through a lease (`runner resume --nats` goes on with it; `docs/scale.md`).
+    #[arg(long, value_name = "URL")]
+    pub nats: Option<String>,
     #[command(flatten)]
     pub run: RunOptions,
 }
@@ -92,7 +96,7 @@ fn launch_of(args: &ExecArgs, ids: (String, String)) -> Result<Launch, Stop> {
     };
 
     let checkpoints = SessionFiles::create(
-        &spec,
+        (&spec, args.nats.as_deref()),
         &args.agent,
         &ids.1,
         inputs.clone(),

@@ -17,6 +17,7 @@ macro_rules! out {
 }
 
 mod batch;
+mod batch_nats;
 mod chat;
 pub(crate) mod ci_report;
 mod exec;
@@ -36,10 +37,12 @@ pub(crate) mod session_store;
 mod sessions;
 mod stdout;
 mod style;
+mod submit;
 mod test;
 mod tools;
 mod validate;
 mod watch;
+mod worker;
 
 use std::path::PathBuf;
 
@@ -107,7 +110,13 @@ enum Command {
     },
     /// Run an agent once per line of an inputs file (JSON objects of input values), `-j N`
     /// at once; run again, it goes on where it stopped.
-    Batch(Box<batch::BatchArgs>),
+    Batch(Box<batch::BatchCommand>),
+    /// Publish a batch to NATS JetStream for `runner worker`s: one job per line of the
+    /// inputs file, the agent's files carried with them.
+    Submit(Box<submit::SubmitArgs>),
+    /// Run the jobs of NATS JetStream (`runner submit`), keeping their sessions there, until
+    /// interrupted.
+    Worker(Box<worker::WorkerArgs>),
     /// Run agent test files (`*.test.yaml`): each case a run checked against its assertions.
     Test(Box<test::TestArgs>),
     /// Print a completion script for a shell, e.g. `runner completions bash > ~/.local/share/bash-completion/completions/runner`.
@@ -178,6 +187,8 @@ pub fn main() -> std::process::ExitCode {
         Command::Render { transcript, format } => render::run(&transcript, format),
         Command::Test(args) => test::run(*args),
         Command::Batch(args) => batch::run(*args),
+        Command::Submit(args) => submit::run(*args),
+        Command::Worker(args) => worker::run(*args),
     };
     exit.into()
 }

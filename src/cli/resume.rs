@@ -15,9 +15,7 @@ use super::launch::{Launch, Opening, launch, report};
 use super::prepare::{Request, Stop, load};
 use super::run_options::RunOptions;
 use super::session_store::{Resumable, SessionFiles, default_sessions_dir, definition_of};
-use crate::checkpoint::{
-    CheckpointStore, FileCheckpointStore, SessionLock, SessionMetadata, SessionStatus,
-};
+use crate::checkpoint::{CheckpointStore, SessionHold, SessionMetadata, SessionStatus, SessionsAt};
 use crate::engine::AgentState;
 use crate::engine::clock::{new_id, now_rfc3339};
 use crate::engine::pending::Pending;
@@ -53,8 +51,12 @@ pub struct ResumeArgs {
     #[arg(long, value_name = "NAME", requires = "from_checkpoint")]
     pub branch: Option<String>,
     /// The sessions directory.
-    #[arg(long, default_value_os_t = default_sessions_dir())]
+    #[arg(long, default_value_os_t = default_sessions_dir(), conflicts_with = "nats")]
     pub dir: PathBuf,
+    /// The session is kept in the NATS server at this URL (as `runner exec --nats` left
+    /// it), not in the sessions directory.
+    #[arg(long, value_name = "URL")]
+    pub nats: Option<String>,
     #[command(flatten)]
     pub run: RunOptions,
 }
@@ -76,10 +78,14 @@ pub fn run(args: ResumeArgs) -> Exit {
 /// checkpoint lacked settled first.
 fn launch_of(args: &ResumeArgs, run_id: String) -> Result<Launch, Stop> {
     let fail = |message: String| Stop::invalid("invalid_session", message);
-    let store = FileCheckpointStore::create(&args.dir).map_err(|e| fail(e.to_string()))?;
+    let at = match &args.nats {
+        Some(url) => SessionsAt::Nats(url.clone()),
+        None => SessionsAt::Dir(args.dir.clone()),
+    };
+    let store = at.open().map_err(|e| fail(e.to_string()))?;
     // Taken before the checkpoint is read: a run going on would change it.
     let lock = store
-        .lock(&args.session)
+        .hold(&args.session)
         .map_err(|e| Stop::invalid(e.code(), e.to_string()))?;
     let metadata = store
         .metadata(&args.session)
@@ -88,7 +94,7 @@ fn launch_of(args: &ResumeArgs, run_id: String) -> Result<Launch, Stop> {
             fail(format!(
                 "no session `{}` in {}",
                 args.session,
-                args.dir.display()
+                at.describe()
             ))
         })?;
     let loaded = match args.from_checkpoint {
@@ -127,7 +133,7 @@ fn launch_of(args: &ResumeArgs, run_id: String) -> Result<Launch, Stop> {
         refuse_widening(started, &spec, &agent_file)?;
     }
     let (state, answer) = settle(state, resumable.engine.as_ref(), args)?;
-    let (session_id, metadata, lock) = branch(&store, metadata, lock, args)?;
+    let (session_id, metadata, lock) = branch(store.as_ref(), metadata, lock, args)?;
     let kept = (
         resumable.inputs.clone(),
         resumable.input_text.clone(),
@@ -304,17 +310,17 @@ fn decisions(waiting: &Pending, args: &ResumeArgs) -> Result<Decisions, Stop> {
 /// With `--from-checkpoint N --branch NAME`: a new session branching from the old one,
 /// held in its place (the old one is free again once its tree records the branch).
 fn branch(
-    store: &FileCheckpointStore,
+    store: &dyn CheckpointStore,
     metadata: SessionMetadata,
-    lock: SessionLock,
+    lock: SessionHold,
     args: &ResumeArgs,
-) -> Result<(String, SessionMetadata, SessionLock), Stop> {
+) -> Result<(String, SessionMetadata, SessionHold), Stop> {
     let (Some(step), Some(name)) = (&args.from_checkpoint, &args.branch) else {
         return Ok((args.session.clone(), metadata, lock));
     };
     let new_session = new_id();
     let branch_lock = store
-        .lock(&new_session)
+        .hold(&new_session)
         .map_err(|e| Stop::invalid(e.code(), e.to_string()))?;
     let mut tree = metadata.thread_tree.clone();
     tree.branch(&args.session, *step, &new_session, Some(name.clone()));

@@ -9,8 +9,8 @@ use std::sync::{Arc, Mutex};
 use serde_json::{Map, Value, json};
 
 use crate::checkpoint::{
-    Checkpoint, CheckpointError, CheckpointRef, CheckpointStore, FileCheckpointStore, SessionLock,
-    SessionMetadata, SessionStatus,
+    Checkpoint, CheckpointError, CheckpointRef, CheckpointStore, SessionHold, SessionMetadata,
+    SessionStatus, SessionsAt,
 };
 use crate::engine::AgentState;
 use crate::engine::checkpointing::{Checkpointer, Durability};
@@ -35,9 +35,19 @@ pub fn default_sessions_dir() -> PathBuf {
     Path::new(".runner").join("sessions")
 }
 
+/// Where `spec`'s sessions go: NATS when `nats` is given, else its directory; `None` when
+/// the agent keeps no checkpoints.
+pub fn sessions_at(spec: &AgentSpec, nats: Option<&str>) -> Option<SessionsAt> {
+    let dir = sessions_dir(spec)?;
+    Some(match nats {
+        Some(url) => SessionsAt::Nats(url.to_string()),
+        None => SessionsAt::Dir(dir),
+    })
+}
+
 /// Saves one session's checkpoints.
 pub struct SessionFiles {
-    store: FileCheckpointStore,
+    store: Box<dyn CheckpointStore>,
     metadata: Mutex<SessionMetadata>,
     /// A checkpoint's `pending`: the inputs and the input text (so a resume renders the
     /// same prompts), the definition the session runs under (a resume refuses a file that
@@ -46,24 +56,25 @@ pub struct SessionFiles {
     /// only `engine`.
     pending: Mutex<Value>,
     /// Held until these files are dropped, at the end of the command.
-    _lock: SessionLock,
+    hold: SessionHold,
 }
 
 impl SessionFiles {
-    /// Starts a new session's files for `spec` (`None` when it keeps no checkpoints),
-    /// holding it; refused when the session exists already or another process holds it.
+    /// Starts a new session's files for `spec` (`None` when it keeps no checkpoints), in
+    /// NATS when `nats` is given, holding it; refused when the session exists already or
+    /// another process holds it.
     pub fn create(
-        spec: &AgentSpec,
+        (spec, nats): (&AgentSpec, Option<&str>),
         agent_file: &Path,
         session_id: &str,
         inputs: Map<String, Value>,
         input_text: String,
     ) -> Result<Option<Arc<Self>>, CheckpointError> {
-        let Some(dir) = sessions_dir(spec) else {
+        let Some(at) = sessions_at(spec, nats) else {
             return Ok(None);
         };
-        let store = FileCheckpointStore::create(&dir)?;
-        let lock = store.lock(session_id)?;
+        let store = at.open()?;
+        let lock = store.hold(session_id)?;
         // Checked under the lock, so no other run can be creating the session meanwhile.
         if store.exists(session_id)? {
             return Err(CheckpointError::Exists(session_id.to_string()));
@@ -97,24 +108,24 @@ impl SessionFiles {
         inputs: Map<String, Value>,
         input_text: String,
     ) -> Result<Option<Arc<Self>>, String> {
-        Self::create(spec, agent_file, session_id, inputs, input_text)
+        Self::create((spec, None), agent_file, session_id, inputs, input_text)
             .map_err(|error| format!("cannot use the checkpoint directory: {error}"))
     }
 
-    /// The files of a session held by `lock` (a resume's, or a new branch's), keeping the
+    /// The files of a session held by `hold` (a resume's, or a new branch's), keeping the
     /// inputs, the input text and the definition in each checkpoint.
     pub fn new(
-        store: FileCheckpointStore,
+        store: Box<dyn CheckpointStore>,
         metadata: SessionMetadata,
         (inputs, input_text, definition): (Map<String, Value>, String, Value),
-        lock: SessionLock,
+        hold: SessionHold,
     ) -> Arc<Self> {
         Arc::new(SessionFiles {
             store,
             metadata: Mutex::new(metadata),
             pending: Mutex::new(json!({"inputs": inputs, "input_text": input_text,
                                       "definition": definition, "engine": null})),
-            _lock: lock,
+            hold,
         })
     }
 
@@ -155,6 +166,9 @@ impl SessionFiles {
         pending: Option<&Pending>,
         durability: Durability,
     ) -> Result<String, String> {
+        if self.hold.is_lost() {
+            return Err("this process no longer holds the session: its lease expired and another process took it over".into());
+        }
         let session_id = self.session_id();
         let (checkpoint_id, timestamp, agent) = (new_id(), now_rfc3339(), self.agent());
         let engine = serde_json::to_value(pending).map_err(|e| e.to_string())?;

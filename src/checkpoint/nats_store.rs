@@ -1,0 +1,405 @@
+//! The session store in NATS JetStream: the bucket `runner_sessions` holds, per session,
+//! `<id>.meta` (the metadata), `<id>.snap` (the snapshot) and `<id>.rec.<n>` (journal record
+//! n: what changed since record n-1, as in `journal.jsonl`). A save writes one record and
+//! waits for JetStream to have stored it; a snapshot is due, as in the file store, when the
+//! records since the last one outweigh it, so a load reads a snapshot and a short tail.
+//! The session is held through a lease (`lease.rs`). Offsets in `JournalPosition` and in the
+//! metadata's `journalOffset` count records here, not bytes.
+
+use std::collections::HashMap;
+use std::collections::hash_map::Entry;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use async_nats::jetstream::kv;
+use bytes::Bytes;
+use futures_util::StreamExt;
+
+use super::delta::Written;
+use super::error::CheckpointError;
+use super::file_store::MIN_TAIL;
+use super::hold::SessionHold;
+use super::journal::{JournalPosition, Record, RecordHeader, parse};
+use super::lease::Lease;
+use super::replay::Replay;
+use super::session_id::check_session_id;
+use super::store::{
+    CHECKPOINT_VERSION, Checkpoint, CheckpointRef, CheckpointStore, Saved, SessionMetadata,
+    SessionStatus, SessionSummary,
+};
+use crate::engine::checkpointing::Durability;
+use crate::nats::buckets::{LEASES, SESSIONS, Timing, bucket};
+use crate::nats::{Blocking, NatsError, connect, kv as nats_kv};
+
+pub struct NatsCheckpointStore {
+    blocking: Arc<Blocking>,
+    sessions: kv::Store,
+    leases: kv::Store,
+    /// The largest message the server takes.
+    max_payload: usize,
+    /// The journals this process appends to, by session.
+    journals: Mutex<HashMap<String, KvJournal>>,
+}
+
+/// Where a session's journal stands, for the process appending to it.
+struct KvJournal {
+    seq: u64,
+    written: Written,
+    /// The snapshot's size, and the bytes of the records written since.
+    snapshot: Option<u64>,
+    since_snapshot: u64,
+}
+
+impl KvJournal {
+    fn compaction_due(&self, status: SessionStatus) -> bool {
+        match self.snapshot {
+            None => true,
+            Some(_) if status != SessionStatus::Running => true,
+            Some(bytes) => self.since_snapshot >= bytes.max(MIN_TAIL),
+        }
+    }
+}
+
+impl NatsCheckpointStore {
+    /// Connects to the server at `url`, creating the buckets when they do not exist.
+    pub fn connect(url: &str) -> Result<Self, CheckpointError> {
+        let failed = |error: NatsError| CheckpointError::Io {
+            path: PathBuf::from(url),
+            source: std::io::Error::other(error.to_string()),
+        };
+        let blocking = Arc::new(Blocking::new().map_err(failed)?);
+        let url_ = url.to_string();
+        let (sessions, leases, max_payload) = blocking
+            .run(async move {
+                let client = connect(&url_, "runner session store").await?;
+                let max_payload = client.server_info().max_payload;
+                let js = async_nats::jetstream::new(client);
+                let sessions = bucket(&js, SESSIONS, Duration::ZERO).await?;
+                let leases = bucket(&js, LEASES, Timing::default().lease_ttl).await?;
+                Ok::<_, NatsError>((sessions, leases, max_payload))
+            })
+            .map_err(failed)?
+            .map_err(failed)?;
+        Ok(NatsCheckpointStore {
+            blocking,
+            sessions,
+            leases,
+            max_payload,
+            journals: Mutex::default(),
+        })
+    }
+
+    /// Where an entry is, for messages: `nats:runner_sessions/<key>`.
+    fn place(&self, key: &str) -> PathBuf {
+        PathBuf::from(format!("nats:{}/{key}", self.sessions.name))
+    }
+
+    fn failed(&self, key: &str, error: impl std::fmt::Display) -> CheckpointError {
+        CheckpointError::Io {
+            path: self.place(key),
+            source: std::io::Error::other(error.to_string()),
+        }
+    }
+
+    fn get(&self, key: &str) -> Result<Option<Bytes>, CheckpointError> {
+        let (store, key_) = (self.sessions.clone(), key.to_string());
+        self.blocking
+            .run(async move { nats_kv::get(&store, &key_).await })
+            .map_err(|e| self.failed(key, e))?
+            .map_err(|e| self.failed(key, e))
+    }
+
+    fn put(&self, key: &str, value: Vec<u8>) -> Result<(), CheckpointError> {
+        if value.len() > self.max_payload {
+            let reason = format!(
+                "{} bytes is more than the NATS server takes in a message ({} bytes): raise `max_payload` in its configuration",
+                value.len(),
+                self.max_payload
+            );
+            return Err(self.failed(key, reason));
+        }
+        let (store, key_) = (self.sessions.clone(), key.to_string());
+        self.blocking
+            .run(async move { nats_kv::put(&store, &key_, value.into()).await })
+            .map_err(|e| self.failed(key, e))?
+            .map_err(|e| self.failed(key, e))
+            .map(drop)
+    }
+
+    fn json<T: serde::de::DeserializeOwned>(
+        &self,
+        key: &str,
+    ) -> Result<Option<T>, CheckpointError> {
+        let Some(bytes) = self.get(key)? else {
+            return Ok(None);
+        };
+        let value: serde_json::Value =
+            serde_json::from_slice(&bytes).map_err(|e| CheckpointError::Corrupt {
+                path: self.place(key),
+                reason: e.to_string(),
+            })?;
+        let version = value.get("version").cloned().unwrap_or_default();
+        if version != CHECKPOINT_VERSION {
+            return Err(CheckpointError::Version {
+                path: self.place(key),
+                found: version.to_string(),
+            });
+        }
+        serde_json::from_value(value)
+            .map(Some)
+            .map_err(|e| CheckpointError::Corrupt {
+                path: self.place(key),
+                reason: e.to_string(),
+            })
+    }
+
+    fn snapshot_of(&self, session_id: &str) -> Result<Option<Checkpoint>, CheckpointError> {
+        self.json::<Checkpoint>(&key(session_id, "snap"))
+    }
+
+    /// The records after record `after`, in order, as stored.
+    fn records_after(&self, session_id: &str, after: u64) -> Result<Vec<Bytes>, CheckpointError> {
+        let mut found = Vec::new();
+        while let Some(bytes) = self.get(&record_key(session_id, after + 1 + found.len() as u64))? {
+            found.push(bytes);
+        }
+        Ok(found)
+    }
+
+    /// Takes in the records after `position` up to the last one `want` picks, and returns
+    /// the checkpoint it ends at (`None`: no record is picked).
+    fn replay(
+        &self,
+        session_id: &str,
+        after: u64,
+        replay: &mut Replay,
+        want: impl Fn(&Record<'_>) -> bool,
+    ) -> Result<Option<Checkpoint>, CheckpointError> {
+        let stored = self.records_after(session_id, after)?;
+        let place = self.place(&record_key(session_id, after + 1));
+        let tail = stored
+            .iter()
+            .map(|bytes| parse(bytes, &place))
+            .collect::<Result<Vec<_>, _>>()?;
+        let Some(last) = tail.iter().rposition(want) else {
+            return Ok(None);
+        };
+        for record in &tail[..=last] {
+            replay.apply(record, &place)?;
+        }
+        Ok(Some(replay.checkpoint(&tail[last], session_id)))
+    }
+
+    /// The journal of a session this process has not appended to yet: its last record and
+    /// what was written since the snapshot.
+    fn open_journal(&self, session_id: &str) -> Result<KvJournal, CheckpointError> {
+        let snapshot = self.get(&key(session_id, "snap"))?;
+        let after = match &snapshot {
+            Some(bytes) => serde_json::from_slice::<Checkpoint>(bytes)
+                .ok()
+                .and_then(|c| c.journal)
+                .map_or(0, |p| p.seq),
+            None => 0,
+        };
+        let tail = self.records_after(session_id, after)?;
+        Ok(KvJournal {
+            seq: after + tail.len() as u64,
+            written: Written::default(),
+            snapshot: snapshot.map(|bytes| bytes.len() as u64),
+            since_snapshot: tail.iter().map(|bytes| bytes.len() as u64).sum(),
+        })
+    }
+}
+
+fn key(session_id: &str, part: &str) -> String {
+    format!("{session_id}.{part}")
+}
+
+fn record_key(session_id: &str, seq: u64) -> String {
+    format!("{session_id}.rec.{seq}")
+}
+
+impl CheckpointStore for NatsCheckpointStore {
+    fn save(
+        &self,
+        session_id: &str,
+        checkpoint: &CheckpointRef<'_>,
+        _durability: Durability,
+    ) -> Result<Saved, CheckpointError> {
+        // Every write is stored by JetStream before it is acknowledged: the durability
+        // asked for is always had.
+        check_session_id(session_id)?;
+        let mut journals = self.journals.lock().unwrap_or_else(|p| p.into_inner());
+        let journal = match journals.entry(session_id.to_string()) {
+            Entry::Occupied(open) => open.into_mut(),
+            Entry::Vacant(slot) => slot.insert(self.open_journal(session_id)?),
+        };
+        let header = RecordHeader {
+            checkpoint_id: checkpoint.checkpoint_id,
+            timestamp: checkpoint.timestamp,
+            agent: checkpoint.agent,
+            status: checkpoint.status,
+        };
+        let record = Record::next(
+            &journal.written,
+            journal.seq,
+            header,
+            checkpoint.state,
+            checkpoint.pending,
+        );
+        let key = record_key(session_id, record.seq);
+        let json = serde_json::to_vec(&record).map_err(|e| self.failed(&key, e))?;
+        let bytes = json.len() as u64;
+        self.put(&key, json)?;
+        journal
+            .written
+            .wrote(checkpoint.state, &record.state, &record.pending)
+            .map_err(|reason| CheckpointError::Corrupt {
+                path: self.place(&key),
+                reason,
+            })?;
+        journal.seq = record.seq;
+        journal.since_snapshot += bytes;
+        Ok(Saved {
+            position: JournalPosition {
+                seq: journal.seq,
+                offset: journal.seq,
+            },
+            snapshot_due: journal.compaction_due(checkpoint.status),
+        })
+    }
+
+    fn snapshot(
+        &self,
+        session_id: &str,
+        checkpoint: &CheckpointRef<'_>,
+        position: JournalPosition,
+    ) -> Result<(), CheckpointError> {
+        let key = key(session_id, "snap");
+        let snapshot = CheckpointRef {
+            journal: Some(position),
+            ..*checkpoint
+        };
+        let json = serde_json::to_vec(&snapshot).map_err(|e| self.failed(&key, e))?;
+        let bytes = json.len() as u64;
+        self.put(&key, json)?;
+        let mut journals = self.journals.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(journal) = journals.get_mut(session_id) {
+            journal.snapshot = Some(bytes);
+            journal.since_snapshot = 0;
+        }
+        Ok(())
+    }
+
+    fn load(&self, session_id: &str) -> Result<Option<Checkpoint>, CheckpointError> {
+        check_session_id(session_id)?;
+        let snapshot = self.snapshot_of(session_id)?;
+        let after = snapshot
+            .as_ref()
+            .and_then(|c| c.journal)
+            .map_or(0, |p| p.seq);
+        let mut replay = match &snapshot {
+            Some(checkpoint) => {
+                Replay::from_checkpoint(checkpoint, &self.place(&key(session_id, "snap")))?
+            }
+            None => Replay::new(),
+        };
+        let latest = self.replay(session_id, after, &mut replay, |_| true)?;
+        Ok(latest.or(snapshot))
+    }
+
+    fn load_step(
+        &self,
+        session_id: &str,
+        step: u64,
+    ) -> Result<Option<Checkpoint>, CheckpointError> {
+        check_session_id(session_id)?;
+        let mut replay = Replay::new();
+        self.replay(session_id, 0, &mut replay, |record| record.step == step)
+    }
+
+    /// Refused while a process holds the session.
+    fn delete(&self, session_id: &str) -> Result<(), CheckpointError> {
+        check_session_id(session_id)?;
+        let _held = self.hold(session_id)?;
+        let records = self.records_after(session_id, 0)?.len() as u64;
+        let keys = (1..=records)
+            .map(|seq| record_key(session_id, seq))
+            .chain([key(session_id, "snap"), key(session_id, "meta")]);
+        for key in keys {
+            let (store, key_) = (self.sessions.clone(), key.clone());
+            self.blocking
+                .run(async move { nats_kv::purge(&store, &key_).await })
+                .map_err(|e| self.failed(&key, e))?
+                .map_err(|e| self.failed(&key, e))?;
+        }
+        Ok(())
+    }
+
+    fn list(&self) -> Result<Vec<SessionSummary>, CheckpointError> {
+        let store = self.sessions.clone();
+        let keys = self
+            .blocking
+            .run(async move {
+                let mut keys = store.keys().await?;
+                let mut found = Vec::new();
+                while let Some(key) = keys.next().await {
+                    found.push(key?);
+                }
+                Ok::<_, async_nats::Error>(found)
+            })
+            .map_err(|e| self.failed("", e))?
+            .map_err(|e| self.failed("", e))?;
+        let mut sessions = Vec::new();
+        for session_id in keys.iter().filter_map(|k| k.strip_suffix(".meta")) {
+            if let Ok(Some(metadata)) = self.metadata(session_id) {
+                sessions.push(SessionSummary {
+                    session_id: metadata.session_id,
+                    agent: metadata.agent,
+                    status: metadata.status,
+                    steps: metadata.steps,
+                    updated: metadata.updated,
+                });
+            }
+        }
+        sessions.sort_by(|a, b| b.updated.cmp(&a.updated));
+        Ok(sessions)
+    }
+
+    /// The metadata, with the steps, status and time of the last record when the journal
+    /// went on after it was written.
+    fn metadata(&self, session_id: &str) -> Result<Option<SessionMetadata>, CheckpointError> {
+        check_session_id(session_id)?;
+        let Some(mut metadata) = self.json::<SessionMetadata>(&key(session_id, "meta"))? else {
+            return Ok(None);
+        };
+        let Some(after) = metadata.journal_offset else {
+            return Ok(Some(metadata));
+        };
+        if let Some(bytes) = self.records_after(session_id, after)?.last() {
+            let record = parse(bytes, &self.place(&key(session_id, "rec")))?;
+            metadata.steps = record.step;
+            metadata.status = record.status;
+            metadata.updated = record.timestamp.into_owned();
+        }
+        Ok(Some(metadata))
+    }
+
+    fn save_metadata(&self, metadata: &SessionMetadata) -> Result<(), CheckpointError> {
+        check_session_id(&metadata.session_id)?;
+        let key = key(&metadata.session_id, "meta");
+        let json = serde_json::to_vec(metadata).map_err(|e| self.failed(&key, e))?;
+        self.put(&key, json)
+    }
+
+    fn exists(&self, session_id: &str) -> Result<bool, CheckpointError> {
+        check_session_id(session_id)?;
+        Ok(self.get(&key(session_id, "meta"))?.is_some())
+    }
+
+    fn hold(&self, session_id: &str) -> Result<SessionHold, CheckpointError> {
+        check_session_id(session_id)?;
+        Lease::acquire(&self.blocking, &self.leases, session_id).map(SessionHold::Lease)
+    }
+}

@@ -1,0 +1,96 @@
+//! What `runner submit` publishes: a batch's record (`runner_batches`, key `<batch id>`),
+//! and one job per input on `runner.jobs.<batch id>`. A job names its batch, its line and
+//! its values; the agent's files, model and budget are the batch's. Credentials are in
+//! neither: a worker uses its own environment's.
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+use crate::batch::inputs::Input;
+
+/// The version of jobs and batch records.
+pub const JOB_VERSION: u32 = 1;
+
+/// One input of a batch, to run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Job {
+    pub version: u32,
+    pub batch_id: String,
+    /// The input's line in the inputs file.
+    pub line: u64,
+    /// Its `"id"`, when the line has one (as written, for an agent that declares `id`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub id_value: Option<Value>,
+    pub values: Map<String, Value>,
+}
+
+impl Job {
+    pub fn of(batch_id: &str, input: &Input) -> Self {
+        Job {
+            version: JOB_VERSION,
+            batch_id: batch_id.to_string(),
+            line: input.line,
+            id: input.id.clone(),
+            id_value: input.id_value.clone(),
+            values: input.values.clone(),
+        }
+    }
+
+    pub fn input(&self) -> Input {
+        Input {
+            line: self.line,
+            id: self.id.clone(),
+            id_value: self.id_value.clone(),
+            values: self.values.clone(),
+        }
+    }
+
+    /// The input's session, as in a local batch: `<batch id>-<line>`.
+    pub fn session_id(&self) -> String {
+        format!("{}-{}", self.batch_id, self.line)
+    }
+
+    /// The message id JetStream deduplicates a second publish of the job by.
+    pub fn message_id(&self) -> String {
+        self.session_id()
+    }
+}
+
+/// What was submitted: the agent, its files, the options every job runs with.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct BatchRecord {
+    pub version: u32,
+    pub batch_id: String,
+    /// The agent's name.
+    pub agent_name: String,
+    /// The agent's files (`bundle.rs`): the SHA-256 they are stored under.
+    pub bundle: String,
+    /// `--model` of `runner submit`, for every job.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_cost_usd: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_tokens: Option<u64>,
+    pub created: String,
+    /// How many inputs the file had (bad lines included); `None` while `runner submit` is
+    /// still publishing, or if it died before it finished.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub inputs: Option<u64>,
+}
+
+impl BatchRecord {
+    pub fn budget(&self) -> crate::batch::budget::Budget {
+        crate::batch::budget::Budget {
+            max_cost_usd: self.max_cost_usd,
+            max_tokens: self.max_tokens,
+        }
+    }
+}
+
+/// The key of a batch's spending in `runner_batches`.
+pub fn spent_key(batch_id: &str) -> String {
+    format!("{batch_id}.spent")
+}
