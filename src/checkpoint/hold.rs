@@ -6,7 +6,7 @@ use super::lock::SessionLock;
 
 pub enum SessionHold {
     Lock(SessionLock),
-    Lease(Lease),
+    Lease(Box<Lease>),
 }
 
 impl SessionHold {

@@ -400,6 +400,7 @@ impl CheckpointStore for NatsCheckpointStore {
 
     fn hold(&self, session_id: &str) -> Result<SessionHold, CheckpointError> {
         check_session_id(session_id)?;
-        Lease::acquire(&self.blocking, &self.leases, session_id).map(SessionHold::Lease)
+        Lease::acquire(&self.blocking, &self.leases, session_id)
+            .map(|lease| SessionHold::Lease(Box::new(lease)))
     }
 }

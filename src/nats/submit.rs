@@ -51,9 +51,9 @@ pub struct Submitted {
 #[derive(Debug, thiserror::Error)]
 pub enum SubmitError {
     #[error(
-        "batch `{0}` was submitted already: follow it with `runner batch status {0}`, or give a new --batch-id"
+        "batch `{0}` was submitted already: follow it with `runner batch status {0} --nats {1}`, or give a new --batch-id"
     )]
-    Exists(String),
+    Exists(String, String),
     #[error("{0}")]
     Nats(#[from] NatsError),
     #[error("cannot read the inputs: {0}")]
@@ -74,7 +74,7 @@ pub async fn submit(
     if let Some(bytes) = get(&batches, &batch_id).await? {
         let earlier: Option<BatchRecord> = serde_json::from_slice(&bytes).ok();
         if earlier.is_none_or(|record| record.inputs.is_some()) {
-            return Err(SubmitError::Exists(batch_id));
+            return Err(SubmitError::Exists(batch_id, submission.url.clone()));
         }
     }
     let bundle = store_bundle(&js, &submission.bundle, max_payload).await?;

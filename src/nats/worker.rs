@@ -245,6 +245,11 @@ async fn settle(
             .map_or("interrupted".to_string(), |e| e.message.clone());
         return Ok(Settled::HandedBack(why));
     }
+    // Another delivery of the job may have finished it meanwhile (this one waited for its
+    // session): its envelope stands.
+    if recorded(&shared.results, &job.batch_id, job.line).await? {
+        return Ok(Settled::AlreadyRecorded);
+    }
     let status = result.status;
     let envelope = envelope(result);
     store(&shared.results, &job.batch_id, &envelope).await?;

@@ -183,7 +183,8 @@ impl ShellTool {
 
 /// The environment for a child: `vars` without secrets. Dropped: `OPENAI_API_KEY`,
 /// `ANTHROPIC_API_KEY`, `API_KEY`, every name ending in `_API_KEY` or `_TOKEN` (compared
-/// case-insensitively), and every name in `deny` (e.g. each agent's `api_key_env`).
+/// case-insensitively), the NATS credentials (`NATS_CREDS`, `NATS_USER`, `NATS_PASSWORD`,
+/// `NATS_TOKEN`), and every name in `deny` (e.g. each agent's `api_key_env`).
 pub fn scrub_env(
     vars: impl IntoIterator<Item = (OsString, OsString)>,
     deny: &[String],
@@ -203,6 +204,7 @@ fn is_secret_name(name: &str, deny: &[String]) -> bool {
         || upper == "API_KEY"
         || upper.ends_with("_API_KEY")
         || upper.ends_with("_TOKEN")
+        || crate::nats::connect::CREDENTIAL_VARS.contains(&upper.as_str())
         || deny.iter().any(|d| d == name)
 }
 

@@ -49,6 +49,8 @@ pub struct Test {
     stdin: Option<String>,
     /// Run under a pseudo-terminal (`script`): stdout then holds the whole screen.
     terminal: bool,
+    /// The working directory, relative to the workspace (default: the workspace).
+    cwd: Option<String>,
     /// The expected exit code; `None`: any (the test looks at the result itself).
     status: Option<i32>,
     stdout: Option<String>,
@@ -82,6 +84,7 @@ impl Test {
             env_removed: Vec::new(),
             stdin: None,
             terminal: false,
+            cwd: None,
             status: Some(0),
             stdout: None,
             stdout_contains: Vec::new(),
@@ -152,6 +155,14 @@ impl Test {
         route: impl Fn(&MockRequest) -> Option<MockResponse> + Send + Sync + 'static,
     ) -> Self {
         self.mock.route(route);
+        self
+    }
+
+    /// Runs the command in a directory of the workspace (created if needed): another
+    /// machine's working directory, say.
+    pub fn cwd(mut self, relative: &str) -> Self {
+        std::fs::create_dir_all(self.dir.join(relative)).unwrap();
+        self.cwd = Some(relative.to_string());
         self
     }
 
@@ -271,8 +282,12 @@ impl Test {
             command.args(&args);
             command
         };
+        let cwd = match &self.cwd {
+            Some(relative) => self.dir.join(relative),
+            None => self.dir.clone(),
+        };
         command
-            .current_dir(&self.dir)
+            .current_dir(cwd)
             .env_remove("RUST_BACKTRACE")
             // A session reads the same in a CI job as at a desk: progress and annotations
             // are asked for by the tests that check them.

@@ -4,8 +4,11 @@
 #![allow(dead_code)] // each test binary uses a different part
 
 mod harness;
+mod nats;
 #[allow(unused_imports)]
 pub use harness::{KEY, KEY_ENV, Ran, Running, Test, read_json, terminal_available, wait_until};
+#[allow(unused_imports)]
+pub use nats::NatsServer;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};

@@ -1,0 +1,389 @@
+//! Many machines: `runner submit`, `runner worker` and `runner batch status|results` against
+//! a real `nats-server` with JetStream on 127.0.0.1 and the mock model. Each worker runs in
+//! a directory of its own (its machine); only NATS is shared. The agent appends a line to
+//! `side-effects.log` through `shell`, then answers: a line written twice would be a side
+//! effect repeated.
+
+mod support;
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use runner::testing::mock_server::{MockRequest, MockResponse, Reply};
+use serde_json::{Value, json};
+use support::{NatsServer, Ran, Running, Test, wait_until};
+
+const AGENT: &str = "inputs:\n  n: { type: integer, required: true }\nprompt: \"Append {{ n }}\"\ntools:\n  - builtin: shell\n    allow: [./append.sh]\n";
+
+/// Appends its argument to the workspace's `side-effects.log` (an absolute path: each
+/// worker runs the script from its own directory), then takes `pause` seconds.
+fn append_script(test: &Test, pause: &str) -> String {
+    let log = test.path("side-effects.log");
+    format!(
+        "#!/bin/sh\necho \"$1\" >> {}\nsleep {pause}\n",
+        log.display()
+    )
+}
+
+/// The model: append the input's line once, then answer (with usage, for the budget).
+fn append_once(request: &MockRequest) -> Option<MockResponse> {
+    let answered = request
+        .conversation()
+        .iter()
+        .any(|message| message["role"] == "tool");
+    let reply = match answered {
+        true => Reply::text("appended"),
+        false => {
+            let prompt = request.last_user_text()?;
+            let n = prompt.trim_start_matches("Append ");
+            Reply::tool_call("shell", json!({"command": format!("./append.sh line-{n}")}))
+        }
+    };
+    Some(MockResponse::reply(reply.with_usage(40, 10)))
+}
+
+fn inputs(count: u64) -> String {
+    (1..=count)
+        .map(|n| json!({"n": n}).to_string() + "\n")
+        .collect()
+}
+
+/// A workspace with the agent, `count` inputs, and `workers` worker directories, each
+/// with its copy of the script.
+fn workspace(count: u64, workers: &[&str], pause: &str) -> Test {
+    let mut test = Test::new()
+        .agent(AGENT)
+        .file("inputs.jsonl", &inputs(count))
+        .route(append_once);
+    let script = append_script(&test, pause);
+    for worker in workers {
+        test = test.executable(&format!("{worker}/append.sh"), &script);
+    }
+    test
+}
+
+fn submit(test: Test, nats: &NatsServer, batch: &str, more: &[&str]) -> Ran {
+    let url = nats.url();
+    let mut args = vec![
+        "submit",
+        "agent.yaml",
+        "--inputs",
+        "inputs.jsonl",
+        "--nats",
+        &url,
+        "--batch-id",
+        batch,
+    ];
+    args.extend(more);
+    test.command_vec(args.iter().map(|a| a.to_string()).collect())
+        .stdout(&format!("{batch}\n"))
+        .any_stderr()
+        .run()
+}
+
+/// A worker running in directory `dir` until killed.
+fn worker(ran: &Ran, nats: &NatsServer, dir: &str, timing: &str) -> Running {
+    ran.then()
+        .cwd(dir)
+        .command_vec(
+            [
+                "worker",
+                "--nats",
+                &nats.url(),
+                "--ack-wait",
+                timing,
+                "--lease-ttl",
+                timing,
+            ]
+            .map(String::from)
+            .to_vec(),
+        )
+        .status_any()
+        .any_stderr()
+        .spawn()
+}
+
+/// `runner batch status ID`'s line.
+fn status(ran: &Ran, nats: &NatsServer, batch: &str) -> String {
+    ran.then()
+        .command_vec(
+            ["batch", "status", batch, "--nats", &nats.url()]
+                .map(String::from)
+                .to_vec(),
+        )
+        .run()
+        .stdout
+}
+
+/// Waits until every input of the batch has its envelope; returns them by line.
+fn finished(ran: &Ran, nats: &NatsServer, batch: &str, count: u64) -> BTreeMap<u64, Value> {
+    let done = format!("{count} inputs · {count} done");
+    let mut deadline = 0;
+    while !status(ran, nats, batch).contains(&done) {
+        deadline += 1;
+        assert!(
+            deadline < 240,
+            "the batch did not finish: {}",
+            status(ran, nats, batch)
+        );
+        std::thread::sleep(Duration::from_millis(250));
+    }
+    let results = ran
+        .then()
+        .command_vec(
+            ["batch", "results", batch, "--nats", &nats.url()]
+                .map(String::from)
+                .to_vec(),
+        )
+        .run();
+    results
+        .stdout
+        .lines()
+        .map(|line| serde_json::from_str::<Value>(line).expect("each line is JSON"))
+        .map(|envelope| (envelope["input"]["line"].as_u64().unwrap(), envelope))
+        .collect()
+}
+
+/// Each line of `side-effects.log` once, `count` of them.
+fn each_side_effect_once(ran: &Ran, count: u64) {
+    let log = ran.read("side-effects.log");
+    let mut lines: Vec<&str> = log.lines().collect();
+    let total = lines.len();
+    lines.sort();
+    lines.dedup();
+    assert_eq!(lines.len(), total, "a call ran twice:\n{log}");
+    assert_eq!(total as u64, count, "{log}");
+}
+
+#[test]
+fn three_workers_share_a_batch_and_the_job_of_a_killed_worker_completes_once() {
+    const INPUTS: u64 = 12;
+    let nats = NatsServer::start();
+    let submitted = submit(
+        workspace(INPUTS, &["w1", "w2", "w3"], "1"),
+        &nats,
+        "three",
+        &[],
+    );
+    let first = worker(&submitted, &nats, "w1", "2s");
+    // w1 is in the middle of a job: its call appended the line and is still running.
+    let jobs = submitted.path("w1/.runner/worker/jobs/three");
+    let in_flight = || -> Option<u64> {
+        let log = std::fs::read_to_string(submitted.path("side-effects.log")).ok()?;
+        std::fs::read_dir(&jobs).ok()?.flatten().find_map(|entry| {
+            let line: u64 = entry.file_name().to_str()?.parse().ok()?;
+            let running = !entry.path().join("1/result.json").exists();
+            (running && log.lines().any(|l| l == format!("line-{line}"))).then_some(line)
+        })
+    };
+    wait_until("w1 runs a call", || in_flight().is_some());
+    let line = in_flight().unwrap();
+    let others = [
+        worker(&submitted, &nats, "w2", "2s"),
+        worker(&submitted, &nats, "w3", "2s"),
+    ];
+    let killed = first.kill();
+    assert!(
+        !killed
+            .path(&format!(
+                "w1/.runner/worker/jobs/three/{line}/1/result.json"
+            ))
+            .exists()
+    );
+
+    let results = finished(&submitted, &nats, "three", INPUTS);
+    assert_eq!(
+        results.keys().copied().collect::<Vec<_>>(),
+        (1..=INPUTS).collect::<Vec<_>>()
+    );
+    for (n, envelope) in &results {
+        assert_eq!(envelope["status"], "completed", "line {n}: {envelope}");
+        assert_eq!(envelope["session_id"], format!("three-{n}"));
+    }
+    each_side_effect_once(&submitted, INPUTS);
+    // The killed worker's job went on elsewhere from its session: its call, in flight when
+    // the worker died, was reported to the model as interrupted instead of run again.
+    let resumed_elsewhere = ["w2", "w3"].iter().any(|w| {
+        submitted
+            .path(&format!("{w}/.runner/worker/jobs/three/{line}"))
+            .is_dir()
+    });
+    assert!(
+        resumed_elsewhere,
+        "line {line} was not picked up by another worker"
+    );
+    let told = submitted.requests().iter().any(|request| {
+        request.last_user_text().as_deref() == Some(&format!("Append {line}"))
+            && request
+                .conversation()
+                .iter()
+                .any(|m| m["role"] == "tool" && m["content"].to_string().contains("interrupted"))
+    });
+    assert!(
+        told,
+        "the model was not told that line {line}'s call was interrupted"
+    );
+    for worker in others {
+        worker.kill();
+    }
+}
+
+#[test]
+fn a_nats_restart_mid_batch_loses_nothing() {
+    const INPUTS: u64 = 16;
+    let mut nats = NatsServer::start();
+    let submitted = submit(
+        workspace(INPUTS, &["w1", "w2"], "0.2"),
+        &nats,
+        "restart",
+        &[],
+    );
+    let workers = [
+        worker(&submitted, &nats, "w1", "5s"),
+        worker(&submitted, &nats, "w2", "5s"),
+    ];
+    let log = submitted.path("side-effects.log");
+    wait_until("three calls ran", || {
+        std::fs::read_to_string(&log).is_ok_and(|text| text.lines().count() >= 3)
+    });
+    nats.restart();
+    let results = finished(&submitted, &nats, "restart", INPUTS);
+    assert_eq!(results.len() as u64, INPUTS);
+    for (n, envelope) in &results {
+        assert_eq!(envelope["status"], "completed", "line {n}: {envelope}");
+    }
+    each_side_effect_once(&submitted, INPUTS);
+    for worker in workers {
+        worker.kill();
+    }
+}
+
+#[test]
+fn a_batch_budget_stops_new_jobs_and_bad_lines_get_their_own_envelopes() {
+    let nats = NatsServer::start();
+    let lines =
+        "{\"n\": 1}\nnot json\n{\"n\": 2}\n{\"m\": 3}\n{\"n\": 3}\n{\"n\": 4}\n{\"n\": 5}\n";
+    let test = workspace(0, &["w1"], "0").file("inputs.jsonl", lines);
+    // Each job spends 100 tokens (two calls of 50): the third reaches 250.
+    let submitted = submit(test, &nats, "budget", &["--max-tokens", "250"]);
+    let one = worker(&submitted, &nats, "w1", "5s");
+    let results = finished(&submitted, &nats, "budget", 7);
+    let status = |line: u64| results[&line]["status"].as_str().unwrap().to_string();
+    assert_eq!(status(2), "invalid");
+    assert!(
+        results[&2]["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("line 2"),
+        "{}",
+        results[&2]
+    );
+    assert_eq!(status(4), "invalid");
+    assert!(
+        results[&4]["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("unknown input `m`"),
+        "{}",
+        results[&4]
+    );
+    let completed = [1, 3, 5, 6, 7]
+        .iter()
+        .filter(|l| status(**l) == "completed")
+        .count();
+    let stopped: Vec<&Value> = results
+        .values()
+        .filter(|e| e["error"]["code"] == "batch_budget")
+        .collect();
+    assert_eq!(completed, 3, "{results:?}");
+    assert_eq!(stopped.len(), 2, "{results:?}");
+    assert!(stopped.iter().all(|e| e["status"] == "limit_reached"));
+    each_side_effect_once(&submitted, 3);
+    // Waiting for it ends as a local batch would: the most severe status (invalid, 2).
+    submitted
+        .then()
+        .command_vec(
+            ["batch", "status", "budget", "--nats", &nats.url(), "--wait"]
+                .map(String::from)
+                .to_vec(),
+        )
+        .status(2)
+        .stdout_contains(
+            "7 inputs · 7 done · 3 completed · 2 invalid · 2 limit reached · 300 tokens",
+        )
+        .run();
+    // The same batch id again is refused.
+    submitted
+        .then()
+        .command_vec(["submit", "agent.yaml", "--inputs", "inputs.jsonl", "--nats", &nats.url(), "--batch-id", "budget"].map(String::from).to_vec())
+        .status(2)
+        .stderr_contains("error: batch `budget` was submitted already: follow it with `runner batch status budget --nats")
+        .run();
+    one.kill();
+}
+
+#[test]
+fn a_session_kept_in_nats_is_held_by_one_process_and_taken_over_when_its_lease_expires() {
+    let nats = NatsServer::start();
+    let url = nats.url();
+    // A worker first, to make the lease bucket with a short time to live.
+    let test = workspace(0, &[], "30").executable(
+        "append.sh",
+        "#!/bin/sh\necho \"$1\" >> side-effects.log\nsleep 30\n",
+    );
+    let made = test
+        .command_vec(
+            ["worker", "--nats", &url, "--lease-ttl", "1s"]
+                .map(String::from)
+                .to_vec(),
+        )
+        .status_any()
+        .any_stderr()
+        .spawn();
+    std::thread::sleep(Duration::from_millis(500));
+    let ran = made.kill();
+    let exec = ran
+        .then()
+        .command_vec(
+            [
+                "exec",
+                "agent.yaml",
+                "--var",
+                "n=1",
+                "--session",
+                "s1",
+                "--nats",
+                &url,
+            ]
+            .map(String::from)
+            .to_vec(),
+        )
+        .status_any()
+        .any_stderr()
+        .spawn();
+    wait_until("the call runs", || ran.path("side-effects.log").exists());
+    // Another process is refused while the session is held.
+    let resume = ["resume", "s1", "--nats", &url].map(String::from).to_vec();
+    ran.then()
+        .command_vec(resume.clone())
+        .status(2)
+        .stderr_contains("session `s1` is held by another runner process (runner on ")
+        .run();
+    // Its holder dies without letting go: the lease expires, and the session goes on
+    // elsewhere, its call in flight reported as interrupted, not run again.
+    exec.kill();
+    std::thread::sleep(Duration::from_millis(3000));
+    let resumed = ran
+        .then()
+        .command_vec(resume)
+        .stdout("appended\n")
+        .any_stderr()
+        .run();
+    assert_eq!(resumed.read("side-effects.log"), "line-1\n");
+    let last = resumed.requests().last().cloned().unwrap();
+    assert!(
+        last.conversation()
+            .iter()
+            .any(|m| m["content"].to_string().contains("interrupted"))
+    );
+}
