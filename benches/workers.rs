@@ -1,0 +1,178 @@
+//! `runner worker` on NATS JetStream against `runner batch` on one machine: the same one-step
+//! jobs (one model call each, answered at once by the mock), four at a time both ways —
+//! four workers of one job each, or `runner batch -j 4`. Reports jobs per second of the
+//! NATS path (from `runner submit` to `runner batch status --wait` returning) and its
+//! per-job overhead over the local batch: the difference of the two wall times, times the
+//! four jobs running at once, over the jobs. Each job is a child `runner exec` both ways,
+//! so the difference is what NATS adds: the job's delivery and acknowledgement, the
+//! session's lease, its checkpoints and the result in JetStream, the worker's bookkeeping.
+//! Median of three runs each, a fresh NATS server each run.
+//!
+//! Needs `nats-server` on the PATH. Run: `cargo bench --bench workers`
+//! (`RUNNER_BENCH_JOBS=N` for another number of jobs than 1000).
+
+use std::net::{TcpListener, TcpStream};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use runner::testing::mock_server::{MockResponse, MockServer, Reply};
+
+const RUNS: usize = 3;
+const AT_ONCE: usize = 4;
+
+fn main() {
+    let jobs: usize = std::env::var("RUNNER_BENCH_JOBS")
+        .ok()
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(1000);
+    let dir = std::env::temp_dir().join(format!("runner-bench-workers-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let mock = MockServer::start();
+    mock.answer_only()
+        .route(|_| Some(MockResponse::reply(Reply::text("done"))));
+    std::fs::write(
+        dir.join("agent.yaml"),
+        format!(
+            "name: bench\nmodel: {{ provider: openai, name: mock-model, base_url: \"{}\", api_key_env: BENCH_KEY, retry: {{ max_attempts: 1 }} }}\ninputs:\n  n: {{ type: integer }}\nprompt: Say done to {{{{ n }}}}.\n",
+            mock.openai_base_url()
+        ),
+    )
+    .unwrap();
+    let inputs: String = (0..jobs).map(|n| format!("{{\"n\": {n}}}\n")).collect();
+    std::fs::write(dir.join("inputs.jsonl"), inputs).unwrap();
+    let mut local = Vec::new();
+    let mut nats = Vec::new();
+    for run in 0..RUNS {
+        local.push(local_batch(&dir, run));
+        nats.push(on_nats(&dir, run));
+        println!(
+            "run {}: local {:.3} s, NATS {:.3} s",
+            run + 1,
+            local[run].as_secs_f64(),
+            nats[run].as_secs_f64()
+        );
+    }
+    local.sort();
+    nats.sort();
+    let (local, nats) = (local[RUNS / 2].as_secs_f64(), nats[RUNS / 2].as_secs_f64());
+    println!(
+        "{jobs} one-step jobs, {AT_ONCE} at once: runner batch {local:.3} s ({:.0} jobs/s); 4 NATS workers {nats:.3} s ({:.0} jobs/s); NATS overhead {:.2} ms per job",
+        jobs as f64 / local,
+        jobs as f64 / nats,
+        (nats - local) * AT_ONCE as f64 / jobs as f64 * 1000.0
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+fn runner(dir: &Path) -> Command {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_runner"));
+    command
+        .current_dir(dir)
+        .env("BENCH_KEY", "not-a-real-key")
+        .stdin(Stdio::null())
+        .stdout(Stdio::null());
+    command
+}
+
+fn local_batch(dir: &Path, run: usize) -> Duration {
+    let started = Instant::now();
+    let status = runner(dir)
+        .args(["batch", "agent.yaml", "--inputs", "inputs.jsonl", "-j", "4"])
+        .args(["--progress", "none", "--batch-dir", &format!("local-{run}")])
+        .args(["--batch-id", &format!("local-{run}")])
+        .status()
+        .expect("runner batch starts");
+    assert!(status.success(), "the local batch failed: {status}");
+    started.elapsed()
+}
+
+/// Four workers started and pulling, then the clock: submit, and wait for every result.
+fn on_nats(dir: &Path, run: usize) -> Duration {
+    let server = Server::start(&dir.join(format!("nats-{run}")));
+    let url = server.url();
+    let mut workers: Vec<Child> = (0..AT_ONCE)
+        .map(|n| {
+            let home = dir.join(format!("worker-{run}-{n}"));
+            std::fs::create_dir_all(&home).unwrap();
+            runner(&home)
+                .args(["worker", "--nats", &url])
+                .stderr(Stdio::null())
+                .spawn()
+                .expect("runner worker starts")
+        })
+        .collect();
+    std::thread::sleep(Duration::from_millis(500));
+    let batch = format!("nats-{run}");
+    let started = Instant::now();
+    let submitted = runner(dir)
+        .args([
+            "submit",
+            "agent.yaml",
+            "--inputs",
+            "inputs.jsonl",
+            "--nats",
+            &url,
+        ])
+        .args(["--batch-id", &batch])
+        .stderr(Stdio::null())
+        .status()
+        .expect("runner submit starts");
+    assert!(submitted.success(), "submit failed");
+    let waited = runner(dir)
+        .args(["batch", "status", &batch, "--nats", &url, "--wait"])
+        .stderr(Stdio::null())
+        .status()
+        .expect("runner batch status starts");
+    let elapsed = started.elapsed();
+    assert!(waited.success(), "a job did not complete: {waited}");
+    for worker in &mut workers {
+        let _ = worker.kill();
+        let _ = worker.wait();
+    }
+    elapsed
+}
+
+/// `nats-server -js` on a free port of 127.0.0.1, stopped when dropped.
+struct Server {
+    port: u16,
+    child: Child,
+    store: PathBuf,
+}
+
+impl Server {
+    fn start(store: &Path) -> Self {
+        let port = TcpListener::bind("127.0.0.1:0")
+            .and_then(|l| l.local_addr())
+            .unwrap()
+            .port();
+        let child = Command::new("nats-server")
+            .args(["-js", "-a", "127.0.0.1", "-p", &port.to_string(), "-sd"])
+            .arg(store)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("nats-server is on the PATH (apt-get install nats-server)");
+        while TcpStream::connect(("127.0.0.1", port)).is_err() {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        Server {
+            port,
+            child,
+            store: store.to_path_buf(),
+        }
+    }
+
+    fn url(&self) -> String {
+        format!("nats://127.0.0.1:{}", self.port)
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        let _ = std::fs::remove_dir_all(&self.store);
+    }
+}
