@@ -25,7 +25,7 @@ use super::replay::Replay;
 use super::session_id::check_session_id;
 use super::store::{
     CHECKPOINT_VERSION, Checkpoint, CheckpointRef, CheckpointStore, Saved, SessionMetadata,
-    SessionStatus, SessionSummary,
+    SessionStatus, SessionSummary, summaries,
 };
 use crate::engine::AgentState;
 use crate::engine::checkpointing::{Durability, MAX_UNSYNCED};
@@ -346,22 +346,10 @@ impl CheckpointStore for FileCheckpointStore {
             path: self.dir.clone(),
             source,
         })?;
-        let mut sessions = Vec::new();
-        for entry in entries.flatten() {
-            let name = entry.file_name().to_string_lossy().to_string();
-            // A session whose metadata cannot be read is skipped here; `show` names the problem.
-            if let Ok(Some(metadata)) = self.metadata(&name) {
-                sessions.push(SessionSummary {
-                    session_id: metadata.session_id,
-                    agent: metadata.agent,
-                    status: metadata.status,
-                    steps: metadata.steps,
-                    updated: metadata.updated,
-                });
-            }
-        }
-        sessions.sort_by(|a, b| b.updated.cmp(&a.updated));
-        Ok(sessions)
+        let ids = entries
+            .flatten()
+            .map(|e| e.file_name().to_string_lossy().to_string());
+        Ok(summaries(ids, |id| self.metadata(id)))
     }
 
     /// `metadata.json`, with the steps, status and time of the journal's last record when

@@ -26,7 +26,7 @@ use super::replay::Replay;
 use super::session_id::check_session_id;
 use super::store::{
     CHECKPOINT_VERSION, Checkpoint, CheckpointRef, CheckpointStore, Saved, SessionMetadata,
-    SessionStatus, SessionSummary,
+    SessionStatus, SessionSummary, summaries,
 };
 use crate::engine::checkpointing::Durability;
 use crate::nats::buckets::{LEASES, SESSIONS, Timing, bucket};
@@ -351,20 +351,8 @@ impl CheckpointStore for NatsCheckpointStore {
             })
             .map_err(|e| self.failed("", e))?
             .map_err(|e| self.failed("", e))?;
-        let mut sessions = Vec::new();
-        for session_id in keys.iter().filter_map(|k| k.strip_suffix(".meta")) {
-            if let Ok(Some(metadata)) = self.metadata(session_id) {
-                sessions.push(SessionSummary {
-                    session_id: metadata.session_id,
-                    agent: metadata.agent,
-                    status: metadata.status,
-                    steps: metadata.steps,
-                    updated: metadata.updated,
-                });
-            }
-        }
-        sessions.sort_by(|a, b| b.updated.cmp(&a.updated));
-        Ok(sessions)
+        let ids = keys.iter().filter_map(|k| k.strip_suffix(".meta"));
+        Ok(summaries(ids, |id| self.metadata(id)))
     }
 
     /// The metadata, with the steps, status and time of the last record when the journal

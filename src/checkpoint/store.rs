@@ -111,6 +111,26 @@ pub struct SessionSummary {
     pub updated: String,
 }
 
+/// The listing of stores' `list`: each session that has metadata, most recently updated
+/// first (a session whose metadata cannot be read is left out; `show` names the problem).
+pub fn summaries(
+    ids: impl Iterator<Item = impl AsRef<str>>,
+    metadata: impl Fn(&str) -> Result<Option<SessionMetadata>, CheckpointError>,
+) -> Vec<SessionSummary> {
+    let mut sessions: Vec<SessionSummary> = ids
+        .filter_map(|id| metadata(id.as_ref()).ok().flatten())
+        .map(|metadata| SessionSummary {
+            session_id: metadata.session_id,
+            agent: metadata.agent,
+            status: metadata.status,
+            steps: metadata.steps,
+            updated: metadata.updated,
+        })
+        .collect();
+    sessions.sort_by(|a, b| b.updated.cmp(&a.updated));
+    sessions
+}
+
 /// What a save did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Saved {
