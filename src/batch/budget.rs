@@ -12,6 +12,11 @@ pub struct Budget {
 }
 
 impl Budget {
+    /// Whether no bound is set.
+    pub fn is_unlimited(&self) -> bool {
+        self.max_cost_usd.is_none() && self.max_tokens.is_none()
+    }
+
     /// The bound that `spent` reached, said for people, or `None` while there is room.
     pub fn reached(&self, spent: &Spent) -> Option<String> {
         if let Some(max) = self.max_tokens

@@ -267,6 +267,9 @@ impl CheckpointStore for FileCheckpointStore {
                 seq: journal.writer.seq,
                 offset: journal.writer.end,
             },
+            // The metadata is rewritten with each snapshot, and a snapshot is due at the
+            // first record and at the end.
+            metadata_due: snapshot_due,
             snapshot_due,
         })
     }

@@ -52,12 +52,11 @@ struct KvJournal {
 }
 
 impl KvJournal {
-    fn compaction_due(&self, status: SessionStatus) -> bool {
-        match self.snapshot {
-            None => true,
-            Some(_) if status != SessionStatus::Running => true,
-            Some(bytes) => self.since_snapshot >= bytes.max(MIN_TAIL),
-        }
+    /// When the records since the snapshot outweigh it. Unlike the file store, a short
+    /// session has no snapshot at its first record or at its end: each would be one more
+    /// write per run, and reading the few records back costs what reading it would.
+    fn compaction_due(&self) -> bool {
+        self.since_snapshot >= self.snapshot.unwrap_or(0).max(MIN_TAIL)
     }
 }
 
@@ -75,8 +74,10 @@ impl NatsCheckpointStore {
                 let client = connect(&url_, "runner session store").await?;
                 let max_payload = client.server_info().max_payload;
                 let js = async_nats::jetstream::new(client);
-                let sessions = bucket(&js, SESSIONS, Duration::ZERO).await?;
-                let leases = bucket(&js, LEASES, Timing::default().lease_ttl).await?;
+                let (sessions, leases) = tokio::try_join!(
+                    bucket(&js, SESSIONS, Duration::ZERO),
+                    bucket(&js, LEASES, Timing::default().lease_ttl)
+                )?;
                 Ok::<_, NatsError>((sessions, leases, max_payload))
             })
             .map_err(failed)?
@@ -261,12 +262,16 @@ impl CheckpointStore for NatsCheckpointStore {
             })?;
         journal.seq = record.seq;
         journal.since_snapshot += bytes;
+        let snapshot_due = journal.compaction_due();
         Ok(Saved {
             position: JournalPosition {
                 seq: journal.seq,
                 offset: journal.seq,
             },
-            snapshot_due: journal.compaction_due(checkpoint.status),
+            metadata_due: snapshot_due
+                || journal.seq == 1
+                || checkpoint.status != SessionStatus::Running,
+            snapshot_due,
         })
     }
 
@@ -384,6 +389,24 @@ impl CheckpointStore for NatsCheckpointStore {
     fn exists(&self, session_id: &str) -> Result<bool, CheckpointError> {
         check_session_id(session_id)?;
         Ok(self.get(&key(session_id, "meta"))?.is_some())
+    }
+
+    /// Knowing the session is new spares the reads that find where its journal stands.
+    /// A session without metadata has at most its first record (the first save writes it,
+    /// then the metadata): this session's first record takes its place.
+    fn begin_new(&self, session_id: &str) -> Result<(), CheckpointError> {
+        if self.exists(session_id)? {
+            return Err(CheckpointError::Exists(session_id.to_string()));
+        }
+        let fresh = KvJournal {
+            seq: 0,
+            written: Written::default(),
+            snapshot: None,
+            since_snapshot: 0,
+        };
+        let mut journals = self.journals.lock().unwrap_or_else(|p| p.into_inner());
+        journals.insert(session_id.to_string(), fresh);
+        Ok(())
     }
 
     fn hold(&self, session_id: &str) -> Result<SessionHold, CheckpointError> {

@@ -136,7 +136,10 @@ pub fn summaries(
 pub struct Saved {
     /// Where the journal stands after the save.
     pub position: JournalPosition,
-    /// A new snapshot is due: write the metadata, then call [`CheckpointStore::snapshot`].
+    /// The metadata is due (a snapshot is, or the session's first record or its end was
+    /// written): write it, with this position.
+    pub metadata_due: bool,
+    /// A new snapshot is due: after the metadata, call [`CheckpointStore::snapshot`].
     pub snapshot_due: bool,
 }
 
@@ -173,6 +176,14 @@ pub trait CheckpointStore: Send + Sync {
     /// Holds the session for this process until the hold is dropped; refused while
     /// another process holds it.
     fn hold(&self, session_id: &str) -> Result<SessionHold, CheckpointError>;
+    /// Starts a new session, which this process holds: refused when it exists. Its
+    /// journal then starts empty (nothing of a session without metadata is kept).
+    fn begin_new(&self, session_id: &str) -> Result<(), CheckpointError> {
+        match self.exists(session_id)? {
+            true => Err(CheckpointError::Exists(session_id.to_string())),
+            false => Ok(()),
+        }
+    }
     /// What loads had to drop since the last call (a torn journal tail), to report.
     fn take_warnings(&self) -> Vec<String> {
         Vec::new()

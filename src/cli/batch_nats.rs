@@ -3,15 +3,17 @@
 
 use std::time::Duration;
 
+use async_nats::jetstream::kv::Store;
 use clap::{Args, Subcommand};
+use tokio::time::Instant;
 
 use super::Exit;
-use crate::batch::results::Envelope;
+use crate::batch::ledger::Ledger;
 use crate::batch::summary::{LISTED, most_severe, name};
 use crate::nats::buckets::{BATCHES, RESULTS, bucket};
 use crate::nats::job::BatchRecord;
 use crate::nats::kv::get;
-use crate::nats::results::{Spending, collect, spending};
+use crate::nats::results::Envelopes;
 use crate::nats::{NatsError, connect};
 
 #[derive(Debug, Subcommand)]
@@ -67,28 +69,35 @@ pub fn run(command: NatsBatch) -> Exit {
     })
 }
 
-/// What a batch is, as stored.
+/// A batch as stored: its record, and its envelopes as they come.
 struct Stored {
+    batches: Store,
     record: BatchRecord,
-    envelopes: Vec<Envelope>,
-    spending: Spending,
+    envelopes: Envelopes,
 }
 
-async fn read(args: &BatchOnNats) -> Result<Option<Stored>, NatsError> {
+async fn open(args: &BatchOnNats) -> Result<Option<Stored>, NatsError> {
     let client = connect(&args.nats, "runner batch").await?;
     let js = async_nats::jetstream::new(client);
     let batches = bucket(&js, BATCHES, Duration::ZERO).await?;
-    let Some(bytes) = get(&batches, &args.batch_id).await? else {
+    let Some(record) = record(&batches, &args.batch_id).await? else {
         return Ok(None);
     };
-    let record: BatchRecord = serde_json::from_slice(&bytes)
-        .map_err(|e| NatsError::new(format!("batch {}", args.batch_id), e))?;
     let results = bucket(&js, RESULTS, Duration::ZERO).await?;
     Ok(Some(Stored {
+        envelopes: Envelopes::of(&results, &args.batch_id).await?,
+        batches,
         record,
-        envelopes: collect(&results, &args.batch_id).await?,
-        spending: spending(&batches, &args.batch_id).await?,
     }))
+}
+
+async fn record(batches: &Store, batch_id: &str) -> Result<Option<BatchRecord>, NatsError> {
+    let Some(bytes) = get(batches, batch_id).await? else {
+        return Ok(None);
+    };
+    serde_json::from_slice(&bytes)
+        .map(Some)
+        .map_err(|e| NatsError::new(format!("batch {batch_id}"), e))
 }
 
 fn no_such_batch(args: &BatchOnNats) -> Exit {
@@ -99,33 +108,42 @@ fn no_such_batch(args: &BatchOnNats) -> Exit {
     Exit::Invalid
 }
 
+/// The status line; with `--wait`, one every [`POLL`] on stderr while the envelopes come
+/// in (one consumer streams them: nothing is read twice), then the last on stdout.
 async fn status(args: &StatusArgs) -> Result<Exit, NatsError> {
-    loop {
-        let Some(stored) = read(&args.batch).await? else {
-            return Ok(no_such_batch(&args.batch));
-        };
-        let line = describe(&stored);
-        let done = stored.record.inputs == Some(stored.envelopes.len() as u64);
-        if !args.wait {
-            outln!("{line}");
-            return Ok(Exit::Completed);
-        }
-        if done {
-            outln!("{line}");
-            return Ok(most_severe(
-                stored.envelopes.iter().map(|e| e.result.status),
-            ));
-        }
-        eprintln!("{line}");
-        tokio::time::sleep(POLL).await;
+    let Some(mut stored) = open(&args.batch).await? else {
+        return Ok(no_such_batch(&args.batch));
+    };
+    let mut ledger = Ledger::default();
+    for _ in 0..stored.envelopes.stored {
+        ledger.record(&stored.envelopes.next().await?);
     }
+    let mut next_line = Instant::now() + POLL;
+    while args.wait && stored.record.inputs != Some(ledger.inputs()) {
+        tokio::select! {
+            envelope = stored.envelopes.next() => ledger.record(&envelope?),
+            () = tokio::time::sleep_until(next_line) => {
+                eprintln!("{}", describe(&stored.record, &ledger));
+                next_line += POLL;
+                if stored.record.inputs.is_none() {
+                    let id = &stored.record.batch_id;
+                    stored.record = record(&stored.batches, id).await?.unwrap_or(stored.record);
+                }
+            }
+        }
+    }
+    outln!("{}", describe(&stored.record, &ledger));
+    Ok(match args.wait {
+        true => most_severe(LISTED.into_iter().filter(|s| ledger.count(*s) > 0)),
+        false => Exit::Completed,
+    })
 }
 
 /// `batch ID · 200 inputs · 150 done · 148 completed · 2 failed · 50 to go · 3000 tokens`.
-fn describe(stored: &Stored) -> String {
-    let done = stored.envelopes.len() as u64;
-    let mut line = format!("batch {}", stored.record.batch_id);
-    match stored.record.inputs {
+fn describe(record: &BatchRecord, ledger: &Ledger) -> String {
+    let done = ledger.inputs();
+    let mut line = format!("batch {}", record.batch_id);
+    match record.inputs {
         Some(inputs) => line += &format!(" · {inputs} inputs · {done} done"),
         None => {
             line += &format!(
@@ -134,35 +152,35 @@ fn describe(stored: &Stored) -> String {
         }
     }
     for status in LISTED {
-        let count = stored
-            .envelopes
-            .iter()
-            .filter(|e| e.result.status == status)
-            .count();
+        let count = ledger.count(status);
         if count > 0 {
             line += &format!(" · {count} {}", name(status));
         }
     }
-    if let Some(inputs) = stored.record.inputs.filter(|inputs| *inputs > done) {
+    if let Some(inputs) = record.inputs.filter(|inputs| *inputs > done) {
         line += &format!(" · {} to go", inputs - done);
     }
-    line += &format!(" · {} tokens", stored.spending.tokens);
-    if stored.spending.priced {
-        line += &format!(" · ${:.4}", stored.spending.cost_usd);
+    let spent = ledger.spent();
+    line += &format!(" · {} tokens", spent.tokens);
+    if spent.priced {
+        line += &format!(" · ${:.4}", spent.cost_usd);
     }
     line
 }
 
 async fn results(args: &BatchOnNats) -> Result<Exit, NatsError> {
-    let Some(stored) = read(args).await? else {
+    let Some(stored) = open(args).await? else {
         return Ok(no_such_batch(args));
     };
-    for envelope in &stored.envelopes {
+    let envelopes = stored.envelopes.collect().await?;
+    let mut ledger = Ledger::default();
+    for envelope in &envelopes {
         let json = serde_json::to_string(envelope).map_err(|e| NatsError::new("an envelope", e))?;
         outln!("{json}");
+        ledger.record(envelope);
     }
-    if stored.record.inputs != Some(stored.envelopes.len() as u64) {
-        eprintln!("note: {}", describe(&stored));
+    if stored.record.inputs != Some(ledger.inputs()) {
+        eprintln!("note: {}", describe(&stored.record, &ledger));
     }
     Ok(Exit::Completed)
 }

@@ -4,6 +4,7 @@
 //! session's lock for as long as it lives, so no other process runs the session meanwhile.
 
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
 use serde_json::{Map, Value, json};
@@ -57,6 +58,8 @@ pub struct SessionFiles {
     pending: Mutex<Value>,
     /// Held until these files are dropped, at the end of the command.
     hold: SessionHold,
+    /// Begun by this process and not saved yet: nothing of the session is stored.
+    unsaved: AtomicBool,
 }
 
 impl SessionFiles {
@@ -75,10 +78,8 @@ impl SessionFiles {
         };
         let store = at.open()?;
         let lock = store.hold(session_id)?;
-        // Checked under the lock, so no other run can be creating the session meanwhile.
-        if store.exists(session_id)? {
-            return Err(CheckpointError::Exists(session_id.to_string()));
-        }
+        // Under the lock, so no other run can be creating the session meanwhile.
+        store.begin_new(session_id)?;
         let now = now_rfc3339();
         let metadata = SessionMetadata {
             version: 1,
@@ -96,7 +97,9 @@ impl SessionFiles {
             journal_offset: None,
         };
         let kept = (inputs, input_text, definition_of(spec));
-        Ok(Some(Self::new(store, metadata, kept, lock)))
+        let files = Self::new(store, metadata, kept, lock);
+        files.unsaved.store(true, Ordering::SeqCst);
+        Ok(Some(files))
     }
 
     /// [`SessionFiles::create`] for callers that report only a message (`chat` and
@@ -126,6 +129,7 @@ impl SessionFiles {
             pending: Mutex::new(json!({"inputs": inputs, "input_text": input_text,
                                       "definition": definition, "engine": null})),
             hold,
+            unsaved: AtomicBool::new(false),
         })
     }
 
@@ -149,9 +153,12 @@ impl SessionFiles {
             metadata.updated = now_rfc3339();
             metadata.clone()
         };
-        let saved = match self.store.exists(&metadata.session_id) {
-            Ok(true) => self.store.save_metadata(&metadata),
-            other => other.map(|_| ()),
+        let saved = match self.unsaved.load(Ordering::SeqCst) {
+            true => Ok(()),
+            false => match self.store.exists(&metadata.session_id) {
+                Ok(true) => self.store.save_metadata(&metadata),
+                other => other.map(|_| ()),
+            },
         };
         // Not fatal: the run's first checkpoint writes the metadata again, this run listed.
         if let Err(error) = saved {
@@ -194,10 +201,10 @@ impl SessionFiles {
             .save(&session_id, &checkpoint, durability)
             .map_err(|e| e.to_string())?;
         // The journal's records say the steps and status of a run in progress: the metadata
-        // is rewritten with each snapshot, not at every step. It goes first: a session's
-        // first snapshot is due at its first record, and a crash between the two files must
-        // not leave a checkpoint without the metadata (the agent file) a resume needs.
-        if saved.snapshot_due {
+        // is rewritten when the store says (with each snapshot, not at every step). It goes
+        // before the snapshot: a crash between the two must not leave a checkpoint without
+        // the metadata (the agent file) a resume needs.
+        if saved.metadata_due {
             let metadata = {
                 let Ok(mut metadata) = self.metadata.lock() else {
                     return Err("the session metadata lock is poisoned".into());
@@ -211,6 +218,7 @@ impl SessionFiles {
             self.store
                 .save_metadata(&metadata)
                 .map_err(|e| e.to_string())?;
+            self.unsaved.store(false, Ordering::SeqCst);
         }
         if saved.snapshot_due {
             self.store

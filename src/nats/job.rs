@@ -82,6 +82,19 @@ pub struct BatchRecord {
 }
 
 impl BatchRecord {
+    /// Whether `other` submits the same agent files with the same options (a submit run
+    /// again to go on).
+    pub fn same_submission(&self, other: &BatchRecord) -> bool {
+        (&self.agent_name, &self.bundle, &self.model, self.max_tokens)
+            == (
+                &other.agent_name,
+                &other.bundle,
+                &other.model,
+                other.max_tokens,
+            )
+            && self.max_cost_usd == other.max_cost_usd
+    }
+
     pub fn budget(&self) -> crate::batch::budget::Budget {
         crate::batch::budget::Budget {
             max_cost_usd: self.max_cost_usd,
@@ -93,4 +106,49 @@ impl BatchRecord {
 /// The key of a batch's spending in `runner_batches`.
 pub fn spent_key(batch_id: &str) -> String {
     format!("{batch_id}.spent")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn record() -> BatchRecord {
+        BatchRecord {
+            version: JOB_VERSION,
+            batch_id: "b".into(),
+            agent_name: "a".into(),
+            bundle: "sha".into(),
+            model: None,
+            max_cost_usd: Some(1.0),
+            max_tokens: None,
+            created: "2026-11-23T00:00:00Z".into(),
+            inputs: None,
+        }
+    }
+
+    #[test]
+    fn a_submit_goes_on_only_with_the_files_and_options_it_began_with() {
+        let begun = record();
+        let again = BatchRecord {
+            created: "later".into(),
+            inputs: Some(3),
+            ..record()
+        };
+        assert!(begun.same_submission(&again));
+        let other_files = BatchRecord {
+            bundle: "other".into(),
+            ..record()
+        };
+        assert!(!begun.same_submission(&other_files));
+        let other_budget = BatchRecord {
+            max_cost_usd: Some(2.0),
+            ..record()
+        };
+        assert!(!begun.same_submission(&other_budget));
+        let other_model = BatchRecord {
+            model: Some("openai/gpt-x".into()),
+            ..record()
+        };
+        assert!(!begun.same_submission(&other_model));
+    }
 }

@@ -2,13 +2,14 @@
 //! (the envelope of `results.jsonl`), and its spending in `runner_batches` under
 //! `<batch id>.spent`, which the workers check against the batch's budget.
 
-use async_nats::jetstream::kv::{Store, UpdateErrorKind};
+use async_nats::jetstream::consumer::{DeliverPolicy, ReplayPolicy, push};
+use async_nats::jetstream::kv::{CreateErrorKind, Store, UpdateErrorKind};
 use futures_util::StreamExt;
 use serde::{Deserialize, Serialize};
 
 use super::NatsError;
 use super::job::spent_key;
-use super::kv::{get, put, retrying};
+use super::kv::{get, retrying};
 use crate::batch::ledger::Spent;
 use crate::batch::results::Envelope;
 
@@ -39,16 +40,24 @@ pub async fn recorded(results: &Store, batch_id: &str, line: u64) -> Result<bool
     Ok(get(results, &result_key(batch_id, line)).await?.is_some())
 }
 
-/// Stores an input's envelope (JetStream has it when this returns).
-pub async fn store(results: &Store, batch_id: &str, envelope: &Envelope) -> Result<(), NatsError> {
+/// Stores an input's envelope unless one is stored already (JetStream has it when this
+/// returns): `false` when another delivery of the job stored one first, which stands.
+pub async fn store_once(
+    results: &Store,
+    batch_id: &str,
+    envelope: &Envelope,
+) -> Result<bool, NatsError> {
     let bytes = serde_json::to_vec(envelope).map_err(|e| NatsError::new("an envelope", e))?;
-    put(
-        results,
-        &result_key(batch_id, envelope.input.line),
-        bytes.into(),
-    )
+    let key = result_key(batch_id, envelope.input.line);
+    let what = || format!("cannot write {key} in the bucket {}", results.name);
+    retrying(what, || async {
+        match results.create(&key, bytes.clone().into()).await {
+            Ok(_) => Ok(true),
+            Err(e) if e.kind() == CreateErrorKind::AlreadyExists => Ok(false),
+            Err(e) => Err(e),
+        }
+    })
     .await
-    .map(drop)
 }
 
 /// Adds an envelope's usage to its batch's spending: read, add, write back if nobody wrote
@@ -93,33 +102,58 @@ pub async fn spending(batches: &Store, batch_id: &str) -> Result<Spending, NatsE
         .unwrap_or_default())
 }
 
-/// Every envelope of the batch, by line.
-pub async fn collect(results: &Store, batch_id: &str) -> Result<Vec<Envelope>, NatsError> {
-    let prefix = format!("{batch_id}.");
-    let what = || format!("cannot list the bucket {}", results.name);
-    let keys = retrying(what, || async {
-        let mut keys = results.keys().await?;
-        let mut found = Vec::new();
-        while let Some(key) = keys.next().await {
-            let key = key?;
-            if key
-                .strip_prefix(&prefix)
-                .is_some_and(|line| line.parse::<u64>().is_ok())
-            {
-                found.push(key);
-            }
-        }
-        Ok::<_, async_nats::Error>(found)
-    })
-    .await?;
-    let mut envelopes = Vec::with_capacity(keys.len());
-    for key in keys {
-        if let Some(bytes) = get(results, &key).await? {
-            let envelope: Envelope = serde_json::from_slice(&bytes)
-                .map_err(|e| NatsError::new(format!("the envelope {key}"), e))?;
-            envelopes.push(envelope);
-        }
+/// A batch's envelopes as its workers store them: first the ones stored already
+/// (`stored` of them), then each new one as it is stored. One consumer streams them all,
+/// rather than a read per input.
+pub struct Envelopes {
+    pub stored: u64,
+    messages: push::Ordered,
+}
+
+impl Envelopes {
+    pub async fn of(results: &Store, batch_id: &str) -> Result<Self, NatsError> {
+        let what = || format!("cannot read the envelopes of batch {batch_id}");
+        let config = push::OrderedConfig {
+            deliver_subject: format!("_INBOX.{}", crate::engine::clock::new_id()),
+            // Every `<batch id>.<line>` of the batch (`result_key`).
+            filter_subject: format!("{}{batch_id}.*", results.prefix),
+            deliver_policy: DeliverPolicy::LastPerSubject,
+            replay_policy: ReplayPolicy::Instant,
+            ..Default::default()
+        };
+        let consumer = retrying(what, || results.stream.create_consumer(config.clone())).await?;
+        Ok(Envelopes {
+            stored: consumer.cached_info().num_pending,
+            messages: consumer
+                .messages()
+                .await
+                .map_err(|e| NatsError::new(what(), e))?,
+        })
     }
-    envelopes.sort_by_key(|e| e.input.line);
-    Ok(envelopes)
+
+    /// The next envelope, waiting for it when every stored one was read.
+    pub async fn next(&mut self) -> Result<Envelope, NatsError> {
+        let message = match self.messages.next().await {
+            Some(Ok(message)) => message,
+            Some(Err(error)) => return Err(NatsError::new("reading an envelope", error)),
+            None => {
+                return Err(NatsError::new(
+                    "reading an envelope",
+                    "the server went away",
+                ));
+            }
+        };
+        serde_json::from_slice(&message.payload)
+            .map_err(|e| NatsError::new(format!("the envelope {}", message.subject), e))
+    }
+
+    /// The envelopes stored already, by line.
+    pub async fn collect(mut self) -> Result<Vec<Envelope>, NatsError> {
+        let mut envelopes = Vec::with_capacity(self.stored as usize);
+        for _ in 0..self.stored {
+            envelopes.push(self.next().await?);
+        }
+        envelopes.sort_by_key(|e| e.input.line);
+        Ok(envelopes)
+    }
 }

@@ -15,7 +15,7 @@ use super::buckets::{BATCHES, BUNDLES, RESULTS, bucket, jobs_stream, jobs_subjec
 use super::bundle::Bundle;
 use super::job::{BatchRecord, JOB_VERSION, Job};
 use super::kv::{get, put};
-use super::results::store;
+use super::results::store_once;
 use super::{NatsError, connect};
 use crate::batch::inputs::Entry;
 use crate::batch::job::check_values;
@@ -54,6 +54,10 @@ pub enum SubmitError {
         "batch `{0}` was submitted already: follow it with `runner batch status {0} --nats {1}`, or give a new --batch-id"
     )]
     Exists(String, String),
+    #[error(
+        "batch `{0}` was begun with other agent files or options: submit it again as it began, or give a new --batch-id"
+    )]
+    Changed(String),
     #[error("{0}")]
     Nats(#[from] NatsError),
     #[error("cannot read the inputs: {0}")]
@@ -71,12 +75,14 @@ pub async fn submit(
     let batches = bucket(&js, BATCHES, std::time::Duration::ZERO).await?;
     let results = bucket(&js, RESULTS, std::time::Duration::ZERO).await?;
     let batch_id = submission.batch_id.clone();
-    if let Some(bytes) = get(&batches, &batch_id).await? {
-        let earlier: Option<BatchRecord> = serde_json::from_slice(&bytes).ok();
-        if earlier.is_none_or(|record| record.inputs.is_some()) {
-            return Err(SubmitError::Exists(batch_id, submission.url.clone()));
-        }
-    }
+    let earlier = get(&batches, &batch_id)
+        .await?
+        .map(|bytes| serde_json::from_slice::<BatchRecord>(&bytes).ok());
+    let unfinished = match earlier {
+        None => None,
+        Some(Some(earlier)) if earlier.inputs.is_none() => Some(earlier),
+        Some(_) => return Err(SubmitError::Exists(batch_id, submission.url.clone())),
+    };
     let bundle = store_bundle(&js, &submission.bundle, max_payload).await?;
     let mut record = BatchRecord {
         version: JOB_VERSION,
@@ -89,6 +95,10 @@ pub async fn submit(
         created: now_rfc3339(),
         inputs: None,
     };
+    // Workers read a batch's record once: a batch goes on as it began.
+    if unfinished.is_some_and(|earlier| !earlier.same_submission(&record)) {
+        return Err(SubmitError::Changed(batch_id));
+    }
     put(&batches, &batch_id, to_json(&record)?.into()).await?;
     let mut submitted = Submitted::default();
     let mut acks: Vec<PublishAckFuture> = Vec::with_capacity(IN_FLIGHT);
@@ -111,7 +121,8 @@ pub async fn submit(
                     "invalid_input",
                     message,
                 );
-                store(
+                // Stored by an earlier run of this submit, it stands.
+                store_once(
                     &results,
                     &batch_id,
                     &Envelope {

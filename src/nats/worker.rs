@@ -20,7 +20,7 @@ use super::buckets::{self, BATCHES, BUNDLES, RESULTS, Timing, bucket};
 use super::bundle::Bundle;
 use super::job::{BatchRecord, Job};
 use super::kv::{get, retrying};
-use super::results::{add_spending, recorded, spending, store};
+use super::results::{add_spending, recorded, spending, store_once};
 use super::{NatsError, connect};
 use crate::batch::children::Children;
 use crate::batch::job::{InputPlace, Launcher, Sessions, run_checked};
@@ -57,8 +57,8 @@ struct Shared {
     /// The session store the worker asks whether a job's session exists.
     sessions: Arc<NatsCheckpointStore>,
     children: Arc<Children>,
-    /// How a batch's jobs are started, by batch id (its record and agent, read once).
-    launchers: Mutex<std::collections::HashMap<String, Arc<Launcher>>>,
+    /// The batches this worker ran jobs of, by id (each read once).
+    batches_seen: Mutex<std::collections::HashMap<String, Arc<Batch>>>,
     heartbeat: Duration,
 }
 
@@ -82,7 +82,7 @@ pub async fn run(options: WorkerOptions, stop: watch::Receiver<bool>) -> Result<
         bundles: bucket(&js, BUNDLES, Duration::ZERO).await?,
         sessions: Arc::new(sessions),
         children: Arc::new(Children::new()),
-        launchers: Mutex::default(),
+        batches_seen: Mutex::default(),
         heartbeat: (ack_wait / 3).max(Duration::from_millis(100)),
         options,
     });
@@ -124,6 +124,8 @@ pub async fn run(options: WorkerOptions, stop: watch::Receiver<bool>) -> Result<
     eprintln!("worker: stopping; jobs running are interrupted and handed back");
     shared.children.stop();
     while running.join_next().await.is_some() {}
+    // The last acknowledgements and hand-backs reach the server before the worker exits.
+    let _ = js.client().flush().await;
     Ok(())
 }
 
@@ -205,8 +207,8 @@ async fn settle(
         return Ok(Settled::AlreadyRecorded);
     }
     let started = Instant::now();
-    let launcher = shared.launcher(&job.batch_id).await?;
-    let record = batch_record(&shared.batches, &job.batch_id).await?;
+    let batch = shared.batch(&job.batch_id).await?;
+    let budget = batch.record.budget();
     let envelope = |result: RunResult| Envelope {
         input: InputRef {
             line: job.line,
@@ -214,11 +216,15 @@ async fn settle(
         },
         result,
     };
-    let spent = spending(&shared.batches, &job.batch_id).await?;
-    let result = match record.budget().reached(&spent.into()) {
+    // A batch without a budget keeps no running total: its status sums its envelopes.
+    let reached = match budget.is_unlimited() {
+        true => None,
+        false => budget.reached(&spending(&shared.batches, &job.batch_id).await?.into()),
+    };
+    let result = match reached {
         Some(reason) => RunResult::not_started(
             Status::LimitReached,
-            &record.agent_name,
+            &batch.record.agent_name,
             (&new_id(), &job.session_id()),
             "batch_budget",
             format!("not run: the batch's budget is spent ({reason})"),
@@ -232,7 +238,7 @@ async fn settle(
             } else {
                 eprintln!("worker: {} line {}: started", job.batch_id, job.line);
             }
-            match run_job(shared, message, job, launcher).await {
+            match run_job(shared, message, job, batch.launcher.clone()).await {
                 Some(result) => result,
                 None => return Ok(Settled::HandedBack("the worker is stopping".into())),
             }
@@ -245,15 +251,16 @@ async fn settle(
             .map_or("interrupted".to_string(), |e| e.message.clone());
         return Ok(Settled::HandedBack(why));
     }
-    // Another delivery of the job may have finished it meanwhile (this one waited for its
-    // session): its envelope stands.
-    if recorded(&shared.results, &job.batch_id, job.line).await? {
-        return Ok(Settled::AlreadyRecorded);
-    }
     let status = result.status;
     let envelope = envelope(result);
-    store(&shared.results, &job.batch_id, &envelope).await?;
-    add_spending(&shared.batches, &job.batch_id, &envelope).await?;
+    // Another delivery of the job may have finished it meanwhile (this one waited for its
+    // session): its envelope stands.
+    if !store_once(&shared.results, &job.batch_id, &envelope).await? {
+        return Ok(Settled::AlreadyRecorded);
+    }
+    if !budget.is_unlimited() {
+        add_spending(&shared.batches, &job.batch_id, &envelope).await?;
+    }
     Ok(Settled::Recorded(status, started.elapsed()))
 }
 
@@ -287,12 +294,12 @@ async fn run_job(
     }
 }
 
-/// Acknowledges the job and waits for the server to have taken it, trying again while
-/// the server is away. Not acknowledged in the end, the job is delivered again, and its
-/// stored envelope ends it there.
+/// Acknowledges the job, without waiting for the server's word: its envelope is stored,
+/// so an acknowledgement that is lost only has the job delivered again, and the stored
+/// envelope ends it there.
 async fn acknowledge(message: &Message, name: &str) {
     let what = || format!("cannot acknowledge {name}");
-    if let Err(error) = retrying(what, || message.double_ack()).await {
+    if let Err(error) = retrying(what, || message.ack()).await {
         eprintln!("worker: {error}");
     }
 }
@@ -304,12 +311,19 @@ async fn batch_record(batches: &kv::Store, batch_id: &str) -> Result<BatchRecord
     serde_json::from_slice(&bytes).map_err(|e| NatsError::new(format!("batch {batch_id}"), e))
 }
 
+/// A batch as a worker knows it, read at its first job: what was submitted, and how its
+/// jobs start.
+struct Batch {
+    record: BatchRecord,
+    launcher: Arc<Launcher>,
+}
+
 impl Shared {
-    /// How the batch's jobs start: its agent's files written out, its agent read.
-    async fn launcher(&self, batch_id: &str) -> Result<Arc<Launcher>, NatsError> {
-        let mut launchers = self.launchers.lock().await;
-        if let Some(launcher) = launchers.get(batch_id) {
-            return Ok(launcher.clone());
+    /// The batch: its record read, its agent's files written out, its agent read.
+    async fn batch(&self, batch_id: &str) -> Result<Arc<Batch>, NatsError> {
+        let mut seen = self.batches_seen.lock().await;
+        if let Some(batch) = seen.get(batch_id) {
+            return Ok(batch.clone());
         }
         let record = batch_record(&self.batches, batch_id).await?;
         let agent = self.bundle(&record.bundle).await?;
@@ -328,8 +342,9 @@ impl Shared {
             passed: Vec::new(),
             model: record.model.clone(),
         });
-        launchers.insert(batch_id.to_string(), launcher.clone());
-        Ok(launcher)
+        let batch = Arc::new(Batch { record, launcher });
+        seen.insert(batch_id.to_string(), batch.clone());
+        Ok(batch)
     }
 
     /// The bundle's agent file, its files written under the worker's directory first.
