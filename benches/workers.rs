@@ -6,7 +6,8 @@
 //! four jobs running at once, over the jobs. Each job is a child `runner exec` both ways,
 //! so the difference is what NATS adds: the job's delivery and acknowledgement, the
 //! session's lease, its checkpoints and the result in JetStream, the worker's bookkeeping.
-//! Median of three runs each, a fresh NATS server each run.
+//! Median of five runs each (a local run, then a NATS one, so both see the same load), a
+//! fresh NATS server each run.
 //!
 //! Needs `nats-server` on the PATH. Run: `cargo bench --bench workers`
 //! (`RUNNER_BENCH_JOBS=N` for another number of jobs than 1000).
@@ -18,7 +19,7 @@ use std::time::{Duration, Instant};
 
 use runner::testing::mock_server::{MockResponse, MockServer, Reply};
 
-const RUNS: usize = 3;
+const RUNS: usize = 5;
 const AT_ONCE: usize = 4;
 
 fn main() {
@@ -47,11 +48,11 @@ fn main() {
     for run in 0..RUNS {
         local.push(local_batch(&dir, run));
         nats.push(on_nats(&dir, run));
+        let (l, n) = (local[run].as_secs_f64(), nats[run].as_secs_f64());
         println!(
-            "run {}: local {:.3} s, NATS {:.3} s",
+            "run {}: local {l:.3} s, NATS {n:.3} s, overhead {:.2} ms per job",
             run + 1,
-            local[run].as_secs_f64(),
-            nats[run].as_secs_f64()
+            overhead(l, n, jobs)
         );
     }
     local.sort();
@@ -61,9 +62,15 @@ fn main() {
         "{jobs} one-step jobs, {AT_ONCE} at once: runner batch {local:.3} s ({:.0} jobs/s); 4 NATS workers {nats:.3} s ({:.0} jobs/s); NATS overhead {:.2} ms per job",
         jobs as f64 / local,
         jobs as f64 / nats,
-        (nats - local) * AT_ONCE as f64 / jobs as f64 * 1000.0
+        overhead(local, nats, jobs)
     );
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// What NATS adds to each job, in ms: the extra wall time, times the jobs running at once,
+/// over the jobs.
+fn overhead(local: f64, nats: f64, jobs: usize) -> f64 {
+    (nats - local) * AT_ONCE as f64 / jobs as f64 * 1000.0
 }
 
 fn runner(dir: &Path) -> Command {
