@@ -1,6 +1,7 @@
 //! The envelopes of a batch in `runner_results`, one per input under `<batch id>.<line>`
 //! (the envelope of `results.jsonl`), and its spending in `runner_batches` under
-//! `<batch id>.spent`, which the workers check against the batch's budget.
+//! `<batch id>.spent`, which the workers keep and check only for a batch with a budget
+//! (`runner batch status` sums the envelopes).
 
 use async_nats::jetstream::consumer::{DeliverPolicy, ReplayPolicy, push};
 use async_nats::jetstream::kv::{CreateErrorKind, Store, UpdateErrorKind};
