@@ -387,3 +387,48 @@ fn a_session_kept_in_nats_is_held_by_one_process_and_taken_over_when_its_lease_e
             .any(|m| m["content"].to_string().contains("interrupted"))
     );
 }
+
+#[test]
+fn a_workers_job_reaches_its_session_through_the_worker_and_its_tools_get_no_way_in() {
+    let nats = NatsServer::start();
+    // The tool notes what it was given: its open descriptors, and the command line of the
+    // run that started it.
+    let probe = "#!/bin/sh\nls -l /proc/$$/fd > fds.txt\np=$PPID\nwhile [ \"$p\" -gt 1 ]; do\n  c=$(tr '\\0' ' ' < /proc/$p/cmdline)\n  case \"$c\" in *\" exec \"*) echo \"$c\" > run.txt; break;; esac\n  p=$(cut -d' ' -f4 /proc/$p/stat)\ndone\n";
+    let test = Test::new()
+        .agent(
+            "inputs:\n  n: { type: integer, required: true }\nprompt: \"Probe {{ n }}\"\ntools:\n  - builtin: shell\n    allow: [./probe.sh]\n",
+        )
+        .file("inputs.jsonl", &inputs(1))
+        .executable("w1/probe.sh", probe)
+        .route(|request| {
+            let probed = request.conversation().iter().any(|m| m["role"] == "tool");
+            Some(MockResponse::reply(match probed {
+                true => Reply::text("probed"),
+                false => Reply::tool_call("shell", json!({"command": "./probe.sh"})),
+            }))
+        });
+    let submitted = submit(test, &nats, "probe", &[]);
+    let one = worker(&submitted, &nats, "w1", "5s");
+    let results = finished(&submitted, &nats, "probe", 1);
+    assert_eq!(results[&1]["status"], "completed", "{}", results[&1]);
+    let run = submitted.read("w1/run.txt");
+    assert!(run.contains("--sessions-fd"), "{run}");
+    assert!(!run.contains("--nats"), "the run connected itself: {run}");
+    let fds = submitted.read("w1/fds.txt");
+    assert!(
+        !fds.contains("socket:"),
+        "a tool was given a socket:\n{fds}"
+    );
+    // The session is in NATS, completed, as a run with its own connection leaves it.
+    submitted
+        .then()
+        .command_vec(
+            ["resume", "probe-1", "--nats", &nats.url()]
+                .map(String::from)
+                .to_vec(),
+        )
+        .status(2)
+        .stderr_contains("session `probe-1` is completed")
+        .run();
+    one.kill();
+}

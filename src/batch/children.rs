@@ -46,6 +46,9 @@ impl Children {
             pids.insert(child.id() as libc::pid_t);
             child
         };
+        // The command owns the parent's copies of what it gave the child (a worker's
+        // relay end): closed now, so the child's exit closes them for good.
+        drop(command);
         let mut stdout = Vec::new();
         let read = child
             .stdout

@@ -19,6 +19,8 @@ use super::inputs::{Entry, ID_KEY, Input};
 use super::results::{Envelope, InputRef, is_final, session_was_held};
 use crate::checkpoint::{CheckpointStore, SessionsAt};
 use crate::engine::clock::new_id;
+use crate::nats::relay;
+use crate::nats::session_kv::SessionKv;
 use crate::output::result::{RunResult, Status};
 use crate::spec::agent::InputSpec;
 use crate::spec::inputs::{InputError, resolve_inputs};
@@ -34,6 +36,9 @@ const HELD_WAIT: Duration = Duration::from_millis(200);
 pub struct Sessions {
     pub at: SessionsAt,
     pub store: Arc<dyn CheckpointStore>,
+    /// Set by a worker: its children reach the store through it (`nats::relay`), not with
+    /// connections of their own.
+    pub relay: Option<Arc<dyn SessionKv>>,
 }
 
 /// Where one input's runs go: its directory (`vars.json`, a directory per run) and its
@@ -160,7 +165,7 @@ fn run_input(
         let run_dir = place.dir.join(number.to_string());
         let command = match &launcher.sessions {
             Some(sessions) if sessions.store.exists(session).unwrap_or(false) => {
-                resume_command(launcher, session, &sessions.at)
+                resume_command(launcher, session, sessions)
             }
             _ => match exec_command(input, launcher, session, &place.dir) {
                 Ok(command) => command,
@@ -218,6 +223,7 @@ fn exec_command(
     }
     if let Some(Sessions {
         at: SessionsAt::Nats(url),
+        relay: None,
         ..
     }) = &launcher.sessions
     {
@@ -228,13 +234,20 @@ fn exec_command(
 
 /// `runner resume ID --dir SESSIONS` (or `--nats URL`): calls that were in flight are
 /// reported to the model as interrupted, never run again.
-fn resume_command(launcher: &Launcher, session: &str, sessions: &SessionsAt) -> Command {
+fn resume_command(launcher: &Launcher, session: &str, sessions: &Sessions) -> Command {
     let mut command = Command::new(&launcher.exe);
     command.arg("resume").arg(session);
-    match sessions {
-        SessionsAt::Dir(dir) => command.arg("--dir").arg(dir),
-        SessionsAt::Nats(url) => command.args(["--nats", url]),
-    };
+    match (&sessions.relay, &sessions.at) {
+        (None, SessionsAt::Dir(dir)) => {
+            command.arg("--dir").arg(dir);
+        }
+        (None, SessionsAt::Nats(url)) => {
+            command.args(["--nats", url]);
+        }
+        // A relayed store is given with the relay (`run_child`); a batch never runs with
+        // one of its own.
+        _ => {}
+    }
     command
 }
 
@@ -274,12 +287,9 @@ fn run_child(
         // A run's annotations would be about one input; the batch reports its own way.
         .env_remove("GITHUB_ACTIONS")
         .stderr(stderr);
-    let finished = match children.run(command) {
+    let finished = match run_to_end(command, launcher, session, children) {
         Ok(finished) => finished?,
-        Err(error) => {
-            let exe = launcher.exe.display();
-            return Some(failed(format!("cannot run {exe}: {error}")));
-        }
+        Err(message) => return Some(failed(message)),
     };
     Some(
         envelope_of(&finished, &stderr_path).unwrap_or_else(|message| {
@@ -297,6 +307,26 @@ fn run_child(
             }
         }),
     )
+}
+
+/// Runs the child to its end (`None`: the batch stopped first). A worker's child is given
+/// its session store (`nats::relay`) for as long as it runs.
+fn run_to_end(
+    mut command: Command,
+    launcher: &Launcher,
+    session: &str,
+    children: &Children,
+) -> Result<Option<Finished>, String> {
+    let relayed = launcher.sessions.as_ref().and_then(|s| s.relay.clone());
+    let given = relayed
+        .map(|kv| relay::give(&mut command, kv, session))
+        .transpose()
+        .map_err(|error| format!("cannot give the run its session store: {error}"))?;
+    let ran = children.run(command);
+    if let Some(given) = given {
+        given.finish();
+    }
+    ran.map_err(|error| format!("cannot run {}: {error}", launcher.exe.display()))
 }
 
 /// The envelope the child printed, or why there is none.

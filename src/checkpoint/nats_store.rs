@@ -3,25 +3,22 @@
 //! n: what changed since record n-1, as in `journal.jsonl`). A save writes one record and
 //! waits for JetStream to have stored it; a snapshot is due, as in the file store, when the
 //! records since the last one outweigh it, so a load reads a snapshot and a short tail.
-//! The session is held through a lease (`lease.rs`). Offsets in `JournalPosition` and in the
+//! The session is held through a lease (`lease.rs`). The entries are reached through a
+//! [`SessionKv`]: this process's own connection, or the worker's that started it. Offsets in `JournalPosition` and in the
 //! metadata's `journalOffset` count records here, not bytes.
 
 use std::collections::HashMap;
 use std::collections::hash_map::Entry;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
 
-use async_nats::jetstream::kv;
 use bytes::Bytes;
-use futures_util::StreamExt;
 
 use super::delta::Written;
 use super::error::CheckpointError;
 use super::file_store::MIN_TAIL;
 use super::hold::SessionHold;
 use super::journal::{JournalPosition, Record, RecordHeader, parse};
-use super::lease::Lease;
 use super::replay::Replay;
 use super::session_id::check_session_id;
 use super::store::{
@@ -29,15 +26,12 @@ use super::store::{
     SessionStatus, SessionSummary, summaries,
 };
 use crate::engine::checkpointing::Durability;
-use crate::nats::buckets::{LEASES, SESSIONS, Timing, bucket};
-use crate::nats::{Blocking, NatsError, connect, kv as nats_kv};
+use crate::nats::buckets::SESSIONS;
+use crate::nats::session_kv::{DirectKv, SessionKv};
 
 pub struct NatsCheckpointStore {
-    blocking: Arc<Blocking>,
-    sessions: kv::Store,
-    leases: kv::Store,
-    /// The largest message the server takes.
-    max_payload: usize,
+    /// Where the entries are read and written: this process's connection, or the worker's.
+    kv: Arc<dyn SessionKv>,
     /// The journals this process appends to, by session.
     journals: Mutex<HashMap<String, KvJournal>>,
 }
@@ -63,37 +57,24 @@ impl KvJournal {
 impl NatsCheckpointStore {
     /// Connects to the server at `url`, creating the buckets when they do not exist.
     pub fn connect(url: &str) -> Result<Self, CheckpointError> {
-        let failed = |error: NatsError| CheckpointError::Io {
+        let kv = DirectKv::connect(url).map_err(|error| CheckpointError::Io {
             path: PathBuf::from(url),
             source: std::io::Error::other(error.to_string()),
-        };
-        let blocking = Arc::new(Blocking::new().map_err(failed)?);
-        let url_ = url.to_string();
-        let (sessions, leases, max_payload) = blocking
-            .run(async move {
-                let client = connect(&url_, "runner session store").await?;
-                let max_payload = client.server_info().max_payload;
-                let js = async_nats::jetstream::new(client);
-                let (sessions, leases) = tokio::try_join!(
-                    bucket(&js, SESSIONS, Duration::ZERO),
-                    bucket(&js, LEASES, Timing::default().lease_ttl)
-                )?;
-                Ok::<_, NatsError>((sessions, leases, max_payload))
-            })
-            .map_err(failed)?
-            .map_err(failed)?;
-        Ok(NatsCheckpointStore {
-            blocking,
-            sessions,
-            leases,
-            max_payload,
+        })?;
+        Ok(Self::over(Arc::new(kv)))
+    }
+
+    /// The store over `kv`.
+    pub fn over(kv: Arc<dyn SessionKv>) -> Self {
+        NatsCheckpointStore {
+            kv,
             journals: Mutex::default(),
-        })
+        }
     }
 
     /// Where an entry is, for messages: `nats:runner_sessions/<key>`.
     fn place(&self, key: &str) -> PathBuf {
-        PathBuf::from(format!("nats:{}/{key}", self.sessions.name))
+        PathBuf::from(format!("nats:{SESSIONS}/{key}"))
     }
 
     fn failed(&self, key: &str, error: impl std::fmt::Display) -> CheckpointError {
@@ -104,28 +85,11 @@ impl NatsCheckpointStore {
     }
 
     fn get(&self, key: &str) -> Result<Option<Bytes>, CheckpointError> {
-        let (store, key_) = (self.sessions.clone(), key.to_string());
-        self.blocking
-            .run(async move { nats_kv::get(&store, &key_).await })
-            .map_err(|e| self.failed(key, e))?
-            .map_err(|e| self.failed(key, e))
+        self.kv.get(key).map_err(|e| self.failed(key, e))
     }
 
     fn put(&self, key: &str, value: Vec<u8>) -> Result<(), CheckpointError> {
-        if value.len() > self.max_payload {
-            let reason = format!(
-                "{} bytes is more than the NATS server takes in a message ({} bytes): raise `max_payload` in its configuration",
-                value.len(),
-                self.max_payload
-            );
-            return Err(self.failed(key, reason));
-        }
-        let (store, key_) = (self.sessions.clone(), key.to_string());
-        self.blocking
-            .run(async move { nats_kv::put(&store, &key_, value.into()).await })
-            .map_err(|e| self.failed(key, e))?
-            .map_err(|e| self.failed(key, e))
-            .map(drop)
+        self.kv.put(key, value).map_err(|e| self.failed(key, e))
     }
 
     fn json<T: serde::de::DeserializeOwned>(
@@ -333,29 +297,13 @@ impl CheckpointStore for NatsCheckpointStore {
             .map(|seq| record_key(session_id, seq))
             .chain([key(session_id, "snap"), key(session_id, "meta")]);
         for key in keys {
-            let (store, key_) = (self.sessions.clone(), key.clone());
-            self.blocking
-                .run(async move { nats_kv::purge(&store, &key_).await })
-                .map_err(|e| self.failed(&key, e))?
-                .map_err(|e| self.failed(&key, e))?;
+            self.kv.purge(&key).map_err(|e| self.failed(&key, e))?;
         }
         Ok(())
     }
 
     fn list(&self) -> Result<Vec<SessionSummary>, CheckpointError> {
-        let store = self.sessions.clone();
-        let keys = self
-            .blocking
-            .run(async move {
-                let mut keys = store.keys().await?;
-                let mut found = Vec::new();
-                while let Some(key) = keys.next().await {
-                    found.push(key?);
-                }
-                Ok::<_, async_nats::Error>(found)
-            })
-            .map_err(|e| self.failed("", e))?
-            .map_err(|e| self.failed("", e))?;
+        let keys = self.kv.keys().map_err(|e| self.failed("", e))?;
         let ids = keys.iter().filter_map(|k| k.strip_suffix(".meta"));
         Ok(summaries(ids, |id| self.metadata(id)))
     }
@@ -411,7 +359,6 @@ impl CheckpointStore for NatsCheckpointStore {
 
     fn hold(&self, session_id: &str) -> Result<SessionHold, CheckpointError> {
         check_session_id(session_id)?;
-        Lease::acquire(&self.blocking, &self.leases, session_id)
-            .map(|lease| SessionHold::Lease(Box::new(lease)))
+        self.kv.hold(session_id)
     }
 }

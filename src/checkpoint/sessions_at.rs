@@ -1,24 +1,39 @@
-//! Where sessions are kept: a directory (the file store), or the NATS server at a URL
-//! (`--nats`: the key-value store of `nats_store.rs`).
+//! Where sessions are kept: a directory (the file store), the NATS server at a URL
+//! (`--nats`: the key-value store of `nats_store.rs`), or that store reached through the
+//! worker that started this run (`--sessions-fd`: `nats::relay`).
 
 use std::path::PathBuf;
+use std::sync::Arc;
 
 use super::error::CheckpointError;
 use super::file_store::FileCheckpointStore;
 use super::nats_store::NatsCheckpointStore;
 use super::store::CheckpointStore;
+use crate::nats::relay::RelayedKv;
 
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone)]
 pub enum SessionsAt {
     Dir(PathBuf),
     Nats(String),
+    Relayed(RelayedKv),
 }
 
 impl SessionsAt {
+    /// The sessions the command line names: at `--nats URL`, or through the worker that
+    /// gave this run `--sessions-fd FD`; `None` when it names neither.
+    pub fn remote(nats: Option<&str>, sessions_fd: Option<i32>) -> Result<Option<Self>, String> {
+        Ok(match (nats, sessions_fd) {
+            (_, Some(fd)) => Some(SessionsAt::Relayed(RelayedKv::adopt(fd)?)),
+            (Some(url), None) => Some(SessionsAt::Nats(url.to_string())),
+            (None, None) => None,
+        })
+    }
+
     pub fn open(&self) -> Result<Box<dyn CheckpointStore>, CheckpointError> {
         Ok(match self {
             SessionsAt::Dir(dir) => Box::new(FileCheckpointStore::create(dir)?),
             SessionsAt::Nats(url) => Box::new(NatsCheckpointStore::connect(url)?),
+            SessionsAt::Relayed(kv) => Box::new(NatsCheckpointStore::over(Arc::new(kv.clone()))),
         })
     }
 
@@ -27,6 +42,7 @@ impl SessionsAt {
         match self {
             SessionsAt::Dir(dir) => dir.display().to_string(),
             SessionsAt::Nats(url) => format!("NATS at {url}"),
+            SessionsAt::Relayed(_) => "NATS, through the worker that started this run".into(),
         }
     }
 }

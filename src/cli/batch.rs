@@ -161,6 +161,7 @@ fn start(args: &BatchArgs, (agent_file, inputs_file): (&Path, &Path)) -> Result<
                 at.open().map(|store| Sessions {
                     at,
                     store: store.into(),
+                    relay: None,
                 })
             })
             .transpose()

@@ -13,7 +13,7 @@ use super::launch::{Launch, Opening, launch, report};
 use super::prepare::{Request, Stop, initial_state, inputs, load};
 use super::run_options::RunOptions;
 use super::session_store::SessionFiles;
-use crate::checkpoint::{CheckpointError, check_session_id};
+use crate::checkpoint::{CheckpointError, SessionsAt, check_session_id};
 use crate::engine::clock::new_id;
 use crate::spec::model::{ModelRef, ModelShorthand, override_model};
 
@@ -46,6 +46,10 @@ pub struct ExecArgs {
     /// held through a lease (`runner resume --nats` goes on with it; `docs/scale.md`).
     #[arg(long, value_name = "URL")]
     pub nats: Option<String>,
+    /// Given by `runner worker`: the session store is reached through the worker, over this
+    /// descriptor (`nats::relay`).
+    #[arg(long, value_name = "FD", hide = true, conflicts_with = "nats")]
+    pub sessions_fd: Option<i32>,
     #[command(flatten)]
     pub run: RunOptions,
 }
@@ -95,8 +99,10 @@ fn launch_of(args: &ExecArgs, ids: (String, String)) -> Result<Launch, Stop> {
         None => None,
     };
 
+    let remote = SessionsAt::remote(args.nats.as_deref(), args.sessions_fd)
+        .map_err(|message| invalid("checkpoint_dir", message))?;
     let checkpoints = SessionFiles::create(
-        (&spec, args.nats.as_deref()),
+        (&spec, remote.as_ref()),
         &args.agent,
         &ids.1,
         inputs.clone(),

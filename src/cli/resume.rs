@@ -57,6 +57,10 @@ pub struct ResumeArgs {
     /// it), not in the sessions directory.
     #[arg(long, value_name = "URL")]
     pub nats: Option<String>,
+    /// Given by `runner worker`: the session store is reached through the worker, over this
+    /// descriptor (`nats::relay`).
+    #[arg(long, value_name = "FD", hide = true, conflicts_with_all = ["nats", "dir"])]
+    pub sessions_fd: Option<i32>,
     #[command(flatten)]
     pub run: RunOptions,
 }
@@ -78,10 +82,9 @@ pub fn run(args: ResumeArgs) -> Exit {
 /// checkpoint lacked settled first.
 fn launch_of(args: &ResumeArgs, run_id: String) -> Result<Launch, Stop> {
     let fail = |message: String| Stop::invalid("invalid_session", message);
-    let at = match &args.nats {
-        Some(url) => SessionsAt::Nats(url.clone()),
-        None => SessionsAt::Dir(args.dir.clone()),
-    };
+    let at = SessionsAt::remote(args.nats.as_deref(), args.sessions_fd)
+        .map_err(fail)?
+        .unwrap_or_else(|| SessionsAt::Dir(args.dir.clone()));
     let store = at.open().map_err(|e| fail(e.to_string()))?;
     // Taken before the checkpoint is read: a run going on would change it.
     let lock = store

@@ -36,14 +36,11 @@ pub fn default_sessions_dir() -> PathBuf {
     Path::new(".runner").join("sessions")
 }
 
-/// Where `spec`'s sessions go: NATS when `nats` is given, else its directory; `None` when
-/// the agent keeps no checkpoints.
-pub fn sessions_at(spec: &AgentSpec, nats: Option<&str>) -> Option<SessionsAt> {
+/// Where `spec`'s sessions go: where the command line says (`remote`: NATS), else its
+/// directory; `None` when the agent keeps no checkpoints.
+pub fn sessions_at(spec: &AgentSpec, remote: Option<&SessionsAt>) -> Option<SessionsAt> {
     let dir = sessions_dir(spec)?;
-    Some(match nats {
-        Some(url) => SessionsAt::Nats(url.to_string()),
-        None => SessionsAt::Dir(dir),
-    })
+    Some(remote.cloned().unwrap_or(SessionsAt::Dir(dir)))
 }
 
 /// Saves one session's checkpoints.
@@ -64,16 +61,16 @@ pub struct SessionFiles {
 
 impl SessionFiles {
     /// Starts a new session's files for `spec` (`None` when it keeps no checkpoints), in
-    /// NATS when `nats` is given, holding it; refused when the session exists already or
+    /// NATS when `remote` says so, holding it; refused when the session exists already or
     /// another process holds it.
     pub fn create(
-        (spec, nats): (&AgentSpec, Option<&str>),
+        (spec, remote): (&AgentSpec, Option<&SessionsAt>),
         agent_file: &Path,
         session_id: &str,
         inputs: Map<String, Value>,
         input_text: String,
     ) -> Result<Option<Arc<Self>>, CheckpointError> {
-        let Some(at) = sessions_at(spec, nats) else {
+        let Some(at) = sessions_at(spec, remote) else {
             return Ok(None);
         };
         let store = at.open()?;

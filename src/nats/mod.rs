@@ -10,7 +10,9 @@ pub mod bundle;
 pub mod connect;
 pub mod job;
 pub mod kv;
+pub mod relay;
 pub mod results;
+pub mod session_kv;
 pub mod submit;
 pub mod worker;
 

@@ -1,7 +1,8 @@
 //! `runner worker`: pulls jobs from the stream `RUNNER_JOBS` and runs each as a local batch
-//! runs an input (`batch::job`): a child `runner exec --nats`, or `runner resume --nats`
-//! when the job's session exists already (a worker that had it died: its calls in flight
-//! are reported to the model as interrupted, never run again). While the child runs, the
+//! runs an input (`batch::job`): a child `runner exec`, or `runner resume` when the job's
+//! session exists already (a worker that had it died: its calls in flight are reported to
+//! the model as interrupted, never run again). The child reaches the session store through
+//! the worker's connection, the worker holding its lease (`relay`). While the child runs, the
 //! job's delivery is kept alive (in-progress acknowledgements a third of `ack_wait` apart);
 //! its envelope is stored in `runner_results`, then the job is acknowledged. A worker that
 //! dies leaves the job unacknowledged: JetStream delivers it again after `ack_wait`.
@@ -21,6 +22,7 @@ use super::bundle::Bundle;
 use super::job::{BatchRecord, Job};
 use super::kv::{get, retrying};
 use super::results::{add_spending, recorded, spending, store_once};
+use super::session_kv::{DirectKv, SessionKv};
 use super::{NatsError, connect};
 use crate::batch::children::Children;
 use crate::batch::job::{InputPlace, Launcher, Sessions, run_checked};
@@ -54,8 +56,10 @@ struct Shared {
     results: kv::Store,
     batches: kv::Store,
     bundles: kv::Store,
-    /// The session store the worker asks whether a job's session exists.
+    /// The session store the worker asks whether a job's session exists, and the entries
+    /// under it, which the worker's children reach through it (`relay`).
     sessions: Arc<NatsCheckpointStore>,
+    entries: Arc<dyn SessionKv>,
     children: Arc<Children>,
     /// The batches this worker ran jobs of, by id (each read once).
     batches_seen: Mutex<std::collections::HashMap<String, Arc<Batch>>>,
@@ -72,15 +76,16 @@ pub async fn run(options: WorkerOptions, stop: watch::Receiver<bool>) -> Result<
     // Made here first, so the lease time to live is this worker's `--lease-ttl`.
     bucket(&js, buckets::LEASES, options.timing.lease_ttl).await?;
     let url = options.url.clone();
-    let sessions = tokio::task::spawn_blocking(move || NatsCheckpointStore::connect(&url))
-        .await
-        .map_err(|e| NatsError::new("the session store", e))?
-        .map_err(|e| NatsError::new("the session store", e))?;
+    let entries: Arc<dyn SessionKv> =
+        tokio::task::spawn_blocking(move || DirectKv::connect(&url).map(Arc::new))
+            .await
+            .map_err(|e| NatsError::new("the session store", e))??;
     let shared = Arc::new(Shared {
         results: bucket(&js, RESULTS, Duration::ZERO).await?,
         batches: bucket(&js, BATCHES, Duration::ZERO).await?,
         bundles: bucket(&js, BUNDLES, Duration::ZERO).await?,
-        sessions: Arc::new(sessions),
+        sessions: Arc::new(NatsCheckpointStore::over(entries.clone())),
+        entries,
         children: Arc::new(Children::new()),
         batches_seen: Mutex::default(),
         heartbeat: (ack_wait / 3).max(Duration::from_millis(100)),
@@ -336,6 +341,7 @@ impl Shared {
             sessions: Some(Sessions {
                 at: SessionsAt::Nats(self.options.url.clone()),
                 store: self.sessions.clone(),
+                relay: Some(self.entries.clone()),
             }),
             // A dead worker's session is free once its lease expires.
             wait_held: self.options.timing.lease_ttl * 2,
