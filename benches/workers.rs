@@ -6,8 +6,11 @@
 //! four jobs running at once, over the jobs. Each job is a child `runner exec` both ways,
 //! so the difference is what NATS adds: the job's delivery and acknowledgement, the
 //! session's lease, its checkpoints and the result in JetStream, the worker's bookkeeping.
-//! Median of five runs each (a local run, then a NATS one, so both see the same load), a
-//! fresh NATS server each run.
+//! Seven runs, each a local run then a NATS one (so both see the same load), a fresh NATS
+//! server each run; the overhead is the median of the runs' own, which cancels most of
+//! the machine's drift from run to run. Also reported: the CPU time per job of each path,
+//! every process included (with the wall times of two shared cores, it is the steadier
+//! figure).
 //!
 //! Needs `nats-server` on the PATH. Run: `cargo bench --bench workers`
 //! (`RUNNER_BENCH_JOBS=N` for another number of jobs than 1000).
@@ -19,7 +22,7 @@ use std::time::{Duration, Instant};
 
 use runner::testing::mock_server::{MockResponse, MockServer, Reply};
 
-const RUNS: usize = 5;
+const RUNS: usize = 7;
 const AT_ONCE: usize = 4;
 
 fn main() {
@@ -43,28 +46,86 @@ fn main() {
     .unwrap();
     let inputs: String = (0..jobs).map(|n| format!("{{\"n\": {n}}}\n")).collect();
     std::fs::write(dir.join("inputs.jsonl"), inputs).unwrap();
-    let mut local = Vec::new();
-    let mut nats = Vec::new();
+    let mut runs = Vec::new();
     for run in 0..RUNS {
-        local.push(local_batch(&dir, run));
-        nats.push(on_nats(&dir, run));
-        let (l, n) = (local[run].as_secs_f64(), nats[run].as_secs_f64());
-        println!(
-            "run {}: local {l:.3} s, NATS {n:.3} s, overhead {:.2} ms per job",
-            run + 1,
-            overhead(l, n, jobs)
-        );
+        let pair = Pair {
+            local: local_batch(&dir, run),
+            nats: on_nats(&dir, run),
+        };
+        println!("run {}: {}", run + 1, pair.describe(jobs));
+        runs.push(pair);
     }
-    local.sort();
-    nats.sort();
-    let (local, nats) = (local[RUNS / 2].as_secs_f64(), nats[RUNS / 2].as_secs_f64());
+    let median = |of: &dyn Fn(&Pair) -> f64| {
+        let mut values: Vec<f64> = runs.iter().map(of).collect();
+        values.sort_by(f64::total_cmp);
+        values[RUNS / 2]
+    };
+    let (local, nats) = (
+        median(&|p| p.local.wall.as_secs_f64()),
+        median(&|p| p.nats.wall.as_secs_f64()),
+    );
     println!(
-        "{jobs} one-step jobs, {AT_ONCE} at once: runner batch {local:.3} s ({:.0} jobs/s); 4 NATS workers {nats:.3} s ({:.0} jobs/s); NATS overhead {:.2} ms per job",
+        "{jobs} one-step jobs, {AT_ONCE} at once, medians of {RUNS} runs: runner batch {local:.3} s ({:.0} jobs/s), {:.1} ms CPU per job; 4 NATS workers {nats:.3} s ({:.0} jobs/s), {:.1} ms CPU per job; NATS overhead {:.2} ms per job (run by run), {:.2} ms of CPU per job",
         jobs as f64 / local,
+        median(&|p| per_job(p.local.cpu, jobs)),
         jobs as f64 / nats,
-        overhead(local, nats, jobs)
+        median(&|p| per_job(p.nats.cpu, jobs)),
+        median(&|p| p.overhead(jobs)),
+        median(&|p| per_job(p.nats.cpu, jobs) - per_job(p.local.cpu, jobs)),
     );
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// One path's run: its wall time, and the CPU time of every process it ran (the batch or
+/// the workers, their children, nats-server, submit and status).
+#[derive(Clone, Copy)]
+struct Ran {
+    wall: Duration,
+    cpu: Duration,
+}
+
+/// A local run, then a NATS one: both see the same load, so their difference is kept
+/// run by run.
+struct Pair {
+    local: Ran,
+    nats: Ran,
+}
+
+impl Pair {
+    fn overhead(&self, jobs: usize) -> f64 {
+        overhead(
+            self.local.wall.as_secs_f64(),
+            self.nats.wall.as_secs_f64(),
+            jobs,
+        )
+    }
+
+    fn describe(&self, jobs: usize) -> String {
+        format!(
+            "local {:.3} s ({:.1} ms CPU per job), NATS {:.3} s ({:.1} ms CPU per job), overhead {:.2} ms per job",
+            self.local.wall.as_secs_f64(),
+            per_job(self.local.cpu, jobs),
+            self.nats.wall.as_secs_f64(),
+            per_job(self.nats.cpu, jobs),
+            self.overhead(jobs)
+        )
+    }
+}
+
+fn per_job(cpu: Duration, jobs: usize) -> f64 {
+    cpu.as_secs_f64() * 1000.0 / jobs as f64
+}
+
+/// The CPU time (user and system) of the processes this one has waited for, and theirs.
+fn children_cpu() -> Duration {
+    // SAFETY: getrusage(2) writing into a zeroed struct we own.
+    let usage = unsafe {
+        let mut usage: libc::rusage = std::mem::zeroed();
+        libc::getrusage(libc::RUSAGE_CHILDREN, &mut usage);
+        usage
+    };
+    let time = |t: libc::timeval| Duration::new(t.tv_sec as u64, t.tv_usec as u32 * 1000);
+    time(usage.ru_utime) + time(usage.ru_stime)
 }
 
 /// What NATS adds to each job, in ms: the extra wall time, times the jobs running at once,
@@ -83,7 +144,8 @@ fn runner(dir: &Path) -> Command {
     command
 }
 
-fn local_batch(dir: &Path, run: usize) -> Duration {
+fn local_batch(dir: &Path, run: usize) -> Ran {
+    let cpu = children_cpu();
     let started = Instant::now();
     let status = runner(dir)
         .args(["batch", "agent.yaml", "--inputs", "inputs.jsonl", "-j", "4"])
@@ -92,11 +154,15 @@ fn local_batch(dir: &Path, run: usize) -> Duration {
         .status()
         .expect("runner batch starts");
     assert!(status.success(), "the local batch failed: {status}");
-    started.elapsed()
+    Ran {
+        wall: started.elapsed(),
+        cpu: children_cpu() - cpu,
+    }
 }
 
 /// Four workers started and pulling, then the clock: submit, and wait for every result.
-fn on_nats(dir: &Path, run: usize) -> Duration {
+fn on_nats(dir: &Path, run: usize) -> Ran {
+    let cpu = children_cpu();
     let server = Server::start(&dir.join(format!("nats-{run}")));
     let url = server.url();
     let mut workers: Vec<Child> = (0..AT_ONCE)
@@ -138,7 +204,11 @@ fn on_nats(dir: &Path, run: usize) -> Duration {
         let _ = worker.kill();
         let _ = worker.wait();
     }
-    elapsed
+    drop(server);
+    Ran {
+        wall: elapsed,
+        cpu: children_cpu() - cpu,
+    }
 }
 
 /// `nats-server -js` on a free port of 127.0.0.1, stopped when dropped.

@@ -665,6 +665,7 @@ fn exec_with_the_id_of_an_existing_session_is_refused_and_keeps_its_history() {
         .stderr_contains("runner resume s1")
         .run();
     assert_eq!(again.json()["status"], "invalid");
+    assert_eq!(again.json()["error"]["code"], "session_exists");
     assert_eq!(again.json()["session_id"], "s1");
     assert_eq!(again.requests().len(), 2, "no model call");
     assert_eq!(ran.read(".runner/sessions/s1/checkpoint.json"), checkpoint);

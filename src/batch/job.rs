@@ -16,7 +16,7 @@ use indexmap::IndexMap;
 use super::children::{Children, Finished};
 use super::dir::BatchDir;
 use super::inputs::{Entry, ID_KEY, Input};
-use super::results::{Envelope, InputRef, is_final, session_was_held};
+use super::results::{Envelope, InputRef, is_final, session_existed, session_was_held};
 use crate::checkpoint::{CheckpointStore, SessionsAt};
 use crate::engine::clock::new_id;
 use crate::nats::relay;
@@ -47,6 +47,10 @@ pub struct Sessions {
 pub struct InputPlace {
     pub dir: PathBuf,
     pub session: String,
+    /// Known to have no session yet (a job's first delivery): its first run starts one
+    /// without asking the store, and is run again as a resume if it was refused because
+    /// the session exists after all.
+    pub fresh: bool,
 }
 
 /// How every input's run is started.
@@ -81,6 +85,7 @@ pub fn run_entry(
     let place = InputPlace {
         dir: dir.input_dir(line),
         session: dir.session_id(line),
+        fresh: false,
     };
     let (result, name) = match entry {
         Entry::Bad(bad) => (
@@ -159,12 +164,13 @@ fn run_input(
     }
     let session = &place.session;
     let mut number = last.unwrap_or(0);
+    let mut fresh = place.fresh && last.is_none();
     let started = Instant::now();
     loop {
         number += 1;
         let run_dir = place.dir.join(number.to_string());
         let command = match &launcher.sessions {
-            Some(sessions) if sessions.store.exists(session).unwrap_or(false) => {
+            Some(sessions) if !fresh && sessions.store.exists(session).unwrap_or(false) => {
                 resume_command(launcher, session, sessions)
             }
             _ => match exec_command(input, launcher, session, &place.dir) {
@@ -173,6 +179,9 @@ fn run_input(
             },
         };
         let result = run_child(command, &run_dir, launcher, session, children)?;
+        if std::mem::take(&mut fresh) && session_existed(&result) {
+            continue;
+        }
         if !session_was_held(&result) || started.elapsed() >= launcher.wait_held {
             return Some(result);
         }

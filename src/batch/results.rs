@@ -11,6 +11,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use super::ledger::Ledger;
+use crate::checkpoint::{SESSION_EXISTS, SESSION_IN_USE};
 use crate::output::result::{RunResult, Status};
 
 /// Which input an envelope is for.
@@ -30,9 +31,6 @@ pub struct Envelope {
     pub result: RunResult,
 }
 
-/// The error code of a run refused because another process held its session.
-const SESSION_IN_USE: &str = "session_in_use";
-
 impl Envelope {
     /// Whether the input is over for the batch: a rerun skips it. Interrupted inputs are
     /// resumed instead, and so are inputs whose session another process held (a run of
@@ -49,10 +47,16 @@ pub fn is_final(result: &RunResult) -> bool {
 
 /// Whether the run was refused because another process held its session.
 pub fn session_was_held(result: &RunResult) -> bool {
-    result
-        .error
-        .as_ref()
-        .is_some_and(|error| error.code == SESSION_IN_USE)
+    error_code(result) == Some(SESSION_IN_USE)
+}
+
+/// Whether a new run was refused because its session exists.
+pub fn session_existed(result: &RunResult) -> bool {
+    error_code(result) == Some(SESSION_EXISTS)
+}
+
+fn error_code(result: &RunResult) -> Option<&str> {
+    result.error.as_ref().map(|error| error.code.as_str())
 }
 
 /// `results.jsonl`, open for appending.

@@ -34,12 +34,18 @@ pub enum CheckpointError {
     Exists(String),
 }
 
+/// The error code of a run refused because another process holds its session.
+pub const SESSION_IN_USE: &str = "session_in_use";
+/// The error code of a new run refused because its session exists.
+pub const SESSION_EXISTS: &str = "session_exists";
+
 impl CheckpointError {
     /// The result's error code when a command stops on this error.
     pub fn code(&self) -> &'static str {
         match self {
-            CheckpointError::Held { .. } | CheckpointError::Leased { .. } => "session_in_use",
-            CheckpointError::InvalidSessionId(_) | CheckpointError::Exists(_) => "invalid_session",
+            CheckpointError::Held { .. } | CheckpointError::Leased { .. } => SESSION_IN_USE,
+            CheckpointError::Exists(_) => SESSION_EXISTS,
+            CheckpointError::InvalidSessionId(_) => "invalid_session",
             CheckpointError::Io { .. }
             | CheckpointError::Corrupt { .. }
             | CheckpointError::Version { .. } => "checkpoint",

@@ -43,10 +43,11 @@ pub struct Lease {
 }
 
 impl Lease {
-    /// Takes the session's lease, or says who holds it. Never waits for it.
+    /// Takes the session's lease in `store`, whose entries live `ttl`, or says who holds
+    /// it. Never waits for it.
     pub fn acquire(
         blocking: &Arc<Blocking>,
-        store: &kv::Store,
+        (store, ttl): (&kv::Store, Duration),
         session_id: &str,
     ) -> Result<Lease, CheckpointError> {
         let failed = |error: crate::nats::NatsError| CheckpointError::Io {
@@ -76,11 +77,6 @@ impl Lease {
                 holder: held_by.map(|h| format!("{}, since {}", h.holder, h.since)),
             });
         };
-        let (store_, name) = (store.clone(), store.name.clone());
-        let ttl = blocking
-            .run(async move { store_.status().await.map(|s| s.max_age()) })
-            .map_err(failed)?
-            .map_err(|e| failed(crate::nats::NatsError::new(format!("bucket {name}"), e)))?;
         let lost = Arc::new(AtomicBool::new(false));
         let (stop, stopped) = oneshot::channel();
         let renewal = Renewal {

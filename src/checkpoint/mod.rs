@@ -17,7 +17,7 @@ mod sessions_at;
 mod store;
 mod thread_tree;
 
-pub use error::CheckpointError;
+pub use error::{CheckpointError, SESSION_EXISTS, SESSION_IN_USE};
 pub use file_store::FileCheckpointStore;
 pub use hold::SessionHold;
 pub use journal::{JOURNAL_FILE, JournalPosition};

@@ -59,8 +59,9 @@ pub fn run(args: WorkerArgs) -> Exit {
         exe,
         dir: args.dir,
     };
-    let runtime = match tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
+    // One thread: the worker only waits (on NATS, and on its children, each waited for
+    // on a blocking thread); a second would only be woken to steal its tasks.
+    let runtime = match tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
     {

@@ -33,6 +33,8 @@ pub struct DirectKv {
     blocking: Arc<Blocking>,
     sessions: kv::Store,
     leases: kv::Store,
+    /// How long a lease lives unrenewed (the bucket's, as whoever made it chose).
+    lease_ttl: Duration,
     /// The largest message the server takes.
     max_payload: usize,
 }
@@ -42,23 +44,30 @@ impl DirectKv {
     pub fn connect(url: &str) -> Result<Self, NatsError> {
         let blocking = Arc::new(Blocking::new()?);
         let url = url.to_string();
-        let (sessions, leases, max_payload) = blocking.run(async move {
+        let (sessions, (leases, lease_ttl), max_payload) = blocking.run(async move {
             let client = connect(&url, "runner session store").await?;
             let max_payload = client.server_info().max_payload;
             let js = async_nats::jetstream::new(client);
-            let (sessions, leases) = tokio::try_join!(
-                bucket(&js, SESSIONS, Duration::ZERO),
-                bucket(&js, LEASES, Timing::default().lease_ttl)
-            )?;
+            let (sessions, leases) =
+                tokio::try_join!(bucket(&js, SESSIONS, Duration::ZERO), leases(&js))?;
             Ok::<_, NatsError>((sessions, leases, max_payload))
         })??;
         Ok(DirectKv {
             blocking,
             sessions,
             leases,
+            lease_ttl,
             max_payload,
         })
     }
+}
+
+/// The lease bucket, and the time to live of its entries (as opened: not read again at
+/// each lease).
+async fn leases(js: &async_nats::jetstream::Context) -> Result<(kv::Store, Duration), NatsError> {
+    let store = bucket(js, LEASES, Timing::default().lease_ttl).await?;
+    let ttl = store.stream.cached_info().config.max_age;
+    Ok((store, ttl))
 }
 
 impl SessionKv for DirectKv {
@@ -103,7 +112,7 @@ impl SessionKv for DirectKv {
     }
 
     fn hold(&self, session_id: &str) -> Result<SessionHold, CheckpointError> {
-        Lease::acquire(&self.blocking, &self.leases, session_id)
+        Lease::acquire(&self.blocking, (&self.leases, self.lease_ttl), session_id)
             .map(|lease| SessionHold::Lease(Box::new(lease)))
     }
 }

@@ -243,7 +243,7 @@ async fn settle(
             } else {
                 eprintln!("worker: {} line {}: started", job.batch_id, job.line);
             }
-            match run_job(shared, message, job, batch.launcher.clone()).await {
+            match run_job(shared, (message, delivered), job, batch.launcher.clone()).await {
                 Some(result) => result,
                 None => return Ok(Settled::HandedBack("the worker is stopping".into())),
             }
@@ -273,7 +273,7 @@ async fn settle(
 /// stopped before it could start.
 async fn run_job(
     shared: &Shared,
-    message: &Message,
+    (message, delivered): (&Message, i64),
     job: &Job,
     launcher: Arc<Launcher>,
 ) -> Option<RunResult> {
@@ -285,6 +285,9 @@ async fn run_job(
             .join(&job.batch_id)
             .join(job.line.to_string()),
         session: job.session_id(),
+        // Only a job delivered again can have a session (or one published twice: its run
+        // is refused as existing, and resumed).
+        fresh: delivered == 1,
     };
     let (input, children) = (job.input(), shared.children.clone());
     let mut child =

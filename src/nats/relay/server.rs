@@ -85,6 +85,7 @@ impl Relay {
                     break;
                 }
             };
+            tracing::trace!(session = %self.session_id, ?call, "relay call");
             let (reply, value) = self.answer(call, body);
             if write_frame(&mut line, &reply, &value).is_err() {
                 break;
