@@ -432,3 +432,70 @@ fn a_workers_job_reaches_its_session_through_the_worker_and_its_tools_get_no_way
         .run();
     one.kill();
 }
+
+#[test]
+fn a_job_whose_session_exists_at_its_first_delivery_is_resumed_not_started_again() {
+    let nats = NatsServer::start();
+    let url = nats.url();
+    // The session the batch's line 1 will use exists already, completed: as if the job
+    // had been published twice and run once.
+    let test = workspace(1, &["w1"], "0")
+        .executable("append.sh", "#!/bin/sh\necho \"$1\" >> before.log\n");
+    let ran = test
+        .command_vec(
+            [
+                "exec",
+                "agent.yaml",
+                "--var",
+                "n=1",
+                "--session",
+                "dup-1",
+                "--nats",
+                &url,
+            ]
+            .map(String::from)
+            .to_vec(),
+        )
+        .stdout("appended\n")
+        .any_stderr()
+        .run();
+    let submitted = ran
+        .then()
+        .command_vec(
+            [
+                "submit",
+                "agent.yaml",
+                "--inputs",
+                "inputs.jsonl",
+                "--nats",
+                &url,
+                "--batch-id",
+                "dup",
+            ]
+            .map(String::from)
+            .to_vec(),
+        )
+        .stdout("dup\n")
+        .any_stderr()
+        .run();
+    let one = worker(&submitted, &nats, "w1", "5s");
+    let results = finished(&submitted, &nats, "dup", 1);
+    // Its first run, a new session, was refused; the second resumed it, which a completed
+    // session refuses in turn: nothing ran again.
+    let first = submitted.read("w1/.runner/worker/jobs/dup/1/1/stderr.log");
+    assert!(first.contains("session `dup-1` already exists"), "{first}");
+    assert!(
+        results[&1]["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("session `dup-1` is completed"),
+        "{}",
+        results[&1]
+    );
+    assert_eq!(submitted.read("before.log"), "line-1\n");
+    assert!(
+        !submitted.path("side-effects.log").exists(),
+        "the call ran again"
+    );
+    one.kill();
+}
