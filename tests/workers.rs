@@ -85,19 +85,15 @@ fn submit(test: Test, nats: &NatsServer, batch: &str, more: &[&str]) -> Ran {
 fn worker(ran: &Ran, nats: &NatsServer, dir: &str, timing: &str) -> Running {
     ran.then()
         .cwd(dir)
-        .command_vec(
-            [
-                "worker",
-                "--nats",
-                &nats.url(),
-                "--ack-wait",
-                timing,
-                "--lease-ttl",
-                timing,
-            ]
-            .map(String::from)
-            .to_vec(),
-        )
+        .command([
+            "worker",
+            "--nats",
+            &nats.url(),
+            "--ack-wait",
+            timing,
+            "--lease-ttl",
+            timing,
+        ])
         .status_any()
         .any_stderr()
         .spawn()
@@ -106,11 +102,7 @@ fn worker(ran: &Ran, nats: &NatsServer, dir: &str, timing: &str) -> Running {
 /// `runner batch status ID`'s line.
 fn status(ran: &Ran, nats: &NatsServer, batch: &str) -> String {
     ran.then()
-        .command_vec(
-            ["batch", "status", batch, "--nats", &nats.url()]
-                .map(String::from)
-                .to_vec(),
-        )
+        .command(["batch", "status", batch, "--nats", &nats.url()])
         .run()
         .stdout
 }
@@ -130,11 +122,7 @@ fn finished(ran: &Ran, nats: &NatsServer, batch: &str, count: u64) -> BTreeMap<u
     }
     let results = ran
         .then()
-        .command_vec(
-            ["batch", "results", batch, "--nats", &nats.url()]
-                .map(String::from)
-                .to_vec(),
-        )
+        .command(["batch", "results", batch, "--nats", &nats.url()])
         .run();
     results
         .stdout
@@ -302,11 +290,7 @@ fn a_batch_budget_stops_new_jobs_and_bad_lines_get_their_own_envelopes() {
     // Waiting for it ends as a local batch would: the most severe status (invalid, 2).
     submitted
         .then()
-        .command_vec(
-            ["batch", "status", "budget", "--nats", &nats.url(), "--wait"]
-                .map(String::from)
-                .to_vec(),
-        )
+        .command(["batch", "status", "budget", "--nats", &nats.url(), "--wait"])
         .status(2)
         .stdout_contains(
             "7 inputs · 7 done · 3 completed · 2 invalid · 2 limit reached · 300 tokens",
@@ -315,7 +299,7 @@ fn a_batch_budget_stops_new_jobs_and_bad_lines_get_their_own_envelopes() {
     // The same batch id again is refused.
     submitted
         .then()
-        .command_vec(["submit", "agent.yaml", "--inputs", "inputs.jsonl", "--nats", &nats.url(), "--batch-id", "budget"].map(String::from).to_vec())
+        .command(["submit", "agent.yaml", "--inputs", "inputs.jsonl", "--nats", &nats.url(), "--batch-id", "budget"])
         .status(2)
         .stderr_contains("error: batch `budget` was submitted already: follow it with `runner batch status budget --nats")
         .run();
@@ -332,11 +316,7 @@ fn a_session_kept_in_nats_is_held_by_one_process_and_taken_over_when_its_lease_e
         "#!/bin/sh\necho \"$1\" >> side-effects.log\nsleep 30\n",
     );
     let made = test
-        .command_vec(
-            ["worker", "--nats", &url, "--lease-ttl", "1s"]
-                .map(String::from)
-                .to_vec(),
-        )
+        .command(["worker", "--nats", &url, "--lease-ttl", "1s"])
         .status_any()
         .any_stderr()
         .spawn();
@@ -344,20 +324,16 @@ fn a_session_kept_in_nats_is_held_by_one_process_and_taken_over_when_its_lease_e
     let ran = made.kill();
     let exec = ran
         .then()
-        .command_vec(
-            [
-                "exec",
-                "agent.yaml",
-                "--var",
-                "n=1",
-                "--session",
-                "s1",
-                "--nats",
-                &url,
-            ]
-            .map(String::from)
-            .to_vec(),
-        )
+        .command([
+            "exec",
+            "agent.yaml",
+            "--var",
+            "n=1",
+            "--session",
+            "s1",
+            "--nats",
+            &url,
+        ])
         .status_any()
         .any_stderr()
         .spawn();
@@ -422,11 +398,7 @@ fn a_workers_job_reaches_its_session_through_the_worker_and_its_tools_get_no_way
     // The session is in NATS, completed, as a run with its own connection leaves it.
     submitted
         .then()
-        .command_vec(
-            ["resume", "probe-1", "--nats", &nats.url()]
-                .map(String::from)
-                .to_vec(),
-        )
+        .command(["resume", "probe-1", "--nats", &nats.url()])
         .status(2)
         .stderr_contains("session `probe-1` is completed")
         .run();
@@ -442,39 +414,31 @@ fn a_job_whose_session_exists_at_its_first_delivery_is_resumed_not_started_again
     let test = workspace(1, &["w1"], "0")
         .executable("append.sh", "#!/bin/sh\necho \"$1\" >> before.log\n");
     let ran = test
-        .command_vec(
-            [
-                "exec",
-                "agent.yaml",
-                "--var",
-                "n=1",
-                "--session",
-                "dup-1",
-                "--nats",
-                &url,
-            ]
-            .map(String::from)
-            .to_vec(),
-        )
+        .command([
+            "exec",
+            "agent.yaml",
+            "--var",
+            "n=1",
+            "--session",
+            "dup-1",
+            "--nats",
+            &url,
+        ])
         .stdout("appended\n")
         .any_stderr()
         .run();
     let submitted = ran
         .then()
-        .command_vec(
-            [
-                "submit",
-                "agent.yaml",
-                "--inputs",
-                "inputs.jsonl",
-                "--nats",
-                &url,
-                "--batch-id",
-                "dup",
-            ]
-            .map(String::from)
-            .to_vec(),
-        )
+        .command([
+            "submit",
+            "agent.yaml",
+            "--inputs",
+            "inputs.jsonl",
+            "--nats",
+            &url,
+            "--batch-id",
+            "dup",
+        ])
         .stdout("dup\n")
         .any_stderr()
         .run();

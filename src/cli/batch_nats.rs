@@ -8,6 +8,7 @@ use clap::{Args, Subcommand};
 use tokio::time::Instant;
 
 use super::Exit;
+use super::nats_runtime::nats_runtime;
 use crate::batch::ledger::Ledger;
 use crate::batch::summary::{LISTED, most_severe, name};
 use crate::nats::buckets::{BATCHES, RESULTS, bucket};
@@ -47,15 +48,8 @@ pub struct StatusArgs {
 const POLL: Duration = Duration::from_millis(500);
 
 pub fn run(command: NatsBatch) -> Exit {
-    let runtime = match tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-    {
-        Ok(runtime) => runtime,
-        Err(error) => {
-            eprintln!("error: cannot start: {error}");
-            return Exit::Failed;
-        }
+    let Ok(runtime) = nats_runtime().inspect_err(|message| eprintln!("error: {message}")) else {
+        return Exit::Failed;
     };
     let ran = runtime.block_on(async {
         match command {

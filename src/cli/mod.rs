@@ -24,6 +24,7 @@ mod exec;
 mod exit;
 mod init;
 mod launch;
+mod nats_runtime;
 pub(crate) mod prepare;
 mod render;
 mod resume;

@@ -8,6 +8,7 @@ use clap::Args;
 
 use super::Exit;
 use super::batch::{default_batch_id, open};
+use super::nats_runtime::nats_runtime;
 use super::prepare::load;
 use crate::batch::dir::check_batch_id;
 use crate::batch::inputs::InputsReader;
@@ -81,10 +82,7 @@ fn start(args: &SubmitArgs) -> Result<Exit, String> {
         max_cost_usd: args.max_cost_usd,
         max_tokens: args.max_tokens,
     };
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .map_err(|e| format!("cannot start: {e}"))?;
+    let runtime = nats_runtime()?;
     match runtime.block_on(submit(submission, InputsReader::new(entries))) {
         Ok(submitted) => {
             eprintln!(

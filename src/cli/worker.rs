@@ -9,6 +9,7 @@ use clap::Args;
 use tokio::sync::watch;
 
 use super::Exit;
+use super::nats_runtime::nats_runtime;
 use crate::nats::buckets::Timing;
 use crate::nats::worker::{self, WorkerOptions};
 use crate::spec::duration::parse_duration;
@@ -59,17 +60,8 @@ pub fn run(args: WorkerArgs) -> Exit {
         exe,
         dir: args.dir,
     };
-    // One thread: the worker only waits (on NATS, and on its children, each waited for
-    // on a blocking thread); a second would only be woken to steal its tasks.
-    let runtime = match tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-    {
-        Ok(runtime) => runtime,
-        Err(error) => {
-            eprintln!("error: cannot start: {error}");
-            return Exit::Failed;
-        }
+    let Ok(runtime) = nats_runtime().inspect_err(|message| eprintln!("error: {message}")) else {
+        return Exit::Failed;
     };
     runtime.block_on(async {
         let (stop, stopped) = watch::channel(false);
