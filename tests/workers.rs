@@ -427,21 +427,7 @@ fn a_job_whose_session_exists_at_its_first_delivery_is_resumed_not_started_again
         .stdout("appended\n")
         .any_stderr()
         .run();
-    let submitted = ran
-        .then()
-        .command([
-            "submit",
-            "agent.yaml",
-            "--inputs",
-            "inputs.jsonl",
-            "--nats",
-            &url,
-            "--batch-id",
-            "dup",
-        ])
-        .stdout("dup\n")
-        .any_stderr()
-        .run();
+    let submitted = submit(ran.then(), &nats, "dup", &[]);
     let one = worker(&submitted, &nats, "w1", "5s");
     let results = finished(&submitted, &nats, "dup", 1);
     // Its first run, a new session, was refused; the second resumed it, which a completed
