@@ -5,7 +5,7 @@ mod support;
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use support::{Run, root};
+use support::{Run, Test, root};
 
 const INVALID: &str = "tests/fixtures/invalid";
 
@@ -448,4 +448,32 @@ fn junit_format_has_a_test_case_per_file() {
     assert!(xml.contains(&format!(
         "name=\"{bad}\" file=\"{bad}\">\n      <failure message="
     )));
+}
+
+/// `docs/providers.md`: every OpenAI-compatible service is known by name, in the shorthand
+/// too. A file with `model: groq/…` once failed (`error[model]: … is not provider/name`)
+/// while the mapping form and `--model groq/…` worked.
+#[test]
+fn every_named_service_is_a_model_shorthand_in_a_file() {
+    for model in [
+        "openrouter/openai/gpt-4o-mini",
+        "groq/llama-3.3-70b-versatile",
+        "together/meta-llama/Llama-3.3-70B-Instruct-Turbo",
+        "mistral/mistral-small-latest",
+        "deepseek/deepseek-chat",
+        "vllm/Qwen/Qwen2.5-7B-Instruct",
+        "lmstudio/qwen2.5-7b-instruct",
+    ] {
+        Test::new()
+            .file("agent.yaml", &format!("name: named\nmodel: {model}\nprompt: Hi\n"))
+            .command(["validate", "agent.yaml"])
+            .run();
+    }
+    // An unknown provider still says which ones there are.
+    Test::new()
+        .file("agent.yaml", "name: named\nmodel: acme/some-model\nprompt: Hi\n")
+        .command(["validate", "agent.yaml"])
+        .status(2)
+        .stderr_contains("unknown provider `acme`: use one of openai, openai_responses")
+        .run();
 }

@@ -2,6 +2,7 @@
 
 use std::borrow::Cow;
 use std::fmt;
+use std::sync::LazyLock;
 
 use schemars::{JsonSchema, Schema, SchemaGenerator, json_schema};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
@@ -149,9 +150,16 @@ pub struct ModelShorthand {
     pub name: String,
 }
 
-/// The pattern of the shorthand; `ModelShorthand::parse` accepts exactly this.
-pub const MODEL_SHORTHAND_PATTERN: &str =
-    r"^(openai|openai_responses|anthropic|ollama|scripted)/\S+$";
+/// The pattern of the shorthand; `ModelShorthand::parse` accepts exactly this. Built from
+/// `ProviderKind::ALL`, so a provider added there is a shorthand in files and in the schema
+/// at once (a hand-written list once left the named services out).
+pub fn model_shorthand_pattern() -> &'static str {
+    static PATTERN: LazyLock<String> = LazyLock::new(|| {
+        let names: Vec<&str> = ProviderKind::ALL.iter().map(|kind| kind.as_str()).collect();
+        format!(r"^({})/\S+$", names.join("|"))
+    });
+    &PATTERN
+}
 
 impl ModelShorthand {
     pub fn parse(text: &str) -> Result<ModelShorthand, String> {
@@ -202,9 +210,9 @@ impl JsonSchema for ModelShorthand {
     fn json_schema(_generator: &mut SchemaGenerator) -> Schema {
         json_schema!({
             "type": "string",
-            "pattern": MODEL_SHORTHAND_PATTERN,
+            "pattern": model_shorthand_pattern(),
             "description": "`provider/name`: the provider is openai, openai_responses, anthropic, ollama, openrouter, groq, together, mistral, deepseek, vllm, lmstudio or scripted.",
-            "examples": ["openai/gpt-4o-mini", "openai_responses/gpt-5-mini", "anthropic/claude-sonnet-4-5", "ollama/llama3.2"]
+            "examples": ["openai/gpt-4o-mini", "openai_responses/gpt-5-mini", "anthropic/claude-sonnet-4-5", "ollama/llama3.2", "groq/llama-3.3-70b-versatile", "openrouter/openai/gpt-4o-mini", "vllm/Qwen/Qwen2.5-7B-Instruct", "lmstudio/qwen2.5-7b-instruct"]
         })
     }
 }
@@ -285,5 +293,21 @@ pub struct RetryConfig {
 impl RetryConfig {
     fn default_attempts() -> u32 {
         4
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_shorthand_pattern_accepts_every_provider_parse_accepts() {
+        let pattern = regex::Regex::new(model_shorthand_pattern()).unwrap();
+        for kind in ProviderKind::ALL {
+            let text = format!("{kind}/some-model");
+            assert!(pattern.is_match(&text), "{text}");
+            assert!(ModelShorthand::parse(&text).is_ok(), "{text}");
+        }
+        assert!(!pattern.is_match("acme/some-model"));
     }
 }

@@ -13,7 +13,7 @@ use super::describe::{
 use crate::spec::diagnostic::{Code, Diagnostic, did_you_mean};
 use crate::spec::duration::DURATION_PATTERN;
 use crate::spec::loadable::LOADS_AS;
-use crate::spec::model::{MODEL_SHORTHAND_PATTERN, ModelShorthand};
+use crate::spec::model::{ModelShorthand, model_shorthand_pattern};
 use crate::spec::schema_alternatives::{
     branch_score, constants_at_node, discriminator_mismatch, is_type_error_at,
     required_key_per_branch,
@@ -282,7 +282,7 @@ impl Translator<'_> {
             )
             .with_hint(DURATION_HINT);
         }
-        if pattern == MODEL_SHORTHAND_PATTERN {
+        if pattern == model_shorthand_pattern() {
             let message = ModelShorthand::parse(text)
                 .err()
                 .unwrap_or_else(|| format!("`{text}` is not `provider/name`"));
