@@ -1302,3 +1302,41 @@ fn stream_shows_the_models_thinking_apart_from_its_reply() {
         .collect();
     assert_eq!(thinking, "Two and two make four.");
 }
+
+/// `docs/running.md`: a problem is printed "at the key it belongs to". A model that cannot
+/// be built is reported at the key that names it: once the `summarize` middleware's model
+/// was reported at the root's `/model`, and a handoff target's at `/tools`.
+#[test]
+fn a_model_that_cannot_be_built_is_reported_at_the_key_that_names_it() {
+    let missing = "{ provider: openai, name: m, api_key_env: RUNNER_TEST_MISSING_KEY }";
+    Test::new()
+        .agent(&format!(
+            "prompt: Go\nmiddleware:\n  - logging: {{}}\n  - summarize:\n      threshold: 1000\n      model: {missing}\n"
+        ))
+        .env_remove("RUNNER_TEST_MISSING_KEY")
+        .status(2)
+        .stderr_contains("agent.yaml:8:14: error[model]: ")
+        .stderr_contains("RUNNER_TEST_MISSING_KEY is not set")
+        .stderr_contains("(at /middleware/1/summarize/model)")
+        .run();
+    Test::new()
+        .agent(&format!(
+            "prompt: Go\nhandoffs:\n  - name: to_inline\n    description: inline\n    agent:\n      name: inline\n      model: {missing}\n  - name: to_file\n    description: a file\n    agent: target.yaml\n"
+        ))
+        .file("target.yaml", &format!("name: target\nmodel: {missing}\n"))
+        .env_remove("RUNNER_TEST_MISSING_KEY")
+        .status(2)
+        .stderr_contains("agent.yaml:9:14: error[sub-agent]: agent `inline` (inline): ")
+        .stderr_contains("(at /handoffs/0/agent/model)")
+        .run();
+    Test::new()
+        .agent(&format!(
+            "prompt: Go\nhandoffs:\n  - name: to_file\n    description: a file\n    agent: target.yaml\n"
+        ))
+        .file("target.yaml", &format!("name: target\nmodel: {missing}\n"))
+        .env_remove("RUNNER_TEST_MISSING_KEY")
+        .status(2)
+        .stderr_contains("agent.yaml:7:12: error[sub-agent]: agent `target` (")
+        .stderr_contains("(at /handoffs/0/agent)")
+        .run();
+}

@@ -996,3 +996,61 @@ fn sessions_show_reads_the_steps_the_journal_saved_after_the_metadata() {
         on_disk["steps"]
     );
 }
+
+/// The ids of the tool results a request sends back, in order.
+fn result_ids(request: &runner::testing::mock_server::MockRequest) -> Vec<String> {
+    request.body["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|message| message["role"] == "tool")
+        .map(|message| message["tool_call_id"].as_str().unwrap().to_string())
+        .collect()
+}
+
+/// `docs/running.md`: "Results go back to the model in the order the model made the calls",
+/// on resume too. Calls 1, 2, 4 and 5 run before the pause; 3 (approved) and 6 (denied)
+/// are settled on resume, and were once sent after the others: 1, 2, 4, 5, 6, 3.
+#[test]
+fn results_settled_on_resume_go_back_in_the_order_the_model_made_the_calls() {
+    let write = |name: &str| json!({"path": format!("{name}.txt"), "content": name});
+    let ran = Test::new()
+        .agent(
+            "prompt: Go\ntools:\n  - builtin: read_file\n  - builtin: write_file\n\
+             permissions:\n  ask: [write_file]\n",
+        )
+        .file("notes.txt", NOTES)
+        .reply(
+            read_notes()
+                .with_tool_call("read_file", json!({"path": "notes.txt"}))
+                .with_tool_call("write_file", write("c"))
+                .with_tool_call("read_file", json!({"path": "notes.txt"}))
+                .with_tool_call("read_file", json!({"path": "notes.txt"}))
+                .with_tool_call("write_file", write("f")),
+        )
+        .status(4)
+        .any_stderr()
+        .run();
+    let session = ran.session();
+    let resumed = ran
+        .then()
+        .reply(Reply::text("done"))
+        .command([
+            "resume",
+            &session,
+            "--approve",
+            "call_mock1_2",
+            "--deny",
+            "call_mock1_5",
+            "--reason",
+            "not f",
+            "--run-dir",
+            "run2",
+        ])
+        .stdout("done\n")
+        .run();
+    assert!(resumed.path("c.txt").exists());
+    assert!(!resumed.path("f.txt").exists());
+    let ids: Vec<String> = (0..6).map(|n| format!("call_mock1_{n}")).collect();
+    assert_eq!(result_ids(&resumed.requests().pop().unwrap()), ids);
+}

@@ -374,7 +374,7 @@ impl Prepared {
             at.column,
             error.code()
         );
-        let code = match error {
+        let code = match error.kind() {
             CompileError::Mcp(_) => "mcp_server",
             _ => "invalid_agent",
         };

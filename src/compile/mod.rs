@@ -59,12 +59,20 @@ pub enum CompileError {
     /// A `permissions` pattern or `redact` expression that does not compile.
     #[error("{message}")]
     Policy { key: &'static str, message: String },
+    /// A problem at a key other than the one its kind belongs to: a `summarize` model, an
+    /// agent of the tree (`/handoffs/0/agent`).
+    #[error("{error}")]
+    At {
+        pointer: String,
+        error: Box<CompileError>,
+    },
 }
 
 impl CompileError {
     /// The JSON pointer of the agent file's key the problem belongs to.
     pub fn pointer(&self) -> String {
         match self {
+            CompileError::At { pointer, .. } => pointer.clone(),
             CompileError::Model(_) => "/model".into(),
             CompileError::Template { field, .. } if field == "reasoning_prompt" => {
                 "/execution/reasoning_prompt".into()
@@ -78,9 +86,30 @@ impl CompileError {
         }
     }
 
+    /// The same problem, pointing at `pointer` (a problem placed already keeps its place:
+    /// the deepest key is the most precise).
+    pub fn at(self, pointer: String) -> CompileError {
+        match self {
+            CompileError::At { .. } => self,
+            error => CompileError::At {
+                pointer,
+                error: Box::new(error),
+            },
+        }
+    }
+
+    /// The problem itself, wherever it points.
+    pub fn kind(&self) -> &CompileError {
+        match self {
+            CompileError::At { error, .. } => error.kind(),
+            error => error,
+        }
+    }
+
     /// A short stable code, as `runner validate` prints them.
     pub fn code(&self) -> &'static str {
         match self {
+            CompileError::At { error, .. } => error.code(),
             CompileError::Model(_) => "model",
             CompileError::Template { .. } => "template",
             CompileError::StopWhen(_) => "stop-when",
@@ -436,7 +465,7 @@ fn build_middleware(
     model: &PricedModel,
 ) -> Result<Vec<Arc<dyn Middleware>>, CompileError> {
     let mut chain: Vec<Arc<dyn Middleware>> = Vec::new();
-    for entry in &input.spec.middleware {
+    for (index, entry) in input.spec.middleware.iter().enumerate() {
         let layer: Arc<dyn Middleware> = match entry {
             MiddlewareEntry::Logging(config) => Arc::new(Logging::new(config.clone())),
             MiddlewareEntry::SlidingWindow(config) => {
@@ -448,12 +477,14 @@ fn build_middleware(
             MiddlewareEntry::Summarize(config) => {
                 let summarizer = match &config.model {
                     Some(model) => PricedModel {
-                        provider: build_provider_with(
-                            &provider_config(model)?,
-                            input.build,
-                            &*input.env,
-                        )
-                        .map_err(ModelError::Provider)?,
+                        provider: provider_config(model)
+                            .and_then(|config| {
+                                build_provider_with(&config, input.build, &*input.env)
+                                    .map_err(ModelError::Provider)
+                            })
+                            .map_err(|error| {
+                                CompileError::Model(error).at(model::summarize_model_key(index))
+                            })?,
                         price: model_price(model),
                     },
                     None => model.clone(),

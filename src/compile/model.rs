@@ -72,8 +72,8 @@ pub fn provider_config(model: &ModelRef) -> Result<ProviderConfig, ModelError> {
 /// rather than when a sub-agent is first called. The root is compiled first, so a problem
 /// of its own is reported at its line.
 pub fn check_models(input: &CompileInput<'_>) -> Result<(), CompileError> {
-    for_each_agent(input, &mut |agent, file| {
-        for model in models_of(agent.spec, agent.model_override.as_ref()) {
+    for_each_agent(input, &mut |agent, place| {
+        for (key, model) in models_of(agent.spec, agent.model_override.as_ref()) {
             let built = provider_config(model)
                 .and_then(|config| {
                     build_provider_with(&config, agent.build, &*agent.env)
@@ -81,29 +81,46 @@ pub fn check_models(input: &CompileInput<'_>) -> Result<(), CompileError> {
                 })
                 .map(drop);
             built.map_err(|error| {
-                let place = file.map_or("inline".to_string(), |f| f.display().to_string());
+                let pointer = place.key(&key);
+                if place.pointer.is_empty() {
+                    return CompileError::Model(error).at(pointer);
+                }
+                let file = place.file.map_or("inline".to_string(), |f| f.display().to_string());
                 let name = &agent.spec.name;
-                CompileError::SubAgentFile(format!("agent `{name}` ({place}): {error}"))
+                CompileError::SubAgentFile(format!("agent `{name}` ({file}): {error}")).at(pointer)
             })?;
         }
         Ok(())
     })
 }
 
-/// The models an agent uses: its own (or the one `--model` puts in its place) and its
-/// `summarize` middleware's.
+/// The models an agent uses, each with the key that names it: its own (or the one
+/// `--model` puts in its place) and its `summarize` middleware's.
 fn models_of<'a>(
     spec: &'a AgentSpec,
     model_override: Option<&'a ModelRef>,
-) -> impl Iterator<Item = &'a ModelRef> {
-    let summarizers = spec.middleware.iter().filter_map(|entry| match entry {
-        MiddlewareEntry::Summarize(config) => config.model.as_ref(),
-        _ => None,
-    });
+) -> impl Iterator<Item = (String, &'a ModelRef)> {
+    let summarizers = spec
+        .middleware
+        .iter()
+        .enumerate()
+        .filter_map(|(index, entry)| match entry {
+            MiddlewareEntry::Summarize(config) => config
+                .model
+                .as_ref()
+                .map(|model| (summarize_model_key(index), model)),
+            _ => None,
+        });
     model_override
         .or(spec.model.as_ref())
+        .map(|model| ("/model".to_string(), model))
         .into_iter()
         .chain(summarizers)
+}
+
+/// The key of the model of the `summarize` middleware at `index`.
+pub fn summarize_model_key(index: usize) -> String {
+    format!("/middleware/{index}/summarize/model")
 }
 
 #[cfg(test)]

@@ -11,33 +11,62 @@ use crate::spec::paths::canonical;
 use crate::spec::tools::{AgentRef, ToolEntry};
 
 /// What a walk does with each agent.
-pub type Visit<'v> = dyn FnMut(&CompileInput<'_>, Option<&Path>) -> Result<(), CompileError> + 'v;
+pub type Visit<'v> = dyn FnMut(&CompileInput<'_>, &Place<'_>) -> Result<(), CompileError> + 'v;
+
+/// Where an agent of the tree is, for a problem of it to point at.
+pub struct Place<'a> {
+    /// The file it came from (`None`: the root, or an agent inline in the root file).
+    pub file: Option<&'a Path>,
+    /// The key of the root file that holds it (`""`: the root), as a JSON pointer: its
+    /// own keys when it is written inline there (`/handoffs/0/agent`), else the
+    /// reference that leads to its file.
+    pub pointer: String,
+    /// Whether it is written in the root file, so that its keys are under `pointer`.
+    pub inline: bool,
+}
+
+impl Place<'_> {
+    /// The pointer of the agent's key `key` (`/model`), or of the reference to its file.
+    pub fn key(&self, key: &str) -> String {
+        match self.inline {
+            true => format!("{}{key}", self.pointer),
+            false => self.pointer.clone(),
+        }
+    }
+}
 
 /// Calls `visit` for the agent and every agent it can reach through sub-agent tools and
 /// handoffs, with the file it came from (`None`: the root, or an inline agent); an agent
 /// file reached twice (recursion) is visited once more, not forever.
 pub fn for_each_agent(input: &CompileInput<'_>, visit: &mut Visit<'_>) -> Result<(), CompileError> {
     let mut seen = HashSet::new();
-    walk(input, None, visit, &mut seen)
+    let root = Place {
+        file: None,
+        pointer: String::new(),
+        inline: true,
+    };
+    walk(input, &root, visit, &mut seen)
 }
 
 fn walk(
     input: &CompileInput<'_>,
-    file: Option<&Path>,
+    place: &Place<'_>,
     visit: &mut Visit<'_>,
     seen: &mut HashSet<PathBuf>,
 ) -> Result<(), CompileError> {
-    visit(input, file)?;
-    let references = input
+    visit(input, place)?;
+    let tools = input
         .spec
         .tools
         .iter()
-        .filter_map(|entry| match entry {
-            ToolEntry::SubAgent(tool) => Some(&tool.agent),
+        .enumerate()
+        .filter_map(|(index, entry)| match entry {
+            ToolEntry::SubAgent(tool) => Some((format!("/tools/{index}/agent"), &tool.agent)),
             _ => None,
-        })
-        .chain(input.spec.handoffs.iter().map(|h| &h.agent));
-    for reference in references {
+        });
+    let handoffs = (input.spec.handoffs.iter().enumerate())
+        .map(|(index, handoff)| (format!("/handoffs/{index}/agent"), &handoff.agent));
+    for (key, reference) in tools.chain(handoffs) {
         let path = match reference {
             AgentRef::Path(relative) => Some(input.file_dir.join(relative)),
             AgentRef::Inline(_) => None,
@@ -47,9 +76,17 @@ fn walk(
         {
             continue;
         }
-        let child = SpecAgent::resolve(input, reference)?;
-        let context = child.context().map_err(CompileError::SubAgentFile)?;
-        walk(&child.input(&context, None), path.as_deref(), visit, seen)?;
+        let child_place = Place {
+            file: path.as_deref().or(place.file),
+            pointer: place.key(&key),
+            inline: place.inline && path.is_none(),
+        };
+        let at = |error: CompileError| error.at(child_place.pointer.clone());
+        let child = SpecAgent::resolve(input, reference).map_err(at)?;
+        let context = child
+            .context()
+            .map_err(|message| at(CompileError::SubAgentFile(message)))?;
+        walk(&child.input(&context, None), &child_place, visit, seen)?;
     }
     Ok(())
 }

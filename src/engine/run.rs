@@ -66,7 +66,7 @@ pub async fn drive(
     let state = state.with_messages(start.opening);
     let result = match &start.settle {
         Some(settle) => match settle.settle(root, state, ctx).await {
-            Ok(state) => follow(root, state, ctx).await,
+            Ok(state) => follow(root, state.with_results_in_call_order(), ctx).await,
             Err(halt) => Err(halt),
         },
         None => follow(root, state, ctx).await,

@@ -105,6 +105,43 @@ impl AgentState {
         next
     }
 
+    /// Puts the results of the last turn's calls in the order the model made the calls.
+    /// A resume appends what it settles (approved calls run, denials, an answer) after the
+    /// results of the calls that ran before the pause; the model is owed them in its own
+    /// order. Unchanged (the same history, appended to as ever) when they are in order.
+    pub fn with_results_in_call_order(self) -> Self {
+        let Some(turn) = self.messages.iter().rposition(
+            |message| matches!(message, Message::Assistant(reply) if !reply.tool_calls.is_empty()),
+        ) else {
+            return self;
+        };
+        let Message::Assistant(reply) = &self.messages[turn] else {
+            return self;
+        };
+        let place = |message: &Message| match message {
+            Message::Tool(result) => reply
+                .tool_calls
+                .iter()
+                .position(|call| call.id == result.tool_call_id),
+            _ => None,
+        };
+        let places: Option<Vec<usize>> = self.messages[turn + 1..].iter().map(place).collect();
+        let Some(places) = places else {
+            return self;
+        };
+        if places.is_sorted() {
+            return self;
+        }
+        let mut results: Vec<(usize, Message)> = places
+            .into_iter()
+            .zip(self.messages[turn + 1..].iter().cloned())
+            .collect();
+        results.sort_by_key(|(place, _)| *place);
+        let mut messages = self.messages[..=turn].to_vec();
+        messages.extend(results.into_iter().map(|(_, message)| message));
+        self.with_context(messages)
+    }
+
     /// Replaces the whole history (context management).
     pub fn with_context(self, messages: Vec<Message>) -> Self {
         let mut next = self.next();
