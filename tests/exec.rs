@@ -1340,3 +1340,34 @@ fn a_model_that_cannot_be_built_is_reported_at_the_key_that_names_it() {
         .stderr_contains("(at /handoffs/0/agent)")
         .run();
 }
+
+/// `--input TEXT` to an agent whose `prompt` and `system` never read `{{ input }}` was
+/// dropped without a word (`agents/code-reviewer.yaml`). It is a warning now, on stderr and
+/// in the result's `warnings`; a prompt that reads it, even through an include, is quiet.
+#[test]
+fn input_text_that_no_template_reads_is_a_warning() {
+    let ran = Test::new()
+        .agent("prompt: Review the diff.\n")
+        .reply(Reply::text("Looks fine."))
+        .args(["--input", "look at main.rs"])
+        .stdout("Looks fine.\n")
+        .stderr_contains("warning: --input is ignored: neither `prompt` nor `system` of agent.yaml reads `{{ input }}`")
+        .stderr_contains("`--var NAME=TEXT`")
+        .run();
+    let warnings = ran.result()["warnings"].clone();
+    assert!(
+        warnings[0].as_str().unwrap().starts_with("--input is ignored"),
+        "{warnings}"
+    );
+    assert_eq!(
+        ran.requests()[0].body["messages"][0]["content"],
+        "Review the diff."
+    );
+    Test::new()
+        .agent("system: \"{% include 'system.txt' %}\"\nprompt: Review the diff.\n")
+        .file("system.txt", "You review {{ input }}.")
+        .reply(Reply::text("Looks fine."))
+        .args(["--input", "main.rs"])
+        .stdout("Looks fine.\n")
+        .run();
+}

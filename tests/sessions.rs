@@ -1054,3 +1054,44 @@ fn results_settled_on_resume_go_back_in_the_order_the_model_made_the_calls() {
     let ids: Vec<String> = (0..6).map(|n| format!("call_mock1_{n}")).collect();
     assert_eq!(result_ids(&resumed.requests().pop().unwrap()), ids);
 }
+
+/// A scripted model's place in its script is the session's, as any model's history is:
+/// `runner resume` goes on after the reply that paused the run. It once started the script
+/// again, so a resumed `ask_user` run asked its question again (and paused again).
+#[test]
+fn a_resumed_scripted_model_goes_on_where_its_script_was() {
+    let agent = "name: asker
+model:
+  provider: scripted
+  script:
+    - tool_calls: [{ name: ask_user, arguments: { question: Which colour? } }]
+    - tool_calls: [{ name: ask_user, arguments: { question: Which shade? } }]
+    - text: Noted.
+prompt: Go
+tools:
+  - builtin: ask_user
+";
+    let paused = Test::new()
+        .file("agent.yaml", agent)
+        .status(4)
+        .stderr_contains("Which colour?")
+        .run();
+    let session = paused.session();
+    let again = paused
+        .then()
+        .command(["resume", &session, "--answer", "blue", "--run-dir", "run2"])
+        .status(4)
+        .stderr_contains("Which shade?")
+        .run();
+    let asked: Vec<String> = again
+        .events_of("agent.tool.execution.started")
+        .iter()
+        .map(|e| e["data"]["input"]["question"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(asked, ["Which shade?"]);
+    paused
+        .then()
+        .command(["resume", &session, "--answer", "navy", "--run-dir", "run3"])
+        .stdout("Noted.\n")
+        .run();
+}

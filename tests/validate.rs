@@ -474,6 +474,7 @@ fn every_named_service_is_a_model_shorthand_in_a_file() {
         .file("agent.yaml", "name: named\nmodel: acme/some-model\nprompt: Hi\n")
         .command(["validate", "agent.yaml"])
         .status(2)
-        .stderr_contains("unknown provider `acme`: use one of openai, openai_responses")
+        .stdout_contains("unknown provider `acme`: use one of openai, openai_responses")
+        .stderr("1 error(s), 0 warning(s)\n")
         .run();
 }

@@ -91,6 +91,11 @@ fn run(launch: Launch, options: &RunOptions) -> Result<RunResult, Stop> {
         (launch.checkpoints, Some(&run_dir.dir)),
     );
     ctx.reload = reloader.map(|r| r as Arc<dyn Reloader>);
+    if matches!(launch.opening, Opening::Prompt)
+        && let Some(warning) = prepared.ignored_input()
+    {
+        ctx.warn(warning);
+    }
     let start = RunStart {
         opening,
         settle: launch

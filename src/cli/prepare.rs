@@ -340,6 +340,32 @@ impl Prepared {
         Ok(agent)
     }
 
+    /// A warning when the `--input` text changes nothing the agent is told: its `prompt`
+    /// and `system` render the same without it (neither reads `{{ input }}`, even through
+    /// an include), so the text would be dropped without a word.
+    pub fn ignored_input(&self) -> Option<String> {
+        if self.input_text.is_empty() || self.spec.prompt.is_none() {
+            return None;
+        }
+        let empty = Map::from_iter([("input".to_string(), Value::String(String::new()))]);
+        let without = self.context.with_values(&empty);
+        let dir = file_dir(&self.agent_file);
+        let fields = [("prompt", &self.spec.prompt), ("system", &self.spec.system)];
+        let reads_input = fields.into_iter().any(|(field, source)| {
+            source.as_deref().is_some_and(|source| {
+                let render = |context| crate::compile::render_field(&dir, field, source, context).ok();
+                render(&self.context) != render(&without)
+            })
+        });
+        (!reads_input).then(|| {
+            format!(
+                "--input is ignored: neither `prompt` nor `system` of {} reads `{{{{ input }}}}`; \
+                 use `{{{{ input }}}}` in its prompt, or give the text to one of its inputs (`--var NAME=TEXT`)",
+                self.agent_file.display()
+            )
+        })
+    }
+
     /// The opening message: the rendered `prompt`, else the `--input` text.
     pub fn opening(&self) -> Result<String, Stop> {
         match &self.spec.prompt {

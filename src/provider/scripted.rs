@@ -1,11 +1,14 @@
 //! A model that answers from a script, for offline examples and tests.
 //!
 //! Responses are given out in order, one per call, whatever the request; asking for one
-//! more than the script holds is a `ScriptExhausted` error. Answers are streamed (text
+//! more than the script holds is a `ScriptExhausted` error. The position is the session's,
+//! as a model's history is: a model first asked to go on with a conversation that already
+//! holds replies of its script (`runner resume`) goes on after the last of them, rather
+//! than from its first reply (which would ask a resumed `ask_user` again). Answers are streamed (text
 //! in word-sized deltas, then tool calls) so consumers see the same events as from a
 //! real provider. Tool call ids are deterministic: `call_<response>_<call>`.
 
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Mutex, PoisonError};
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -13,7 +16,8 @@ use serde_json::Value;
 
 use super::error::{ErrorKind, ProviderError};
 use super::types::{
-    FinishReason, ModelRequest, ModelResponse, StreamDelta, ThinkingBlock, ToolCall, Usage,
+    AssistantMessage, FinishReason, Message, ModelRequest, ModelResponse, StreamDelta,
+    ThinkingBlock, ToolCall, Usage,
 };
 use super::{BoxFuture, DeltaSink, Provider};
 
@@ -63,7 +67,8 @@ pub struct ScriptedUsage {
 pub struct ScriptedProvider {
     model: String,
     script: Vec<ScriptedResponse>,
-    next: AtomicUsize,
+    /// The next response; `None` until the first call places it.
+    next: Mutex<Option<usize>>,
 }
 
 impl ScriptedProvider {
@@ -71,17 +76,27 @@ impl ScriptedProvider {
         ScriptedProvider {
             model: model.into(),
             script,
-            next: AtomicUsize::new(0),
+            next: Mutex::new(None),
         }
     }
 
     /// How many responses have been given out.
     pub fn used(&self) -> usize {
-        self.next.load(Ordering::SeqCst).min(self.script.len())
+        let next = self.next.lock().unwrap_or_else(PoisonError::into_inner);
+        next.unwrap_or(0).min(self.script.len())
     }
 
-    fn answer(&self, sink: &DeltaSink<'_>) -> Result<ModelResponse, ProviderError> {
-        let n = self.next.fetch_add(1, Ordering::SeqCst);
+    fn answer(
+        &self,
+        req: &ModelRequest,
+        sink: &DeltaSink<'_>,
+    ) -> Result<ModelResponse, ProviderError> {
+        let n = {
+            let mut next = self.next.lock().unwrap_or_else(PoisonError::into_inner);
+            let n = next.unwrap_or_else(|| self.position_after(&req.messages));
+            *next = Some(n + 1);
+            n
+        };
         let Some(entry) = self.script.get(n) else {
             return Err(ProviderError::new(
                 ErrorKind::ScriptExhausted,
@@ -95,6 +110,37 @@ impl ScriptedProvider {
             .with_hint("add entries to model.script"));
         };
         Ok(render(entry, n, &self.model, sink))
+    }
+
+    /// Where a conversation goes on: after the script's reply that is its last reply (a
+    /// resumed session), else at the first. Replies are known by their text and their
+    /// calls' ids and names; of equal replies, the first that can be this far into the
+    /// conversation.
+    fn position_after(&self, messages: &[Message]) -> usize {
+        let replies: Vec<&AssistantMessage> = messages
+            .iter()
+            .filter_map(|message| match message {
+                Message::Assistant(reply) => Some(reply),
+                _ => None,
+            })
+            .collect();
+        let Some(last) = replies.last() else {
+            return 0;
+        };
+        let calls = |calls: &[ToolCall]| -> Vec<(String, String)> {
+            calls.iter().map(|c| (c.id.clone(), c.name.clone())).collect()
+        };
+        let found: Vec<usize> = (0..self.script.len())
+            .filter(|&n| {
+                let given = render(&self.script[n], n, &self.model, &|_| {});
+                given.text == last.text && calls(&given.tool_calls) == calls(&last.tool_calls)
+            })
+            .collect();
+        found
+            .iter()
+            .find(|&&n| n + 1 >= replies.len())
+            .or(found.last())
+            .map_or(0, |n| n + 1)
     }
 }
 
@@ -187,10 +233,10 @@ impl Provider for ScriptedProvider {
     }
     fn stream<'a>(
         &'a self,
-        _req: &'a ModelRequest,
+        req: &'a ModelRequest,
         sink: &'a DeltaSink<'a>,
     ) -> BoxFuture<'a, Result<ModelResponse, ProviderError>> {
-        Box::pin(async move { self.answer(sink) })
+        Box::pin(async move { self.answer(req, sink) })
     }
 }
 
