@@ -1371,3 +1371,67 @@ fn input_text_that_no_template_reads_is_a_warning() {
         .stdout("Looks fine.\n")
         .run();
 }
+
+/// An HTTP server on loopback that answers every request with `status` and no
+/// `WWW-Authenticate` header; its thread ends after `count` connections.
+fn refusing_server(status: &'static str, count: usize) -> u16 {
+    use std::io::{Read, Write};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        for client in listener.incoming().take(count) {
+            let Ok(mut client) = client else { return };
+            client
+                .set_read_timeout(Some(Duration::from_secs(5)))
+                .unwrap();
+            let mut buf = [0u8; 8192];
+            let _ = client.read(&mut buf);
+            let response = format!(
+                "HTTP/1.1 {status}\r\ncontent-type: text/plain\r\ncontent-length: 6\r\nconnection: close\r\n\r\nnot ok"
+            );
+            let _ = client.write_all(response.as_bytes());
+        }
+    });
+    port
+}
+
+/// `docs/mcp.md`: a server that answers 401 says how to give the token, with or without a
+/// `WWW-Authenticate` challenge. Without one, the SDK's message once came with no hint.
+#[test]
+fn an_mcp_server_refusing_without_a_challenge_says_how_to_give_the_token() {
+    for (status, said) in [
+        ("401 Unauthorized", "the server answered 401 Unauthorized"),
+        ("403 Forbidden", "the server answered 403 Forbidden"),
+    ] {
+        let port = refusing_server(status, 4);
+        let ran = Test::new()
+            .agent(&format!(
+                "prompt: Go\ntools:\n  - mcp:\n      url: http://127.0.0.1:{port}/mcp\n"
+            ))
+            .args(["--output", "json"])
+            .status(1)
+            .stderr_contains(said)
+            .stderr_contains("headers: { Authorization:")
+            .run();
+        assert_eq!(ran.json()["error"]["code"], "mcp_server");
+        assert!(ran.requests().is_empty(), "no model call");
+    }
+}
+
+/// `docs/mcp.md`: problems at start are `mcp_server`, except a name collision between the
+/// tools of two servers, which is the agent file's (`invalid_agent`), like any collision.
+#[test]
+fn a_tool_name_collision_between_mcp_servers_is_invalid_agent() {
+    let server = support::root().join("tests/mcp-server/node_modules/.bin/mcp-server-everything");
+    let entry = format!(
+        "  - mcp: {{ command: {}, args: [stdio], tools: [echo] }}\n",
+        server.display()
+    );
+    let ran = Test::new()
+        .agent(&format!("prompt: Hi\ntools:\n{entry}{entry}"))
+        .args(["--output", "json"])
+        .status(2)
+        .stderr_contains("tool `echo`: two tools have this name")
+        .run();
+    assert_eq!(ran.json()["error"]["code"], "invalid_agent");
+}

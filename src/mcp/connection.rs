@@ -484,6 +484,14 @@ fn init_problem(error: &rmcp::service::ClientInitializeError) -> String {
                 Some(StreamableHttpError::InsufficientScope(_)) => {
                     "the server answered 403 Forbidden: the credentials in `headers` lack a scope it needs".into()
                 }
+                // A 401 or 403 without a `WWW-Authenticate` challenge means the same.
+                Some(StreamableHttpError::UnexpectedServerResponse(message)) => {
+                    match message.split_whitespace().nth(1) {
+                        Some("401") => AUTH_REQUIRED.into(),
+                        Some("403") => FORBIDDEN.into(),
+                        _ => format!("unexpected server response: {message}"),
+                    }
+                }
                 Some(other) => chain(other),
                 None => chain(&*error.error),
             }
@@ -494,6 +502,9 @@ fn init_problem(error: &rmcp::service::ClientInitializeError) -> String {
         other => chain(other),
     }
 }
+
+/// A 403 without a challenge: the credentials given are refused.
+const FORBIDDEN: &str = "the server answered 403 Forbidden: the credentials in the entry's `headers` are refused or lack a scope it needs (runner does not do OAuth; give a token with `headers: { Authorization: \"Bearer {{ env.MCP_TOKEN }}\" }`, with MCP_TOKEN listed under the agent's `env:`)";
 
 /// What a 401 means for an agent file: runner has no OAuth flow, so the token goes in the
 /// entry's headers, from the environment.
