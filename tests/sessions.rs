@@ -1095,3 +1095,46 @@ tools:
         .stdout("Noted.\n")
         .run();
 }
+
+/// `docs/checkpoints.md`: a torn record is reported at its byte of the journal file, by
+/// every command that reads the journal. The byte was once counted from the snapshot's
+/// place in the journal, and `sessions list` and `show` said nothing at all.
+#[test]
+fn a_torn_record_is_reported_at_its_byte_of_the_file_by_every_command() {
+    let paused = Test::new()
+        .agent("name: worker\nmodel: $MODEL\nprompt: Go\ntools:\n  - builtin: ask_user\n")
+        .reply(Reply::tool_call(
+            "ask_user",
+            json!({"question": "Which file?"}),
+        ))
+        .args(["--session", "s1"])
+        .status(4)
+        .any_stderr()
+        .run();
+    let journal = paused.path(".runner/sessions/s1/journal.jsonl");
+    let mut bytes = std::fs::read(&journal).unwrap();
+    let whole = bytes.len();
+    assert!(whole > 0);
+    bytes.extend_from_slice(b"0badc0de {\"seq\":99,\"checkpointId\":\"torn");
+    std::fs::write(&journal, &bytes).unwrap();
+    let warning = format!("a record cut off at byte {whole}; it and what follows are dropped");
+    paused
+        .then()
+        .command(["sessions", "list"])
+        .stdout_contains("s1")
+        .stderr_contains(&warning)
+        .run();
+    paused
+        .then()
+        .command(["sessions", "show", "s1"])
+        .stdout_contains("s1")
+        .stderr_contains(&warning)
+        .run();
+    paused
+        .then()
+        .reply(Reply::text("notes.txt it is"))
+        .command(["resume", "s1", "--answer", "notes.txt", "--run-dir", "after"])
+        .stdout("notes.txt it is\n")
+        .stderr_contains(&warning)
+        .run();
+}

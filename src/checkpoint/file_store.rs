@@ -110,6 +110,18 @@ impl FileCheckpointStore {
         })
     }
 
+    /// Keeps the warning for a journal whose reading stopped at a torn or damaged record,
+    /// for the command to print.
+    fn note_torn(&self, path: &Path, torn: Option<String>) {
+        if let Some(why) = torn {
+            let warning = format!("{}: {why}; it and what follows are dropped", path.display());
+            let mut warnings = self.warnings.lock().unwrap_or_else(|p| p.into_inner());
+            if !warnings.contains(&warning) {
+                warnings.push(warning);
+            }
+        }
+    }
+
     /// Takes in the journal records of `dir` after `position`, up to the last one `want`
     /// picks, and returns the checkpoint it ends at (`None`: no record is picked).
     fn replay(
@@ -121,14 +133,8 @@ impl FileCheckpointStore {
     ) -> Result<Option<Checkpoint>, CheckpointError> {
         let path = dir.join(JOURNAL_FILE);
         let bytes = read_from(&path, position.offset)?;
-        let (found, torn) = records(&bytes);
-        if let Some(why) = torn {
-            let warning = format!("{}: {why}; it and what follows are dropped", path.display());
-            self.warnings
-                .lock()
-                .unwrap_or_else(|p| p.into_inner())
-                .push(warning);
-        }
+        let (found, torn) = records(&bytes, position.offset);
+        self.note_torn(&path, torn);
         let mut tail = Vec::with_capacity(found.len());
         for (json, _) in found {
             let record = parse(json, &path)?;
@@ -366,9 +372,12 @@ impl CheckpointStore for FileCheckpointStore {
         let Some(offset) = metadata.journal_offset else {
             return Ok(Some(metadata));
         };
-        let tail = read_from(&dir.join(JOURNAL_FILE), offset)?;
-        if let Some((json, _)) = records(&tail).0.last() {
-            let record = parse(json, &dir.join(JOURNAL_FILE))?;
+        let path = dir.join(JOURNAL_FILE);
+        let tail = read_from(&path, offset)?;
+        let (found, torn) = records(&tail, offset);
+        self.note_torn(&path, torn);
+        if let Some((json, _)) = found.last() {
+            let record = parse(json, &path)?;
             metadata.steps = record.step;
             metadata.status = record.status;
             metadata.updated = record.timestamp.into_owned();

@@ -85,18 +85,20 @@ pub fn frame(json: &[u8]) -> Vec<u8> {
     line
 }
 
-/// The records of `bytes` (a journal from some offset): each with the offset just past
-/// it, and why reading stopped early, if it did.
-pub fn records(bytes: &[u8]) -> (Vec<(&[u8], u64)>, Option<String>) {
+/// The records of `bytes`, a journal read from byte `start` of its file: each with the
+/// offset (in `bytes`) just past it, and why reading stopped early, if it did, with the
+/// byte of the file where (what a person opening the file counts).
+pub fn records(bytes: &[u8], start: u64) -> (Vec<(&[u8], u64)>, Option<String>) {
     let mut found = Vec::new();
     let mut at = 0;
     while at < bytes.len() {
+        let byte = start + at as u64;
         let Some(end) = memchr::memchr(b'\n', &bytes[at..]).map(|n| at + n) else {
-            return (found, Some(format!("a record cut off at byte {at}")));
+            return (found, Some(format!("a record cut off at byte {byte}")));
         };
         match unframe(&bytes[at..end]) {
             Some(json) => found.push((json, end as u64 + 1)),
-            None => return (found, Some(format!("a damaged record at byte {at}"))),
+            None => return (found, Some(format!("a damaged record at byte {byte}"))),
         }
         at = end + 1;
     }
@@ -173,7 +175,7 @@ impl JournalWriter {
             .map_err(io)?;
         let mut bytes = Vec::new();
         file.read_to_end(&mut bytes).map_err(io)?;
-        let (found, _torn) = records(&bytes);
+        let (found, _torn) = records(&bytes, 0);
         let end = found.last().map_or(0, |(_, end)| *end);
         if end < bytes.len() as u64 {
             file.set_len(end).map_err(io)?;
@@ -296,16 +298,18 @@ mod tests {
         let mut bytes = frame(br#"{"a":1}"#);
         bytes.extend(frame(br#"{"a":2}"#));
         let whole = bytes.len();
-        let (found, torn) = records(&bytes);
+        let (found, torn) = records(&bytes, 0);
         assert_eq!((found.len(), torn), (2, None));
         assert_eq!(found[1].1, whole as u64);
         let mut torn_tail = bytes.clone();
         torn_tail.extend_from_slice(b"0000abcd {\"a\":");
-        let (found, torn) = records(&torn_tail);
+        let (found, torn) = records(&torn_tail, 0);
         assert_eq!(found.len(), 2);
-        assert!(torn.unwrap().contains("cut off"));
+        assert_eq!(torn.unwrap(), format!("a record cut off at byte {whole}"));
+        let (_, torn) = records(&torn_tail[found[0].1 as usize..], found[0].1);
+        assert_eq!(torn.unwrap(), format!("a record cut off at byte {whole}"));
         bytes[12] = b'9'; // inside the first record's JSON
-        let (found, torn) = records(&bytes);
+        let (found, torn) = records(&bytes, 0);
         assert_eq!(found.len(), 0);
         assert!(torn.unwrap().contains("damaged"));
     }

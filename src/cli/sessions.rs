@@ -43,7 +43,7 @@ pub fn run(args: SessionsArgs) -> Exit {
         eprintln!("error: {error}");
         return Exit::Invalid;
     }
-    match command {
+    let exit = match command {
         SessionsCommand::List => match store.list() {
             Ok(sessions) => {
                 outln!(
@@ -98,7 +98,12 @@ pub fn run(args: SessionsArgs) -> Exit {
                 Exit::Invalid
             }
         },
+    };
+    // A torn journal is shown as what a resume would see; say what was dropped.
+    for warning in store.take_warnings() {
+        eprintln!("warning: {warning}");
     }
+    exit
 }
 
 /// Deletes session `id` and the directories of its runs under `.runner/runs` (a run given
