@@ -1435,3 +1435,22 @@ fn a_tool_name_collision_between_mcp_servers_is_invalid_agent() {
         .run();
     assert_eq!(ran.json()["error"]["code"], "invalid_agent");
 }
+
+/// README: "In CI (`CI=true`) the same lines carry UTC timestamps, without colour or
+/// status line". A terminal once won over `CI=true`, and Buildkite runs jobs in a terminal.
+#[test]
+fn ci_wins_over_a_terminal_for_progress() {
+    if !terminal_available() {
+        return;
+    }
+    let ran = Test::new()
+        .agent("prompt: Go\n")
+        .respond(MockResponse::reply(Reply::text("done")).chunk_delay(Duration::from_millis(400)))
+        .in_terminal()
+        .env("CI", "true")
+        .stdout_contains("Z test-agent · step 1: Model call")
+        .run();
+    let screen = &ran.stdout;
+    assert!(!screen.contains("· 0 tokens"), "no status line:\n{screen:?}");
+    assert!(!screen.contains('\u{1b}'), "no colour:\n{screen:?}");
+}

@@ -161,7 +161,8 @@ impl RunOptions {
 }
 
 /// The progress `--progress`, `--quiet` and `--color` ask for on stderr, if any: `auto`
-/// is live on a terminal, plain in CI, none otherwise.
+/// is plain in CI, live on a terminal, none otherwise. CI comes first: some CI systems
+/// (Buildkite) run jobs in a terminal, and a log wants timestamps, not a status line.
 pub fn progress_style(
     choice: ProgressChoice,
     quiet: bool,
@@ -175,8 +176,8 @@ pub fn progress_style(
         ProgressChoice::None => None,
         ProgressChoice::Live => Some(live()),
         ProgressChoice::Plain => Some(ProgressStyle::Plain),
-        ProgressChoice::Auto if std::io::stderr().is_terminal() => Some(live()),
         ProgressChoice::Auto if in_ci() => Some(ProgressStyle::Plain),
+        ProgressChoice::Auto if std::io::stderr().is_terminal() => Some(live()),
         ProgressChoice::Auto => None,
     }
 }
