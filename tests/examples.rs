@@ -15,6 +15,30 @@
 //! The files about a git repository (`examples/plan.yaml` and those in `agents/`) run in
 //! the one `examples/offline/workspace.sh` builds; the others in a copy of the files of
 //! this repository they read. `examples/partials/` are run by `examples/handoff.yaml`.
+//!
+//! Docs are claims, and the last tests here hold the pages to them. Every `runner` command
+//! of the README's `sh` blocks is run: an example's by its test above, the others by
+//! `every_readme_command_runs_offline`. Every line of the README's command summary names a
+//! subcommand whose `--help` has each flag the line shows. Every YAML block of `docs/*.md`
+//! and of the README goes through the binary (`every_yaml_block_of_the_docs_holds`): a
+//! block is a whole agent file, which `runner validate` must pass, unless an HTML comment
+//! on the line just before its fence says what else it is:
+//!
+//! * `<!-- check: agent keys -->`: some keys of an agent file; the test adds `name`,
+//!   `model` and `prompt` where absent, and `runner validate` must pass.
+//! * `<!-- check: tools -->`: entries of an agent's `tools` list, likewise.
+//! * `<!-- check: test file -->`: a test file, which `runner test` must pass.
+//! * `<!-- check: part of a test file -->`: its `agent` added when absent, it must load
+//!   (`runner test --filter` matching no case).
+//! * `<!-- check: answers -->`: an answers file, which `runner exec --answers` must read.
+//! * `<!-- check: shapes only -->`: a sketch of the keys' shapes (`[PATTERN, ...]`), and
+//!   `<!-- check: not runner's -->`: another program's file (Kubernetes, GitHub Actions):
+//!   only parsed as YAML.
+//!
+//! A marker may end with `; files: A, B`: the files the block names (a sub-agent's file, a
+//! hook's program, `.mcp.json`), laid in the workspace from `tests/fixtures/docs/` when
+//! they are there, else as a stand-in: an agent file for `.yaml`, a program that exits 0
+//! for anything else.
 
 mod support;
 
@@ -842,5 +866,255 @@ fn every_example_runs_offline() {
             entry.unwrap().file_name().to_string_lossy()
         );
         assert!(cassettes.contains(&name), "{name} is no example's cassette");
+    }
+}
+
+/// A fenced block of a Markdown page.
+struct Block {
+    /// `page:line` of the opening fence.
+    at: String,
+    lang: String,
+    /// What the HTML comment on the line before the fence says after `check:`.
+    marker: Option<String>,
+    text: String,
+}
+
+/// The fenced blocks of `page` (a path from the repository's root).
+fn blocks(page: &str) -> Vec<Block> {
+    let text = std::fs::read_to_string(root().join(page)).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    let mut found = Vec::new();
+    let mut at = 0;
+    while at < lines.len() {
+        let Some(lang) = lines[at].strip_prefix("```") else {
+            at += 1;
+            continue;
+        };
+        let end = (at + 1..lines.len())
+            .find(|&n| lines[n].starts_with("```"))
+            .unwrap_or_else(|| panic!("{page}:{}: a fence never closed", at + 1));
+        let marker = at
+            .checked_sub(1)
+            .and_then(|before| lines[before].trim().strip_prefix("<!-- check:"))
+            .and_then(|rest| rest.strip_suffix("-->"))
+            .map(|marker| marker.trim().to_string());
+        found.push(Block {
+            at: format!("{page}:{}", at + 1),
+            lang: lang.trim().to_string(),
+            marker,
+            text: lines[at + 1..end]
+                .iter()
+                .map(|line| format!("{line}\n"))
+                .collect(),
+        });
+        at = end + 1;
+    }
+    found
+}
+
+/// The pages whose blocks are checked: the README and `docs/*.md`.
+fn pages() -> Vec<String> {
+    let mut pages: Vec<String> = std::fs::read_dir(root().join("docs"))
+        .unwrap()
+        .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|name| name.ends_with(".md"))
+        .map(|name| format!("docs/{name}"))
+        .collect();
+    pages.sort();
+    pages.insert(0, "README.md".into());
+    pages
+}
+
+/// A workspace with the files a block names (`; files: A, B`).
+fn with_files(files: &[&str]) -> Test {
+    files.iter().fold(Test::new(), |test, file| {
+        let fixture = root().join("tests/fixtures/docs").join(file);
+        if fixture.exists() {
+            return test.file(file, &std::fs::read_to_string(fixture).unwrap());
+        }
+        if file.ends_with(".yaml") {
+            let name = file.trim_end_matches(".yaml").replace(['/', '.'], "");
+            return test.file(file, &format!("name: {name}\nprompt: Hi\n"));
+        }
+        test.executable(file, "#!/bin/sh\nexit 0\n")
+    })
+}
+
+/// `text` with `key: value` on a line of its own before it, unless it has that top-level
+/// key.
+fn with_key(text: &str, key: &str, value: &str) -> String {
+    match text.lines().any(|line| line.starts_with(&format!("{key}:"))) {
+        true => text.to_string(),
+        false => format!("{key}: {value}\n{text}"),
+    }
+}
+
+/// Keys of an agent file made a whole one: `name`, `model` and `prompt` added where absent.
+fn whole_agent(keys: &str) -> String {
+    let text = with_key(keys, "prompt", "Hi");
+    let text = with_key(&text, "model", "openai/gpt-4o-mini");
+    with_key(&text, "name", "docs")
+}
+
+/// What is wrong with a YAML block, checked as its marker says (`None`: it holds).
+fn check_yaml_block(block: &Block) -> Option<String> {
+    let marker = block.marker.as_deref().unwrap_or("agent");
+    let (kind, files) = match marker.split_once("; files:") {
+        Some((kind, files)) => (kind.trim(), files.split(',').map(str::trim).collect()),
+        None => (marker, Vec::new()),
+    };
+    let test = with_files(&files);
+    let (test, command): (Test, &[&str]) = match kind {
+        "agent" => (test.file("agent.yaml", &block.text), &["validate", "agent.yaml"]),
+        "agent keys" => (
+            test.file("agent.yaml", &whole_agent(&block.text)),
+            &["validate", "agent.yaml"],
+        ),
+        "tools" => (
+            test.file("agent.yaml", &whole_agent(&format!("tools:\n{}", block.text))),
+            &["validate", "agent.yaml"],
+        ),
+        "test file" => (
+            test.file("docs.test.yaml", &block.text),
+            &["test", "docs.test.yaml"],
+        ),
+        "part of a test file" => (
+            test.file("docs.test.yaml", &with_key(&block.text, "agent", "agent.yaml")),
+            &["test", "docs.test.yaml", "--filter", "no case has this name"],
+        ),
+        "answers" => (
+            test.file("answers.yaml", &block.text).file(
+                "agent.yaml",
+                "name: docs\nmodel: { provider: scripted, script: [{ text: done }] }\nprompt: Hi\n",
+            ),
+            &["exec", "agent.yaml", "--answers", "answers.yaml", "--run-dir", "run"],
+        ),
+        "shapes only" | "not runner's" => {
+            return runner::spec::yaml::load_yaml(&block.text)
+                .err()
+                .map(|errors| format!("{}: not YAML: {}", block.at, errors[0].message));
+        }
+        other => return Some(format!("{}: unknown marker `check: {other}`", block.at)),
+    };
+    let ran = test
+        .env("OPENAI_API_KEY", KEY)
+        .command_vec(command.iter().map(|arg| arg.to_string()).collect())
+        .status_any()
+        .any_stderr()
+        .run();
+    (ran.code != 0).then(|| {
+        format!(
+            "{} ({kind}): `runner {}` exited {}\n{}{}",
+            block.at,
+            command.join(" "),
+            ran.code,
+            ran.stdout,
+            ran.stderr
+        )
+    })
+}
+
+/// Every YAML block of the docs holds, as its marker says (see the module's doc): a doc
+/// that stops being true fails here, with the page and line of each block that does not.
+#[test]
+fn every_yaml_block_of_the_docs_holds() {
+    let mut checked = 0;
+    let mut wrong = Vec::new();
+    for page in pages() {
+        for block in blocks(&page).into_iter().filter(|b| b.lang == "yaml") {
+            checked += 1;
+            wrong.extend(check_yaml_block(&block));
+        }
+    }
+    assert!(checked >= 15, "only {checked} YAML blocks found");
+    assert!(wrong.is_empty(), "{}", wrong.join("\n\n"));
+}
+
+/// The `runner` lines of the README's `sh` blocks, without their comments.
+fn readme_commands() -> Vec<String> {
+    blocks("README.md")
+        .into_iter()
+        .filter(|block| block.lang == "sh")
+        .flat_map(|block| {
+            block
+                .text
+                .lines()
+                .map(|line| line.split("  #").next().unwrap().trim().to_string())
+                .filter(|line| line.starts_with("runner "))
+                .collect::<Vec<_>>()
+        })
+        .collect()
+}
+
+/// Every `runner` command of the README runs offline: an example's command is run by its
+/// test above; the others run here, from a copy of what they read.
+#[test]
+fn every_readme_command_runs_offline() {
+    let mut examples = Vec::new();
+    for dir in ["examples", "agents"] {
+        for entry in std::fs::read_dir(root().join(dir)).unwrap() {
+            let name = entry.unwrap().file_name().to_string_lossy().into_owned();
+            if name.ends_with(".yaml") && !runner::spec::paths::is_test_file(&name) {
+                examples.push(case(&format!("{dir}/{name}")).line());
+            }
+        }
+    }
+    for command in readme_commands() {
+        if examples.contains(&command) {
+            continue;
+        }
+        match command.as_str() {
+            "runner validate examples agents" => {
+                Test::new()
+                    .repo_path("examples")
+                    .repo_path("agents")
+                    .repo_path("schemas")
+                    .command(["validate", "examples", "agents"])
+                    .run();
+            }
+            other => panic!(
+                "the README's `{other}` is run by no test: give it a case in tests/examples.rs \
+                 (an example's), or run it in every_readme_command_runs_offline"
+            ),
+        }
+    }
+}
+
+/// Each line of the README's command summary names a subcommand whose `--help` shows every
+/// flag the line does (`runner batch status|results` in the help of those subcommands).
+#[test]
+fn every_command_the_readme_lists_has_the_flags_it_shows() {
+    let summary = blocks("README.md")
+        .into_iter()
+        .find(|block| block.lang.is_empty() && block.text.starts_with("runner init"))
+        .expect("the README's command summary");
+    let flag = regex::Regex::new(r"--[a-z][a-z-]*").unwrap();
+    for line in summary.text.lines() {
+        let line = line.split("  #").next().unwrap();
+        let words: Vec<&str> = line.split_whitespace().collect();
+        // The subcommand's, and those of the words that may be its own subcommands
+        // (`status|results`, `[list | show ID | prune --keep N]`).
+        let mut helps = vec![vec![words[1].to_string()]];
+        let subcommands = words[2..]
+            .iter()
+            .flat_map(|word| word.split('|'))
+            .map(|word| word.trim_matches(['[', ']']))
+            .filter(|word| !word.is_empty() && word.chars().all(|c| c.is_ascii_lowercase()));
+        helps.extend(subcommands.map(|sub| vec![words[1].to_string(), sub.to_string()]));
+        let mut shown = String::new();
+        for args in helps {
+            let ran = Test::new()
+                .command_vec(args.into_iter().chain(["--help".to_string()]).collect())
+                .status_any()
+                .any_stderr()
+                .run();
+            if ran.code == 0 {
+                shown.push_str(&ran.stdout);
+            }
+        }
+        assert!(!shown.is_empty(), "`{line}`: `runner {} --help` failed", words[1]);
+        for flag in flag.find_iter(line).map(|m| m.as_str()) {
+            assert!(shown.contains(flag), "`{line}`: its help has no {flag}");
+        }
     }
 }
