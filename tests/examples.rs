@@ -943,7 +943,10 @@ fn with_files(files: &[&str]) -> Test {
 /// `text` with `key: value` on a line of its own before it, unless it has that top-level
 /// key.
 fn with_key(text: &str, key: &str, value: &str) -> String {
-    match text.lines().any(|line| line.starts_with(&format!("{key}:"))) {
+    match text
+        .lines()
+        .any(|line| line.starts_with(&format!("{key}:")))
+    {
         true => text.to_string(),
         false => format!("{key}: {value}\n{text}"),
     }
@@ -965,13 +968,19 @@ fn check_yaml_block(block: &Block) -> Option<String> {
     };
     let test = with_files(&files);
     let (test, command): (Test, &[&str]) = match kind {
-        "agent" => (test.file("agent.yaml", &block.text), &["validate", "agent.yaml"]),
+        "agent" => (
+            test.file("agent.yaml", &block.text),
+            &["validate", "agent.yaml"],
+        ),
         "agent keys" => (
             test.file("agent.yaml", &whole_agent(&block.text)),
             &["validate", "agent.yaml"],
         ),
         "tools" => (
-            test.file("agent.yaml", &whole_agent(&format!("tools:\n{}", block.text))),
+            test.file(
+                "agent.yaml",
+                &whole_agent(&format!("tools:\n{}", block.text)),
+            ),
             &["validate", "agent.yaml"],
         ),
         "test file" => (
@@ -979,15 +988,30 @@ fn check_yaml_block(block: &Block) -> Option<String> {
             &["test", "docs.test.yaml"],
         ),
         "part of a test file" => (
-            test.file("docs.test.yaml", &with_key(&block.text, "agent", "agent.yaml")),
-            &["test", "docs.test.yaml", "--filter", "no case has this name"],
+            test.file(
+                "docs.test.yaml",
+                &with_key(&block.text, "agent", "agent.yaml"),
+            ),
+            &[
+                "test",
+                "docs.test.yaml",
+                "--filter",
+                "no case has this name",
+            ],
         ),
         "answers" => (
             test.file("answers.yaml", &block.text).file(
                 "agent.yaml",
                 "name: docs\nmodel: { provider: scripted, script: [{ text: done }] }\nprompt: Hi\n",
             ),
-            &["exec", "agent.yaml", "--answers", "answers.yaml", "--run-dir", "run"],
+            &[
+                "exec",
+                "agent.yaml",
+                "--answers",
+                "answers.yaml",
+                "--run-dir",
+                "run",
+            ],
         ),
         "shapes only" | "not runner's" => {
             return runner::spec::yaml::load_yaml(&block.text)
@@ -1112,7 +1136,11 @@ fn every_command_the_readme_lists_has_the_flags_it_shows() {
                 shown.push_str(&ran.stdout);
             }
         }
-        assert!(!shown.is_empty(), "`{line}`: `runner {} --help` failed", words[1]);
+        assert!(
+            !shown.is_empty(),
+            "`{line}`: `runner {} --help` failed",
+            words[1]
+        );
         for flag in flag.find_iter(line).map(|m| m.as_str()) {
             assert!(shown.contains(flag), "`{line}`: its help has no {flag}");
         }

@@ -1330,9 +1330,7 @@ fn a_model_that_cannot_be_built_is_reported_at_the_key_that_names_it() {
         .stderr_contains("(at /handoffs/0/agent/model)")
         .run();
     Test::new()
-        .agent(&format!(
-            "prompt: Go\nhandoffs:\n  - name: to_file\n    description: a file\n    agent: target.yaml\n"
-        ))
+        .agent("prompt: Go\nhandoffs:\n  - name: to_file\n    description: a file\n    agent: target.yaml\n")
         .file("target.yaml", &format!("name: target\nmodel: {missing}\n"))
         .env_remove("RUNNER_TEST_MISSING_KEY")
         .status(2)
@@ -1356,7 +1354,10 @@ fn input_text_that_no_template_reads_is_a_warning() {
         .run();
     let warnings = ran.result()["warnings"].clone();
     assert!(
-        warnings[0].as_str().unwrap().starts_with("--input is ignored"),
+        warnings[0]
+            .as_str()
+            .unwrap()
+            .starts_with("--input is ignored"),
         "{warnings}"
     );
     assert_eq!(
@@ -1451,6 +1452,9 @@ fn ci_wins_over_a_terminal_for_progress() {
         .stdout_contains("Z test-agent · step 1: Model call")
         .run();
     let screen = &ran.stdout;
-    assert!(!screen.contains("· 0 tokens"), "no status line:\n{screen:?}");
+    assert!(
+        !screen.contains("· 0 tokens"),
+        "no status line:\n{screen:?}"
+    );
     assert!(!screen.contains('\u{1b}'), "no colour:\n{screen:?}");
 }

@@ -1133,7 +1133,14 @@ fn a_torn_record_is_reported_at_its_byte_of_the_file_by_every_command() {
     paused
         .then()
         .reply(Reply::text("notes.txt it is"))
-        .command(["resume", "s1", "--answer", "notes.txt", "--run-dir", "after"])
+        .command([
+            "resume",
+            "s1",
+            "--answer",
+            "notes.txt",
+            "--run-dir",
+            "after",
+        ])
         .stdout("notes.txt it is\n")
         .stderr_contains(&warning)
         .run();

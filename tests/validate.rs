@@ -465,13 +465,19 @@ fn every_named_service_is_a_model_shorthand_in_a_file() {
         "lmstudio/qwen2.5-7b-instruct",
     ] {
         Test::new()
-            .file("agent.yaml", &format!("name: named\nmodel: {model}\nprompt: Hi\n"))
+            .file(
+                "agent.yaml",
+                &format!("name: named\nmodel: {model}\nprompt: Hi\n"),
+            )
             .command(["validate", "agent.yaml"])
             .run();
     }
     // An unknown provider still says which ones there are.
     Test::new()
-        .file("agent.yaml", "name: named\nmodel: acme/some-model\nprompt: Hi\n")
+        .file(
+            "agent.yaml",
+            "name: named\nmodel: acme/some-model\nprompt: Hi\n",
+        )
         .command(["validate", "agent.yaml"])
         .status(2)
         .stdout_contains("unknown provider `acme`: use one of openai, openai_responses")

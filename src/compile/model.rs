@@ -85,7 +85,9 @@ pub fn check_models(input: &CompileInput<'_>) -> Result<(), CompileError> {
                 if place.pointer.is_empty() {
                     return CompileError::Model(error).at(pointer);
                 }
-                let file = place.file.map_or("inline".to_string(), |f| f.display().to_string());
+                let file = place
+                    .file
+                    .map_or("inline".to_string(), |f| f.display().to_string());
                 let name = &agent.spec.name;
                 CompileError::SubAgentFile(format!("agent `{name}` ({file}): {error}")).at(pointer)
             })?;

@@ -128,7 +128,10 @@ impl ScriptedProvider {
             return 0;
         };
         let calls = |calls: &[ToolCall]| -> Vec<(String, String)> {
-            calls.iter().map(|c| (c.id.clone(), c.name.clone())).collect()
+            calls
+                .iter()
+                .map(|c| (c.id.clone(), c.name.clone()))
+                .collect()
         };
         let found: Vec<usize> = (0..self.script.len())
             .filter(|&n| {
