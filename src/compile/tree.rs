@@ -36,8 +36,9 @@ impl Place<'_> {
 }
 
 /// Calls `visit` for the agent and every agent it can reach through sub-agent tools and
-/// handoffs, with the file it came from (`None`: the root, or an inline agent); an agent
-/// file reached twice (recursion) is visited once more, not forever.
+/// handoffs, with its place (the file it came from, the key of the root file that holds
+/// it or leads to it); an agent file reached twice (recursion) is visited once more, not
+/// forever.
 pub fn for_each_agent(input: &CompileInput<'_>, visit: &mut Visit<'_>) -> Result<(), CompileError> {
     let mut seen = HashSet::new();
     let root = Place {

@@ -4,9 +4,9 @@
 //! more than the script holds is a `ScriptExhausted` error. The position is the session's,
 //! as a model's history is: a model first asked to go on with a conversation that already
 //! holds replies of its script (`runner resume`) goes on after the last of them, rather
-//! than from its first reply (which would ask a resumed `ask_user` again). Answers are streamed (text
-//! in word-sized deltas, then tool calls) so consumers see the same events as from a
-//! real provider. Tool call ids are deterministic: `call_<response>_<call>`.
+//! than from its first reply (which would ask a resumed `ask_user` again). Answers are
+//! streamed (text in word-sized deltas, then tool calls) so consumers see the same events
+//! as from a real provider. Tool call ids are deterministic: `call_<response>_<call>`.
 
 use std::sync::{Mutex, PoisonError};
 
