@@ -359,6 +359,29 @@ fn record_then_replay_with_a_judge_and_no_network() {
     assert_eq!(replayed.requests().len(), 3);
 }
 
+/// `runner test --record` with a local server's dummy key (`x`): the cassette's field
+/// names keep their `x`s, and the replay passes.
+#[test]
+fn a_dummy_key_recorded_by_runner_test_replays() {
+    let recorded = recorded_case("Greet the user in notes.txt.")
+        .env("RUNNER_TEST_KEY", "x")
+        .reply(Reply::tool_call("read_file", json!({"path": "notes.txt"})))
+        .reply(Reply::text("Hello, Ada!"))
+        .reply(Reply::text(r#"{"pass": true, "reason": "It greets Ada."}"#))
+        .command(["test", "--record"])
+        .stdout_contains("test agent.test.yaml::greets ... ok")
+        .stderr_contains("shorter than 8 characters")
+        .run();
+    let cassette = recorded.read("cassettes/agent.jsonl");
+    assert!(!cassette.contains("[REDACTED]"), "{cassette}");
+    recorded
+        .then()
+        .env_remove("RUNNER_TEST_KEY")
+        .command(["test"])
+        .stdout_contains("1 passed, 0 failed, 0 skipped")
+        .run();
+}
+
 #[test]
 fn a_failing_judge_fails_its_assertion_with_the_reason() {
     let file = "agent: agent.yaml

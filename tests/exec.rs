@@ -601,6 +601,36 @@ fn record_then_replay_without_network_or_key() {
     );
 }
 
+/// Local servers take dummy keys. `none` is a word of the prompt and `x` a letter of the
+/// cassette's field names: neither is redacted (the recording says so on stderr), so the
+/// cassette holds what was sent and replays.
+#[test]
+fn a_short_dummy_key_is_not_redacted_and_the_cassette_replays() {
+    for key in ["none", "x"] {
+        let recorded = Test::new()
+            .env(KEY_ENV, key)
+            .agent("prompt: Reply with the word none.\ntools:\n  - builtin: read_file\n")
+            .file("notes.txt", NOTES)
+            .reply(Reply::tool_call("read_file", json!({"path": "notes.txt"})))
+            .reply(Reply::text("none"))
+            .args(["--record", "cassette.jsonl"])
+            .stdout("none\n")
+            .stderr_contains("shorter than 8 characters, so cassette.jsonl does not redact it")
+            .run();
+        let cassette = recorded.read("cassette.jsonl");
+        assert!(
+            cassette.contains("Reply with the word none.") && !cassette.contains("[REDACTED]"),
+            "key {key}: {cassette}"
+        );
+        recorded
+            .then()
+            .env_remove(KEY_ENV)
+            .args(["--replay", "cassette.jsonl"])
+            .stdout("none\n")
+            .run();
+    }
+}
+
 #[test]
 fn a_replay_miss_fails_with_exit_1_and_says_which_request() {
     let recorded = Test::new()

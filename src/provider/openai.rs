@@ -33,6 +33,13 @@ pub struct OpenAiProvider {
     sent: ItemCache,
 }
 
+/// Whether the Chat Completions server at `base_url` takes `response_format` along with
+/// tools: OpenAI's and Azure's own APIs do; any other may turn the schema into a grammar
+/// (llama.cpp does), which leaves the model no way to call a tool.
+pub fn schema_with_tools(base_url: &str) -> bool {
+    host(base_url) == "api.openai.com" || is_azure(base_url)
+}
+
 /// Settings for [`OpenAiProvider::new`] (and [`AnthropicProvider`](super::anthropic::AnthropicProvider)).
 #[derive(Debug, Clone)]
 pub struct HttpSettings {
@@ -99,6 +106,9 @@ impl Provider for OpenAiProvider {
     }
     fn model(&self) -> &str {
         &self.model
+    }
+    fn schema_with_tools(&self) -> bool {
+        self.platform || self.azure
     }
     fn stream<'a>(
         &'a self,

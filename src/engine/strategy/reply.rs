@@ -8,18 +8,50 @@ use crate::engine::step::{CallOptions, check_structured};
 use crate::provider::{FinishReason, Message, ResponseFormat};
 
 /// The options of every action call: tools offered, and JSON asked for when the agent has
-/// an output schema.
+/// an output schema and the schema can go with the tools (see [`schema_with_tools`]).
 pub(crate) fn action_options(agent: &Agent) -> CallOptions {
     CallOptions {
         offer_tools: true,
-        response_format: agent.output_schema.as_ref().map(|schema| ResponseFormat {
-            name: "final_answer".into(),
-            schema: schema.clone(),
-            strict: false,
-        }),
+        response_format: schema_with_tools(agent)
+            .then(|| answer_format(agent))
+            .flatten(),
         ..CallOptions::default()
     }
 }
+
+/// The options of the call that must give the final answer: no tools, the output schema
+/// asked for.
+pub(crate) fn answer_options(agent: &Agent) -> CallOptions {
+    CallOptions {
+        offer_tools: false,
+        response_format: answer_format(agent),
+        ..CallOptions::default()
+    }
+}
+
+fn answer_format(agent: &Agent) -> Option<ResponseFormat> {
+    agent.output_schema.as_ref().map(|schema| ResponseFormat {
+        name: "final_answer".into(),
+        schema: schema.clone(),
+        strict: false,
+    })
+}
+
+/// Whether the output schema is sent on the calls that offer tools. Not when the server may
+/// enforce it as a grammar (llama.cpp, Ollama, vLLM: [`Provider::schema_with_tools`]), where
+/// the first reply would have to be the JSON and no tool could ever run; nor with the text
+/// protocol, whose actions are not JSON. The schema then goes only on the answer call
+/// ([`answer_options`]), made when the model answers without a tool call.
+///
+/// [`Provider::schema_with_tools`]: crate::provider::Provider::schema_with_tools
+fn schema_with_tools(agent: &Agent) -> bool {
+    agent.xml_tools.is_none() && (agent.tools.is_empty() || agent.provider.schema_with_tools())
+}
+
+/// What the model is told before the answer call, when its answer (made with the tools
+/// offered and no schema enforced) is not yet the JSON the output schema asks for.
+pub(crate) const ANSWER_NOW: &str =
+    "Now give your final answer as a JSON value matching the output schema, with no other text.";
 
 /// What to do with a reply that made no tool call.
 pub(crate) enum Answer {
@@ -110,42 +142,36 @@ pub(crate) enum Next {
     Done(Turn, AgentState),
     /// Another step.
     Again(AgentState),
+    /// The next call is the answer call ([`answer_options`]): the model answered, but not
+    /// yet with JSON that matches the output schema.
+    Answer(AgentState),
 }
 
 /// Handles an action reply, for loop and react alike: no tool call means an answer (or a
 /// retry when it does not match the output schema); otherwise the calls run, and a handoff
-/// ends the turn. Closes the step either way.
+/// ends the turn. Closes the step either way. `schema_sent`: the call asked for the output
+/// schema; when it did not, an answer that does not match is followed by the answer call,
+/// which is not counted as a retry.
 pub(crate) async fn act_on_reply(
     agent: &Agent,
     ctx: &RunContext,
     response: crate::provider::ModelResponse,
     state: AgentState,
-    step_id: &str,
+    (step_id, schema_sent): (&str, bool),
     attempts: &mut u32,
 ) -> Result<Next, Halt> {
     use crate::engine::step::{StepEnd, after_step, end_step, fail_step, run_tools};
     if response.tool_calls.is_empty() {
-        let truncated = response.finish_reason == FinishReason::Length;
-        let (answer, state) = conclude(agent, response.text, state, attempts)
-            .map_err(|halt| fail_step(ctx, halt, step_id, "Answer"))?;
-        return match answer {
-            Answer::Final(turn) => {
-                let state = check_answer(agent, ctx, (&turn.output, truncated), state)
-                    .map_err(|halt| fail_step(ctx, halt, step_id, "Answer"))?;
-                end_step(ctx, &state, step_id, "Answer", StepEnd::Completed);
-                Ok(Next::Done(turn, state))
-            }
-            Answer::Retry(state) => {
-                end_step(
-                    ctx,
-                    &state,
-                    step_id,
-                    "Answer did not match the output schema",
-                    StepEnd::Failed,
-                );
-                Ok(Next::Again(after_step(agent, state, ctx)?))
-            }
-        };
+        if agent.output_schema.is_some()
+            && !schema_sent
+            && check_structured(agent, &response.text).is_err()
+        {
+            let state = state.with_message(Message::user(ANSWER_NOW));
+            let title = "Answer, asked again as JSON";
+            end_step(ctx, &state, step_id, title, StepEnd::Completed);
+            return Ok(Next::Answer(after_step(agent, state, ctx)?));
+        }
+        return answer(agent, ctx, response, state, step_id, attempts);
     }
     let title = tool_title(&response.tool_calls);
     let (state, handoff) = run_tools(agent, &response.tool_calls, state, ctx, step_id)
@@ -156,6 +182,39 @@ pub(crate) async fn act_on_reply(
         return Ok(Next::Done(handed_over(tool), state));
     }
     Ok(Next::Again(after_step(agent, state, ctx)?))
+}
+
+/// A reply without tool calls: the final answer, or (when it does not match the output
+/// schema) a retry, through the answer call when the schema does not go with the tools.
+fn answer(
+    agent: &Agent,
+    ctx: &RunContext,
+    response: crate::provider::ModelResponse,
+    state: AgentState,
+    step_id: &str,
+    attempts: &mut u32,
+) -> Result<Next, Halt> {
+    use crate::engine::step::{StepEnd, after_step, end_step, fail_step};
+    let truncated = response.finish_reason == FinishReason::Length;
+    let (answer, state) = conclude(agent, response.text, state, attempts)
+        .map_err(|halt| fail_step(ctx, halt, step_id, "Answer"))?;
+    match answer {
+        Answer::Final(turn) => {
+            let state = check_answer(agent, ctx, (&turn.output, truncated), state)
+                .map_err(|halt| fail_step(ctx, halt, step_id, "Answer"))?;
+            end_step(ctx, &state, step_id, "Answer", StepEnd::Completed);
+            Ok(Next::Done(turn, state))
+        }
+        Answer::Retry(state) => {
+            let title = "Answer did not match the output schema";
+            end_step(ctx, &state, step_id, title, StepEnd::Failed);
+            let state = after_step(agent, state, ctx)?;
+            Ok(match schema_with_tools(agent) {
+                true => Next::Again(state),
+                false => Next::Answer(state),
+            })
+        }
+    }
 }
 
 /// "Called read_file, shell" for a step's title.
