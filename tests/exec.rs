@@ -370,12 +370,19 @@ fn structured_output_that_never_matches_fails_with_exit_1() {
         .agent("prompt: Judge\noutput:\n  schema: { type: object }\n")
         .reply(Reply::text("not json"))
         .reply(Reply::text("not json"))
-        .reply(Reply::text("not json"))
+        .reply(Reply::text("[1]"))
         .args(["--output", "json"])
         .status(1)
         .stderr_contains("error[structured_output]")
         .run();
     assert_eq!(ran.json()["error"]["code"], "structured_output");
+    // Said for the person who reads it, not in the words the model was given.
+    let message = ran.json()["error"]["message"].as_str().unwrap().to_string();
+    assert!(
+        message.contains("the last one: the answer does not match the output schema"),
+        "{message}"
+    );
+    assert!(!ran.stderr.contains("Answer again"), "{}", ran.stderr);
 }
 
 #[test]

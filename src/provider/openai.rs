@@ -73,7 +73,15 @@ impl OpenAiProvider {
 
     /// The JSON body for `req`, borrowing it (public for tests).
     pub fn request_body<'a>(&'a self, req: &'a ModelRequest) -> impl serde::Serialize + 'a {
-        openai_body::request_body(&self.model, &self.params, req, !self.platform, &self.sent)
+        openai_body::request_body(&self.model, &self.params, req, self.takes(), &self.sent)
+    }
+
+    /// What this server takes of a request (see [`Takes`](openai_body::Takes)).
+    fn takes(&self) -> openai_body::Takes {
+        openai_body::Takes {
+            stop: !self.platform,
+            schema_with_tools: self.schema_with_tools(),
+        }
     }
 
     async fn call(
@@ -85,7 +93,7 @@ impl OpenAiProvider {
         let stream = OpenAiStream::new(provider, &self.model);
         let whole = |bytes: &[u8]| parse_completion(provider, &self.model, bytes, sink);
         let body =
-            openai_body::request_body(&self.model, &self.params, req, !self.platform, &self.sent);
+            openai_body::request_body(&self.model, &self.params, req, self.takes(), &self.sent);
         exchange(
             &self.http,
             &self.url,

@@ -123,7 +123,7 @@ impl ExecutionStrategy for PlanStrategy {
                     .await
                     .map_err(|halt| fail_step(ctx, halt, &step_id, title))?;
                 let truncated = response.finish_reason == FinishReason::Length;
-                let (answer, next) = conclude(agent, response.text, next, &mut attempts)
+                let (answer, next) = conclude(agent, response.text, next, Some(&mut attempts))
                     .map_err(|halt| fail_step(ctx, halt, &step_id, title))?;
                 state = next;
                 match answer {

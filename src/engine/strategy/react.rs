@@ -61,11 +61,11 @@ impl ExecutionStrategy for ReactStrategy {
                     // The answer call: no reasoning first, no tools.
                     let title = "Give the answer";
                     let (next, step_id) = start_step(ctx, state, title);
-                    let (response, next) =
-                        call_model(agent, next, ctx, &answer_options(agent), &step_id)
-                            .await
-                            .map_err(|halt| fail_step(ctx, halt, &step_id, title))?;
-                    let reply = (step_id.as_str(), true);
+                    let options = answer_options(agent);
+                    let (response, next) = call_model(agent, next, ctx, &options, &step_id)
+                        .await
+                        .map_err(|halt| fail_step(ctx, halt, &step_id, title))?;
+                    let reply = (step_id.as_str(), &options);
                     match act_on_reply(agent, ctx, response, next, reply, &mut attempts).await? {
                         Next::Done(turn, state) => return Ok((turn, state)),
                         Next::Again(next) | Next::Answer(next) => state = next,
@@ -89,7 +89,7 @@ impl ExecutionStrategy for ReactStrategy {
                 let (response, next) = call_model(agent, state, ctx, &options, &step_id)
                     .await
                     .map_err(|halt| fail_step(ctx, halt, &step_id, title))?;
-                let reply = (step_id.as_str(), options.response_format.is_some());
+                let reply = (step_id.as_str(), &options);
                 match act_on_reply(agent, ctx, response, next, reply, &mut attempts).await? {
                     Next::Done(turn, state) => return Ok((turn, state)),
                     Next::Again(next) => state = next,

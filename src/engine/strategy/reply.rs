@@ -8,19 +8,21 @@ use crate::engine::step::{CallOptions, check_structured};
 use crate::provider::{FinishReason, Message, ResponseFormat};
 
 /// The options of every action call: tools offered, and JSON asked for when the agent has
-/// an output schema and the schema can go with the tools (see [`schema_with_tools`]).
+/// an output schema (not with the text protocol, whose actions are not JSON). A server that
+/// would enforce the schema as a grammar gets it only without tools
+/// ([`Provider::schema_with_tools`]); the answer call ([`answer_options`]) then asks for it.
+///
+/// [`Provider::schema_with_tools`]: crate::provider::Provider::schema_with_tools
 pub(crate) fn action_options(agent: &Agent) -> CallOptions {
     CallOptions {
         offer_tools: true,
-        response_format: schema_with_tools(agent)
-            .then(|| answer_format(agent))
-            .flatten(),
+        response_format: answer_format(agent).filter(|_| agent.xml_tools.is_none()),
         ..CallOptions::default()
     }
 }
 
 /// The options of the call that must give the final answer: no tools, the output schema
-/// asked for.
+/// asked for. It follows an answer that did not match the schema.
 pub(crate) fn answer_options(agent: &Agent) -> CallOptions {
     CallOptions {
         offer_tools: false,
@@ -37,21 +39,13 @@ fn answer_format(agent: &Agent) -> Option<ResponseFormat> {
     })
 }
 
-/// Whether the output schema is sent on the calls that offer tools. Not when the server may
-/// enforce it as a grammar (llama.cpp, Ollama, vLLM: [`Provider::schema_with_tools`]), where
-/// the first reply would have to be the JSON and no tool could ever run; nor with the text
-/// protocol, whose actions are not JSON. The schema then goes only on the answer call
-/// ([`answer_options`]), made when the model answers without a tool call.
-///
-/// [`Provider::schema_with_tools`]: crate::provider::Provider::schema_with_tools
-fn schema_with_tools(agent: &Agent) -> bool {
-    agent.xml_tools.is_none() && (agent.tools.is_empty() || agent.provider.schema_with_tools())
+/// Whether the server held the model to the output schema on a call made with `options`.
+/// Not when the schema was not asked for, nor when tools went with it to a server that
+/// drops it then (see [`action_options`]).
+fn schema_enforced(agent: &Agent, options: &CallOptions) -> bool {
+    let with_tools = options.offer_tools && agent.xml_tools.is_none() && !agent.tools.is_empty();
+    options.response_format.is_some() && (!with_tools || agent.provider.schema_with_tools())
 }
-
-/// What the model is told before the answer call, when its answer (made with the tools
-/// offered and no schema enforced) is not yet the JSON the output schema asks for.
-pub(crate) const ANSWER_NOW: &str =
-    "Now give your final answer as a JSON value matching the output schema, with no other text.";
 
 /// What to do with a reply that made no tool call.
 pub(crate) enum Answer {
@@ -62,12 +56,13 @@ pub(crate) enum Answer {
 }
 
 /// Accepts `text` as the final answer, or asks the model for a corrected structured answer
-/// (bounded by `agent.structured_retries`).
+/// (bounded by `agent.structured_retries`; `attempts: None`: the schema was not enforced on
+/// the call, and its answer is asked for again without counting).
 pub(crate) fn conclude(
     agent: &Agent,
     text: String,
     state: AgentState,
-    attempts: &mut u32,
+    attempts: Option<&mut u32>,
 ) -> Result<(Answer, AgentState), Halt> {
     match check_structured(agent, &text) {
         Ok(structured) => Ok((
@@ -80,15 +75,17 @@ pub(crate) fn conclude(
             }),
             state,
         )),
-        Err(feedback) if *attempts < agent.structured_retries => {
-            *attempts += 1;
-            let state = state.with_message(Message::user(feedback));
+        Err(mismatch) if attempts.as_ref().is_none_or(|n| **n < agent.structured_retries) => {
+            if let Some(attempts) = attempts {
+                *attempts += 1;
+            }
+            let state = state.with_message(Message::user(mismatch.feedback()));
             Ok((Answer::Retry(state.clone()), state))
         }
-        Err(feedback) => Err(Halt::failed(
+        Err(mismatch) => Err(Halt::failed(
             state,
             "structured_output",
-            format!("the final answer never matched the output schema: {feedback}"),
+            format!("the final answer never matched the output schema; the last one: {mismatch}"),
         )),
     }
 }
@@ -143,34 +140,24 @@ pub(crate) enum Next {
     /// Another step.
     Again(AgentState),
     /// The next call is the answer call ([`answer_options`]): the model answered, but not
-    /// yet with JSON that matches the output schema.
+    /// with JSON that matches the output schema.
     Answer(AgentState),
 }
 
 /// Handles an action reply, for loop and react alike: no tool call means an answer (or a
 /// retry when it does not match the output schema); otherwise the calls run, and a handoff
-/// ends the turn. Closes the step either way. `schema_sent`: the call asked for the output
-/// schema; when it did not, an answer that does not match is followed by the answer call,
-/// which is not counted as a retry.
+/// ends the turn. Closes the step either way. `options` are those the call was made with.
 pub(crate) async fn act_on_reply(
     agent: &Agent,
     ctx: &RunContext,
     response: crate::provider::ModelResponse,
     state: AgentState,
-    (step_id, schema_sent): (&str, bool),
+    (step_id, options): (&str, &CallOptions),
     attempts: &mut u32,
 ) -> Result<Next, Halt> {
     use crate::engine::step::{StepEnd, after_step, end_step, fail_step, run_tools};
     if response.tool_calls.is_empty() {
-        if agent.output_schema.is_some()
-            && !schema_sent
-            && check_structured(agent, &response.text).is_err()
-        {
-            let state = state.with_message(Message::user(ANSWER_NOW));
-            let title = "Answer, asked again as JSON";
-            end_step(ctx, &state, step_id, title, StepEnd::Completed);
-            return Ok(Next::Answer(after_step(agent, state, ctx)?));
-        }
+        let attempts = schema_enforced(agent, options).then_some(attempts);
         return answer(agent, ctx, response, state, step_id, attempts);
     }
     let title = tool_title(&response.tool_calls);
@@ -185,14 +172,14 @@ pub(crate) async fn act_on_reply(
 }
 
 /// A reply without tool calls: the final answer, or (when it does not match the output
-/// schema) a retry, through the answer call when the schema does not go with the tools.
+/// schema) the answer call next.
 fn answer(
     agent: &Agent,
     ctx: &RunContext,
     response: crate::provider::ModelResponse,
     state: AgentState,
     step_id: &str,
-    attempts: &mut u32,
+    attempts: Option<&mut u32>,
 ) -> Result<Next, Halt> {
     use crate::engine::step::{StepEnd, after_step, end_step, fail_step};
     let truncated = response.finish_reason == FinishReason::Length;
@@ -208,11 +195,7 @@ fn answer(
         Answer::Retry(state) => {
             let title = "Answer did not match the output schema";
             end_step(ctx, &state, step_id, title, StepEnd::Failed);
-            let state = after_step(agent, state, ctx)?;
-            Ok(match schema_with_tools(agent) {
-                true => Next::Again(state),
-                false => Next::Answer(state),
-            })
+            Ok(Next::Answer(after_step(agent, state, ctx)?))
         }
     }
 }

@@ -48,8 +48,7 @@ impl ExecutionStrategy for LoopStrategy {
                 let (response, next) = call_model(agent, next, ctx, options, &step_id)
                     .await
                     .map_err(|halt| fail_step(ctx, halt, &step_id, TITLE_CALL))?;
-                let schema_sent = options.response_format.is_some();
-                let reply = (step_id.as_str(), schema_sent);
+                let reply = (step_id.as_str(), options);
                 match act_on_reply(agent, ctx, response, next, reply, &mut attempts).await? {
                     Next::Done(turn, state) => return Ok((turn, state)),
                     Next::Again(next) => state = next,
