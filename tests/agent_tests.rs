@@ -207,9 +207,9 @@ fn every_assertion_kind_fails_at_its_own_line() {
             "file_contains: { path: out.txt, matches: ^nope }",
             "expected out.txt to match /^nope/",
         ),
-        ("max_steps: 1", "expected at most 1 steps, got 3"),
-        ("max_llm_calls: 1", "expected at most 1 model calls, got 3"),
-        ("max_tool_calls: 1", "expected at most 1 tool calls, got 2"),
+        ("max_steps: 1", "expected at most 1 step, got 3"),
+        ("max_llm_calls: 1", "expected at most 1 model call, got 3"),
+        ("max_tool_calls: 1", "expected at most 1 tool call, got 2"),
         ("max_tokens: 0", ""),
         (
             "max_cost_usd: 0.01",
@@ -598,6 +598,7 @@ cases:
         .agent("prompt: Go.\n")
         .file("agent.test.yaml", file)
         .command(["test", "--filter", "o"])
+        .stdout_contains("running 3 cases from 1 file")
         .stdout_contains("test agent.test.yaml::one ... ok")
         .stdout_contains("test agent.test.yaml::two ... ok")
         .stdout_contains(

@@ -1339,3 +1339,30 @@ fn stream_shows_the_models_thinking_apart_from_its_reply() {
         .collect();
     assert_eq!(thinking, "Two and two make four.");
 }
+
+/// A run in a git repository leaves nothing to commit: `.runner/` ignores itself.
+#[test]
+fn the_state_directory_ignores_itself_in_git() {
+    let ran = Test::new()
+        .agent("prompt: Go\n")
+        .reply(Reply::text("done"))
+        .command(["exec", "agent.yaml"])
+        .stdout("done\n")
+        .run();
+    assert_eq!(ran.read(".runner/.gitignore"), "*\n");
+    if std::process::Command::new("git").arg("--version").output().is_err() {
+        eprintln!("skipped the git check: git is not installed");
+        return;
+    }
+    let git = |args: &[&str]| {
+        let out = std::process::Command::new("git")
+            .args(args)
+            .current_dir(&ran.dir)
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    git(&["init", "-q"]);
+    let status = git(&["status", "--porcelain", "--untracked-files=all"]);
+    assert!(!status.contains(".runner"), "{status}");
+}

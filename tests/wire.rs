@@ -563,3 +563,39 @@ fn the_roots_answer_policy_holds_after_a_handoff() {
         .run();
     assert_eq!(ran.json()["error"]["code"], "empty_answer");
 }
+
+/// A request longer than the model's window (llama.cpp's 400) is a matter of the prompt or
+/// the window, not of `model.params`.
+#[test]
+fn a_context_overflow_hints_at_a_shorter_prompt_or_a_bigger_window() {
+    let ran = Test::new()
+        .agent("prompt: Go\n")
+        .respond(MockResponse::error(
+            400,
+            "request (9000 tokens) exceeds the available context size (8192 tokens), try increasing it",
+        ))
+        .args(["--output", "json"])
+        .status(1)
+        .any_stderr()
+        .run();
+    let error = &ran.json()["error"];
+    assert_eq!(error["code"], "provider_bad_request");
+    let said = format!("{}\n{}", error, ran.stderr);
+    assert!(said.contains("does not fit the model's context window"), "{said}");
+    assert!(!said.contains("model.params"), "{said}");
+}
+
+/// llama.cpp answers a request that breaks its chat template with a 400: the hint says the
+/// server could not read it.
+#[test]
+fn a_template_error_at_http_400_says_the_server_could_not_read_the_request() {
+    Test::new()
+        .agent("prompt: Go\n")
+        .respond(MockResponse::error(
+            400,
+            "Failed to parse messages: Conversation roles must alternate user/assistant",
+        ))
+        .status(1)
+        .stderr_contains("the server could not read the request")
+        .run();
+}
