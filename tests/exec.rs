@@ -1350,7 +1350,11 @@ fn the_state_directory_ignores_itself_in_git() {
         .stdout("done\n")
         .run();
     assert_eq!(ran.read(".runner/.gitignore"), "*\n");
-    if std::process::Command::new("git").arg("--version").output().is_err() {
+    if std::process::Command::new("git")
+        .arg("--version")
+        .output()
+        .is_err()
+    {
         eprintln!("skipped the git check: git is not installed");
         return;
     }

@@ -154,12 +154,20 @@ fn progress_says_a_call_waiting_for_approval_was_not_run() {
     assert!(!ran.stderr.contains("ms)"), "{}", ran.stderr);
     let denied = Test::new()
         .agent("prompt: Go\ntools:\n  - builtin: write_file\npermissions:\n  deny: [write_file]\n")
-        .reply(Reply::tool_call("write_file", json!({"path": "a.txt", "content": "A"})))
+        .reply(Reply::tool_call(
+            "write_file",
+            json!({"path": "a.txt", "content": "A"}),
+        ))
         .reply(Reply::text("done"))
         .args(["--progress", "plain"])
         .stderr_contains("✗ write_file not run: ")
         .run();
-    assert_eq!(denied.stderr.matches("✗ write_file").count(), 1, "{}", denied.stderr);
+    assert_eq!(
+        denied.stderr.matches("✗ write_file").count(),
+        1,
+        "{}",
+        denied.stderr
+    );
 }
 
 #[test]

@@ -442,7 +442,10 @@ fn an_output_schema_leaves_the_tools_usable_on_a_grammar_enforcing_server() {
     assert!(requests[2].body.get("tools").is_none());
     assert!(requests[2].body["response_format"]["json_schema"].is_object());
     let asked = requests[2].last_user_text().unwrap();
-    assert!(asked.contains("JSON value matching the output schema"), "{asked}");
+    assert!(
+        asked.contains("JSON value matching the output schema"),
+        "{asked}"
+    );
 }
 
 /// Structured output with a tool on every wire: a tool call, then the answer call.
@@ -581,7 +584,10 @@ fn a_context_overflow_hints_at_a_shorter_prompt_or_a_bigger_window() {
     let error = &ran.json()["error"];
     assert_eq!(error["code"], "provider_bad_request");
     let said = format!("{}\n{}", error, ran.stderr);
-    assert!(said.contains("does not fit the model's context window"), "{said}");
+    assert!(
+        said.contains("does not fit the model's context window"),
+        "{said}"
+    );
     assert!(!said.contains("model.params"), "{said}");
 }
 

@@ -108,8 +108,12 @@ pub fn check(assertion: &Assertion, run: &Evidence<'_>, grade: &Grade<'_>) -> Re
         }),
         Assertion::FileContains(check) => file_contains(check, run.workspace),
         Assertion::MaxSteps(max) => at_most(("step", "steps"), result.steps, *max),
-        Assertion::MaxLlmCalls(max) => at_most(("model call", "model calls"), result.llm_calls, *max),
-        Assertion::MaxToolCalls(max) => at_most(("tool call", "tool calls"), result.tool_calls, *max),
+        Assertion::MaxLlmCalls(max) => {
+            at_most(("model call", "model calls"), result.llm_calls, *max)
+        }
+        Assertion::MaxToolCalls(max) => {
+            at_most(("tool call", "tool calls"), result.tool_calls, *max)
+        }
         Assertion::MaxTokens(max) => at_most(("token", "tokens"), result.usage.total_tokens, *max),
         Assertion::MaxCostUsd(max) => match result.usage.cost_usd {
             Some(cost) => expect(cost <= *max, || {

@@ -126,7 +126,12 @@ fn kept(filter: Option<&str>, id: &str) -> bool {
 pub fn kept_cases(files: &[LoadedFile], filter: Option<&str>) -> usize {
     files
         .iter()
-        .flat_map(|file| file.spec.cases.iter().map(move |case| case_id(file, &case.name)))
+        .flat_map(|file| {
+            file.spec
+                .cases
+                .iter()
+                .map(move |case| case_id(file, &case.name))
+        })
         .filter(|id| kept(filter, id))
         .count()
 }

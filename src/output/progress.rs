@@ -14,8 +14,8 @@ use indicatif::{ProgressBar, ProgressDrawTarget, ProgressState, ProgressStyle as
 use serde_json::{Value, json};
 
 use crate::engine::clock::now_rfc3339;
-use crate::engine::scheduler::NOT_RUN;
 use crate::engine::events::{Delta, Event, EventData, EventSink, HookCompleted, PermissionDecided};
+use crate::engine::scheduler::NOT_RUN;
 use crate::policy::{Decider, HookOutcome, Verdict};
 
 /// How progress lines look.

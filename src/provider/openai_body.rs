@@ -293,7 +293,8 @@ mod tests {
             ..ModelRequest::default()
         };
         let (cache, params) = (ItemCache::default(), Map::new());
-        let body = serde_json::to_value(request_body("m", &params, &req, Takes::ALL, &cache)).unwrap();
+        let body =
+            serde_json::to_value(request_body("m", &params, &req, Takes::ALL, &cache)).unwrap();
         let roles: Vec<&str> = body["messages"]
             .as_array()
             .unwrap()

@@ -75,7 +75,11 @@ pub(crate) fn conclude(
             }),
             state,
         )),
-        Err(mismatch) if attempts.as_ref().is_none_or(|n| **n < agent.structured_retries) => {
+        Err(mismatch)
+            if attempts
+                .as_ref()
+                .is_none_or(|n| **n < agent.structured_retries) =>
+        {
             if let Some(attempts) = attempts {
                 *attempts += 1;
             }
