@@ -27,7 +27,7 @@ static SECRETS: RwLock<Vec<String>> = RwLock::new(Vec::new());
 /// Registers a secret: no log line will show it.
 pub fn secret(value: &str) {
     // Short values would scrub ordinary words out of lines, and carry little anyway.
-    if value.len() < 4 {
+    if !crate::provider::redact::is_redactable(value) {
         return;
     }
     let mut secrets = SECRETS.write().unwrap_or_else(|p| p.into_inner());

@@ -207,9 +207,9 @@ fn every_assertion_kind_fails_at_its_own_line() {
             "file_contains: { path: out.txt, matches: ^nope }",
             "expected out.txt to match /^nope/",
         ),
-        ("max_steps: 1", "expected at most 1 steps, got 3"),
-        ("max_llm_calls: 1", "expected at most 1 model calls, got 3"),
-        ("max_tool_calls: 1", "expected at most 1 tool calls, got 2"),
+        ("max_steps: 1", "expected at most 1 step, got 3"),
+        ("max_llm_calls: 1", "expected at most 1 model call, got 3"),
+        ("max_tool_calls: 1", "expected at most 1 tool call, got 2"),
         ("max_tokens: 0", ""),
         (
             "max_cost_usd: 0.01",
@@ -357,6 +357,29 @@ fn record_then_replay_with_a_judge_and_no_network() {
         .stdout_contains("1 passed, 0 failed, 0 skipped")
         .run();
     assert_eq!(replayed.requests().len(), 3);
+}
+
+/// `runner test --record` with a local server's dummy key (`x`): the cassette's field
+/// names keep their `x`s, and the replay passes.
+#[test]
+fn a_dummy_key_recorded_by_runner_test_replays() {
+    let recorded = recorded_case("Greet the user in notes.txt.")
+        .env("RUNNER_TEST_KEY", "x")
+        .reply(Reply::tool_call("read_file", json!({"path": "notes.txt"})))
+        .reply(Reply::text("Hello, Ada!"))
+        .reply(Reply::text(r#"{"pass": true, "reason": "It greets Ada."}"#))
+        .command(["test", "--record"])
+        .stdout_contains("test agent.test.yaml::greets ... ok")
+        .stderr_contains("shorter than 8 characters")
+        .run();
+    let cassette = recorded.read("cassettes/agent.jsonl");
+    assert!(!cassette.contains("[REDACTED]"), "{cassette}");
+    recorded
+        .then()
+        .env_remove("RUNNER_TEST_KEY")
+        .command(["test"])
+        .stdout_contains("1 passed, 0 failed, 0 skipped")
+        .run();
 }
 
 #[test]
@@ -575,6 +598,7 @@ cases:
         .agent("prompt: Go.\n")
         .file("agent.test.yaml", file)
         .command(["test", "--filter", "o"])
+        .stdout_contains("running 3 cases from 1 file")
         .stdout_contains("test agent.test.yaml::one ... ok")
         .stdout_contains("test agent.test.yaml::two ... ok")
         .stdout_contains(

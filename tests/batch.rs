@@ -435,7 +435,7 @@ fn plain_progress_has_a_timestamped_line_per_input() {
             "batch", "agent.yaml", "--inputs", "inputs.jsonl", "-j", "1", "--progress", "plain",
         ])
         .status(2)
-        .stderr_contains("Z line 1: completed · 1 steps · ")
+        .stderr_contains("Z line 1: completed · 1 step · ")
         .stderr_contains("Z line 2 (two): invalid · error[invalid_input]: line 2: input `n` is an integer, but `\"x\"` is not")
         .stderr_contains(" — 2/2 finished · 1 done · 1 failed · 0 running · ")
         .run();

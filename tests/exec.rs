@@ -370,12 +370,19 @@ fn structured_output_that_never_matches_fails_with_exit_1() {
         .agent("prompt: Judge\noutput:\n  schema: { type: object }\n")
         .reply(Reply::text("not json"))
         .reply(Reply::text("not json"))
-        .reply(Reply::text("not json"))
+        .reply(Reply::text("[1]"))
         .args(["--output", "json"])
         .status(1)
         .stderr_contains("error[structured_output]")
         .run();
     assert_eq!(ran.json()["error"]["code"], "structured_output");
+    // Said for the person who reads it, not in the words the model was given.
+    let message = ran.json()["error"]["message"].as_str().unwrap().to_string();
+    assert!(
+        message.contains("the last one: the answer does not match the output schema"),
+        "{message}"
+    );
+    assert!(!ran.stderr.contains("Answer again"), "{}", ran.stderr);
 }
 
 #[test]
@@ -599,6 +606,36 @@ fn record_then_replay_without_network_or_key() {
         !recorded.read("cassette.jsonl").contains(KEY),
         "the key leaked into the cassette"
     );
+}
+
+/// Local servers take dummy keys. `none` is a word of the prompt and `x` a letter of the
+/// cassette's field names: neither is redacted (the recording says so on stderr), so the
+/// cassette holds what was sent and replays.
+#[test]
+fn a_short_dummy_key_is_not_redacted_and_the_cassette_replays() {
+    for key in ["none", "x"] {
+        let recorded = Test::new()
+            .env(KEY_ENV, key)
+            .agent("prompt: Reply with the word none.\ntools:\n  - builtin: read_file\n")
+            .file("notes.txt", NOTES)
+            .reply(Reply::tool_call("read_file", json!({"path": "notes.txt"})))
+            .reply(Reply::text("none"))
+            .args(["--record", "cassette.jsonl"])
+            .stdout("none\n")
+            .stderr_contains("shorter than 8 characters, so cassette.jsonl does not redact it")
+            .run();
+        let cassette = recorded.read("cassette.jsonl");
+        assert!(
+            cassette.contains("Reply with the word none.") && !cassette.contains("[REDACTED]"),
+            "key {key}: {cassette}"
+        );
+        recorded
+            .then()
+            .env_remove(KEY_ENV)
+            .args(["--replay", "cassette.jsonl"])
+            .stdout("none\n")
+            .run();
+    }
 }
 
 #[test]
@@ -1457,4 +1494,34 @@ fn ci_wins_over_a_terminal_for_progress() {
         "no status line:\n{screen:?}"
     );
     assert!(!screen.contains('\u{1b}'), "no colour:\n{screen:?}");
+
+/// A run in a git repository leaves nothing to commit: `.runner/` ignores itself.
+#[test]
+fn the_state_directory_ignores_itself_in_git() {
+    let ran = Test::new()
+        .agent("prompt: Go\n")
+        .reply(Reply::text("done"))
+        .command(["exec", "agent.yaml"])
+        .stdout("done\n")
+        .run();
+    assert_eq!(ran.read(".runner/.gitignore"), "*\n");
+    if std::process::Command::new("git")
+        .arg("--version")
+        .output()
+        .is_err()
+    {
+        eprintln!("skipped the git check: git is not installed");
+        return;
+    }
+    let git = |args: &[&str]| {
+        let out = std::process::Command::new("git")
+            .args(args)
+            .current_dir(&ran.dir)
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    git(&["init", "-q"]);
+    let status = git(&["status", "--porcelain", "--untracked-files=all"]);
+    assert!(!status.contains(".runner"), "{status}");
 }

@@ -142,6 +142,34 @@ fn asking() -> Test {
     )
 }
 
+/// Progress says a call waiting for approval was not run, and why, not how long it took;
+/// a denied call is said once, by its permission line.
+#[test]
+fn progress_says_a_call_waiting_for_approval_was_not_run() {
+    let ran = asking()
+        .args(["--progress", "plain"])
+        .status(4)
+        .stderr_contains("✗ write_file not run: waits for approval")
+        .run();
+    assert!(!ran.stderr.contains("ms)"), "{}", ran.stderr);
+    let denied = Test::new()
+        .agent("prompt: Go\ntools:\n  - builtin: write_file\npermissions:\n  deny: [write_file]\n")
+        .reply(Reply::tool_call(
+            "write_file",
+            json!({"path": "a.txt", "content": "A"}),
+        ))
+        .reply(Reply::text("done"))
+        .args(["--progress", "plain"])
+        .stderr_contains("✗ write_file not run: ")
+        .run();
+    assert_eq!(
+        denied.stderr.matches("✗ write_file").count(),
+        1,
+        "{}",
+        denied.stderr
+    );
+}
+
 #[test]
 fn ask_with_nobody_to_decide_pauses_and_resume_approves() {
     let ran = asking()

@@ -205,6 +205,40 @@ fn an_interrupted_run_resumes() {
         .run();
 }
 
+/// The hint after a limit is the command that continues: a raised `limits.` key widens
+/// the definition the session started with, so the resume it gives has `--allow-widening`.
+#[test]
+fn the_hint_after_a_limit_is_the_command_that_continues() {
+    let limited = |calls: u32| format!("{READER}limits: {{ max_llm_calls: {calls} }}\n");
+    let stopped = Test::new()
+        .agent(&limited(1))
+        .file("notes.txt", NOTES)
+        .reply(read_notes())
+        .status(3)
+        .any_stderr()
+        .run();
+    let session = stopped.session();
+    let hint = stopped
+        .stderr
+        .lines()
+        .find_map(|line| line.strip_prefix("to continue: "))
+        .expect("a hint");
+    let command = format!("runner resume {session} --allow-widening");
+    assert_eq!(
+        hint,
+        format!("raise `limits.max_llm_calls` in agent.yaml, then {command}")
+    );
+    // Doing exactly what it says.
+    let words = shell_words::split(&command).unwrap();
+    stopped
+        .then()
+        .agent(&limited(5))
+        .reply(Reply::text("done"))
+        .command_vec(words[1..].to_vec())
+        .stdout("done\n")
+        .run();
+}
+
 #[test]
 fn corrupt_and_truncated_checkpoints_are_refused_by_name() {
     let ran = Test::new()

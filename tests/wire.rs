@@ -412,3 +412,196 @@ fn an_agent_on_the_responses_api_calls_a_tool_then_answers() {
     let output = input[3]["output"].as_str().unwrap();
     assert!(output.contains("buy milk"), "{output}");
 }
+
+/// A server that enforces `response_format` as a grammar (llama.cpp) could only write the
+/// JSON if the schema came with the tools: it goes on the answer call only, so the model
+/// calls its tool first, answers, and is then asked for the JSON (without tools).
+#[test]
+fn an_output_schema_leaves_the_tools_usable_on_a_grammar_enforcing_server() {
+    let ran = Test::new()
+        .enforce_response_format()
+        .agent(
+            "prompt: How many legs has the animal in notes.txt?\ntools:\n  - builtin: read_file\n\
+             output:\n  schema: { type: object, required: [legs], properties: { legs: { type: integer } } }\n",
+        )
+        .file("notes.txt", "A spider.\n")
+        .reply(Reply::tool_call("read_file", json!({"path": "notes.txt"})))
+        .reply(Reply::text("A spider has 8 legs."))
+        .reply(Reply::text("{\"legs\": 8}"))
+        .args(["--output", "json"])
+        .run();
+    let result = ran.json();
+    assert_eq!(result["structured"], json!({"legs": 8}));
+    assert_eq!(result["tool_calls"], 1, "the tool ran before the answer");
+    let requests = ran.requests();
+    assert_eq!(requests.len(), 3);
+    for offered in &requests[..2] {
+        assert!(offered.body.get("tools").is_some());
+        assert!(offered.body.get("response_format").is_none());
+    }
+    assert!(requests[2].body.get("tools").is_none());
+    assert!(requests[2].body["response_format"]["json_schema"].is_object());
+    let asked = requests[2].last_user_text().unwrap();
+    assert!(
+        asked.contains("JSON value matching the output schema"),
+        "{asked}"
+    );
+}
+
+/// Structured output with a tool on every wire: a tool call, then the answer call.
+#[test]
+fn a_tool_call_then_a_structured_answer_keeps_the_conversation_valid() {
+    let body = format!("{READS}output:\n  schema: {{ type: object, required: [ok] }}\n");
+    for model in WIRES {
+        let ran = on(model, &body)
+            .file("a.txt", "A")
+            .reply(Reply::tool_call("read_file", json!({"path": "a.txt"})))
+            .reply(Reply::text("It says A."))
+            .reply(Reply::text("{\"ok\": true}"))
+            .args(["--output", "json"])
+            .run();
+        assert_eq!(ran.json()["structured"], json!({"ok": true}), "{model}");
+    }
+}
+
+/// A server that answers `Connection: keep-alive` but closes the connection after each
+/// reply loses the request sent next on it, before any byte of an answer: it goes again
+/// at once on a new connection, which is not a retry (the mock model allows one attempt,
+/// and nothing about retrying is said).
+#[test]
+fn a_pooled_connection_the_server_closed_is_replaced_without_a_retry() {
+    let ran = Test::new()
+        .close_after_each_reply()
+        .agent(READS)
+        .file("a.txt", "A")
+        .reply(Reply::tool_call("read_file", json!({"path": "a.txt"})))
+        .reply(Reply::tool_call("read_file", json!({"path": "a.txt"})))
+        .reply(Reply::text("done"))
+        .args(["--output", "json"])
+        .run();
+    let result = ran.json();
+    assert_eq!(result["output"], "done");
+    assert_eq!(result["retries"], 0);
+    assert_eq!(ran.requests().len(), 3, "each answered once");
+}
+
+/// A `<result>` that quotes a tool call holds one of the stop sequences, and the server
+/// cuts the reply there: the cut reply is dropped and the call made again without stop
+/// sequences, so the answer is whole.
+#[test]
+fn a_stop_sequence_inside_a_result_is_recovered_by_asking_again_without_stops() {
+    let quoted = "Call <read_file><path>a.txt</path></read_file> first.";
+    let answer = format!("<attempt_completion><result>{quoted}</result></attempt_completion>");
+    for model in ["$MODEL", "$ANTHROPIC_MODEL"] {
+        let ran = on(model, &format!("{READS}tool_protocol: xml\n"))
+            .reply(Reply::text(&answer))
+            .reply(Reply::text(&answer))
+            .args(["--output", "json"])
+            .run();
+        assert_eq!(ran.json()["output"], quoted, "{model}");
+        let requests = ran.requests();
+        assert_eq!(requests.len(), 2);
+        let stops = requests[0].stop_sequences();
+        assert!(stops.contains(&"</read_file>".to_string()), "{stops:?}");
+        assert!(requests[1].stop_sequences().is_empty());
+        assert_eq!(
+            requests[1].conversation(),
+            requests[0].conversation(),
+            "the cut reply is not in the history"
+        );
+    }
+}
+
+/// A model that writes its answer straight into `<attempt_completion>`, without
+/// `<result>`: the body is the answer.
+#[test]
+fn a_completion_without_a_result_gives_its_body_as_the_answer() {
+    on("$MODEL", &format!("{READS}tool_protocol: xml\n"))
+        .reply(Reply::text(
+            "<attempt_completion>yes, and because the list is empty it will crash &amp; burn.</attempt_completion>",
+        ))
+        .stdout("yes, and because the list is empty it will crash & burn.\n")
+        .run();
+}
+
+/// The closing tag a stop sequence left out is put back in what was streamed too, not
+/// only in the history.
+#[test]
+fn the_streamed_text_of_a_stopped_action_ends_with_its_closing_tag() {
+    let ran = on("$MODEL", &format!("{READS}tool_protocol: xml\n"))
+        .file("a.txt", "A")
+        .reply(Reply::text("<read_file><path>a.txt</path></read_file>"))
+        .reply(Reply::text(
+            "<attempt_completion><result>A</result></attempt_completion>",
+        ))
+        .run();
+    let events = ran.events();
+    let first = events
+        .iter()
+        .find(|e| e["type"] == "thread.message.created")
+        .map(|e| e["data"]["message"]["id"].clone())
+        .unwrap();
+    let streamed: String = events
+        .iter()
+        .filter(|e| e["type"] == "thread.message.delta" && e["data"]["messageId"] == first)
+        .filter_map(|e| e["data"]["delta"]["contentChunk"].as_str())
+        .collect();
+    assert_eq!(streamed, "<read_file><path>a.txt</path></read_file>");
+}
+
+/// A root with `answer: { empty: fail }` hands off to a target that answers empty: the
+/// run fails, as the root's file says.
+#[test]
+fn the_roots_answer_policy_holds_after_a_handoff() {
+    let ran = Test::new()
+        .agent(
+            "prompt: Go\nanswer: { empty: fail }\nhandoffs:\n  - name: transfer\n    \
+             description: To B.\n    agent: { name: b, system: You are B. }\n",
+        )
+        .reply(Reply::tool_call("transfer", json!({})))
+        .reply(Reply::text(""))
+        .args(["--output", "json"])
+        .status(1)
+        .stderr_contains("error[empty_answer]")
+        .run();
+    assert_eq!(ran.json()["error"]["code"], "empty_answer");
+}
+
+/// A request longer than the model's window (llama.cpp's 400) is a matter of the prompt or
+/// the window, not of `model.params`.
+#[test]
+fn a_context_overflow_hints_at_a_shorter_prompt_or_a_bigger_window() {
+    let ran = Test::new()
+        .agent("prompt: Go\n")
+        .respond(MockResponse::error(
+            400,
+            "request (9000 tokens) exceeds the available context size (8192 tokens), try increasing it",
+        ))
+        .args(["--output", "json"])
+        .status(1)
+        .any_stderr()
+        .run();
+    let error = &ran.json()["error"];
+    assert_eq!(error["code"], "provider_bad_request");
+    let said = format!("{}\n{}", error, ran.stderr);
+    assert!(
+        said.contains("does not fit the model's context window"),
+        "{said}"
+    );
+    assert!(!said.contains("model.params"), "{said}");
+}
+
+/// llama.cpp answers a request that breaks its chat template with a 400: the hint says the
+/// server could not read it.
+#[test]
+fn a_template_error_at_http_400_says_the_server_could_not_read_the_request() {
+    Test::new()
+        .agent("prompt: Go\n")
+        .respond(MockResponse::error(
+            400,
+            "Failed to parse messages: Conversation roles must alternate user/assistant",
+        ))
+        .status(1)
+        .stderr_contains("the server could not read the request")
+        .run();
+}

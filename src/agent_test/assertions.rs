@@ -107,10 +107,14 @@ pub fn check(assertion: &Assertion, run: &Evidence<'_>, grade: &Grade<'_>) -> Re
             format!("expected no file {path} in the workspace; there is one")
         }),
         Assertion::FileContains(check) => file_contains(check, run.workspace),
-        Assertion::MaxSteps(max) => at_most("steps", result.steps, *max),
-        Assertion::MaxLlmCalls(max) => at_most("model calls", result.llm_calls, *max),
-        Assertion::MaxToolCalls(max) => at_most("tool calls", result.tool_calls, *max),
-        Assertion::MaxTokens(max) => at_most("tokens", result.usage.total_tokens, *max),
+        Assertion::MaxSteps(max) => at_most(("step", "steps"), result.steps, *max),
+        Assertion::MaxLlmCalls(max) => {
+            at_most(("model call", "model calls"), result.llm_calls, *max)
+        }
+        Assertion::MaxToolCalls(max) => {
+            at_most(("tool call", "tool calls"), result.tool_calls, *max)
+        }
+        Assertion::MaxTokens(max) => at_most(("token", "tokens"), result.usage.total_tokens, *max),
         Assertion::MaxCostUsd(max) => match result.usage.cost_usd {
             Some(cost) => expect(cost <= *max, || {
                 format!("expected a cost of at most ${max}, got ${cost:.6}")
@@ -144,9 +148,10 @@ fn matches(pattern: &str, text: &str) -> bool {
     Regex::new(pattern).is_ok_and(|re| re.is_match(text))
 }
 
-fn at_most(what: &str, actual: u64, max: u64) -> Result<(), String> {
+fn at_most((one, many): (&str, &str), actual: u64, max: u64) -> Result<(), String> {
     expect(actual <= max, || {
-        format!("expected at most {max} {what}, got {actual}")
+        let max = crate::output::summary::counted(max, one, many);
+        format!("expected at most {max}, got {actual}")
     })
 }
 

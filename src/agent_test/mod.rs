@@ -29,4 +29,4 @@ mod workspace;
 pub use case::Source;
 pub use load::{LoadedFile, load_test_file};
 pub use outcome::{CaseReport, Failure, Totals, Verdict};
-pub use suite::{Mode, Settings, run_suite};
+pub use suite::{Mode, Settings, kept_cases, run_suite};

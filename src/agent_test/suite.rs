@@ -112,18 +112,38 @@ pub fn run_suite(
     (reports.into_iter().flatten().collect(), filtered_out)
 }
 
+/// A case's id, `FILE::NAME`, which `--filter` matches.
+fn case_id(file: &LoadedFile, name: &str) -> String {
+    format!("{}::{}", file.path.display(), name)
+}
+
+/// Whether `--filter` keeps the case `id`.
+fn kept(filter: Option<&str>, id: &str) -> bool {
+    filter.is_none_or(|f| id.contains(f))
+}
+
+/// How many cases of `files` `--filter` keeps.
+pub fn kept_cases(files: &[LoadedFile], filter: Option<&str>) -> usize {
+    files
+        .iter()
+        .flat_map(|file| {
+            file.spec
+                .cases
+                .iter()
+                .map(move |case| case_id(file, &case.name))
+        })
+        .filter(|id| kept(filter, id))
+        .count()
+}
+
 /// The cases `--filter` keeps, each with how it runs.
 fn plan<'a>(files: &'a [LoadedFile], settings: &Settings) -> (Vec<Planned<'a>>, usize) {
     let mut planned = Vec::new();
     let mut filtered_out = 0;
     for file in files {
         for (index, case) in file.spec.cases.iter().enumerate() {
-            let id = format!("{}::{}", file.path.display(), case.name);
-            if settings
-                .filter
-                .as_ref()
-                .is_some_and(|f| !id.contains(f.as_str()))
-            {
+            let id = case_id(file, &case.name);
+            if !kept(settings.filter.as_deref(), &id) {
                 filtered_out += 1;
                 continue;
             }

@@ -181,8 +181,8 @@ fn input_line(envelope: &Envelope, color: bool) -> String {
         text.push_str(&format!(" · error[{}]: {}", error.code, error.message));
     }
     text.push_str(&format!(
-        " · {} steps · {} tokens · {}",
-        result.steps,
+        " · {} · {} tokens · {}",
+        crate::output::summary::counted(result.steps, "step", "steps"),
         result.usage.total_tokens,
         seconds(Duration::from_millis(result.duration_ms))
     ));

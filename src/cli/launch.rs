@@ -117,15 +117,23 @@ fn run(launch: Launch, options: &RunOptions) -> Result<RunResult, Stop> {
 }
 
 /// What to do to go on after an interrupt or a limit: the command, and the key to raise.
+/// A raised `limits.` key widens the definition the session started with, which a resume
+/// accepts only with `--allow-widening`; the `execution.` bounds are not such limits.
 fn how_to_continue(result: &RunResult, agent_file: &std::path::Path) -> Option<String> {
     let resume = format!("runner resume {}", result.session_id);
     match result.status {
         Status::Interrupted => Some(format!("to continue: {resume}")),
         Status::LimitReached => Some(match result.limit.as_deref().and_then(limit_key) {
-            Some(key) => format!(
-                "to continue: raise `{key}` in {}, then {resume}",
-                agent_file.display()
-            ),
+            Some(key) => {
+                let widening = match key.starts_with("limits.") {
+                    true => " --allow-widening",
+                    false => "",
+                };
+                format!(
+                    "to continue: raise `{key}` in {}, then {resume}{widening}",
+                    agent_file.display()
+                )
+            }
             None => format!("to continue: {resume}"),
         }),
         _ => None,

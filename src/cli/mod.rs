@@ -36,6 +36,7 @@ mod schema;
 mod servers;
 pub(crate) mod session_store;
 mod sessions;
+mod state_dir;
 mod stdout;
 mod style;
 mod submit;
@@ -191,5 +192,6 @@ pub fn main() -> std::process::ExitCode {
         Command::Submit(args) => submit::run(*args),
         Command::Worker(args) => worker::run(*args),
     };
+    state_dir::keep_out_of_git(std::path::Path::new(state_dir::STATE_DIR));
     exit.into()
 }

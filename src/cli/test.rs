@@ -15,6 +15,7 @@ use crate::agent_test::{
     LoadedFile, Mode, Settings, Totals, discover::discover, load_test_file, run_suite,
 };
 use crate::engine::clock::new_id;
+use crate::output::summary::counted;
 use crate::spec::duration::{HumanDuration, parse_duration};
 
 /// How `runner test` reports.
@@ -100,10 +101,11 @@ pub fn run(args: TestArgs) -> Exit {
         true => outln!("{line}"),
         false => eprintln!("{line}"),
     };
-    let count: usize = files.iter().map(|f| f.spec.cases.len()).sum();
+    let count = crate::agent_test::kept_cases(&files, args.filter.as_deref()) as u64;
     progress(format!(
-        "\nrunning {count} case(s) from {} file(s)",
-        files.len()
+        "\nrunning {} from {}",
+        counted(count, "case", "cases"),
+        counted(files.len() as u64, "file", "files")
     ));
     let started = Instant::now();
     let (cases, filtered_out) =

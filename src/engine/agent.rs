@@ -70,6 +70,17 @@ pub struct AnswerPolicy {
     pub fail_empty: bool,
 }
 
+impl AnswerPolicy {
+    /// What fails under either policy: a handoff target answers under the stricter of its
+    /// own `answer` and the root's.
+    pub fn stricter(self, other: AnswerPolicy) -> AnswerPolicy {
+        AnswerPolicy {
+            fail_truncated: self.fail_truncated || other.fail_truncated,
+            fail_empty: self.fail_empty || other.fail_empty,
+        }
+    }
+}
+
 /// What a run shares: its events, its budget, and the stop signal.
 #[derive(Clone)]
 pub struct RunContext {

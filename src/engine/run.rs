@@ -96,7 +96,7 @@ pub async fn drive(
 pub async fn follow(root: &Agent, state: AgentState, ctx: &RunContext) -> GenerateResult {
     let mut reloaded_root: Option<Agent> = None;
     let mut active = match handed_chain(root, &state.handoffs) {
-        Ok(active) => active,
+        Ok(active) => active.map(|target| answering_for(target, root)),
         Err(message) => return Err(Halt::failed(state, "handoff", message)),
     };
     let mut state = state;
@@ -118,7 +118,7 @@ pub async fn follow(root: &Agent, state: AgentState, ctx: &RunContext) -> Genera
                 match hand_over(agent, &tool, ctx) {
                     Ok(target) => {
                         state = next.with_handoff(tool);
-                        active = Some(target);
+                        active = Some(answering_for(target, root_now));
                         continue;
                     }
                     Err(message) => return Err(Halt::failed(next, "handoff", message)),
@@ -133,12 +133,19 @@ pub async fn follow(root: &Agent, state: AgentState, ctx: &RunContext) -> Genera
         if let Some(next) = ctx.reloaded.lock().ok().and_then(|mut slot| slot.take()) {
             // A new root definition: the agents it handed over to are rebuilt from it.
             active = match handed_chain(&next, &state.handoffs) {
-                Ok(active) => active,
+                Ok(active) => active.map(|target| answering_for(target, &next)),
                 Err(message) => return Err(Halt::failed(state, "handoff", message)),
             };
             reloaded_root = Some(next);
         }
     }
+}
+
+/// A handoff target answers for the run the root started: a cut-off or empty answer
+/// fails when either the root's `answer` or the target's says so.
+fn answering_for(mut target: Agent, root: &Agent) -> Agent {
+    target.answer_policy = target.answer_policy.stricter(root.answer_policy);
+    target
 }
 
 /// Builds the target of `owner`'s handoff tool and announces the handoff.

@@ -16,6 +16,10 @@ use super::effect::ToolEffect;
 use crate::provider::{BoxFuture, ToolCall};
 use crate::tools::{Tool, ToolContext, ToolOutput, stopped};
 
+/// The metadata key of a call's result that says the call did not run, and why (progress
+/// shows `✗ TOOL not run: WHY` rather than a duration).
+pub const NOT_RUN: &str = "not_run";
+
 /// How one turn's calls may run.
 #[derive(Debug, Clone)]
 pub struct SchedulePolicy {
@@ -211,7 +215,8 @@ pub async fn run_calls(
                     Authorization::Wait(effect) => {
                         // Its block closes like a paused `ask_user` call's; the call runs
                         // (or is denied) in a step of the resumed run.
-                        let output = ToolOutput::error("not run yet: it waits for approval");
+                        let output = ToolOutput::error("not run yet: it waits for approval")
+                            .with_meta(NOT_RUN, "waits for approval");
                         let effect = Some(effect);
                         (Called { output, effect }, false)
                     }

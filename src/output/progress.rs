@@ -11,10 +11,11 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressState, ProgressStyle as BarStyle};
-use serde_json::Value;
+use serde_json::{Value, json};
 
 use crate::engine::clock::now_rfc3339;
 use crate::engine::events::{Delta, Event, EventData, EventSink, HookCompleted, PermissionDecided};
+use crate::engine::scheduler::NOT_RUN;
 use crate::policy::{Decider, HookOutcome, Verdict};
 
 /// How progress lines look.
@@ -198,15 +199,26 @@ impl EventSink for Progress {
                 format!("→ {}{}", tool.tool_name, brief(&tool.input))
             }
             EventData::ToolCompleted(tool) => {
-                let mark = if tool.result.success {
-                    self.paint("✓", "32")
-                } else {
-                    self.paint("✗", "31")
-                };
                 if tool.tool_name == ASK_USER {
                     self.pause(false);
                 }
-                format!("{mark} {} ({} ms)", tool.tool_name, tool.duration_ms)
+                let metadata = &tool.result.metadata;
+                if let Some(why) = metadata.get(NOT_RUN).and_then(Value::as_str) {
+                    let line = format!("✗ {} not run: {why}", tool.tool_name);
+                    self.paint(&line, "31")
+                } else if metadata
+                    .get("permission")
+                    .is_some_and(|p| p["decision"] == json!(Verdict::Deny))
+                {
+                    return; // its permission line said it was not run, and why
+                } else {
+                    let mark = if tool.result.success {
+                        self.paint("✓", "32")
+                    } else {
+                        self.paint("✗", "31")
+                    };
+                    format!("{mark} {} ({} ms)", tool.tool_name, tool.duration_ms)
+                }
             }
             EventData::PermissionDecided(decided) => match permission_line(decided) {
                 Some((line, colour)) => {

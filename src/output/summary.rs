@@ -9,8 +9,13 @@ use std::path::Path;
 
 use super::result::{RunResult, Status};
 
+/// `n` and the noun, singular for one: `1 step`, `3 steps`.
+pub fn counted(n: u64, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
+}
+
 pub fn summary_line(result: &RunResult, run_dir: &Path) -> String {
-    let plural = |n: u64, one: &str, many: &str| format!("{n} {}", if n == 1 { one } else { many });
+    let plural = counted;
     let mut parts = vec![
         status_label(result.status).to_string(),
         plural(result.steps, "step", "steps"),

@@ -81,6 +81,9 @@ pub struct XmlStreamParser {
     /// The raw (undecoded) part of the current value, and its decoded part so far.
     raw_value: String,
     value: String,
+    /// Text of the action outside its parameters (raw): an `<attempt_completion>` without
+    /// `<result>` has its answer there.
+    loose: String,
     action: Option<Action>,
     ignored: usize,
     error: Option<FormatError>,
@@ -99,6 +102,7 @@ impl XmlStreamParser {
             params: Vec::new(),
             raw_value: String::new(),
             value: String::new(),
+            loose: String::new(),
             action: None,
             ignored: 0,
             error: None,
@@ -138,7 +142,9 @@ impl XmlStreamParser {
             Mode::Text => self.text.push_str(plain),
             Mode::Thinking => self.current.push_str(plain),
             Mode::Value { .. } => self.raw_value.push_str(plain),
-            // Between parameters only whitespace belongs; other text is tolerated and dropped.
+            // Between parameters only whitespace belongs; other text is kept aside for a
+            // completion without `<result>`, and dropped otherwise.
+            Mode::Action => self.loose.push_str(plain),
             _ => {}
         }
         if tail.is_empty() {
@@ -233,6 +239,7 @@ impl XmlStreamParser {
             Mode::Text => self.text.push_str(text),
             Mode::Thinking => self.current.push_str(text),
             Mode::Value { .. } => self.raw_value.push_str(text),
+            Mode::Action => self.loose.push_str(text),
             _ => {}
         }
     }
@@ -288,15 +295,15 @@ impl XmlStreamParser {
     fn finish_action(&mut self) {
         let name = self.action_name.take().unwrap_or_default();
         let params = std::mem::take(&mut self.params);
+        let loose = std::mem::take(&mut self.loose);
         self.action = Some(if name == COMPLETION {
-            let result = params
-                .into_iter()
-                .find(|(k, _)| k == "result")
-                .map(|(_, v)| v)
-                .unwrap_or_default();
-            Action::Completion {
-                result: trim_value(&result),
-            }
+            // Without `<result>`, the body is the answer (a model that wrote
+            // `<attempt_completion>yes, because ...</attempt_completion>`).
+            let result = match params.into_iter().find(|(k, _)| k == "result") {
+                Some((_, result)) => trim_value(&result),
+                None => decode(loose.trim()),
+            };
+            Action::Completion { result }
         } else {
             Action::ToolCall { name, params }
         });
@@ -315,6 +322,16 @@ impl XmlStreamParser {
         match self.mode {
             Mode::Action if self.pending.trim().is_empty() => self.action_name.as_deref(),
             _ => None,
+        }
+    }
+
+    /// Whether the reply so far ends inside a parameter's value of an action (a tag that
+    /// is part of the value being read included).
+    pub fn in_value(&self) -> bool {
+        match &self.mode {
+            Mode::Value { .. } | Mode::Cdata { .. } => true,
+            Mode::Tag { from } => matches!(**from, Mode::Value { .. }),
+            _ => false,
         }
     }
 

@@ -22,7 +22,7 @@ use serde::{Deserialize, Serialize};
 use super::error::{ErrorKind, ProviderError};
 use super::history::History;
 use super::http::Secret;
-use super::redact::redact_json;
+use super::redact::{MIN_SECRET_CHARS, is_redactable, redact_value};
 use super::types::{Message, ModelRequest, ModelResponse};
 use super::{BoxFuture, DeltaSink, Provider};
 
@@ -186,6 +186,8 @@ pub fn is_mcp_line(line: &str) -> bool {
 pub struct CassetteRecorder {
     path: PathBuf,
     file: Mutex<File>,
+    /// Warnings already printed (each agent of a run builds its own provider).
+    warned: Mutex<Vec<String>>,
 }
 
 impl CassetteRecorder {
@@ -201,7 +203,17 @@ impl CassetteRecorder {
         Ok(Arc::new(CassetteRecorder {
             path,
             file: Mutex::new(file),
+            warned: Mutex::default(),
         }))
+    }
+
+    /// Prints `warning` on stderr unless this recording printed it before.
+    fn warn_once(&self, warning: &str) {
+        let mut warned = self.warned.lock().unwrap_or_else(|p| p.into_inner());
+        if !warned.iter().any(|w| w == warning) {
+            eprintln!("{warning}");
+            warned.push(warning.to_string());
+        }
     }
 
     /// Appends one exchange as one line, with `key` redacted from all of it.
@@ -209,17 +221,20 @@ impl CassetteRecorder {
         self.append_value(exchange, key)
     }
 
-    /// Appends `value` as one line, with every one of `secrets` redacted from all of it.
+    /// Appends `value` as one line, with every one of `secrets` redacted from its string
+    /// values (never from field names, and not when shorter than
+    /// [`MIN_SECRET_CHARS`]: see [`super::redact`]).
     pub fn append_value<'s, T: Serialize>(
         &self,
         value: &T,
         secrets: impl IntoIterator<Item = &'s Secret>,
     ) -> Result<(), ProviderError> {
-        let line =
-            serde_json::to_string(value).map_err(|e| io_error(&self.path, "encode for", e))?;
-        let mut line = secrets.into_iter().fold(line, |line, secret| {
-            redact_json(&line, Some(secret)).into_owned()
-        });
+        let encode = |e| io_error(&self.path, "encode for", e);
+        let mut value = serde_json::to_value(value).map_err(encode)?;
+        for secret in secrets {
+            redact_value(&mut value, secret);
+        }
+        let mut line = serde_json::to_string(&value).map_err(encode)?;
         line.push('\n');
         let mut file = self.file.lock().unwrap_or_else(|p| p.into_inner());
         file.write_all(line.as_bytes())
@@ -238,11 +253,22 @@ pub struct Recording {
 }
 
 impl Recording {
+    /// Records `inner`'s exchanges with `key` redacted; a key too short to redact (a local
+    /// server's dummy key) is said on stderr, once per recording.
     pub fn new(
         inner: Arc<dyn Provider>,
         recorder: Arc<CassetteRecorder>,
         key: Option<Secret>,
     ) -> Self {
+        if let Some(secret) = &key
+            && !is_redactable(secret.expose())
+        {
+            recorder.warn_once(&format!(
+                "warning: the API key of `{}` is shorter than {MIN_SECRET_CHARS} characters, so {} does not redact it (a dummy key for a local server needs no redaction)",
+                inner.name(),
+                recorder.path.display()
+            ));
+        }
         Recording {
             inner,
             recorder,
@@ -287,6 +313,9 @@ impl Provider for Recording {
     }
     fn model(&self) -> &str {
         self.inner.model()
+    }
+    fn schema_with_tools(&self) -> bool {
+        self.inner.schema_with_tools()
     }
     fn stream<'a>(
         &'a self,

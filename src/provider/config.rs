@@ -187,11 +187,12 @@ pub fn build_provider_with(
 ) -> Result<Arc<dyn Provider>, ProviderError> {
     let name = cfg.kind.as_str();
     if let Some(store) = &opts.replay {
-        return Ok(Arc::new(Replay::new(
-            store.clone(),
-            name,
-            cfg.model.clone(),
-        )));
+        let replay = Replay::new(store.clone(), name, cfg.model.clone());
+        let schema_with_tools = match cfg.kind {
+            ProviderKind::Scripted => true,
+            kind => kind_takes_schema_with_tools(kind, &base_url(cfg, env)),
+        };
+        return Ok(Arc::new(replay.with_schema_with_tools(schema_with_tools)));
     }
     let (provider, key): (Arc<dyn Provider>, Option<Secret>) = match cfg.kind {
         ProviderKind::Scripted => (
@@ -214,16 +215,7 @@ pub fn build_provider_with(
                 },
                 None => None,
             };
-            let (url_env, default_url) = kind.default_base_url();
-            let from_env = || {
-                let value = url_env.and_then(env).filter(|u| !u.trim().is_empty())?;
-                Some(kind.base_url_from_env(&value))
-            };
-            let base_url = cfg
-                .base_url
-                .clone()
-                .or_else(from_env)
-                .unwrap_or_else(|| default_url.to_string());
+            let base_url = base_url(cfg, env);
             let settings = HttpSettings {
                 provider: name.to_string(),
                 model: cfg.model.clone(),
@@ -246,6 +238,31 @@ pub fn build_provider_with(
         Some(recorder) => Arc::new(Recording::new(provider, recorder.clone(), key)),
         None => provider,
     })
+}
+
+/// The endpoint of `cfg` (an HTTP provider): `base_url`, else the provider's variable
+/// (`OLLAMA_HOST`, ...), else its default.
+fn base_url(cfg: &ProviderConfig, env: &dyn Fn(&str) -> Option<String>) -> String {
+    let kind = cfg.kind;
+    let (url_env, default_url) = kind.default_base_url();
+    let from_env = || {
+        let value = url_env.and_then(env).filter(|u| !u.trim().is_empty())?;
+        Some(kind.base_url_from_env(&value))
+    };
+    cfg.base_url
+        .clone()
+        .or_else(from_env)
+        .unwrap_or_else(|| default_url.to_string())
+}
+
+/// [`Provider::schema_with_tools`] of the client `build_provider_with` makes for `kind`.
+fn kind_takes_schema_with_tools(kind: ProviderKind, base_url: &str) -> bool {
+    match kind {
+        ProviderKind::OpenAi | ProviderKind::Ollama | ProviderKind::Service(_) => {
+            super::openai::schema_with_tools(base_url)
+        }
+        _ => true,
+    }
 }
 
 #[cfg(test)]

@@ -146,7 +146,11 @@ impl ProviderError {
         message: String,
         key_env: Option<&str>,
     ) -> Self {
-        let unreadable = (500..=599).contains(&status) && unreadable_request(&message);
+        // llama.cpp answers a request that breaks its chat template with a 400 (older
+        // builds: a 500).
+        let unreadable =
+            (status == 400 || (500..=599).contains(&status)) && unreadable_request(&message);
+        let overflow = (400..=499).contains(&status) && context_overflow(&message);
         let kind = match status {
             _ if unreadable => ErrorKind::BadRequest,
             401 | 403 => ErrorKind::Auth,
@@ -164,11 +168,16 @@ impl ProviderError {
                 "the key in {var} is not allowed to use this model or endpoint"
             )),
             404 => err.with_hint("check the model name and base_url"),
-            400 | 422 => err.with_hint("check model.params and the model's supported features"),
             _ if unreadable => err.with_hint(format!(
                 "the server could not read the request; HTTP {status} is not retried, since the \
                  same request fails the same way"
             )),
+            _ if overflow => err.with_hint(
+                "the conversation does not fit the model's context window: shorten the prompt or \
+                 the tool results (limits.max_output_chars, the prune_tool_outputs or summarize \
+                 middleware), or use a model or server with a bigger window (llama.cpp: --ctx-size)",
+            ),
+            400 | 422 => err.with_hint("check model.params and the model's supported features"),
             _ => err,
         }
     }
@@ -198,6 +207,22 @@ fn unreadable_request(message: &str) -> bool {
         "raise_exception",
         "chat template",
         "invalid request",
+    ];
+    let message = message.to_ascii_lowercase();
+    SIGNS.iter().any(|sign| message.contains(sign))
+}
+
+/// Whether an error's message says the conversation is longer than the model's context
+/// window (OpenAI's `context_length_exceeded`, Anthropic's "prompt is too long",
+/// llama.cpp's "exceeds the available context size").
+fn context_overflow(message: &str) -> bool {
+    const SIGNS: [&str; 6] = [
+        "context_length_exceeded",
+        "maximum context length",
+        "context size",
+        "context window",
+        "prompt is too long",
+        "exceed_context_size",
     ];
     let message = message.to_ascii_lowercase();
     SIGNS.iter().any(|sign| message.contains(sign))

@@ -2,9 +2,15 @@
 //! an idle timeout between body chunks, error bodies turned into [`ProviderError`]s
 //! (message extracted, `Retry-After` read), and a body read chunk by chunk. Every error
 //! of an [`exchange`] leaves it with the key redacted.
+//!
+//! Connections are kept alive and reused. A server may close an idle one just as a request
+//! goes out on it (a llama.cpp build answers `Connection: keep-alive`, then closes the
+//! socket after each streamed reply): a request lost that way, before any byte of an answer,
+//! is sent again at once on a new connection. That is not a retry of the model call (the
+//! server never saw it), so the [`Retry`](super::Retry) wrapper neither waits nor counts.
 
 use std::fmt;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Once, OnceLock};
 use std::time::{Duration, SystemTime};
 
@@ -43,6 +49,13 @@ pub(crate) struct HttpClient {
     /// TLS client loads the system's certificates (half of start-up CPU otherwise).
     plain: OnceLock<reqwest::Client>,
     tls: OnceLock<reqwest::Client>,
+    /// Clients that keep no idle connection, for a request resent after its pooled
+    /// connection was found closed: each of their requests goes on a new connection.
+    fresh_plain: OnceLock<reqwest::Client>,
+    fresh_tls: OnceLock<reqwest::Client>,
+    /// Whether a server answered through the pooled clients: only then can a connection be
+    /// waiting in the pool, to be found closed.
+    answered: Arc<AtomicBool>,
     pub provider: String,
     pub key: Option<Secret>,
     pub key_env: Option<String>,
@@ -65,6 +78,11 @@ const DRAIN_AFTER_DONE: Duration = Duration::from_secs(1);
 /// 300 files) is half of the start-up of a run against a local server, and it never
 /// makes a TLS connection.
 pub fn http_client(timeout: Duration, url: &str) -> Result<reqwest::Client, String> {
+    build_client(timeout, url, true)
+}
+
+/// [`http_client`]; `pooled: false` keeps no idle connection.
+fn build_client(timeout: Duration, url: &str, pooled: bool) -> Result<reqwest::Client, String> {
     static CRYPTO: Once = Once::new();
     CRYPTO.call_once(|| {
         // Fails only when the application installed a provider first: keep theirs.
@@ -74,6 +92,10 @@ pub fn http_client(timeout: Duration, url: &str) -> Result<reqwest::Client, Stri
     let builder = match is_tls(url) {
         true => builder,
         false => builder.tls_certs_only(Vec::new()),
+    };
+    let builder = match pooled {
+        true => builder,
+        false => builder.pool_max_idle_per_host(0),
     };
     builder.build().map_err(|e| format!("HTTP client: {e}"))
 }
@@ -95,6 +117,9 @@ impl HttpClient {
         HttpClient {
             plain: OnceLock::new(),
             tls: OnceLock::new(),
+            fresh_plain: OnceLock::new(),
+            fresh_tls: OnceLock::new(),
+            answered: Arc::default(),
             provider: provider.to_string(),
             key,
             key_env,
@@ -104,15 +129,52 @@ impl HttpClient {
         }
     }
 
-    /// The client for `url`'s scheme, built at its first use.
-    fn client(&self, url: &str) -> Result<&reqwest::Client, ProviderError> {
-        let slot = if is_tls(url) { &self.tls } else { &self.plain };
+    /// The client for `url`'s scheme, pooled or not, built at its first use.
+    fn client(&self, url: &str, pooled: bool) -> Result<&reqwest::Client, ProviderError> {
+        let slot = match (is_tls(url), pooled) {
+            (false, true) => &self.plain,
+            (true, true) => &self.tls,
+            (false, false) => &self.fresh_plain,
+            (true, false) => &self.fresh_tls,
+        };
         if let Some(client) = slot.get() {
             return Ok(client);
         }
-        let client = http_client(self.timeout, url)
+        let client = build_client(self.timeout, url, pooled)
             .map_err(|message| self.err(ErrorKind::Config, message))?;
         Ok(slot.get_or_init(|| client))
+    }
+
+    /// Sends the request; when it was lost on a pooled connection the server had closed
+    /// (see the module docs), sends it once more on a new connection.
+    async fn send(
+        &self,
+        url: &str,
+        headers: HeaderMap,
+        body: bytes::Bytes,
+        deadline: Instant,
+    ) -> Result<reqwest::Response, ProviderError> {
+        let send = |pooled| -> Result<_, ProviderError> {
+            let request = self.client(url, pooled)?.post(url);
+            Ok(request.headers(headers.clone()).body(body.clone()).send())
+        };
+        let error = match timeout_at(deadline, send(true)?).await {
+            Err(_) => return Err(self.timeout_error(None)),
+            Ok(Ok(response)) => {
+                self.answered.store(true, Ordering::Relaxed);
+                return Ok(response);
+            }
+            Ok(Err(e)) => e,
+        };
+        if !(self.answered.load(Ordering::Relaxed) && closed_before_answer(&error)) {
+            return Err(self.transport_error(&error, url));
+        }
+        tracing::debug!(url, error = %error, "the pooled connection was closed; sending again on a new one");
+        match timeout_at(deadline, send(false)?).await {
+            Err(_) => Err(self.timeout_error(None)),
+            Ok(Err(e)) => Err(self.transport_error(&e, url)),
+            Ok(Ok(response)) => Ok(response),
+        }
     }
 
     fn err(&self, kind: ErrorKind, message: impl Into<String>) -> ProviderError {
@@ -142,12 +204,7 @@ impl HttpClient {
         }
         let sent = body.len();
         let started = Instant::now();
-        let send = self.client(url)?.post(url).headers(map).body(body).send();
-        let response = match timeout_at(deadline, send).await {
-            Err(_) => return Err(self.timeout_error(None)),
-            Ok(Err(e)) => return Err(self.transport_error(&e, url)),
-            Ok(Ok(r)) => r,
-        };
+        let response = self.send(url, map, body.into(), deadline).await?;
         let status = response.status().as_u16();
         tracing::debug!(
             url,
@@ -220,6 +277,33 @@ impl HttpClient {
         };
         self.err(kind, message)
     }
+}
+
+/// Whether a request failed because its connection was closed before any byte of an
+/// answer came: reset, broken pipe, or hyper's "connection closed before message
+/// completed" (not a type this crate can name, so known by its text). Not a failure to
+/// connect, which a new connection would not cure.
+fn closed_before_answer(error: &reqwest::Error) -> bool {
+    use std::io::ErrorKind::{BrokenPipe, ConnectionAborted, ConnectionReset, UnexpectedEof};
+    if error.is_connect() || error.is_timeout() {
+        return false;
+    }
+    let mut source = std::error::Error::source(error);
+    while let Some(cause) = source {
+        if let Some(io) = cause.downcast_ref::<std::io::Error>()
+            && matches!(
+                io.kind(),
+                ConnectionReset | ConnectionAborted | BrokenPipe | UnexpectedEof
+            )
+        {
+            return true;
+        }
+        if cause.to_string() == "connection closed before message completed" {
+            return true;
+        }
+        source = cause.source();
+    }
+    false
 }
 
 /// A successful response whose body is read chunk by chunk under the timeouts.

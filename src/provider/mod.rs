@@ -81,6 +81,15 @@ pub trait Provider: Send + Sync {
         sink: &'a DeltaSink<'a>,
     ) -> BoxFuture<'a, Result<ModelResponse, ProviderError>>;
 
+    /// Whether a `response_format` can go along with tools on one call. `false` for a
+    /// server that may enforce the schema as a grammar (llama.cpp, Ollama, vLLM: every
+    /// OpenAI-compatible server but OpenAI's and Azure's own), where it would leave the model
+    /// no way to call a tool: the engine then sends the schema only on the call that gives
+    /// the final answer (docs/providers.md).
+    fn schema_with_tools(&self) -> bool {
+        true
+    }
+
     /// `stream` with the deltas dropped.
     fn complete<'a>(
         &'a self,

@@ -33,6 +33,13 @@ pub struct OpenAiProvider {
     sent: ItemCache,
 }
 
+/// Whether the Chat Completions server at `base_url` takes `response_format` along with
+/// tools: OpenAI's and Azure's own APIs do; any other may turn the schema into a grammar
+/// (llama.cpp does), which leaves the model no way to call a tool.
+pub fn schema_with_tools(base_url: &str) -> bool {
+    host(base_url) == "api.openai.com" || is_azure(base_url)
+}
+
 /// Settings for [`OpenAiProvider::new`] (and [`AnthropicProvider`](super::anthropic::AnthropicProvider)).
 #[derive(Debug, Clone)]
 pub struct HttpSettings {
@@ -66,7 +73,15 @@ impl OpenAiProvider {
 
     /// The JSON body for `req`, borrowing it (public for tests).
     pub fn request_body<'a>(&'a self, req: &'a ModelRequest) -> impl serde::Serialize + 'a {
-        openai_body::request_body(&self.model, &self.params, req, !self.platform, &self.sent)
+        openai_body::request_body(&self.model, &self.params, req, self.takes(), &self.sent)
+    }
+
+    /// What this server takes of a request (see [`Takes`](openai_body::Takes)).
+    fn takes(&self) -> openai_body::Takes {
+        openai_body::Takes {
+            stop: !self.platform,
+            schema_with_tools: self.schema_with_tools(),
+        }
     }
 
     async fn call(
@@ -78,7 +93,7 @@ impl OpenAiProvider {
         let stream = OpenAiStream::new(provider, &self.model);
         let whole = |bytes: &[u8]| parse_completion(provider, &self.model, bytes, sink);
         let body =
-            openai_body::request_body(&self.model, &self.params, req, !self.platform, &self.sent);
+            openai_body::request_body(&self.model, &self.params, req, self.takes(), &self.sent);
         exchange(
             &self.http,
             &self.url,
@@ -99,6 +114,9 @@ impl Provider for OpenAiProvider {
     }
     fn model(&self) -> &str {
         &self.model
+    }
+    fn schema_with_tools(&self) -> bool {
+        self.platform || self.azure
     }
     fn stream<'a>(
         &'a self,

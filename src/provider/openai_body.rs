@@ -13,13 +13,32 @@ use super::item_cache::{CachedItems, ItemCache};
 use super::types::{Message, ModelRequest, ToolCall, ToolSpec};
 use super::wire_body::{Arguments, Body, Field, TRUE, WireField};
 
-/// The body for `req` to `model`; `stop` says whether the server takes `req.stop`. The
-/// history's messages that `cache` holds from the last request are not serialised again.
+/// What a server takes of a request, besides what every server does.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Takes {
+    /// `req.stop` (OpenAI's own API takes at most 4 stop sequences, its reasoning models none).
+    pub stop: bool,
+    /// `response_format` on a request with tools. A server that enforces the schema as a
+    /// grammar (llama.cpp) would leave the model no way to call a tool: the schema goes
+    /// only on requests without tools (the engine's answer call).
+    pub schema_with_tools: bool,
+}
+
+impl Takes {
+    #[cfg(test)]
+    pub const ALL: Takes = Takes {
+        stop: true,
+        schema_with_tools: true,
+    };
+}
+
+/// The body for `req` to `model`, with what the server `takes`. The history's messages
+/// that `cache` holds from the last request are not serialised again.
 pub(crate) fn request_body<'a>(
     model: &'a str,
     params: &'a Map<String, Value>,
     req: &'a ModelRequest,
-    stop: bool,
+    takes: Takes,
     cache: &'a ItemCache,
 ) -> Body<'a, Wire<'a>> {
     let mut body = Body::new();
@@ -31,7 +50,11 @@ pub(crate) fn request_body<'a>(
     if !req.tools.is_empty() {
         body.push("tools", Field::Wire(Wire::Tools(Tools(&req.tools))));
     }
-    if let Some(rf) = &req.response_format {
+    let format = req
+        .response_format
+        .as_ref()
+        .filter(|_| takes.schema_with_tools || req.tools.is_empty());
+    if let Some(rf) = format {
         let format = ResponseFormat {
             kind: "json_schema",
             json_schema: JsonSchema {
@@ -42,7 +65,7 @@ pub(crate) fn request_body<'a>(
         };
         body.push("response_format", Field::Wire(Wire::ResponseFormat(format)));
     }
-    if stop && !req.stop.is_empty() {
+    if takes.stop && !req.stop.is_empty() {
         body.push("stop", Field::Wire(Wire::Strs(&req.stop)));
     }
     body.push("stream", Field::Json(&TRUE));
@@ -270,7 +293,8 @@ mod tests {
             ..ModelRequest::default()
         };
         let (cache, params) = (ItemCache::default(), Map::new());
-        let body = serde_json::to_value(request_body("m", &params, &req, true, &cache)).unwrap();
+        let body =
+            serde_json::to_value(request_body("m", &params, &req, Takes::ALL, &cache)).unwrap();
         let roles: Vec<&str> = body["messages"]
             .as_array()
             .unwrap()
@@ -287,12 +311,12 @@ mod tests {
         let (cache, params) = (ItemCache::default(), Map::new());
         let fresh = |req: &ModelRequest| {
             let cache = ItemCache::default();
-            serde_json::to_string(&request_body("m", &params, req, true, &cache)).unwrap()
+            serde_json::to_string(&request_body("m", &params, req, Takes::ALL, &cache)).unwrap()
         };
         // Written the way requests are, against serialised through serde.
         let cached = |req: &ModelRequest| {
             let mut out = Vec::new();
-            let body = request_body("m", &params, req, true, &cache);
+            let body = request_body("m", &params, req, Takes::ALL, &cache);
             body.write_json(&mut out).unwrap();
             String::from_utf8(out).unwrap()
         };

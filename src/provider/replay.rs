@@ -206,6 +206,8 @@ pub struct Replay {
     store: Arc<ReplayStore>,
     provider: String,
     model: String,
+    /// What the recorded provider said (the requests must be made the same way).
+    schema_with_tools: bool,
 }
 
 impl Replay {
@@ -218,7 +220,15 @@ impl Replay {
             store,
             provider: provider.into(),
             model: model.into(),
+            schema_with_tools: true,
         }
+    }
+
+    /// Makes the requests as the provider that was recorded does (see
+    /// [`Provider::schema_with_tools`]).
+    pub fn with_schema_with_tools(mut self, yes: bool) -> Self {
+        self.schema_with_tools = yes;
+        self
     }
 
     fn answer(
@@ -281,6 +291,9 @@ impl Provider for Replay {
     }
     fn model(&self) -> &str {
         &self.model
+    }
+    fn schema_with_tools(&self) -> bool {
+        self.schema_with_tools
     }
     fn stream<'a>(
         &'a self,

@@ -89,6 +89,9 @@ impl Provider for Retry {
     fn model(&self) -> &str {
         self.inner.model()
     }
+    fn schema_with_tools(&self) -> bool {
+        self.inner.schema_with_tools()
+    }
     fn stream<'a>(
         &'a self,
         req: &'a ModelRequest,

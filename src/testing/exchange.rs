@@ -189,6 +189,11 @@ impl MockResponse {
         Self::new(200, Body::Reply(reply))
     }
 
+    /// Whether this is a model answer that calls a tool.
+    pub fn calls_tools(&self) -> bool {
+        matches!(&self.body, Body::Reply(reply) if !reply.tool_calls.is_empty())
+    }
+
     /// Shorthand for `reply(Reply::text(text))`.
     pub fn text(text: impl Into<String>) -> Self {
         Self::reply(Reply::text(text))

@@ -45,6 +45,10 @@ struct State {
     requests: Vec<MockRequest>,
     /// Whether request bodies are kept whole (see [`MockServer::answer_only`]).
     answer_only: bool,
+    /// See [`MockServer::enforce_response_format`].
+    grammar: bool,
+    /// See [`MockServer::close_after_each_reply`].
+    close_after_reply: bool,
 }
 
 /// The server. Cheap to query from any thread; stops when dropped.
@@ -145,6 +149,23 @@ impl MockServer {
         self
     }
 
+    /// Enforces a request's `response_format` as a grammar, as llama.cpp does: a reply
+    /// must then be text, so the queued replies that call tools are dropped and the first
+    /// text reply answers instead.
+    pub fn enforce_response_format(&self) -> &Self {
+        self.lock().grammar = true;
+        self
+    }
+
+    /// Answers `Connection: keep-alive` but closes each connection after its first reply,
+    /// as a llama.cpp build does a few milliseconds after each streamed reply. The close is
+    /// made to lose the race every time: the server waits for the client's next request
+    /// on the connection, then closes it unanswered (and unrecorded).
+    pub fn close_after_each_reply(&self) -> &Self {
+        self.lock().close_after_reply = true;
+        self
+    }
+
     /// Every request received so far, in order.
     pub fn requests(&self) -> Vec<MockRequest> {
         self.lock().requests.clone()
@@ -197,15 +218,23 @@ async fn serve_connection(mut stream: TcpStream, state: Arc<Mutex<State>>) -> st
         let Some(req) = read_request(&mut stream, &mut buf, &state).await? else {
             return Ok(());
         };
-        let close = req
-            .header("connection")
-            .is_some_and(|v| v.eq_ignore_ascii_case("close"));
+        let close_after_reply = state
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .close_after_reply;
+        let close = close_after_reply
+            || req
+                .header("connection")
+                .is_some_and(|v| v.eq_ignore_ascii_case("close"));
         let response = pick_response(&state, &req);
         let (status, content_type, chunks, streamed) = response.render(&req);
         let mut head = format!(
             "HTTP/1.1 {status} {}\r\ncontent-type: {content_type}\r\n",
             reason(status)
         );
+        if close_after_reply {
+            head.push_str("connection: keep-alive\r\n");
+        }
         for (k, v) in &response.headers {
             head.push_str(&format!("{k}: {v}\r\n"));
         }
@@ -221,6 +250,9 @@ async fn serve_connection(mut stream: TcpStream, state: Arc<Mutex<State>>) -> st
             stream
                 .write_all(&whole_response(head, &chunks, streamed))
                 .await?;
+            if close_after_reply {
+                return close_when_reused(stream).await;
+            }
             if close {
                 return Ok(());
             }
@@ -255,10 +287,21 @@ async fn serve_connection(mut stream: TcpStream, state: Arc<Mutex<State>>) -> st
             stream.write_all(b"0\r\n\r\n").await?;
         }
         stream.flush().await?;
+        if close_after_reply {
+            return close_when_reused(stream).await;
+        }
         if close {
             return Ok(());
         }
     }
+}
+
+/// Waits until the client sends more on a connection that was left open (its next
+/// request) or closes it, then closes it: the request is lost before any byte of an answer.
+async fn close_when_reused(mut stream: TcpStream) -> std::io::Result<()> {
+    let mut buf = Vec::new();
+    let _ = read_more(&mut stream, &mut buf).await;
+    stream.shutdown().await
 }
 
 /// The head, then the chunks (in chunked encoding when `streamed`), as one buffer.
@@ -288,11 +331,15 @@ fn pick_response(state: &Mutex<State>, req: &MockRequest) -> MockResponse {
     if let Some(response) = router.and_then(|route| route(req)) {
         return response;
     }
-    let queued = state
-        .lock()
-        .unwrap_or_else(|p| p.into_inner())
-        .queue
-        .pop_front();
+    let mut st = state.lock().unwrap_or_else(|p| p.into_inner());
+    if st.grammar && req.body.get("response_format").is_some() {
+        // Under a grammar only text can be written: tool calls never come.
+        while st.queue.front().is_some_and(MockResponse::calls_tools) {
+            st.queue.pop_front();
+        }
+    }
+    let queued = st.queue.pop_front();
+    drop(st);
     queued.unwrap_or_else(|| {
         if req.wire() == Wire::Unknown {
             MockResponse::error(

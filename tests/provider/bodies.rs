@@ -157,6 +157,19 @@ fn stop_sequences_go_where_the_server_takes_them() {
     assert!(body.get("stop").is_none(), "{body}");
 }
 
+/// A server that may enforce `response_format` as a grammar (any OpenAI-compatible one but
+/// OpenAI's and Azure's) gets it only on a request without tools.
+#[test]
+fn response_format_goes_beside_tools_only_where_it_cannot_be_a_grammar() {
+    let mut req = conversation();
+    assert!(req.response_format.is_some() && !req.tools.is_empty());
+    let body: Value = serde_json::from_str(&openai_body(json!({}), &req)).unwrap();
+    assert!(body.get("response_format").is_none(), "{body}");
+    req.tools.clear();
+    let body: Value = serde_json::from_str(&openai_body(json!({}), &req)).unwrap();
+    assert_eq!(body["response_format"]["json_schema"]["name"], "verdict");
+}
+
 fn openai_body(cfg: Value, req: &ModelRequest) -> String {
     let provider = OpenAiProvider::new(settings(cfg)).unwrap();
     serde_json::to_string(&provider.request_body(req)).unwrap()
@@ -174,7 +187,13 @@ fn responses_body(cfg: Value, req: &ModelRequest) -> String {
 
 #[test]
 fn openai_body_bytes() {
-    let body = openai_body(json!({}), &conversation());
+    // OpenAI's own API takes `response_format` beside tools (see the test below).
+    let platform = HttpSettings {
+        base_url: "https://api.openai.com/v1".into(),
+        ..settings(json!({}))
+    };
+    let provider = OpenAiProvider::new(platform).unwrap();
+    let body = serde_json::to_string(&provider.request_body(&conversation())).unwrap();
     assert_eq!(
         body,
         concat!(

@@ -87,6 +87,8 @@ async fn openai_response_format_and_null_params_remove_fields() {
     cfg.params.insert("stream_options".into(), Value::Null);
     let provider = build(&cfg);
     let mut req = request();
+    // Without tools: beside them, a local server would get no schema.
+    req.tools.clear();
     req.response_format = Some(ResponseFormat {
         name: "verdict".into(),
         schema: json!({"type": "object"}),

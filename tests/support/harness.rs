@@ -147,6 +147,20 @@ impl Test {
         self
     }
 
+    /// The mock model enforces `response_format` as a grammar, as llama.cpp does: under a
+    /// schema its queued tool calls are skipped (`MockServer::enforce_response_format`).
+    pub fn enforce_response_format(self) -> Self {
+        self.mock.enforce_response_format();
+        self
+    }
+
+    /// The mock model answers `Connection: keep-alive` but closes each connection after a
+    /// reply, losing the next request sent on it (`MockServer::close_after_each_reply`).
+    pub fn close_after_each_reply(self) -> Self {
+        self.mock.close_after_each_reply();
+        self
+    }
+
     /// Answers the requests for which `route` returns `Some` (the others take from the
     /// queue): for runs whose order of requests is not fixed, like sub-agents running
     /// in parallel, each answered by its system prompt.

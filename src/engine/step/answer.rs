@@ -4,18 +4,55 @@ use serde_json::Value;
 
 use crate::engine::agent::Agent;
 
+/// Why a final answer is not the structured answer the output schema asks for.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Mismatch {
+    NotJson,
+    /// What the schema's validator said, each with where.
+    Invalid(Vec<String>),
+    /// The schema itself does not compile.
+    BadSchema(String),
+}
+
+impl Mismatch {
+    /// What the model is told, so it can answer again.
+    pub fn feedback(&self) -> String {
+        match self {
+            Mismatch::NotJson => "Your answer must be a JSON value matching the output schema, \
+                                  with no other text."
+                .to_string(),
+            Mismatch::Invalid(problems) => format!(
+                "Your answer does not match the output schema: {}. Answer again with corrected JSON only.",
+                problems.join("; ")
+            ),
+            Mismatch::BadSchema(_) => format!("Error: {self}."),
+        }
+    }
+}
+
+/// For a person: what was wrong with the last answer.
+impl std::fmt::Display for Mismatch {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Mismatch::NotJson => f.write_str("the answer is not JSON"),
+            Mismatch::Invalid(problems) => write!(
+                f,
+                "the answer does not match the output schema: {}",
+                problems.join("; ")
+            ),
+            Mismatch::BadSchema(error) => write!(f, "the output schema does not compile: {error}"),
+        }
+    }
+}
+
 /// Checks a final answer against the output schema. `Ok(None)`: no schema.
-/// `Err(feedback)`: what to tell the model so it can try again.
-pub fn check_structured(agent: &Agent, text: &str) -> Result<Option<Value>, String> {
+pub fn check_structured(agent: &Agent, text: &str) -> Result<Option<Value>, Mismatch> {
     let Some(schema) = &agent.output_schema else {
         return Ok(None);
     };
-    let value = parse_json_answer(text).ok_or_else(|| {
-        "Your answer must be a JSON value matching the output schema, with no other text."
-            .to_string()
-    })?;
-    let validator = jsonschema::validator_for(schema)
-        .map_err(|e| format!("the output schema does not compile: {e}"))?;
+    let value = parse_json_answer(text).ok_or(Mismatch::NotJson)?;
+    let validator =
+        jsonschema::validator_for(schema).map_err(|e| Mismatch::BadSchema(e.to_string()))?;
     let problems: Vec<String> = validator
         .iter_errors(&value)
         .map(|error| format!("{} at `{}`", error, error.instance_path().as_str()))
@@ -23,10 +60,7 @@ pub fn check_structured(agent: &Agent, text: &str) -> Result<Option<Value>, Stri
     if problems.is_empty() {
         Ok(Some(value))
     } else {
-        Err(format!(
-            "Your answer does not match the output schema: {}. Answer again with corrected JSON only.",
-            problems.join("; ")
-        ))
+        Err(Mismatch::Invalid(problems))
     }
 }
 

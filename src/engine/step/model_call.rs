@@ -35,9 +35,20 @@ pub struct CallOptions {
     pub reasoning: bool,
 }
 
+/// What the text protocol asks after a reply: nothing, the same call again without stop
+/// sequences, or an answer with what was wrong.
+enum Redo {
+    Nothing,
+    /// A stop sequence cut the reply inside a parameter's value (a `<result>` that quotes a
+    /// tool call): the cut reply is dropped and the call made again without stop sequences.
+    WithoutStops,
+    Feedback(String),
+}
+
 /// Makes one model call from `state` and records the reply in the returned state. With the
 /// text protocol, a reply without a valid action is answered with what was wrong and asked
-/// again (each retry is a model call counted by the limits).
+/// again (each retry is a model call counted by the limits); a reply cut by a stop sequence
+/// inside a parameter's value is asked for once more without stop sequences.
 pub async fn call_model(
     agent: &Agent,
     state: AgentState,
@@ -47,11 +58,17 @@ pub async fn call_model(
 ) -> Result<(ModelResponse, AgentState), Halt> {
     let mut state = state;
     let mut retries = 0;
+    let mut stops = true;
     loop {
-        let (response, next, feedback) =
-            call_model_once(agent, state, ctx, options, step_id).await?;
-        let Some(feedback) = feedback else {
-            return Ok((response, next));
+        let (response, next, redo) =
+            call_model_once(agent, state, ctx, options, (step_id, stops)).await?;
+        let feedback = match redo {
+            Redo::Nothing => return Ok((response, next)),
+            Redo::WithoutStops => {
+                (state, stops) = (next, false);
+                continue;
+            }
+            Redo::Feedback(feedback) => feedback,
         };
         let allowed = agent.xml_tools.as_ref().map_or(0, |xml| xml.retries);
         if retries >= allowed {
@@ -77,8 +94,8 @@ async fn call_model_once(
     state: AgentState,
     ctx: &RunContext,
     options: &CallOptions,
-    step_id: &str,
-) -> Result<(ModelResponse, AgentState, Option<String>), Halt> {
+    (step_id, stops): (&str, bool),
+) -> Result<(ModelResponse, AgentState, Redo), Halt> {
     if ctx.interrupted() {
         return Err(Halt::new(state, HaltReason::Interrupted));
     }
@@ -109,6 +126,9 @@ async fn call_model_once(
         None => std::mem::take(&mut state.messages),
     };
     let mut request = build_request(agent, messages, options);
+    if !stops {
+        request.stop.clear();
+    }
     let parser = xml.filter(|_| options.offer_tools).map(|xml| {
         Arc::new(std::sync::Mutex::new(XmlStreamParser::new(
             xml.names.clone(),
@@ -180,8 +200,14 @@ async fn call_model_once(
         },
     };
     let mut response = run_after(&agent.middleware, &call, response).await;
+    let mut cut_in_value = false;
     if let Some(parser) = &parser {
-        close_stopped_action(parser, &mut response, &request.stop);
+        let stopped = Stopped {
+            stop: &request.stop,
+            ctx,
+            message_id: &message_id,
+        };
+        cut_in_value = stopped.close_action(parser, &mut response);
     }
 
     let spend = count_call(
@@ -193,6 +219,11 @@ async fn call_model_once(
         },
     );
     let (response, message, feedback) = match (parser, xml) {
+        // Dropped: the call is made again without stop sequences.
+        (Some(_), Some(_)) if cut_in_value => {
+            let message = response.to_message();
+            (response, message, None)
+        }
         (Some(parser), Some(xml)) => {
             // The parser has read the reply as it streamed; take it out of the sink's hands.
             let taken = parser.lock().map(|mut p| {
@@ -226,7 +257,7 @@ async fn call_model_once(
         },
     });
     let state = state.with_llm_call(&response.usage);
-    let state = if options.unrecorded {
+    let state = if options.unrecorded || cut_in_value {
         state
     } else {
         state.with_message(message)
@@ -234,26 +265,53 @@ async fn call_model_once(
     if let Err(hit) = spend {
         return Err(Halt::new(state, HaltReason::Limit(hit)));
     }
-    Ok((response, state, feedback))
+    let redo = match feedback {
+        _ if cut_in_value => Redo::WithoutStops,
+        Some(feedback) => Redo::Feedback(feedback),
+        None => Redo::Nothing,
+    };
+    Ok((response, state, redo))
 }
 
-/// A server that stopped at an action's closing tag (one of the request's `stop`
-/// sequences) left the tag out of the reply: put it back, in the text the history keeps and
-/// in what the parser read.
-fn close_stopped_action(
-    parser: &std::sync::Mutex<XmlStreamParser>,
-    response: &mut ModelResponse,
-    stop: &[String],
-) {
-    let Ok(mut parser) = parser.lock() else {
-        return;
-    };
-    let Some(tag) = parser.open_action().map(|name| format!("</{name}>")) else {
-        return;
-    };
-    if response.finish_reason == FinishReason::Stop && stop.contains(&tag) {
-        parser.push(&tag);
-        response.text.push_str(&tag);
+/// A text-protocol reply that ended at one of the request's stop sequences.
+struct Stopped<'a> {
+    stop: &'a [String],
+    ctx: &'a RunContext,
+    message_id: &'a str,
+}
+
+impl Stopped<'_> {
+    /// A server that stopped at an action's closing tag left the tag out of the reply: put
+    /// it back, in the text the history keeps, in what the parser read and in what was
+    /// streamed. Returns whether the stop instead cut the reply inside a parameter's value
+    /// (a closing tag quoted in a `<result>`), where nothing can be put back: the reply
+    /// goes on after the quoted tag, but the server ended it.
+    fn close_action(
+        &self,
+        parser: &std::sync::Mutex<XmlStreamParser>,
+        response: &mut ModelResponse,
+    ) -> bool {
+        let Ok(mut parser) = parser.lock() else {
+            return false;
+        };
+        if response.finish_reason != FinishReason::Stop || self.stop.is_empty() {
+            return false;
+        }
+        if parser.in_value() {
+            return true;
+        }
+        let Some(tag) = parser.open_action().map(|name| format!("</{name}>")) else {
+            return false;
+        };
+        if self.stop.contains(&tag) {
+            parser.push(&tag);
+            response.text.push_str(&tag);
+            self.ctx.emitter.emit(MessageDelta {
+                message_id: self.message_id.to_string(),
+                delta: Delta::Chunk { content_chunk: tag },
+            });
+        }
+        false
     }
 }
 

@@ -9,7 +9,9 @@ use std::collections::HashSet;
 use futures_util::future::join_all;
 use serde_json::{Value, json};
 
-use super::reply::{Answer, action_options, bound_reached, check_answer, conclude, tool_title};
+use super::reply::{
+    Answer, action_options, answer_options, bound_reached, check_answer, conclude, tool_title,
+};
 use crate::engine::agent::{
     Agent, ExecutionStrategy, GenerateResult, Halt, HaltReason, RunContext,
 };
@@ -116,13 +118,12 @@ impl ExecutionStrategy for PlanStrategy {
             loop {
                 let title = "Compose the answer";
                 let (next, step_id) = start_step(ctx, state, title);
-                let mut options = action_options(agent);
-                options.offer_tools = false;
+                let options = answer_options(agent);
                 let (response, next) = call_model(agent, next, ctx, &options, &step_id)
                     .await
                     .map_err(|halt| fail_step(ctx, halt, &step_id, title))?;
                 let truncated = response.finish_reason == FinishReason::Length;
-                let (answer, next) = conclude(agent, response.text, next, &mut attempts)
+                let (answer, next) = conclude(agent, response.text, next, Some(&mut attempts))
                     .map_err(|halt| fail_step(ctx, halt, &step_id, title))?;
                 state = next;
                 match answer {

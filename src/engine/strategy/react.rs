@@ -2,7 +2,7 @@
 //! `state.reasoning` and shows as thinking), then an action call with the tools. The run
 //! ends when an action call makes no tool call.
 
-use super::reply::{Next, act_on_reply, action_options, bound_reached};
+use super::reply::{Next, act_on_reply, action_options, answer_options, bound_reached};
 use crate::engine::agent::{Agent, ExecutionStrategy, GenerateResult, RunContext};
 use crate::engine::events::ReasoningCreated;
 use crate::engine::state::AgentState;
@@ -45,6 +45,7 @@ impl ExecutionStrategy for ReactStrategy {
             let mut state = state;
             let mut steps = 0;
             let mut attempts = 0;
+            let mut answering = false;
             loop {
                 if let Some(max) = self.max_steps
                     && steps >= max
@@ -56,6 +57,21 @@ impl ExecutionStrategy for ReactStrategy {
                     ));
                 }
                 steps += 1;
+                if answering {
+                    // The answer call: no reasoning first, no tools.
+                    let title = "Give the answer";
+                    let (next, step_id) = start_step(ctx, state, title);
+                    let options = answer_options(agent);
+                    let (response, next) = call_model(agent, next, ctx, &options, &step_id)
+                        .await
+                        .map_err(|halt| fail_step(ctx, halt, &step_id, title))?;
+                    let reply = (step_id.as_str(), &options);
+                    match act_on_reply(agent, ctx, response, next, reply, &mut attempts).await? {
+                        Next::Done(turn, state) => return Ok((turn, state)),
+                        Next::Again(next) | Next::Answer(next) => state = next,
+                    }
+                    continue;
+                }
                 let title = "Reason and act";
                 let (next, step_id) = start_step(ctx, state, title);
                 let (reasoning, next) = call_model(agent, next, ctx, &reason_options, &step_id)
@@ -73,9 +89,11 @@ impl ExecutionStrategy for ReactStrategy {
                 let (response, next) = call_model(agent, state, ctx, &options, &step_id)
                     .await
                     .map_err(|halt| fail_step(ctx, halt, &step_id, title))?;
-                match act_on_reply(agent, ctx, response, next, &step_id, &mut attempts).await? {
+                let reply = (step_id.as_str(), &options);
+                match act_on_reply(agent, ctx, response, next, reply, &mut attempts).await? {
                     Next::Done(turn, state) => return Ok((turn, state)),
                     Next::Again(next) => state = next,
+                    Next::Answer(next) => (state, answering) = (next, true),
                 }
             }
         })

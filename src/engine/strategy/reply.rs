@@ -8,17 +8,43 @@ use crate::engine::step::{CallOptions, check_structured};
 use crate::provider::{FinishReason, Message, ResponseFormat};
 
 /// The options of every action call: tools offered, and JSON asked for when the agent has
-/// an output schema.
+/// an output schema (not with the text protocol, whose actions are not JSON). A server that
+/// would enforce the schema as a grammar gets it only without tools
+/// ([`Provider::schema_with_tools`]); the answer call ([`answer_options`]) then asks for it.
+///
+/// [`Provider::schema_with_tools`]: crate::provider::Provider::schema_with_tools
 pub(crate) fn action_options(agent: &Agent) -> CallOptions {
     CallOptions {
         offer_tools: true,
-        response_format: agent.output_schema.as_ref().map(|schema| ResponseFormat {
-            name: "final_answer".into(),
-            schema: schema.clone(),
-            strict: false,
-        }),
+        response_format: answer_format(agent).filter(|_| agent.xml_tools.is_none()),
         ..CallOptions::default()
     }
+}
+
+/// The options of the call that must give the final answer: no tools, the output schema
+/// asked for. It follows an answer that did not match the schema.
+pub(crate) fn answer_options(agent: &Agent) -> CallOptions {
+    CallOptions {
+        offer_tools: false,
+        response_format: answer_format(agent),
+        ..CallOptions::default()
+    }
+}
+
+fn answer_format(agent: &Agent) -> Option<ResponseFormat> {
+    agent.output_schema.as_ref().map(|schema| ResponseFormat {
+        name: "final_answer".into(),
+        schema: schema.clone(),
+        strict: false,
+    })
+}
+
+/// Whether the server held the model to the output schema on a call made with `options`.
+/// Not when the schema was not asked for, nor when tools went with it to a server that
+/// drops it then (see [`action_options`]).
+fn schema_enforced(agent: &Agent, options: &CallOptions) -> bool {
+    let with_tools = options.offer_tools && agent.xml_tools.is_none() && !agent.tools.is_empty();
+    options.response_format.is_some() && (!with_tools || agent.provider.schema_with_tools())
 }
 
 /// What to do with a reply that made no tool call.
@@ -30,12 +56,13 @@ pub(crate) enum Answer {
 }
 
 /// Accepts `text` as the final answer, or asks the model for a corrected structured answer
-/// (bounded by `agent.structured_retries`).
+/// (bounded by `agent.structured_retries`; `attempts: None`: the schema was not enforced on
+/// the call, and its answer is asked for again without counting).
 pub(crate) fn conclude(
     agent: &Agent,
     text: String,
     state: AgentState,
-    attempts: &mut u32,
+    attempts: Option<&mut u32>,
 ) -> Result<(Answer, AgentState), Halt> {
     match check_structured(agent, &text) {
         Ok(structured) => Ok((
@@ -48,15 +75,21 @@ pub(crate) fn conclude(
             }),
             state,
         )),
-        Err(feedback) if *attempts < agent.structured_retries => {
-            *attempts += 1;
-            let state = state.with_message(Message::user(feedback));
+        Err(mismatch)
+            if attempts
+                .as_ref()
+                .is_none_or(|n| **n < agent.structured_retries) =>
+        {
+            if let Some(attempts) = attempts {
+                *attempts += 1;
+            }
+            let state = state.with_message(Message::user(mismatch.feedback()));
             Ok((Answer::Retry(state.clone()), state))
         }
-        Err(feedback) => Err(Halt::failed(
+        Err(mismatch) => Err(Halt::failed(
             state,
             "structured_output",
-            format!("the final answer never matched the output schema: {feedback}"),
+            format!("the final answer never matched the output schema; the last one: {mismatch}"),
         )),
     }
 }
@@ -110,42 +143,26 @@ pub(crate) enum Next {
     Done(Turn, AgentState),
     /// Another step.
     Again(AgentState),
+    /// The next call is the answer call ([`answer_options`]): the model answered, but not
+    /// with JSON that matches the output schema.
+    Answer(AgentState),
 }
 
 /// Handles an action reply, for loop and react alike: no tool call means an answer (or a
 /// retry when it does not match the output schema); otherwise the calls run, and a handoff
-/// ends the turn. Closes the step either way.
+/// ends the turn. Closes the step either way. `options` are those the call was made with.
 pub(crate) async fn act_on_reply(
     agent: &Agent,
     ctx: &RunContext,
     response: crate::provider::ModelResponse,
     state: AgentState,
-    step_id: &str,
+    (step_id, options): (&str, &CallOptions),
     attempts: &mut u32,
 ) -> Result<Next, Halt> {
     use crate::engine::step::{StepEnd, after_step, end_step, fail_step, run_tools};
     if response.tool_calls.is_empty() {
-        let truncated = response.finish_reason == FinishReason::Length;
-        let (answer, state) = conclude(agent, response.text, state, attempts)
-            .map_err(|halt| fail_step(ctx, halt, step_id, "Answer"))?;
-        return match answer {
-            Answer::Final(turn) => {
-                let state = check_answer(agent, ctx, (&turn.output, truncated), state)
-                    .map_err(|halt| fail_step(ctx, halt, step_id, "Answer"))?;
-                end_step(ctx, &state, step_id, "Answer", StepEnd::Completed);
-                Ok(Next::Done(turn, state))
-            }
-            Answer::Retry(state) => {
-                end_step(
-                    ctx,
-                    &state,
-                    step_id,
-                    "Answer did not match the output schema",
-                    StepEnd::Failed,
-                );
-                Ok(Next::Again(after_step(agent, state, ctx)?))
-            }
-        };
+        let attempts = schema_enforced(agent, options).then_some(attempts);
+        return answer(agent, ctx, response, state, step_id, attempts);
     }
     let title = tool_title(&response.tool_calls);
     let (state, handoff) = run_tools(agent, &response.tool_calls, state, ctx, step_id)
@@ -156,6 +173,35 @@ pub(crate) async fn act_on_reply(
         return Ok(Next::Done(handed_over(tool), state));
     }
     Ok(Next::Again(after_step(agent, state, ctx)?))
+}
+
+/// A reply without tool calls: the final answer, or (when it does not match the output
+/// schema) the answer call next.
+fn answer(
+    agent: &Agent,
+    ctx: &RunContext,
+    response: crate::provider::ModelResponse,
+    state: AgentState,
+    step_id: &str,
+    attempts: Option<&mut u32>,
+) -> Result<Next, Halt> {
+    use crate::engine::step::{StepEnd, after_step, end_step, fail_step};
+    let truncated = response.finish_reason == FinishReason::Length;
+    let (answer, state) = conclude(agent, response.text, state, attempts)
+        .map_err(|halt| fail_step(ctx, halt, step_id, "Answer"))?;
+    match answer {
+        Answer::Final(turn) => {
+            let state = check_answer(agent, ctx, (&turn.output, truncated), state)
+                .map_err(|halt| fail_step(ctx, halt, step_id, "Answer"))?;
+            end_step(ctx, &state, step_id, "Answer", StepEnd::Completed);
+            Ok(Next::Done(turn, state))
+        }
+        Answer::Retry(state) => {
+            let title = "Answer did not match the output schema";
+            end_step(ctx, &state, step_id, title, StepEnd::Failed);
+            Ok(Next::Answer(after_step(agent, state, ctx)?))
+        }
+    }
 }
 
 /// "Called read_file, shell" for a step's title.

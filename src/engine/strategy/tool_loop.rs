@@ -1,6 +1,6 @@
 //! `loop`: call the model, run the tool calls it made, repeat until a reply has none.
 
-use super::reply::{Next, act_on_reply, action_options, bound_reached};
+use super::reply::{Next, act_on_reply, action_options, answer_options, bound_reached};
 use crate::engine::agent::{Agent, ExecutionStrategy, GenerateResult, RunContext};
 use crate::engine::state::AgentState;
 use crate::engine::step::{call_model, fail_step, start_step};
@@ -27,7 +27,8 @@ impl ExecutionStrategy for LoopStrategy {
         ctx: &'a RunContext,
     ) -> BoxFuture<'a, GenerateResult> {
         Box::pin(async move {
-            let options = action_options(agent);
+            let (act, answer) = (action_options(agent), answer_options(agent));
+            let mut answering = false;
             let mut state = state;
             let mut iterations = 0;
             let mut attempts = 0;
@@ -43,12 +44,15 @@ impl ExecutionStrategy for LoopStrategy {
                 }
                 iterations += 1;
                 let (next, step_id) = start_step(ctx, state, TITLE_CALL);
-                let (response, next) = call_model(agent, next, ctx, &options, &step_id)
+                let options = if answering { &answer } else { &act };
+                let (response, next) = call_model(agent, next, ctx, options, &step_id)
                     .await
                     .map_err(|halt| fail_step(ctx, halt, &step_id, TITLE_CALL))?;
-                match act_on_reply(agent, ctx, response, next, &step_id, &mut attempts).await? {
+                let reply = (step_id.as_str(), options);
+                match act_on_reply(agent, ctx, response, next, reply, &mut attempts).await? {
                     Next::Done(turn, state) => return Ok((turn, state)),
                     Next::Again(next) => state = next,
+                    Next::Answer(next) => (state, answering) = (next, true),
                 }
             }
         })
