@@ -44,7 +44,7 @@ impl Protected {
         let defines = self
             .definitions
             .read()
-            .map_or(true, |files| files.iter().any(|file| *file == resolved));
+            .map_or(true, |files| files.contains(&resolved));
         if defines {
             return Some(
                 "it is an agent definition file of this run (the agent file or a file it references: a sub-agent, template, hook, program or MCP file): the agent may not change its own definition",
