@@ -180,7 +180,10 @@ impl Hooks {
             log_dir: call.log_dir,
             cancel: call.cancel,
         };
-        let (answer, duration) = self.runner.run(&hook.hook, input, &scene).await;
+        let (answer, duration) = match self.runner.refuses(&hook.hook) {
+            Some(refused) => (Err(refused), std::time::Duration::ZERO),
+            None => self.runner.run(&hook.hook, input, &scene).await,
+        };
         let answer = answer.and_then(read::<T>);
         let report = HookReport {
             point,
