@@ -30,8 +30,10 @@ pub struct AgentTree {
     agents: BTreeMap<PathBuf, AgentSpec>,
     /// Every template a field includes (literally, at any depth), by canonical path.
     templates: BTreeMap<PathBuf, String>,
-    /// Everything else the definition references: hook programs, programs and scripts,
-    /// imported MCP configuration files (canonical paths).
+    /// The `.mcp.json` files servers are imported from (canonical paths).
+    imports: BTreeSet<PathBuf>,
+    /// Everything else the definition references: hook programs, `shell` programs and MCP
+    /// servers' programs and scripts (canonical paths).
     referenced: BTreeSet<PathBuf>,
 }
 
@@ -69,10 +71,11 @@ impl AgentTree {
             .map(|(path, spec)| (path.as_path(), spec))
     }
 
-    /// The agent files and included templates (what a reload watches).
+    /// The agent files, included templates and imported `.mcp.json` files: what a reload
+    /// watches.
     pub fn definition_files(&self) -> Vec<PathBuf> {
-        let agents = self.agents.keys();
-        agents.chain(self.templates.keys()).cloned().collect()
+        let agents = self.agents.keys().chain(self.templates.keys());
+        agents.chain(&self.imports).cloned().collect()
     }
 
     /// Every file the definition references, for the file tools to leave alone.
@@ -242,7 +245,7 @@ impl AgentTree {
         let dir = file_dir(file);
         let mut configs = Vec::new();
         import_configs(&document.value, &mut configs);
-        self.referenced
+        self.imports
             .extend(configs.iter().map(|config| canonical(&dir.join(config))));
     }
 }
