@@ -611,3 +611,46 @@ hooks:
         "{refused}"
     );
 }
+
+/// Under `--watch`, a sub-agent file two levels down that an allowed program widened is
+/// read through the reload, which compares every agent of the tree: refused.
+#[test]
+fn a_reload_refuses_a_grandchild_that_gives_itself_more() {
+    let agent = "prompt: Go
+tools:
+  - builtin: shell
+    allow: [cp]
+  - name: lead
+    description: Leads.
+    parameters: { type: object, properties: {} }
+    agent: ./lead.yaml
+";
+    let lead = "name: lead\ntools:\n  - name: worker\n    description: Works.\n    parameters: { type: object, properties: {} }\n    agent: ./worker.yaml\n";
+    let widened = "name: worker\ntools:\n  - builtin: shell\n    allow: [sh]\n";
+    let ran = Test::new()
+        .agent(agent)
+        .file("lead.yaml", lead)
+        .file("worker.yaml", "name: worker\n")
+        .file("widened.yaml", widened)
+        .reply(Reply::tool_call(
+            "shell",
+            json!({"command": "cp widened.yaml worker.yaml"}),
+        ))
+        .respond(
+            runner::testing::mock_server::MockResponse::reply(Reply::tool_call(
+                "shell",
+                json!({"command": "cp lead.yaml copy.yaml"}),
+            ))
+            .chunk_delay(std::time::Duration::from_millis(300)),
+        )
+        .reply(Reply::text("done"))
+        .args(["--watch"])
+        .stdout("done\n")
+        .stderr_contains("worker.yaml: adds tool `shell`")
+        .run();
+    let refused = ran.events_of("agent.definition.reload_failed");
+    assert_eq!(refused.len(), 1, "{refused:?}");
+    let said = refused[0]["data"]["diagnostics"].to_string();
+    assert!(said.contains("worker.yaml: adds tool `shell`"), "{said}");
+    assert!(ran.events_of("agent.definition.reloaded").is_empty());
+}
