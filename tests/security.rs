@@ -654,3 +654,16 @@ tools:
     assert!(said.contains("worker.yaml: adds tool `shell`"), "{said}");
     assert!(ran.events_of("agent.definition.reloaded").is_empty());
 }
+
+/// During a run a template includes only what the tree read at start: a name computed
+/// while rendering, of a file no field names literally, is refused (it would be read from
+/// the disk behind every check).
+#[test]
+fn an_include_named_only_at_render_time_is_refused_during_a_run() {
+    Test::new()
+        .agent("prompt: Go\nsystem: \"{% set name = 'per' ~ 'sona.txt' %}{% include name %}\"\n")
+        .file("persona.txt", "You are careful.")
+        .status(2)
+        .stderr_contains("was not read when the run started")
+        .run();
+}

@@ -107,9 +107,10 @@ pub fn environment_from(base_dir: &Path, source: Arc<dyn IncludeSource>) -> Envi
     env.set_loader(move |name| {
         let path = resolve_include(&base, name)
             .map_err(|message| minijinja::Error::new(ErrorKind::TemplateNotFound, message))?;
+        // Not `TemplateNotFound`: `include` would replace the reason with "non-existing".
         source.read(&path).map_err(|error| {
             minijinja::Error::new(
-                ErrorKind::TemplateNotFound,
+                ErrorKind::InvalidOperation,
                 format!("cannot read include `{name}`: {error}"),
             )
         })
