@@ -140,14 +140,15 @@ fn changes_content(kind: &EventKind) -> bool {
 }
 
 /// The agent file and every file it pulls in: sub-agent and handoff files (recursively),
-/// template includes, and the JSON files MCP servers are imported from. Files that do not
-/// parse contribute only themselves. These are what a reload watches, and what the file
-/// tools may never write.
+/// template includes, and the JSON files MCP servers are imported from, each where opening
+/// it leads (a `..` after a symlinked directory follows the link). Files that do not parse
+/// contribute only themselves. `validate --watch` watches these, and NATS bundles carry
+/// them; a run uses its `spec::tree::AgentTree`, which also protects them.
 pub fn agent_files(path: &Path) -> Vec<PathBuf> {
     let mut files = Vec::new();
     let mut pending = vec![path.to_path_buf()];
     while let Some(file) = pending.pop() {
-        let file = crate::spec::validate::normalize(&file);
+        let file = crate::spec::validate::resolved(&file);
         if files.contains(&file) {
             continue;
         }
@@ -192,7 +193,7 @@ fn collect_refs(agent: &Value, dir: &Path, pending: &mut Vec<PathBuf>, files: &m
             files.extend(included_files(source, dir));
         }
         if let Some(Value::String(config)) = entry.get("mcp").and_then(|m| m.get("config")) {
-            files.push(crate::spec::validate::normalize(&dir.join(config)));
+            files.push(crate::spec::validate::resolved(&dir.join(config)));
         }
         match entry.get("agent") {
             Some(Value::String(relative)) => pending.push(dir.join(relative)),

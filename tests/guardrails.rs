@@ -934,3 +934,55 @@ fn validate_warns_that_a_sub_agents_run_hooks_never_run() {
         .stdout_contains("help: declare them in the root agent's file")
         .run();
 }
+
+/// A hook reads the arguments as the model wrote them and as the tool resolves them (what
+/// `match:` sees): the frozen-files hook of docs/hooks.md, which checks the resolved path,
+/// denies `./src/release/v2.rs` and `src//release/v3.rs` too.
+#[test]
+fn a_hook_reads_the_resolved_arguments_and_a_path_spelt_otherwise_is_denied() {
+    let agent = "prompt: Go
+tools:
+  - builtin: write_file
+hooks:
+  pre_tool_use:
+    - command: [./hooks/frozen-files.sh]
+      match: [write_file]
+";
+    // docs/hooks.md's frozen-files.py, in sh: the resolved path decides.
+    let frozen = r#"#!/bin/sh
+input=$(cat)
+printf '%s\n' "$input" >> seen.jsonl
+path=$(printf '%s' "$input" | sed -n 's/.*"resolved_arguments":{[^}]*"path":"\([^"]*\)".*/\1/p')
+case "$path" in
+  src/release/*) printf '%s' '{"decision": "deny", "reason": "src/release/ is frozen until the release ships"}' ;;
+esac
+"#;
+    let write = |path: &str| json!({"path": path, "content": "x"});
+    let ran = Test::new()
+        .agent(agent)
+        .executable("hooks/frozen-files.sh", frozen)
+        .reply(
+            Reply::tool_call("write_file", write("src/release/v1.rs"))
+                .with_tool_call("write_file", write("./src/release/v2.rs"))
+                .with_tool_call("write_file", write("src//release/v3.rs"))
+                .with_tool_call("write_file", write("src/lib.rs")),
+        )
+        .reply(Reply::text("done"))
+        .stdout("done\n")
+        .run();
+    for call in 0..3 {
+        assert_eq!(
+            told(&ran, 1, call),
+            "Error: denied by the pre_tool_use hook `./hooks/frozen-files.sh`: src/release/ is frozen until the release ships"
+        );
+    }
+    assert!(!ran.path("src/release").exists());
+    assert_eq!(ran.read("src/lib.rs"), "x");
+    let inputs = seen(&ran);
+    let input = inputs
+        .iter()
+        .find(|input| input["arguments"]["path"] == "./src/release/v2.rs")
+        .unwrap();
+    assert_eq!(input["resolved_arguments"]["path"], "src/release/v2.rs");
+    assert_eq!(input["resolved_arguments"]["content"], "x");
+}

@@ -763,3 +763,59 @@ fn an_optional_parameter_left_out_is_false_in_the_prompts_if() {
         .clone();
     assert_eq!(asked, "Where?");
 }
+
+/// The message the sub-agent whose system prompt has `marker` was first asked.
+fn first_ask(ran: &support::Ran, marker: &str) -> Value {
+    let request = ran
+        .requests()
+        .into_iter()
+        .find(|r| r.system_prompt().unwrap_or_default().contains(marker))
+        .unwrap_or_else(|| panic!("{marker} was never asked"));
+    request.body["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["role"] == "user")
+        .unwrap()["content"]
+        .clone()
+}
+
+/// The model's arguments never replace a template built-in in the tool's `prompt`: an
+/// argument the schema does not declare is no variable, so `run` stays the run's.
+#[test]
+fn a_models_argument_cannot_replace_a_built_in_of_the_prompt() {
+    let ran = Test::new()
+        .agent(
+            "prompt: Go\ntools:\n  - name: look\n    description: Looks.\n    parameters: { type: object, properties: { question: { type: string } }, required: [question] }\n    agent: { name: looker, system: You are LOOKER. }\n    prompt: \"{{ question }} (run {{ run.id }}, agent {{ agent.name }})\"\n",
+        )
+        .reply(Reply::tool_call(
+            "look",
+            json!({"question": "Where?", "run": {"id": "forged"}, "agent": {"name": "forged"}}),
+        ))
+        .reply(Reply::text("There."))
+        .reply(Reply::text("done"))
+        .stdout("done\n")
+        .run();
+    let asked = first_ask(&ran, "LOOKER");
+    let run_id = ran.result()["run_id"].as_str().unwrap().to_string();
+    assert_eq!(
+        asked,
+        format!("Where? (run {run_id}, agent test-agent)"),
+        "the arguments replaced a built-in"
+    );
+}
+
+/// A parameter named like a built-in is refused before anything runs: in the prompt it
+/// would stand for the run's value and the model's at once.
+#[test]
+fn a_parameter_named_like_a_built_in_is_refused() {
+    Test::new()
+        .agent(
+            "prompt: Go\ntools:\n  - name: look\n    description: Looks.\n    parameters: { type: object, properties: { env: { type: object } } }\n    agent: { name: looker, system: You are LOOKER. }\n    prompt: \"{{ env }}\"\n",
+        )
+        .command(["validate", "agent.yaml"])
+        .status(2)
+        .any_stderr()
+        .stdout_contains("parameter `env` has the name of a template built-in")
+        .run();
+}

@@ -29,6 +29,7 @@ use crate::spec::AgentSpec;
 use crate::spec::inputs::{Vars, parse_var, read_vars_file, resolve_inputs};
 use crate::spec::load::load_agent;
 use crate::spec::model::ModelRef;
+use crate::spec::tree::AgentTree;
 use crate::spec::yaml::load_yaml;
 use crate::tools::Protected;
 
@@ -229,6 +230,8 @@ pub struct Prepared {
     human: HumanInput,
     /// Where the file tools work, the run's definition and state files protected.
     sandbox: Sandbox,
+    /// The agent files and templates of the run, read once at its start.
+    pub tree: Arc<AgentTree>,
 }
 
 impl Prepared {
@@ -254,12 +257,22 @@ impl Prepared {
         })?;
         let (cancel_tx, cancel) = watch::channel(false);
         watch_signals(&runtime, cancel_tx);
-        let mut input = CompileInput {
+        let dir = workspace();
+        let tree = AgentTree::resolve(&request.agent_file, spec, &dir).map_err(|message| {
+            located(
+                &request.agent_file,
+                &name,
+                &CompileError::SubAgentFile(message),
+            )
+        })?;
+        let tree = Arc::new(tree);
+        let protected = Protected::new(tree.files(), request.state_dirs.iter().cloned());
+        let input = CompileInput {
             spec,
             file_dir: file_dir(&request.agent_file),
             workspace: Sandbox {
-                dir: workspace(),
-                protected: Arc::default(),
+                dir,
+                protected: Arc::new(protected),
             },
             context: &context,
             model_override: request.model_override.clone(),
@@ -268,10 +281,8 @@ impl Prepared {
             inherited: None,
             human: request.human.clone(),
             mcp: McpServers::none(),
+            tree: tree.clone(),
         };
-        let definitions = crate::reload::agent_files(&request.agent_file);
-        let protected = Protected::new(definitions, request.state_dirs.iter().cloned());
-        input.workspace.protected = Arc::new(protected);
         let sandbox = input.workspace.clone();
         let servers =
             RunningServers::start(&runtime, &input, cancel.clone()).map_err(|failure| {
@@ -294,6 +305,7 @@ impl Prepared {
             build: request.build,
             human: request.human,
             sandbox,
+            tree,
         })
     }
 
@@ -328,6 +340,7 @@ impl Prepared {
             inherited: None,
             human: self.human.clone(),
             mcp: self.servers.servers(),
+            tree: self.tree.clone(),
         }
     }
 
@@ -371,7 +384,7 @@ impl Prepared {
     pub fn opening(&self) -> Result<String, Stop> {
         match &self.spec.prompt {
             Some(source) => crate::compile::render_field(
-                &file_dir(&self.agent_file),
+                (&file_dir(&self.agent_file), &self.tree),
                 "prompt",
                 source,
                 &self.context,
@@ -388,27 +401,38 @@ impl Prepared {
 
     /// A compile problem as a stop, printed as `file:line:col: error[code]: message`.
     pub fn located(&self, error: &CompileError) -> Stop {
-        let pointer = error.pointer();
-        let at = std::fs::read_to_string(&self.agent_file)
-            .ok()
-            .and_then(|source| load_yaml(&source).ok())
-            .map(|document| document.value_position(&pointer))
-            .unwrap_or_default();
-        let printed = format!(
-            "{}:{}:{}: error[{}]: {error} (at {pointer})",
-            self.agent_file.display(),
-            at.line,
-            at.column,
-            error.code()
-        );
-        let code = match error.kind() {
-            CompileError::Mcp(_) => "mcp_server",
-            _ => "invalid_agent",
-        };
-        let mut stop = Stop::invalid(code, error.to_string()).named(&self.spec.name);
-        stop.printed = Some(printed);
-        stop
+        located(&self.agent_file, &self.spec.name, error)
     }
+
+    /// The sandbox of the file tools (a reload updates the files it protects).
+    pub fn sandbox(&self) -> &Sandbox {
+        &self.sandbox
+    }
+}
+
+/// A compile problem at its key's `file:line:col` in the agent file, as `runner validate`
+/// prints it.
+fn located(agent_file: &Path, agent: &str, error: &CompileError) -> Stop {
+    let pointer = error.pointer();
+    let at = std::fs::read_to_string(agent_file)
+        .ok()
+        .and_then(|source| load_yaml(&source).ok())
+        .map(|document| document.value_position(&pointer))
+        .unwrap_or_default();
+    let printed = format!(
+        "{}:{}:{}: error[{}]: {error} (at {pointer})",
+        agent_file.display(),
+        at.line,
+        at.column,
+        error.code()
+    );
+    let code = match error.kind() {
+        CompileError::Mcp(_) => "mcp_server",
+        _ => "invalid_agent",
+    };
+    let mut stop = Stop::invalid(code, error.to_string()).named(agent);
+    stop.printed = Some(printed);
+    stop
 }
 
 /// The workspace root of file tools: the working directory.

@@ -1,58 +1,72 @@
-//! `exec --watch`: the agent file (and what it pulls in) is watched while the agent runs; a
-//! saved change is validated and, when valid, compiled and swapped in at the next step
-//! boundary. An invalid save is reported and the run goes on with the previous definition.
+//! `exec --watch`: the agent tree's files (the agent file, its sub-agent and handoff files,
+//! included templates) are watched while the agent runs; a saved change is validated, the
+//! whole tree read again, and when valid and no wider than the tree the run started with,
+//! compiled and swapped in at the next step boundary. An invalid save is reported and the
+//! run goes on with the previous definition. This is the only way a changed file of the
+//! tree takes effect during a run.
 
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
 use serde_json::Value;
 
-use crate::compile::{CompileInput, compile_agent};
+use crate::compile::{CompileInput, Sandbox, compile_agent};
 use crate::engine::Agent;
 use crate::engine::agent::{ReloadOutcome, Reloader};
 use crate::engine::events::{Emitter, ReloadFailed, Reloaded};
-use crate::reload::{FileWatcher, agent_files};
+use crate::reload::FileWatcher;
 use crate::spec::AgentSpec;
 use crate::spec::load::load_agent;
-use crate::spec::widening::widenings;
+use crate::spec::tree::AgentTree;
+use crate::tools::Protected;
 
-/// Builds the agent from a (new) spec with the run's inputs, model, answers and options.
-pub type Compiler = Box<dyn Fn(&AgentSpec) -> Result<Agent, String> + Send + Sync>;
+/// Builds the agent from a (new) spec and its tree with the run's inputs, model, answers
+/// and options.
+pub type Compiler = Box<dyn Fn(&AgentSpec, Arc<AgentTree>) -> Result<Agent, String> + Send + Sync>;
 
 pub struct SpecReloader {
     watcher: FileWatcher,
     agent_file: PathBuf,
-    /// The definition the run started with: a reload may not give the agent more.
-    started: Option<AgentSpec>,
+    /// The run's working directory (where `shell` programs and MCP scripts resolve).
+    workspace: PathBuf,
+    /// The tree the run started with: a reload may not give any of its agents more.
+    started: Option<Arc<AgentTree>>,
     /// The last definition refused for widening, reported once.
     refused: Mutex<Option<AgentSpec>>,
     current: Mutex<AgentSpec>,
     compile: Compiler,
+    /// The file tools' protected files, kept to the tree that runs.
+    protected: Arc<Protected>,
+}
+
+/// What a reloader starts from: the run's agent file, its spec and tree, where it works.
+pub struct Started {
+    pub agent_file: PathBuf,
+    pub spec: AgentSpec,
+    pub tree: Arc<AgentTree>,
+    pub sandbox: Sandbox,
 }
 
 impl SpecReloader {
     /// `allow_widening`: the person accepts saves that give the agent more than `spec`.
-    pub fn new(
-        agent_file: PathBuf,
-        spec: AgentSpec,
-        compile: Compiler,
-        allow_widening: bool,
-    ) -> Result<Self, String> {
-        let watcher = FileWatcher::new(&agent_files(&agent_file))
-            .map_err(|e| format!("cannot watch {}: {e}", agent_file.display()))?;
+    pub fn new(started: Started, compile: Compiler, allow_widening: bool) -> Result<Self, String> {
+        let watcher = FileWatcher::new(&started.tree.definition_files())
+            .map_err(|e| format!("cannot watch {}: {e}", started.agent_file.display()))?;
         Ok(SpecReloader {
             watcher,
-            agent_file,
-            started: (!allow_widening).then(|| spec.clone()),
+            agent_file: started.agent_file,
+            workspace: started.sandbox.dir,
+            started: (!allow_widening).then_some(started.tree),
             refused: Mutex::default(),
-            current: Mutex::new(spec),
+            current: Mutex::new(started.spec),
             compile,
+            protected: started.sandbox.protected,
         })
     }
 
-    /// Why `spec` may not take over: it gives the agent more than the run started with.
-    fn widened(&self, spec: &AgentSpec) -> Option<String> {
-        let widened = widenings(self.started.as_ref()?, spec);
+    /// Why `tree` may not take over: it gives an agent more than the run started with.
+    fn widened(&self, tree: &AgentTree) -> Option<String> {
+        let widened = self.started.as_ref()?.widenings(tree);
         (!widened.is_empty()).then(|| {
             format!(
                 "{}: the saved definition gives the agent more than the run started with ({}); it is not loaded (start the run with --allow-widening to accept such changes)",
@@ -92,7 +106,11 @@ impl Reloader for SpecReloader {
                     .collect()));
             }
         };
-        if let Some(refused) = self.widened(&spec) {
+        let tree = match AgentTree::resolve(&self.agent_file, &spec, &self.workspace) {
+            Ok(tree) => Arc::new(tree),
+            Err(message) => return Some(Err(vec![message])),
+        };
+        if let Some(refused) = self.widened(&tree) {
             let mut last = self.refused.lock().ok()?;
             if last.as_ref() == Some(&spec) {
                 return None;
@@ -100,12 +118,13 @@ impl Reloader for SpecReloader {
             *last = Some(spec);
             return Some(Err(vec![refused]));
         }
-        let agent = match (self.compile)(&spec) {
+        let agent = match (self.compile)(&spec, tree.clone()) {
             Ok(agent) => agent,
             Err(message) => return Some(Err(vec![message])),
         };
-        // Includes and sub-agent files may have changed with it.
-        let _ = self.watcher.set_files(&agent_files(&self.agent_file));
+        // Includes, sub-agent files and hook programs may have changed with it.
+        let _ = self.watcher.set_files(&tree.definition_files());
+        self.protected.set_definitions(tree.files());
         let Ok(mut current) = self.current.lock() else {
             return Some(Ok((agent, Vec::new())));
         };
@@ -125,7 +144,7 @@ pub fn compiler(input: &CompileInput<'_>) -> Compiler {
     let env = input.env.clone();
     let human = input.human.clone();
     let mcp = input.mcp.clone();
-    Box::new(move |spec: &AgentSpec| {
+    Box::new(move |spec: &AgentSpec, tree: Arc<AgentTree>| {
         let input = CompileInput {
             spec,
             file_dir: file_dir.clone(),
@@ -137,6 +156,7 @@ pub fn compiler(input: &CompileInput<'_>) -> Compiler {
             inherited: None,
             human: human.clone(),
             mcp: mcp.clone(),
+            tree,
         };
         compile_agent(&input).map_err(|e| e.to_string())
     })
@@ -148,8 +168,13 @@ pub fn reloader(
     allow_widening: bool,
 ) -> Result<Arc<SpecReloader>, super::prepare::Stop> {
     let compile = compiler(&prepared.compile_input());
-    let (file, spec) = (prepared.agent_file.clone(), prepared.spec.clone());
-    SpecReloader::new(file, spec, compile, allow_widening)
+    let started = Started {
+        agent_file: prepared.agent_file.clone(),
+        spec: prepared.spec.clone(),
+        tree: prepared.tree.clone(),
+        sandbox: prepared.sandbox().clone(),
+    };
+    SpecReloader::new(started, compile, allow_widening)
         .map(Arc::new)
         .map_err(|message| super::prepare::Stop::invalid("watch", message))
 }

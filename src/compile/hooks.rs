@@ -48,6 +48,7 @@ pub fn build_hooks(
             workspace: input.workspace.dir.clone(),
             deny_env: secret_env_names(input.spec),
             redactor: redactor.clone(),
+            protected: input.workspace.protected.clone(),
         },
     })
 }

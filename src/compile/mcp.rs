@@ -73,8 +73,9 @@ fn cassette(build: &BuildOptions) -> McpCassette {
 
 /// The entry's endpoint with its `env` and `headers` templates rendered.
 fn endpoint(input: &CompileInput<'_>, server: &McpServer) -> Result<Endpoint, CompileError> {
-    let render =
-        |field: String, source: &str| render_field(&input.file_dir, &field, source, input.context);
+    let render = |field: String, source: &str| {
+        render_field(input.templates(), &field, source, input.context)
+    };
     Ok(match server {
         McpServer::Stdio(stdio) => Endpoint::Stdio {
             command: stdio.command.clone(),

@@ -38,6 +38,7 @@ use crate::spec::middleware::MiddlewareEntry;
 use crate::spec::model::ModelRef;
 use crate::spec::permissions::PermissionsSpec;
 use crate::spec::tools::ToolEntry;
+use crate::spec::tree::AgentTree;
 use crate::tools::Protected;
 
 /// Why an agent file cannot be turned into a runnable agent (exit 2).
@@ -146,9 +147,17 @@ pub struct CompileInput<'a> {
     pub human: HumanInput,
     /// The run's MCP servers, started by [`start_mcp_servers`] before compiling.
     pub mcp: Arc<McpServers>,
+    /// The run's agent files and templates, read when it started: sub-agents and includes
+    /// come from here, never from the disk again.
+    pub tree: Arc<AgentTree>,
 }
 
 impl<'a> CompileInput<'a> {
+    /// Where this agent's templates resolve their includes.
+    pub fn templates(&self) -> (&Path, &Arc<AgentTree>) {
+        (&self.file_dir, &self.tree)
+    }
+
     /// The same input with the run's started MCP servers.
     pub fn with_mcp(&self, mcp: Arc<McpServers>) -> CompileInput<'a> {
         CompileInput {
@@ -162,6 +171,7 @@ impl<'a> CompileInput<'a> {
             inherited: self.inherited.clone(),
             human: self.human.clone(),
             mcp,
+            tree: self.tree.clone(),
         }
     }
 }
@@ -200,7 +210,7 @@ pub fn compile_agent(input: &CompileInput<'_>) -> Result<Agent, CompileError> {
     let system = spec
         .system
         .as_deref()
-        .map(|source| render_field(&input.file_dir, "system", source, input.context))
+        .map(|source| render_field(input.templates(), "system", source, input.context))
         .transpose()?;
     let tools: Vec<AgentTool> = build_tools(input)?.into_iter().map(|t| t.tool).collect();
     let xml_tools = (spec.tool_protocol == crate::spec::agent::ToolProtocol::Xml).then(|| {
@@ -446,7 +456,7 @@ fn build_strategy(input: &CompileInput<'_>) -> Result<Arc<dyn ExecutionStrategy>
                 .reasoning_prompt
                 .as_deref()
                 .map(|source| {
-                    render_field(&input.file_dir, "reasoning_prompt", source, input.context)
+                    render_field(input.templates(), "reasoning_prompt", source, input.context)
                 })
                 .transpose()?,
         }),

@@ -1,11 +1,13 @@
 //! Rendering the agent's templates with what the file declares, and nothing else.
 
 use std::path::Path;
+use std::sync::Arc;
 
 use serde_json::{Map, Value, json};
 
 use super::CompileError;
-use crate::spec::template::{environment, render};
+use crate::spec::template::{environment_from, render};
+use crate::spec::tree::AgentTree;
 
 /// The values a template can read: the inputs, the declared env vars that are set, and the
 /// built-ins `agent`, `now`, `input`, `run`.
@@ -98,14 +100,15 @@ impl TemplateContext {
     }
 }
 
-/// Renders one field of the agent file.
+/// Renders one field of the agent file, its includes taken from the run's agent tree (read
+/// when the run started, never again from the disk).
 pub fn render_field(
-    file_dir: &Path,
+    (file_dir, tree): (&Path, &Arc<AgentTree>),
     field: &str,
     source: &str,
     context: &TemplateContext,
 ) -> Result<String, CompileError> {
-    let env = environment(file_dir);
+    let env = environment_from(file_dir, tree.clone());
     render(&env, field, source, &context.as_value()).map_err(|error| CompileError::Template {
         field: field.to_string(),
         message: error.to_string(),

@@ -1,6 +1,7 @@
-//! Sub-agent tools and handoff targets from the agent file: the child agent's file is read
-//! when the parent is compiled, and the child is compiled each time it runs (so it picks up
-//! the caller's model, and a recursive agent only unfolds as deep as it actually goes).
+//! Sub-agent tools and handoff targets from the agent file: the child agent comes from the
+//! run's agent tree (read once when the run started, never from the disk again), and is
+//! compiled each time it runs (so it picks up the caller's model, and a recursive agent
+//! only unfolds as deep as it actually goes).
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -18,8 +19,9 @@ use crate::mcp::McpServers;
 use crate::provider::BuildOptions;
 use crate::spec::AgentSpec;
 use crate::spec::inputs::resolve_inputs;
-use crate::spec::load::load_agent;
+use crate::spec::template::BUILTIN_VARIABLES;
 use crate::spec::tools::{AgentRef, Handoff, SubAgentTool as SubAgentSpec};
+use crate::spec::tree::AgentTree;
 use crate::tools::ArgsValidator;
 
 /// An agent from the agent file, built on demand.
@@ -34,6 +36,7 @@ pub struct SpecAgent {
     human: super::HumanInput,
     /// The run's MCP servers (the child's own `mcp` entries were started with the run).
     mcp: Arc<McpServers>,
+    tree: Arc<AgentTree>,
 }
 
 impl SpecAgent {
@@ -42,18 +45,13 @@ impl SpecAgent {
             AgentRef::Inline(spec) => ((**spec).clone(), input.file_dir.clone()),
             AgentRef::Path(relative) => {
                 let path = input.file_dir.join(relative);
-                let (spec, _) = load_agent(&path).map_err(|diagnostics| {
-                    let first = diagnostics
-                        .iter()
-                        .find(|d| d.is_error())
-                        .map(ToString::to_string)
-                        .unwrap_or_default();
+                let (file, spec) = input.tree.agent(&path).ok_or_else(|| {
                     CompileError::SubAgentFile(format!(
-                        "sub-agent file {} is not valid: {first}",
+                        "sub-agent file {} is not part of the agent tree read when the run started",
                         path.display()
                     ))
                 })?;
-                (spec, file_dir(&path))
+                (spec.clone(), file_dir(file))
             }
         };
         Ok(SpecAgent {
@@ -65,6 +63,7 @@ impl SpecAgent {
             env: input.env.clone(),
             human: input.human.clone(),
             mcp: input.mcp.clone(),
+            tree: input.tree.clone(),
         })
     }
 
@@ -100,6 +99,7 @@ impl SpecAgent {
             inherited,
             human: self.human.clone(),
             mcp: self.mcp.clone(),
+            tree: self.tree.clone(),
         }
     }
 }
@@ -116,11 +116,17 @@ impl AgentFactory for SpecAgent {
 }
 
 /// Renders a sub-agent tool's `prompt` over the call's arguments (default: the arguments
-/// as JSON).
+/// as JSON). The template sees the arguments its `parameters` declare, under their names;
+/// they never replace a built-in (`env`, `agent`, `now`, `input`, `run`), which
+/// `runner validate` refuses as a parameter name, and arguments the schema does not declare
+/// are not variables at all.
 struct ToolPrompt {
     source: Option<String>,
     file_dir: PathBuf,
+    tree: Arc<AgentTree>,
     context: TemplateContext,
+    /// The parameter names the prompt may read.
+    declared: Vec<String>,
 }
 
 impl PromptRenderer for ToolPrompt {
@@ -128,15 +134,26 @@ impl PromptRenderer for ToolPrompt {
         let Some(source) = &self.source else {
             return Ok(arguments.to_string());
         };
-        let values = arguments.as_object().cloned().unwrap_or_default();
+        let values: Map<String, Value> = arguments
+            .as_object()
+            .into_iter()
+            .flatten()
+            .filter(|(name, _)| self.declared.contains(name) && !is_builtin(name))
+            .map(|(name, value)| (name.clone(), value.clone()))
+            .collect();
         render_field(
-            &self.file_dir,
+            (&self.file_dir, &self.tree),
             "prompt",
             source,
             &self.context.with_values(&values),
         )
         .map_err(|e| e.to_string())
     }
+}
+
+/// Whether a name is a template built-in (or `env`), which an argument may not replace.
+fn is_builtin(name: &str) -> bool {
+    name == "env" || BUILTIN_VARIABLES.contains(&name)
 }
 
 pub fn sub_agent_tool(
@@ -158,10 +175,21 @@ pub fn sub_agent_tool(
         prompt: Arc::new(ToolPrompt {
             source: spec.prompt.clone(),
             file_dir: input.file_dir.clone(),
+            tree: input.tree.clone(),
             context: input.context.clone(),
+            declared: declared_parameters(&spec.parameters.0),
         }),
         agent: Arc::new(agent),
     }))
+}
+
+/// The names under a parameter schema's `properties`.
+fn declared_parameters(schema: &Value) -> Vec<String> {
+    schema
+        .get("properties")
+        .and_then(Value::as_object)
+        .map(|properties| properties.keys().cloned().collect())
+        .unwrap_or_default()
 }
 
 pub fn handoff_target(

@@ -21,6 +21,7 @@ pub mod schema_check;
 pub mod schema_gen;
 pub mod template;
 pub mod tools;
+pub mod tree;
 pub mod user_schema;
 pub mod validate;
 pub mod widening;

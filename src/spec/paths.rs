@@ -25,6 +25,17 @@ pub fn canonical(path: &Path) -> PathBuf {
     path.canonicalize().unwrap_or_else(|_| normalize(path))
 }
 
+/// The file opening `path` reaches, shown readably: the lexically normalised path when it
+/// names that file, else the canonical path. They differ when a symlinked directory comes
+/// before a `..` (`agents -> deep/agents` makes `agents/../x` open `deep/x`, not `x`).
+pub fn resolved(path: &Path) -> PathBuf {
+    let readable = normalize(path);
+    match path.canonicalize() {
+        Ok(real) if readable.canonicalize().ok().as_ref() != Some(&real) => real,
+        _ => readable,
+    }
+}
+
 /// Expands files and directories (recursively: `.yaml` and `.yml`, skipping hidden
 /// directories, `target` and `node_modules`, and the test files `*.test.yaml` that sit
 /// beside agents, which `runner test` reads) into a sorted list of agent files.

@@ -7,6 +7,7 @@
 
 use std::collections::BTreeSet;
 use std::path::{Component, Path, PathBuf};
+use std::sync::Arc;
 
 use minijinja::syntax::SyntaxConfig;
 use minijinja::{Environment, ErrorKind, UndefinedBehavior};
@@ -69,6 +70,32 @@ pub struct IncludedFile {
 /// left out can be tested without `is defined`; `validate` catches misspelled names), trailing
 /// newlines kept, includes confined to `base_dir`.
 pub fn environment(base_dir: &Path) -> Environment<'static> {
+    environment_from(base_dir, Arc::new(Disk))
+}
+
+/// Where the text of an included file comes from: the disk (`runner validate`), or the
+/// templates a run read when it started ([`crate::spec::tree::AgentTree`]).
+pub trait IncludeSource: Send + Sync {
+    /// The text at `path` (already confined to the agent file's directory); `None` when
+    /// there is no such file.
+    fn read(&self, path: &Path) -> Result<Option<String>, String>;
+}
+
+/// Includes read from the disk as they are rendered.
+struct Disk;
+
+impl IncludeSource for Disk {
+    fn read(&self, path: &Path) -> Result<Option<String>, String> {
+        match std::fs::read_to_string(path) {
+            Ok(text) => Ok(Some(text)),
+            Err(error) if error.kind() == std::io::ErrorKind::NotFound => Ok(None),
+            Err(error) => Err(error.to_string()),
+        }
+    }
+}
+
+/// [`environment`] with includes taken from `source`.
+pub fn environment_from(base_dir: &Path, source: Arc<dyn IncludeSource>) -> Environment<'static> {
     let mut env = Environment::new();
     env.set_undefined_behavior(UndefinedBehavior::SemiStrict);
     env.set_fuel(Some(MAX_RENDER_FUEL));
@@ -77,16 +104,16 @@ pub fn environment(base_dir: &Path) -> Environment<'static> {
         env.set_syntax(syntax);
     }
     let base = base_dir.to_path_buf();
-    env.set_loader(move |name| match resolve_include(&base, name) {
-        Ok(path) => match std::fs::read_to_string(&path) {
-            Ok(text) => Ok(Some(text)),
-            Err(error) if error.kind() == std::io::ErrorKind::NotFound => Ok(None),
-            Err(error) => Err(minijinja::Error::new(
-                ErrorKind::TemplateNotFound,
+    env.set_loader(move |name| {
+        let path = resolve_include(&base, name)
+            .map_err(|message| minijinja::Error::new(ErrorKind::TemplateNotFound, message))?;
+        // Not `TemplateNotFound`: `include` would replace the reason with "non-existing".
+        source.read(&path).map_err(|error| {
+            minijinja::Error::new(
+                ErrorKind::InvalidOperation,
                 format!("cannot read include `{name}`: {error}"),
-            )),
-        },
-        Err(message) => Err(minijinja::Error::new(ErrorKind::TemplateNotFound, message)),
+            )
+        })
     });
     env
 }
@@ -498,7 +525,33 @@ pub fn included_files(source: &str, base_dir: &Path) -> Vec<PathBuf> {
     found
 }
 
-/// Checks a `stop_when` expression: it compiles and reads only the known variables.
+/// The files a template pulls in (literal includes, recursively) with their text, each
+/// read once (at most `MAX_INPUT_BYTES`); a file that cannot be read is left out.
+pub fn included_templates(source: &str, base_dir: &Path) -> Vec<(PathBuf, String)> {
+    let mut found: Vec<(PathBuf, String)> = Vec::new();
+    let mut pending = vec![(source.to_string(), 0usize)];
+    while let Some((text, depth)) = pending.pop() {
+        for reference in find_includes(&text) {
+            let Ok(path) = resolve_include(base_dir, &reference.name) else {
+                continue;
+            };
+            if found.iter().any(|(seen, _)| *seen == path) {
+                continue;
+            }
+            let Ok(included) = super::validate::read_bounded(&path)
+                .and_then(|bytes| String::from_utf8(bytes).map_err(std::io::Error::other))
+            else {
+                continue;
+            };
+            if depth < MAX_INCLUDE_DEPTH {
+                pending.push((included.clone(), depth + 1));
+            }
+            found.push((path, included));
+        }
+    }
+    found
+}
+
 pub fn check_expression(expression: &str, allowed: &[&str]) -> Vec<TemplateIssue> {
     let env = Environment::new();
     let compiled = match env.compile_expression(expression) {

@@ -1,17 +1,61 @@
 //! What the file tools may never write, and what their listings skip: `runner`'s own files.
 //! A model that could rewrite its agent file could grant itself programs, hosts and limits
-//! at the next reload or resume; one that could rewrite `.runner/` could forge checkpoints.
-//! Paths are compared after resolving symlinks, as the workspace rules do.
+//! at the next reload or resume; one that could rewrite a hook or an allowed script would
+//! run its own code at the next call; one that could rewrite `.runner/` could forge
+//! checkpoints. Paths are compared canonical (symlinks resolved), as the workspace rules
+//! resolve the path a tool is given, so a file reached through a symlinked directory is
+//! the same file.
 
+use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
+use std::sync::RwLock;
 
-/// The agent definition files and state directories of a run.
-#[derive(Debug, Clone, Default)]
+/// The files of a run's definition and its state directories.
+#[derive(Debug, Default)]
 pub struct Protected {
-    /// The agent file, every sub-agent and handoff file, and every included template.
-    definitions: Vec<PathBuf>,
+    /// Every file the definition references (`spec::tree::AgentTree::files`): agent,
+    /// sub-agent and handoff files, included templates, hook programs, programs and
+    /// scripts given as paths, imported MCP configuration files; each with what it looked
+    /// like when the run started. A reload replaces them.
+    definitions: RwLock<Vec<(PathBuf, Option<Stamp>)>>,
     /// `.runner/`, the run directory, the sessions directory.
     state: Vec<PathBuf>,
+}
+
+/// What a file looked like: writing it in place changes its times (`ctime` cannot be set
+/// back), replacing it changes its inode.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Stamp {
+    device: u64,
+    inode: u64,
+    len: u64,
+    modified: (i64, i64),
+    changed: (i64, i64),
+}
+
+impl Stamp {
+    /// The file at `path` (symlinks followed, as running it does); `None` when it is gone.
+    fn of(path: &Path) -> Option<Stamp> {
+        let meta = std::fs::metadata(path).ok()?;
+        Some(Stamp {
+            device: meta.dev(),
+            inode: meta.ino(),
+            len: meta.len(),
+            modified: (meta.mtime(), meta.mtime_nsec()),
+            changed: (meta.ctime(), meta.ctime_nsec()),
+        })
+    }
+}
+
+fn stamped(definitions: impl IntoIterator<Item = PathBuf>) -> Vec<(PathBuf, Option<Stamp>)> {
+    definitions
+        .into_iter()
+        .map(|path| {
+            let path = canonical(&path);
+            let stamp = Stamp::of(&path);
+            (path, stamp)
+        })
+        .collect()
 }
 
 impl Protected {
@@ -20,25 +64,69 @@ impl Protected {
         state: impl IntoIterator<Item = PathBuf>,
     ) -> Self {
         Protected {
-            definitions: definitions.into_iter().map(|p| canonical(&p)).collect(),
+            definitions: RwLock::new(stamped(definitions)),
             state: state.into_iter().map(|p| canonical(&p)).collect(),
         }
     }
 
+    /// The definition's files after a reload (a new sub-agent, include or hook program).
+    pub fn set_definitions(&self, definitions: impl IntoIterator<Item = PathBuf>) {
+        if let Ok(mut files) = self.definitions.write() {
+            *files = stamped(definitions);
+        }
+    }
+
+    /// Whether a program of the definition (a hook, a `shell` program given as a path) is
+    /// still the file the run started with, before it is run: an allowed program that
+    /// writes files (`cp`) could otherwise make the next call run the model's code. A
+    /// program that is no file of the definition is not checked.
+    pub fn unchanged(&self, program: &Path) -> Result<(), String> {
+        let keys = [canonical(program), canonical_parent(program)];
+        let files = self
+            .definitions
+            .read()
+            .map_err(|_| "the list of the definition's files is unreadable".to_string())?;
+        let Some((file, stamp)) = files.iter().find(|(file, _)| keys.contains(file)) else {
+            return Ok(());
+        };
+        if stamp.is_some() && Stamp::of(program) == *stamp {
+            return Ok(());
+        }
+        Err(format!(
+            "`{}` changed since the run started: a program of the agent's definition runs only as it was then (restart the run to use the new one)",
+            file.display()
+        ))
+    }
+
     /// Why a write to `resolved` (an absolute, resolved path) is refused, if it is.
     pub fn refuses_write(&self, resolved: &Path) -> Option<&'static str> {
-        if self.definitions.iter().any(|file| file == resolved) {
+        let resolved = canonical(resolved);
+        let defines = self.definitions.read().map_or(true, |files| {
+            files.iter().any(|(file, _)| *file == resolved)
+        });
+        if defines {
             return Some(
-                "it is an agent definition file of this run: the agent may not change its own definition",
+                "it is an agent definition file of this run (the agent file or a file it references: a sub-agent, template, hook, program or MCP file): the agent may not change its own definition",
             );
         }
-        self.is_state(resolved)
+        self.is_state(&resolved)
             .then_some("it is inside runner's state directory (runs and sessions)")
     }
 
     /// Whether `resolved` lies in a state directory (listings skip it).
     pub fn is_state(&self, resolved: &Path) -> bool {
         self.state.iter().any(|dir| resolved.starts_with(dir))
+    }
+}
+
+/// `path` with its directory's symlinks resolved but not its own name's: where a file
+/// that was replaced by a symlink used to be.
+fn canonical_parent(path: &Path) -> PathBuf {
+    match (path.parent(), path.file_name()) {
+        (Some(parent), Some(name)) if !parent.as_os_str().is_empty() => {
+            canonical(parent).join(name)
+        }
+        _ => canonical(path),
     }
 }
 

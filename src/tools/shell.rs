@@ -88,7 +88,11 @@ impl ShellTool {
                         .is_some_and(|name| name == argv0))
         });
         match entry {
-            Some(entry) if entry.contains('/') => Ok(self.workspace.root().join(entry)),
+            Some(entry) if entry.contains('/') => {
+                let program = self.workspace.root().join(entry);
+                self.workspace.unchanged(&program)?;
+                Ok(program)
+            }
             Some(entry) => Ok(PathBuf::from(entry)),
             None => Err(format!(
                 "program `{argv0}` is not allowed; allowed programs: {}",

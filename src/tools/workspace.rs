@@ -62,6 +62,12 @@ impl Workspace {
         }
     }
 
+    /// Whether `program` (a path the tools run) is still what the run started with, if it
+    /// is a file of the definition.
+    pub fn unchanged(&self, program: &Path) -> Result<(), String> {
+        self.protected.unchanged(program)
+    }
+
     /// Whether a listing skips `resolved` (`runner`'s state directories).
     pub fn hides(&self, resolved: &Path) -> bool {
         self.protected.is_state(resolved)

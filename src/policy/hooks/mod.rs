@@ -10,6 +10,7 @@ mod run;
 mod tool_call;
 
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::Duration;
 
 use schemars::JsonSchema;
@@ -20,6 +21,7 @@ pub use run::{RunHookInput, RunRefused};
 pub use tool_call::{AfterCall, BeforeCall, CallHookInput, Checked};
 
 use super::{Pattern, Redactor};
+use crate::tools::Protected;
 
 /// The default bound on one hook's run.
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(10);
@@ -71,6 +73,8 @@ pub struct HookRunner {
     pub deny_env: Vec<String>,
     /// Applied to what a hook writes to stderr before it reaches `hooks.log`.
     pub redactor: Redactor,
+    /// The run's definition files: a hook program among them runs only unchanged.
+    pub protected: Arc<Protected>,
 }
 
 /// The point of a run a hook is for.
@@ -139,6 +143,18 @@ impl ToolHook {
     /// Whether the hook is for a call of `tool` with `arguments` (as the rules see them).
     pub fn applies(&self, tool: &str, arguments: &serde_json::Value) -> bool {
         self.matches.is_empty() || self.matches.iter().any(|p| p.matches(tool, arguments))
+    }
+}
+
+impl HookRunner {
+    /// Why `hook` may not run: its program, a file of the definition, changed since the
+    /// run started (a hook rewritten by an allowed program would decide for the model).
+    pub fn refuses(&self, hook: &Hook) -> Option<HookFailure> {
+        let message = self.protected.unchanged(&hook.program).err()?;
+        Some(HookFailure::Start {
+            program: hook.program.display().to_string(),
+            message,
+        })
     }
 }
 

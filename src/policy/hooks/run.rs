@@ -96,6 +96,9 @@ impl Hooks {
             log_dir: run.log_dir,
             cancel: run.cancel,
         };
+        if let Some(refused) = self.runner.refuses(hook) {
+            return Err(refused);
+        }
         self.runner.run(hook, input, &scene).await.0
     }
 }

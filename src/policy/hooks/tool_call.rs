@@ -65,10 +65,11 @@ impl Hooks {
         let (mut arguments, mut rewritten, mut allowed_by) = (arguments, false, None);
         let mut reports = Vec::new();
         for hook in &self.pre_tool_use {
-            if !hook.applies(call.tool, &normalize(&arguments)) {
+            let resolved = normalize(&arguments);
+            if !hook.applies(call.tool, &resolved) {
                 continue;
             }
-            let input = call.stdin(HookPoint::PreToolUse, &arguments, None);
+            let input = call.stdin(HookPoint::PreToolUse, (&arguments, &resolved), None);
             let (answer, report) = self
                 .ask::<PreToolAnswer>((hook, HookPoint::PreToolUse), call, &input)
                 .await;
@@ -137,7 +138,11 @@ impl Hooks {
                 continue;
             }
             let result = serde_json::to_value(&output).unwrap_or_default();
-            let input = call.stdin(HookPoint::PostToolUse, arguments, Some(result));
+            let input = call.stdin(
+                HookPoint::PostToolUse,
+                (arguments, &normalized),
+                Some(result),
+            );
             let (answer, report) = self
                 .ask::<PostToolAnswer>((hook, HookPoint::PostToolUse), call, &input)
                 .await;
@@ -175,7 +180,10 @@ impl Hooks {
             log_dir: call.log_dir,
             cancel: call.cancel,
         };
-        let (answer, duration) = self.runner.run(&hook.hook, input, &scene).await;
+        let (answer, duration) = match self.runner.refuses(&hook.hook) {
+            Some(refused) => (Err(refused), std::time::Duration::ZERO),
+            None => self.runner.run(&hook.hook, input, &scene).await,
+        };
         let answer = answer.and_then(read::<T>);
         let report = HookReport {
             point,
@@ -189,8 +197,15 @@ impl Hooks {
 }
 
 impl CallHookInput<'_> {
-    /// The JSON object a tool hook reads on stdin.
-    fn stdin(&self, point: HookPoint, arguments: &Value, result: Option<Value>) -> Value {
+    /// The JSON object a tool hook reads on stdin: the arguments as written, and as the
+    /// tool will use them (what `match:` and `permissions` see), so a hook that checks a
+    /// path is not fooled by `./src/x` or `src//x`.
+    fn stdin(
+        &self,
+        point: HookPoint,
+        (arguments, resolved): (&Value, &Value),
+        result: Option<Value>,
+    ) -> Value {
         let mut input = json!({
             "event": point.name(),
             "run_id": self.run_id,
@@ -200,6 +215,7 @@ impl CallHookInput<'_> {
             "tool_name": self.tool,
             "call_id": self.call_id,
             "arguments": arguments,
+            "resolved_arguments": resolved,
         });
         if let Some(dir) = self.log_dir {
             input["run_dir"] = dir.display().to_string().into();

@@ -68,7 +68,7 @@ impl McpImport {
         file_dir: &Path,
         declared_env: &BTreeSet<String>,
     ) -> Result<Vec<McpServer>, Vec<ImportProblem>> {
-        let path = super::paths::normalize(&file_dir.join(&self.config));
+        let path = super::paths::resolved(&file_dir.join(&self.config));
         let file = read_servers(&path, &self.config).map_err(|p| vec![p])?;
         let (chosen, mut problems) = self.choose(&file);
         if self.tools.is_some() && chosen.len() > 1 {

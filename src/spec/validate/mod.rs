@@ -12,7 +12,7 @@ use serde_json::{Map, Value};
 use super::diagnostic::{Code, Diagnostic};
 use super::execution::STRATEGY_OPTIONS;
 use super::limits::STOP_WHEN_VARIABLES;
-pub use super::paths::{canonical, expand_paths, normalize};
+pub use super::paths::{canonical, expand_paths, normalize, resolved};
 use super::schema_check::schema_diagnostics;
 use super::template::{
     TemplateIssue, TemplateScope, check_expression, check_template, used_variables,

@@ -6,9 +6,9 @@ use std::collections::{BTreeSet, HashMap};
 use serde_json::{Map, Value};
 
 use super::super::diagnostic::{Code, Diagnostic, did_you_mean};
-use super::super::template::TemplateScope;
+use super::super::template::{BUILTIN_VARIABLES, TemplateScope};
 use super::super::yaml::pointer_push;
-use super::{FileContext, Validator, canonical, file_name, normalize};
+use super::{FileContext, Validator, canonical, file_name, resolved};
 
 impl Validator {
     pub(super) fn check_tools(
@@ -89,6 +89,9 @@ impl Validator {
                     true,
                     Code::ParameterSchema,
                 );
+            }
+            if let Some(parameters) = parameters {
+                self.check_parameter_names(file, &pointer_push(&pointer, "parameters"), parameters);
             }
             if let Some(Value::String(prompt)) = tool.get("prompt") {
                 let scope = TemplateScope {
@@ -196,6 +199,34 @@ impl Validator {
         );
     }
 
+    /// A parameter may not take the name of a template built-in: the sub-agent's `prompt`
+    /// could not tell the model's argument from the run's value, so a model could replace
+    /// `env` or `run` in it.
+    fn check_parameter_names(&mut self, file: &FileContext<'_>, at: &str, parameters: &Value) {
+        let Some(properties) = parameters.get("properties").and_then(Value::as_object) else {
+            return;
+        };
+        let properties_at = pointer_push(at, "properties");
+        for name in properties.keys() {
+            if name != "env" && !BUILTIN_VARIABLES.contains(&name.as_str()) {
+                continue;
+            }
+            let name_at = pointer_push(&properties_at, name);
+            self.diagnostics.push(
+                Diagnostic::error(
+                    file.path,
+                    file.doc.key_position(&name_at),
+                    Code::ParameterSchema,
+                    &name_at,
+                    format!(
+                        "parameter `{name}` has the name of a template built-in; in the tool's `prompt` it would replace the run's `{name}`"
+                    ),
+                )
+                .with_hint("rename the parameter (built-ins: env, agent, now, input, run)"),
+            );
+        }
+    }
+
     fn check_agent_ref(&mut self, file: &FileContext<'_>, pointer: &str, agent: Option<&Value>) {
         match agent {
             Some(Value::String(relative)) => self.check_reference(file, pointer, relative),
@@ -205,7 +236,7 @@ impl Validator {
     }
 
     fn check_reference(&mut self, file: &FileContext<'_>, pointer: &str, relative: &str) {
-        let target = normalize(&file.base_dir.join(relative));
+        let target = resolved(&file.base_dir.join(relative));
         let at = file.doc.value_position(pointer);
         if !target.is_file() {
             self.diagnostics.push(
