@@ -7,6 +7,8 @@
 mod support;
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use runner::testing::mock_server::{MockRequest, MockResponse, Reply};
@@ -406,11 +408,11 @@ fn a_workers_job_reaches_its_session_through_the_worker_and_its_tools_get_no_way
 }
 
 #[test]
-fn a_job_whose_session_exists_at_its_first_delivery_is_resumed_not_started_again() {
+fn a_job_whose_session_completed_before_its_envelope_was_stored_gets_the_sessions_envelope() {
     let nats = NatsServer::start();
     let url = nats.url();
-    // The session the batch's line 1 will use exists already, completed: as if the job
-    // had been published twice and run once.
+    // The session the batch's line 1 will use exists already, completed, and no envelope
+    // is stored: as if its worker died between the two (or the job was published twice).
     let test = workspace(1, &["w1"], "0")
         .executable("append.sh", "#!/bin/sh\necho \"$1\" >> before.log\n");
     let ran = test
@@ -430,22 +432,71 @@ fn a_job_whose_session_exists_at_its_first_delivery_is_resumed_not_started_again
     let submitted = submit(ran.then(), &nats, "dup", &[]);
     let one = worker(&submitted, &nats, "w1", "5s");
     let results = finished(&submitted, &nats, "dup", 1);
-    // Its first run, a new session, was refused; the second resumed it, which a completed
-    // session refuses in turn: nothing ran again.
+    // Its first run, a new session, was refused; then, rather than a resume (which a
+    // completed session refuses), the envelope is the session's: nothing ran again.
     let first = submitted.read("w1/.runner/worker/jobs/dup/1/1/stderr.log");
     assert!(first.contains("session `dup-1` already exists"), "{first}");
+    let envelope = &results[&1];
+    assert_eq!(envelope["status"], "completed", "{envelope}");
+    assert_eq!(envelope["output"], "appended", "{envelope}");
+    assert_eq!(envelope["steps"], 2, "{envelope}");
+    assert_eq!(envelope["usage"]["total_tokens"], 100, "{envelope}");
     assert!(
-        results[&1]["error"]["message"]
+        envelope["warnings"][0]
             .as_str()
             .unwrap()
-            .contains("session `dup-1` is completed"),
-        "{}",
-        results[&1]
+            .contains("rebuilt from session `dup-1`"),
+        "{envelope}"
     );
+    assert!(!submitted.path("w1/.runner/worker/jobs/dup/1/2").exists());
     assert_eq!(submitted.read("before.log"), "line-1\n");
     assert!(
         !submitted.path("side-effects.log").exists(),
         "the call ran again"
     );
     one.kill();
+}
+
+// ---- Batches under chaos (#46): whatever is killed when, every input ends with its
+// envelope, and no effect runs twice.
+
+#[test]
+fn a_run_cut_off_by_its_workers_death_is_resumed_at_the_next_delivery_not_failed() {
+    let nats = NatsServer::start();
+    let freezer = nats.freezer();
+    let frozen = Arc::new(AtomicBool::new(false));
+    let test = Test::new()
+        .agent(AGENT)
+        .file("inputs.jsonl", &inputs(1))
+        .route({
+            let frozen = frozen.clone();
+            move |request| {
+                // The model's first answer reaches the run with the server frozen: the
+                // save before its call hangs in the worker, the run waiting on its relay.
+                if !frozen.swap(true, Ordering::SeqCst) {
+                    freezer.freeze();
+                }
+                append_once(request)
+            }
+        });
+    let script = append_script(&test, "0");
+    let submitted = submit(test.executable("w1/append.sh", &script), &nats, "cut", &[]);
+    let first = worker(&submitted, &nats, "w1", "2s");
+    wait_until("the model answered", || frozen.load(Ordering::SeqCst));
+    std::thread::sleep(Duration::from_millis(500));
+    // The worker dies mid-save: its run loses its relay to the session store.
+    first.kill();
+    let left = submitted.path("w1/.runner/worker/jobs/cut/1/1/result.json");
+    wait_until("the orphaned run ends", || left.exists());
+    freezer.thaw();
+    let orphan = support::read_json(&left);
+    assert_eq!(orphan["status"], "interrupted", "{orphan}");
+
+    // The job's next delivery (the worker restarted on the same directory) resumes it.
+    let again = worker(&submitted, &nats, "w1", "2s");
+    let results = finished(&submitted, &nats, "cut", 1);
+    assert_eq!(results[&1]["status"], "completed", "{}", results[&1]);
+    assert!(submitted.path("w1/.runner/worker/jobs/cut/1/2").is_dir());
+    each_side_effect_once(&submitted, 1);
+    again.kill();
 }

@@ -1,7 +1,8 @@
 //! One input's run: checked against the agent's inputs, then run as a child `runner exec`
 //! (a new input), `runner resume` (an input whose session exists: it was interrupted), or
 //! not at all (an input whose run finished but whose envelope was never recorded: the
-//! batch died in between, so its `result.json` is taken instead).
+//! batch died in between, so its `result.json` is taken instead, or, when there is none,
+//! the envelope of its completed session, `settled`).
 
 use std::ffi::OsString;
 use std::fs::File;
@@ -17,6 +18,7 @@ use super::children::{Children, Finished};
 use super::dir::BatchDir;
 use super::inputs::{Entry, ID_KEY, Input};
 use super::results::{Envelope, InputRef, is_final, session_existed, session_was_held};
+use super::settled::completed_result;
 use crate::checkpoint::{CheckpointStore, SessionsAt};
 use crate::engine::clock::new_id;
 use crate::nats::relay;
@@ -171,6 +173,10 @@ fn run_input(
         let run_dir = place.dir.join(number.to_string());
         let command = match &launcher.sessions {
             Some(sessions) if !fresh && sessions.store.exists(session).unwrap_or(false) => {
+                let store = sessions.store.as_ref();
+                if let Ok(Some(result)) = completed_result(store, session, &launcher.agent_name) {
+                    return Some(result);
+                }
                 resume_command(launcher, session, sessions)
             }
             _ => match exec_command(input, launcher, session, &place.dir) {

@@ -43,4 +43,10 @@ pub trait Checkpointer: Send + Sync {
         pending: Option<&Pending>,
         run_id: &str,
     ) -> Result<String, String>;
+    /// Whether the store is gone for good for this process (a run started by `runner
+    /// worker` whose worker died): a save that failed then did not fail the run, it cut
+    /// it off, and a resume goes on from its last checkpoint.
+    fn store_lost(&self) -> bool {
+        false
+    }
 }

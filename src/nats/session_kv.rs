@@ -26,6 +26,11 @@ pub trait SessionKv: Send + Sync {
     fn keys(&self) -> Result<Vec<String>, NatsError>;
     /// Holds the session until the hold is dropped; refused while another process holds it.
     fn hold(&self, session_id: &str) -> Result<SessionHold, CheckpointError>;
+    /// Whether the entries cannot be reached any more, for good: the worker that relayed
+    /// them died. A connection of the process's own rides out a server restart instead.
+    fn lost(&self) -> bool {
+        false
+    }
 }
 
 /// The bucket over this process's own connection.

@@ -147,6 +147,14 @@ pub fn save_checkpoint(
             }
             Ok(state)
         }
+        // The host that carried the store died (a worker killed): the run did not fail,
+        // it was cut off with its host, and the next delivery of its job resumes it.
+        Err(message) if store.store_lost() => {
+            ctx.warn(format!(
+                "the checkpoint could not be saved ({message}); the run stops as interrupted, and a resume goes on from its last checkpoint"
+            ));
+            Err(Halt::new(state, HaltReason::Interrupted))
+        }
         Err(message) => {
             let message = format!(
                 "the checkpoint could not be saved ({message}); the run stops so that a resume never runs a finished call again"

@@ -2,6 +2,7 @@
 
 use std::os::fd::FromRawFd;
 use std::os::unix::net::UnixStream;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
 use bytes::Bytes;
@@ -17,6 +18,8 @@ use crate::nats::session_kv::SessionKv;
 pub struct RelayedKv {
     /// One call at a time: a call is its frame and the answer's.
     line: Arc<Mutex<UnixStream>>,
+    /// Set when the relay broke: the worker died, and nothing answers this end again.
+    broken: Arc<AtomicBool>,
 }
 
 impl std::fmt::Debug for RelayedKv {
@@ -49,11 +52,13 @@ impl RelayedKv {
     pub(super) fn over(stream: UnixStream) -> Self {
         RelayedKv {
             line: Arc::new(Mutex::new(stream)),
+            broken: Arc::new(AtomicBool::new(false)),
         }
     }
 
     fn call(&self, call: &Call, body: &[u8]) -> Result<(Reply, Vec<u8>), NatsError> {
         let broken = |reason: String| {
+            self.broken.store(true, Ordering::SeqCst);
             NatsError::new(
                 "cannot reach the session store through the worker",
                 format!("{reason} (the worker that started this run stopped?)"),
@@ -107,6 +112,10 @@ impl SessionKv for RelayedKv {
             "cannot list the sessions",
             "a run started by a worker reaches only its own session",
         ))
+    }
+
+    fn lost(&self) -> bool {
+        self.broken.load(Ordering::SeqCst)
     }
 
     fn hold(&self, session_id: &str) -> Result<SessionHold, CheckpointError> {
