@@ -464,3 +464,40 @@ fn model_runs_every_input_with_the_model_given() {
         .stderr_contains("error: --model: ")
         .run();
 }
+
+#[test]
+fn an_input_whose_session_completed_before_its_envelope_was_written_is_not_run_again() {
+    let batch = batch_args("1", "late");
+    let ran = appending_batch(3, batch)
+        .stdout_contains("batch late · 3 inputs · 3 completed · ")
+        .run();
+    // The batch is killed (with its runs) just after line 2's session completed: neither
+    // its run's result.json nor its envelope was written.
+    let dir = ".runner/batches/late";
+    let kept: String = ran
+        .read(&format!("{dir}/results.jsonl"))
+        .lines()
+        .filter(|line| !line.starts_with("{\"input\":{\"line\":2,"))
+        .map(|line| format!("{line}\n"))
+        .collect();
+    std::fs::write(ran.path(&format!("{dir}/results.jsonl")), kept).unwrap();
+    std::fs::remove_file(ran.path(&format!("{dir}/inputs/2/1/result.json"))).unwrap();
+
+    let again = ran
+        .then()
+        .command(batch)
+        .stdout_contains("batch late · 3 inputs · 3 completed · ")
+        .run();
+    let envelope = &results(&again, dir)[&2];
+    assert_eq!(envelope["status"], "completed", "{envelope}");
+    assert_eq!(envelope["output"], "appended", "{envelope}");
+    assert!(
+        envelope["warnings"][0]
+            .as_str()
+            .unwrap()
+            .contains("rebuilt from session `late-2`"),
+        "{envelope}"
+    );
+    assert!(!again.path(&format!("{dir}/inputs/2/2")).exists());
+    assert_eq!(again.read("side-effects.log").matches("line-2\n").count(), 1);
+}
