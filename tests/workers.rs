@@ -500,3 +500,114 @@ fn a_run_cut_off_by_its_workers_death_is_resumed_at_the_next_delivery_not_failed
     each_side_effect_once(&submitted, 1);
     again.kill();
 }
+
+/// A worker of two slots for the chaos tests: jobs of a dead worker go elsewhere after 2 s.
+fn chaos_worker(ran: &Ran, url: &str, dir: &str) -> Running {
+    ran.then()
+        .cwd(dir)
+        .command([
+            "worker",
+            "--nats",
+            url,
+            "-j",
+            "2",
+            "--ack-wait",
+            "2s",
+            "--lease-ttl",
+            "2s",
+        ])
+        .status_any()
+        .any_stderr()
+        .spawn()
+}
+
+/// `runner batch status ID` once; empty while the server is away.
+fn status_now(ran: &Ran, url: &str, batch: &str) -> String {
+    ran.then()
+        .command(["batch", "status", batch, "--nats", url])
+        .status_any()
+        .any_stderr()
+        .run()
+        .stdout
+}
+
+/// Every line of `side-effects.log` is one of the `count` inputs', none twice; returns
+/// how many inputs' effects ran (a call killed before its program started has none).
+fn each_side_effect_at_most_once(ran: &Ran, count: u64) -> usize {
+    let log = std::fs::read_to_string(ran.path("side-effects.log")).unwrap_or_default();
+    let mut lines: Vec<&str> = log.lines().collect();
+    let total = lines.len();
+    lines.sort();
+    lines.dedup();
+    assert_eq!(lines.len(), total, "a call ran twice:\n{log}");
+    let known = |line: &&str| {
+        line.strip_prefix("line-")
+            .and_then(|n| n.parse::<u64>().ok())
+            .is_some_and(|n| (1..=count).contains(&n))
+    };
+    assert!(lines.iter().all(known), "{log}");
+    total
+}
+
+/// How many model requests were told a call was interrupted (the at-most-once window: a
+/// kill between a call's start record and its end).
+fn calls_answered_interrupted(ran: &Ran) -> usize {
+    ran.requests()
+        .iter()
+        .filter(|request| {
+            request
+                .conversation()
+                .iter()
+                .any(|m| m["role"] == "tool" && m["content"].to_string().contains("interrupted"))
+        })
+        .count()
+}
+
+#[test]
+fn a_batch_survives_a_worker_killed_every_second_and_a_nats_restart() {
+    const INPUTS: u64 = 300;
+    let mut nats = NatsServer::start();
+    let url = nats.url();
+    let dirs = ["w1", "w2"];
+    let submitted = submit(workspace(INPUTS, &dirs, "0"), &nats, "chaos", &[]);
+    // Waiting for the batch is one command that ends by itself, whatever happens meanwhile.
+    let waiting = submitted
+        .then()
+        .command(["batch", "status", "chaos", "--nats", &url, "--wait"])
+        .stdout_contains("batch chaos · 300 inputs · 300 done · 300 completed")
+        .any_stderr()
+        .spawn();
+    let mut workers: Vec<Option<Running>> = dirs
+        .iter()
+        .map(|dir| Some(chaos_worker(&submitted, &url, dir)))
+        .collect();
+    let mut kills = 0;
+    while !status_now(&submitted, &url, "chaos").contains("300 inputs · 300 done") {
+        assert!(kills < 150, "the batch did not finish after {kills} kills");
+        std::thread::sleep(Duration::from_secs(1));
+        // Every second a worker dies (SIGKILL: its runs die with it) and is started again.
+        let which = kills % dirs.len();
+        if let Some(worker) = workers[which].take() {
+            worker.kill();
+        }
+        workers[which] = Some(chaos_worker(&submitted, &url, dirs[which]));
+        kills += 1;
+        if kills == 4 {
+            nats.restart();
+        }
+    }
+    let results = finished(&submitted, &nats, "chaos", INPUTS);
+    assert_eq!(results.len() as u64, INPUTS);
+    for (n, envelope) in &results {
+        assert_eq!(envelope["status"], "completed", "line {n}: {envelope}");
+    }
+    waiting.wait();
+    let effects = each_side_effect_at_most_once(&submitted, INPUTS);
+    eprintln!(
+        "chaos: {kills} kills, 1 NATS restart; {effects} effects for {INPUTS} inputs; {} calls answered as interrupted",
+        calls_answered_interrupted(&submitted)
+    );
+    for worker in workers.into_iter().flatten() {
+        worker.kill();
+    }
+}

@@ -173,8 +173,7 @@ fn run_input(
         let run_dir = place.dir.join(number.to_string());
         let command = match &launcher.sessions {
             Some(sessions) if !fresh && sessions.store.exists(session).unwrap_or(false) => {
-                let store = sessions.store.as_ref();
-                if let Ok(Some(result)) = completed_result(store, session, &launcher.agent_name) {
+                if let Some(result) = completed(launcher, session) {
                     return Some(result);
                 }
                 resume_command(launcher, session, sessions)
@@ -188,6 +187,13 @@ fn run_input(
         if std::mem::take(&mut fresh) && session_existed(&result) {
             continue;
         }
+        // A resume refused because the session completed in between (another delivery of
+        // the job, whose lease had expired, finished it): the session's envelope stands.
+        if result.status == Status::Invalid
+            && let Some(result) = completed(launcher, session)
+        {
+            return Some(result);
+        }
         if !session_was_held(&result) || started.elapsed() >= launcher.wait_held {
             return Some(result);
         }
@@ -195,6 +201,14 @@ fn run_input(
         // still stopping, or a dead worker whose lease has not expired yet.
         std::thread::sleep(HELD_WAIT);
     }
+}
+
+/// The envelope of the input's session when it is completed (`settled`).
+fn completed(launcher: &Launcher, session: &str) -> Option<RunResult> {
+    let store = launcher.sessions.as_ref()?.store.as_ref();
+    completed_result(store, session, &launcher.agent_name)
+        .ok()
+        .flatten()
 }
 
 /// The number of the input's last run directory, if it has run.

@@ -271,8 +271,8 @@ impl Checkpointer for SessionFiles {
         self.write(state, status, pending, Durability::Now)
     }
 
-    fn store_lost(&self) -> bool {
-        self.store.lost()
+    fn session_lost(&self) -> bool {
+        self.hold.is_lost() || self.store.lost()
     }
 }
 

@@ -147,9 +147,10 @@ pub fn save_checkpoint(
             }
             Ok(state)
         }
-        // The host that carried the store died (a worker killed): the run did not fail,
-        // it was cut off with its host, and the next delivery of its job resumes it.
-        Err(message) if store.store_lost() => {
+        // The worker that carried the store died, or another process took the session
+        // over: the run did not fail, it was cut off, and the session goes on elsewhere
+        // (the job's next delivery resumes it).
+        Err(message) if store.session_lost() => {
             ctx.warn(format!(
                 "the checkpoint could not be saved ({message}); the run stops as interrupted, and a resume goes on from its last checkpoint"
             ));

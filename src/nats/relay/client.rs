@@ -18,8 +18,9 @@ use crate::nats::session_kv::SessionKv;
 pub struct RelayedKv {
     /// One call at a time: a call is its frame and the answer's.
     line: Arc<Mutex<UnixStream>>,
-    /// Set when the relay broke: the worker died, and nothing answers this end again.
-    broken: Arc<AtomicBool>,
+    /// Set when the session is lost to this run for good: the relay broke (the worker
+    /// died), or the worker lost the session's lease to another process.
+    lost: Arc<AtomicBool>,
 }
 
 impl std::fmt::Debug for RelayedKv {
@@ -52,13 +53,13 @@ impl RelayedKv {
     pub(super) fn over(stream: UnixStream) -> Self {
         RelayedKv {
             line: Arc::new(Mutex::new(stream)),
-            broken: Arc::new(AtomicBool::new(false)),
+            lost: Arc::new(AtomicBool::new(false)),
         }
     }
 
     fn call(&self, call: &Call, body: &[u8]) -> Result<(Reply, Vec<u8>), NatsError> {
         let broken = |reason: String| {
-            self.broken.store(true, Ordering::SeqCst);
+            self.lost.store(true, Ordering::SeqCst);
             NatsError::new(
                 "cannot reach the session store through the worker",
                 format!("{reason} (the worker that started this run stopped?)"),
@@ -68,6 +69,10 @@ impl RelayedKv {
         write_frame(&mut *line, call, body).map_err(|e| broken(e.to_string()))?;
         match read_frame::<Reply>(&mut *line) {
             Ok(Some((Reply::Failed { what, reason }, _))) => Err(NatsError { what, reason }),
+            Ok(Some((Reply::Lost { what, reason }, _))) => {
+                self.lost.store(true, Ordering::SeqCst);
+                Err(NatsError { what, reason })
+            }
             Ok(Some(answer)) => Ok(answer),
             Ok(None) => Err(broken("the worker closed the relay".into())),
             Err(error) => Err(broken(error.to_string())),
@@ -115,7 +120,7 @@ impl SessionKv for RelayedKv {
     }
 
     fn lost(&self) -> bool {
-        self.broken.load(Ordering::SeqCst)
+        self.lost.load(Ordering::SeqCst)
     }
 
     fn hold(&self, session_id: &str) -> Result<SessionHold, CheckpointError> {
