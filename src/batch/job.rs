@@ -32,6 +32,11 @@ use crate::spec::inputs::{InputError, resolve_inputs};
 /// holder's lease has not expired yet.
 const HELD_WAIT: Duration = Duration::from_millis(200);
 
+/// The error code of an input that did not run because the batch's (or the worker's)
+/// own directory could not be written (a full disk): the machine's failure, not the
+/// input's, so a worker hands its job back for another machine.
+pub const BATCH_DIR: &str = "batch_dir";
+
 /// Where the agent's sessions are: for the children's options, and to ask whether an
 /// input's session exists (then it is resumed).
 #[derive(Clone)]
@@ -158,7 +163,7 @@ fn run_input(
 ) -> Option<RunResult> {
     if let Err(error) = std::fs::create_dir_all(&place.dir) {
         let message = format!("cannot create {}: {error}", place.dir.display());
-        return Some(invalid(place, launcher, "batch_dir", message));
+        return Some(invalid(place, launcher, BATCH_DIR, message));
     }
     let last = last_run(&place.dir);
     if let Some(result) = last.and_then(|n| recorded_result(&place.dir.join(n.to_string()))) {
@@ -180,7 +185,7 @@ fn run_input(
             }
             _ => match exec_command(input, launcher, session, &place.dir) {
                 Ok(command) => command,
-                Err(message) => return Some(invalid(place, launcher, "batch_dir", message)),
+                Err(message) => return Some(invalid(place, launcher, BATCH_DIR, message)),
             },
         };
         let result = run_child(command, &run_dir, launcher, session, children)?;
@@ -302,10 +307,14 @@ fn run_child(
     let stderr = match std::fs::create_dir_all(run_dir).and_then(|()| File::create(&stderr_path)) {
         Ok(file) => file,
         Err(error) => {
-            return Some(failed(format!(
-                "cannot create {}: {error}",
-                stderr_path.display()
-            )));
+            let message = format!("cannot create {}: {error}", stderr_path.display());
+            return Some(RunResult::invalid(
+                &launcher.agent_name,
+                &new_id(),
+                session,
+                BATCH_DIR,
+                message,
+            ));
         }
     };
     command
