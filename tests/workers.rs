@@ -611,3 +611,32 @@ fn a_batch_survives_a_worker_killed_every_second_and_a_nats_restart() {
         worker.kill();
     }
 }
+
+#[test]
+fn a_worker_that_cannot_write_its_directory_hands_its_jobs_to_another() {
+    const INPUTS: u64 = 3;
+    let nats = NatsServer::start();
+    // w1's directory for job runs is a file: every write there fails, as on a full disk.
+    let test = workspace(INPUTS, &["w1", "w2"], "0").file("w1/.runner/worker/jobs", "");
+    let submitted = submit(test, &nats, "disk", &[]);
+    let broken = worker(&submitted, &nats, "w1", "5s");
+    let stderr_says = |ran: &Ran| {
+        ran.stderr
+            .contains("this worker cannot write its directory")
+    };
+    wait_until("w1 took a job", || {
+        submitted
+            .path("w1/.runner/worker/bundles")
+            .read_dir()
+            .is_ok_and(|mut d| d.next().is_some())
+    });
+    let healthy = worker(&submitted, &nats, "w2", "5s");
+    let results = finished(&submitted, &nats, "disk", INPUTS);
+    for (n, envelope) in &results {
+        assert_eq!(envelope["status"], "completed", "line {n}: {envelope}");
+    }
+    each_side_effect_once(&submitted, INPUTS);
+    let broken = broken.kill();
+    assert!(stderr_says(&broken), "{}", broken.stderr);
+    healthy.kill();
+}

@@ -34,9 +34,10 @@ pub fn completed_result(
         .and_then(|metadata| metadata.run_ids.last().cloned())
         .unwrap_or_else(new_id);
     let output = final_text(&state);
-    let structured = has_output_schema(checkpoint.pending.as_ref())
-        .then(|| serde_json::from_str::<Value>(&output).ok())
-        .flatten();
+    let structured = match has_output_schema(checkpoint.pending.as_ref()) {
+        true => serde_json::from_str::<Value>(&output).ok(),
+        false => None,
+    };
     let spent = state.spent_so_far();
     let mut result = RunResult::not_started(
         Status::Completed,
