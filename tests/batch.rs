@@ -464,3 +464,106 @@ fn model_runs_every_input_with_the_model_given() {
         .stderr_contains("error: --model: ")
         .run();
 }
+
+#[test]
+fn an_input_whose_session_completed_before_its_envelope_was_written_is_not_run_again() {
+    let batch = batch_args("1", "late");
+    let ran = appending_batch(3, batch)
+        .stdout_contains("batch late · 3 inputs · 3 completed · ")
+        .run();
+    // The batch is killed (with its runs) just after line 2's session completed: neither
+    // its run's result.json nor its envelope was written.
+    let dir = ".runner/batches/late";
+    let kept: String = ran
+        .read(&format!("{dir}/results.jsonl"))
+        .lines()
+        .filter(|line| !line.starts_with("{\"input\":{\"line\":2,"))
+        .map(|line| format!("{line}\n"))
+        .collect();
+    std::fs::write(ran.path(&format!("{dir}/results.jsonl")), kept).unwrap();
+    std::fs::remove_file(ran.path(&format!("{dir}/inputs/2/1/result.json"))).unwrap();
+
+    let again = ran
+        .then()
+        .command(batch)
+        .stdout_contains("batch late · 3 inputs · 3 completed · ")
+        .run();
+    let envelope = &results(&again, dir)[&2];
+    assert_eq!(envelope["status"], "completed", "{envelope}");
+    assert_eq!(envelope["output"], "appended", "{envelope}");
+    assert!(
+        envelope["warnings"][0]
+            .as_str()
+            .unwrap()
+            .contains("rebuilt from session `late-2`"),
+        "{envelope}"
+    );
+    assert!(!again.path(&format!("{dir}/inputs/2/2")).exists());
+    assert_eq!(
+        again.read("side-effects.log").matches("line-2\n").count(),
+        1
+    );
+}
+
+#[test]
+fn a_batch_killed_every_second_with_its_runs_completes_every_input_once_when_run_again() {
+    const INPUTS: u64 = 300;
+    let batch = batch_args("4", "chaos");
+    // Each round starts the batch, lets it run a second, and kills it with all its runs
+    // (SIGKILL to its process group: nothing of it can save anything), until a round
+    // finds that it had ended by itself.
+    let mut running = appending_batch(INPUTS, batch)
+        .own_process_group()
+        .status_any()
+        .any_stderr()
+        .spawn();
+    let mut kills = 0;
+    let ended = loop {
+        std::thread::sleep(Duration::from_secs(1));
+        let ran = running.kill_group();
+        if ran.code != -1 {
+            break ran;
+        }
+        kills += 1;
+        assert!(kills < 120, "the batch did not finish after {kills} kills");
+        running = ran
+            .then()
+            .command(batch)
+            .own_process_group()
+            .status_any()
+            .any_stderr()
+            .spawn();
+    };
+    assert_eq!(ended.code, 0, "{}\n{}", ended.stdout, ended.stderr);
+    assert!(
+        ended
+            .stdout
+            .contains("batch chaos · 300 inputs · 300 completed · "),
+        "{}",
+        ended.stdout
+    );
+    let all = results(&ended, ".runner/batches/chaos");
+    assert_eq!(all.len() as u64, INPUTS);
+    for (n, envelope) in &all {
+        assert_eq!(envelope["status"], "completed", "line {n}: {envelope}");
+    }
+    let log = std::fs::read_to_string(ended.path("side-effects.log")).unwrap_or_default();
+    let mut appended: Vec<&str> = log.lines().collect();
+    let total = appended.len();
+    appended.sort();
+    appended.dedup();
+    assert_eq!(appended.len(), total, "a call ran twice:\n{log}");
+    let interrupted = ended
+        .requests()
+        .iter()
+        .filter(|request| {
+            request
+                .conversation()
+                .iter()
+                .any(|m| m["role"] == "tool" && m["content"].to_string().contains("interrupted"))
+        })
+        .count();
+    eprintln!(
+        "chaos: {kills} kills; {total} effects for {INPUTS} inputs; {interrupted} calls answered as interrupted"
+    );
+}

@@ -7,6 +7,8 @@
 mod support;
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use runner::testing::mock_server::{MockRequest, MockResponse, Reply};
@@ -406,11 +408,11 @@ fn a_workers_job_reaches_its_session_through_the_worker_and_its_tools_get_no_way
 }
 
 #[test]
-fn a_job_whose_session_exists_at_its_first_delivery_is_resumed_not_started_again() {
+fn a_job_whose_session_completed_before_its_envelope_was_stored_gets_the_sessions_envelope() {
     let nats = NatsServer::start();
     let url = nats.url();
-    // The session the batch's line 1 will use exists already, completed: as if the job
-    // had been published twice and run once.
+    // The session the batch's line 1 will use exists already, completed, and no envelope
+    // is stored: as if its worker died between the two (or the job was published twice).
     let test = workspace(1, &["w1"], "0")
         .executable("append.sh", "#!/bin/sh\necho \"$1\" >> before.log\n");
     let ran = test
@@ -430,22 +432,211 @@ fn a_job_whose_session_exists_at_its_first_delivery_is_resumed_not_started_again
     let submitted = submit(ran.then(), &nats, "dup", &[]);
     let one = worker(&submitted, &nats, "w1", "5s");
     let results = finished(&submitted, &nats, "dup", 1);
-    // Its first run, a new session, was refused; the second resumed it, which a completed
-    // session refuses in turn: nothing ran again.
+    // Its first run, a new session, was refused; then, rather than a resume (which a
+    // completed session refuses), the envelope is the session's: nothing ran again.
     let first = submitted.read("w1/.runner/worker/jobs/dup/1/1/stderr.log");
     assert!(first.contains("session `dup-1` already exists"), "{first}");
+    let envelope = &results[&1];
+    assert_eq!(envelope["status"], "completed", "{envelope}");
+    assert_eq!(envelope["output"], "appended", "{envelope}");
+    assert_eq!(envelope["steps"], 2, "{envelope}");
+    assert_eq!(envelope["usage"]["total_tokens"], 100, "{envelope}");
     assert!(
-        results[&1]["error"]["message"]
+        envelope["warnings"][0]
             .as_str()
             .unwrap()
-            .contains("session `dup-1` is completed"),
-        "{}",
-        results[&1]
+            .contains("rebuilt from session `dup-1`"),
+        "{envelope}"
     );
+    assert!(!submitted.path("w1/.runner/worker/jobs/dup/1/2").exists());
     assert_eq!(submitted.read("before.log"), "line-1\n");
     assert!(
         !submitted.path("side-effects.log").exists(),
         "the call ran again"
     );
     one.kill();
+}
+
+// ---- Batches under chaos (#46): whatever is killed when, every input ends with its
+// envelope, and no effect runs twice.
+
+#[test]
+fn a_run_cut_off_by_its_workers_death_is_resumed_at_the_next_delivery_not_failed() {
+    let nats = NatsServer::start();
+    let freezer = nats.freezer();
+    let frozen = Arc::new(AtomicBool::new(false));
+    let test = Test::new()
+        .agent(AGENT)
+        .file("inputs.jsonl", &inputs(1))
+        .route({
+            let frozen = frozen.clone();
+            move |request| {
+                // The model's first answer reaches the run with the server frozen: the
+                // save before its call hangs in the worker, the run waiting on its relay.
+                if !frozen.swap(true, Ordering::SeqCst) {
+                    freezer.freeze();
+                }
+                append_once(request)
+            }
+        });
+    let script = append_script(&test, "0");
+    let submitted = submit(test.executable("w1/append.sh", &script), &nats, "cut", &[]);
+    let first = worker(&submitted, &nats, "w1", "2s");
+    wait_until("the model answered", || frozen.load(Ordering::SeqCst));
+    std::thread::sleep(Duration::from_millis(500));
+    // The worker dies mid-save: its run loses its relay to the session store.
+    first.kill();
+    let left = submitted.path("w1/.runner/worker/jobs/cut/1/1/result.json");
+    wait_until("the orphaned run ends", || left.exists());
+    freezer.thaw();
+    let orphan = support::read_json(&left);
+    assert_eq!(orphan["status"], "interrupted", "{orphan}");
+
+    // The job's next delivery (the worker restarted on the same directory) resumes it.
+    let again = worker(&submitted, &nats, "w1", "2s");
+    let results = finished(&submitted, &nats, "cut", 1);
+    assert_eq!(results[&1]["status"], "completed", "{}", results[&1]);
+    assert!(submitted.path("w1/.runner/worker/jobs/cut/1/2").is_dir());
+    each_side_effect_once(&submitted, 1);
+    again.kill();
+}
+
+/// A worker of two slots for the chaos tests: jobs of a dead worker go elsewhere after 2 s.
+fn chaos_worker(ran: &Ran, url: &str, dir: &str) -> Running {
+    ran.then()
+        .cwd(dir)
+        .command([
+            "worker",
+            "--nats",
+            url,
+            "-j",
+            "2",
+            "--ack-wait",
+            "2s",
+            "--lease-ttl",
+            "2s",
+        ])
+        .status_any()
+        .any_stderr()
+        .spawn()
+}
+
+/// `runner batch status ID` once; empty while the server is away.
+fn status_now(ran: &Ran, url: &str, batch: &str) -> String {
+    ran.then()
+        .command(["batch", "status", batch, "--nats", url])
+        .status_any()
+        .any_stderr()
+        .run()
+        .stdout
+}
+
+/// Every line of `side-effects.log` is one of the `count` inputs', none twice; returns
+/// how many inputs' effects ran (a call killed before its program started has none).
+fn each_side_effect_at_most_once(ran: &Ran, count: u64) -> usize {
+    let log = std::fs::read_to_string(ran.path("side-effects.log")).unwrap_or_default();
+    let mut lines: Vec<&str> = log.lines().collect();
+    let total = lines.len();
+    lines.sort();
+    lines.dedup();
+    assert_eq!(lines.len(), total, "a call ran twice:\n{log}");
+    let known = |line: &&str| {
+        line.strip_prefix("line-")
+            .and_then(|n| n.parse::<u64>().ok())
+            .is_some_and(|n| (1..=count).contains(&n))
+    };
+    assert!(lines.iter().all(known), "{log}");
+    total
+}
+
+/// How many model requests were told a call was interrupted (the at-most-once window: a
+/// kill between a call's start record and its end).
+fn calls_answered_interrupted(ran: &Ran) -> usize {
+    ran.requests()
+        .iter()
+        .filter(|request| {
+            request
+                .conversation()
+                .iter()
+                .any(|m| m["role"] == "tool" && m["content"].to_string().contains("interrupted"))
+        })
+        .count()
+}
+
+#[test]
+fn a_batch_survives_a_worker_killed_every_second_and_a_nats_restart() {
+    const INPUTS: u64 = 300;
+    let mut nats = NatsServer::start();
+    let url = nats.url();
+    let dirs = ["w1", "w2"];
+    let submitted = submit(workspace(INPUTS, &dirs, "0"), &nats, "chaos", &[]);
+    // Waiting for the batch is one command that ends by itself, whatever happens meanwhile.
+    let waiting = submitted
+        .then()
+        .command(["batch", "status", "chaos", "--nats", &url, "--wait"])
+        .stdout_contains("batch chaos · 300 inputs · 300 done · 300 completed")
+        .any_stderr()
+        .spawn();
+    let mut workers: Vec<Option<Running>> = dirs
+        .iter()
+        .map(|dir| Some(chaos_worker(&submitted, &url, dir)))
+        .collect();
+    let mut kills = 0;
+    while !status_now(&submitted, &url, "chaos").contains("300 inputs · 300 done") {
+        assert!(kills < 150, "the batch did not finish after {kills} kills");
+        std::thread::sleep(Duration::from_secs(1));
+        // Every second a worker dies (SIGKILL: its runs die with it) and is started again.
+        let which = kills % dirs.len();
+        if let Some(worker) = workers[which].take() {
+            worker.kill();
+        }
+        workers[which] = Some(chaos_worker(&submitted, &url, dirs[which]));
+        kills += 1;
+        if kills == 4 {
+            nats.restart();
+        }
+    }
+    let results = finished(&submitted, &nats, "chaos", INPUTS);
+    assert_eq!(results.len() as u64, INPUTS);
+    for (n, envelope) in &results {
+        assert_eq!(envelope["status"], "completed", "line {n}: {envelope}");
+    }
+    waiting.wait();
+    let effects = each_side_effect_at_most_once(&submitted, INPUTS);
+    eprintln!(
+        "chaos: {kills} kills, 1 NATS restart; {effects} effects for {INPUTS} inputs; {} calls answered as interrupted",
+        calls_answered_interrupted(&submitted)
+    );
+    for worker in workers.into_iter().flatten() {
+        worker.kill();
+    }
+}
+
+#[test]
+fn a_worker_that_cannot_write_its_directory_hands_its_jobs_to_another() {
+    const INPUTS: u64 = 3;
+    let nats = NatsServer::start();
+    // w1's directory for job runs is a file: every write there fails, as on a full disk.
+    let test = workspace(INPUTS, &["w1", "w2"], "0").file("w1/.runner/worker/jobs", "");
+    let submitted = submit(test, &nats, "disk", &[]);
+    let broken = worker(&submitted, &nats, "w1", "5s");
+    let stderr_says = |ran: &Ran| {
+        ran.stderr
+            .contains("this worker cannot write its directory")
+    };
+    wait_until("w1 took a job", || {
+        submitted
+            .path("w1/.runner/worker/bundles")
+            .read_dir()
+            .is_ok_and(|mut d| d.next().is_some())
+    });
+    let healthy = worker(&submitted, &nats, "w2", "5s");
+    let results = finished(&submitted, &nats, "disk", INPUTS);
+    for (n, envelope) in &results {
+        assert_eq!(envelope["status"], "completed", "line {n}: {envelope}");
+    }
+    each_side_effect_once(&submitted, INPUTS);
+    let broken = broken.kill();
+    assert!(stderr_says(&broken), "{}", broken.stderr);
+    healthy.kill();
 }

@@ -1,7 +1,8 @@
 //! One input's run: checked against the agent's inputs, then run as a child `runner exec`
 //! (a new input), `runner resume` (an input whose session exists: it was interrupted), or
 //! not at all (an input whose run finished but whose envelope was never recorded: the
-//! batch died in between, so its `result.json` is taken instead).
+//! batch died in between, so its `result.json` is taken instead, or, when there is none,
+//! the envelope of its completed session, `settled`).
 
 use std::ffi::OsString;
 use std::fs::File;
@@ -17,6 +18,7 @@ use super::children::{Children, Finished};
 use super::dir::BatchDir;
 use super::inputs::{Entry, ID_KEY, Input};
 use super::results::{Envelope, InputRef, is_final, session_existed, session_was_held};
+use super::settled::completed_result;
 use crate::checkpoint::{CheckpointStore, SessionsAt};
 use crate::engine::clock::new_id;
 use crate::nats::relay;
@@ -29,6 +31,11 @@ use crate::spec::inputs::{InputError, resolve_inputs};
 /// again: a child of a batch that was killed may still be stopping, or (on NATS) a dead
 /// holder's lease has not expired yet.
 const HELD_WAIT: Duration = Duration::from_millis(200);
+
+/// The error code of an input that did not run because the batch's (or the worker's)
+/// own directory could not be written (a full disk): the machine's failure, not the
+/// input's, so a worker hands its job back for another machine.
+pub const BATCH_DIR: &str = "batch_dir";
 
 /// Where the agent's sessions are: for the children's options, and to ask whether an
 /// input's session exists (then it is resumed).
@@ -156,7 +163,7 @@ fn run_input(
 ) -> Option<RunResult> {
     if let Err(error) = std::fs::create_dir_all(&place.dir) {
         let message = format!("cannot create {}: {error}", place.dir.display());
-        return Some(invalid(place, launcher, "batch_dir", message));
+        return Some(invalid(place, launcher, BATCH_DIR, message));
     }
     let last = last_run(&place.dir);
     if let Some(result) = last.and_then(|n| recorded_result(&place.dir.join(n.to_string()))) {
@@ -171,16 +178,26 @@ fn run_input(
         let run_dir = place.dir.join(number.to_string());
         let command = match &launcher.sessions {
             Some(sessions) if !fresh && sessions.store.exists(session).unwrap_or(false) => {
+                if let Some(result) = completed(launcher, session) {
+                    return Some(result);
+                }
                 resume_command(launcher, session, sessions)
             }
             _ => match exec_command(input, launcher, session, &place.dir) {
                 Ok(command) => command,
-                Err(message) => return Some(invalid(place, launcher, "batch_dir", message)),
+                Err(message) => return Some(invalid(place, launcher, BATCH_DIR, message)),
             },
         };
         let result = run_child(command, &run_dir, launcher, session, children)?;
         if std::mem::take(&mut fresh) && session_existed(&result) {
             continue;
+        }
+        // A resume refused because the session completed in between (another delivery of
+        // the job, whose lease had expired, finished it): the session's envelope stands.
+        if result.status == Status::Invalid
+            && let Some(result) = completed(launcher, session)
+        {
+            return Some(result);
         }
         if !session_was_held(&result) || started.elapsed() >= launcher.wait_held {
             return Some(result);
@@ -189,6 +206,14 @@ fn run_input(
         // still stopping, or a dead worker whose lease has not expired yet.
         std::thread::sleep(HELD_WAIT);
     }
+}
+
+/// The envelope of the input's session when it is completed (`settled`).
+fn completed(launcher: &Launcher, session: &str) -> Option<RunResult> {
+    let store = launcher.sessions.as_ref()?.store.as_ref();
+    completed_result(store, session, &launcher.agent_name)
+        .ok()
+        .flatten()
 }
 
 /// The number of the input's last run directory, if it has run.
@@ -282,10 +307,14 @@ fn run_child(
     let stderr = match std::fs::create_dir_all(run_dir).and_then(|()| File::create(&stderr_path)) {
         Ok(file) => file,
         Err(error) => {
-            return Some(failed(format!(
-                "cannot create {}: {error}",
-                stderr_path.display()
-            )));
+            let message = format!("cannot create {}: {error}", stderr_path.display());
+            return Some(RunResult::invalid(
+                &launcher.agent_name,
+                &new_id(),
+                session,
+                BATCH_DIR,
+                message,
+            ));
         }
     };
     command

@@ -186,6 +186,10 @@ fn record_key(session_id: &str, seq: u64) -> String {
 }
 
 impl CheckpointStore for NatsCheckpointStore {
+    fn lost(&self) -> bool {
+        self.kv.lost()
+    }
+
     fn save(
         &self,
         session_id: &str,

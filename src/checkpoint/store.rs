@@ -188,6 +188,12 @@ pub trait CheckpointStore: Send + Sync {
     fn take_warnings(&self) -> Vec<String> {
         Vec::new()
     }
+    /// Whether this process lost the store for good (the worker that relayed it died, or
+    /// took the session's lease and lost it), rather than failing for a while or for a
+    /// reason.
+    fn lost(&self) -> bool {
+        false
+    }
 }
 
 #[cfg(test)]

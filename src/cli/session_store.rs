@@ -270,6 +270,10 @@ impl Checkpointer for SessionFiles {
         };
         self.write(state, status, pending, Durability::Now)
     }
+
+    fn session_lost(&self) -> bool {
+        self.hold.is_lost() || self.store.lost()
+    }
 }
 
 /// Adds `run_id` to the session's runs, once.

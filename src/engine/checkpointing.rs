@@ -43,4 +43,11 @@ pub trait Checkpointer: Send + Sync {
         pending: Option<&Pending>,
         run_id: &str,
     ) -> Result<String, String>;
+    /// Whether the session is lost to this process for good: its store is gone (a run
+    /// started by `runner worker` whose worker died) or another process took it over (its
+    /// lease expired). A save that failed then did not fail the run: it cut it off, and
+    /// the session goes on elsewhere, or at a resume, from its last checkpoint.
+    fn session_lost(&self) -> bool {
+        false
+    }
 }

@@ -26,6 +26,12 @@ pub trait SessionKv: Send + Sync {
     fn keys(&self) -> Result<Vec<String>, NatsError>;
     /// Holds the session until the hold is dropped; refused while another process holds it.
     fn hold(&self, session_id: &str) -> Result<SessionHold, CheckpointError>;
+    /// Whether the session is lost to this process for good: the worker that relayed it
+    /// died, or lost its lease to another process. A connection of the process's own rides
+    /// out a server restart instead (and its lease is the checkpointer's to watch).
+    fn lost(&self) -> bool {
+        false
+    }
 }
 
 /// The bucket over this process's own connection.

@@ -25,7 +25,7 @@ use super::results::{add_spending, recorded, spending, store_once};
 use super::session_kv::{DirectKv, SessionKv};
 use super::{NatsError, connect};
 use crate::batch::children::Children;
-use crate::batch::job::{InputPlace, Launcher, Sessions, run_checked};
+use crate::batch::job::{BATCH_DIR, InputPlace, Launcher, Sessions, run_checked};
 use crate::batch::results::{Envelope, InputRef, session_was_held};
 use crate::checkpoint::{NatsCheckpointStore, SessionsAt};
 use crate::engine::clock::new_id;
@@ -47,6 +47,9 @@ pub struct WorkerOptions {
 
 /// How long one pull waits for a job before asking again.
 const PULL_WAIT: Duration = Duration::from_secs(5);
+/// How long a slot waits after a job it could not run for the worker's own trouble (its
+/// directory cannot be written, the server is away).
+const TROUBLE_PAUSE: Duration = Duration::from_secs(5);
 /// How long to wait before pulling again after a failed pull (the server is away).
 const PULL_PAUSE: Duration = Duration::from_millis(500);
 
@@ -184,11 +187,25 @@ async fn handle(shared: &Shared, message: Message) {
                 .ack_with(AckKind::Nak(Some(Duration::from_secs(1))))
                 .await;
         }
+        Ok(Settled::CannotWrite(why)) => {
+            eprintln!(
+                "worker: {name}: handed back: this worker cannot write its directory ({why}); the slot pauses {TROUBLE_PAUSE:?}"
+            );
+            let _ = message
+                .ack_with(AckKind::Nak(Some(Duration::from_secs(1))))
+                .await;
+            // Its slot stays taken meanwhile: a worker that cannot write would otherwise
+            // take every job of the queue only to hand it back.
+            tokio::time::sleep(TROUBLE_PAUSE).await;
+        }
         Err(error) => {
             eprintln!("worker: {name}: {error}; handed back");
             let _ = message
                 .ack_with(AckKind::Nak(Some(Duration::from_secs(2))))
                 .await;
+            // The same trouble (the server away, a bundle that cannot be written) would
+            // hand back every job this slot takes meanwhile.
+            tokio::time::sleep(TROUBLE_PAUSE).await;
         }
     }
 }
@@ -200,6 +217,8 @@ enum Settled {
     AlreadyRecorded,
     /// Not finished here: another delivery goes on with it.
     HandedBack(String),
+    /// Not run: this worker cannot write its own directory (a full disk).
+    CannotWrite(String),
 }
 
 async fn settle(
@@ -249,6 +268,12 @@ async fn settle(
             }
         }
     };
+    // This worker cannot write its own directory (its disk is full?): the job is not the
+    // input's to fail, another worker takes it.
+    if result.error.as_ref().is_some_and(|e| e.code == BATCH_DIR) {
+        let why = result.error.map(|e| e.message).unwrap_or_default();
+        return Ok(Settled::CannotWrite(why));
+    }
     if result.status == Status::Interrupted || session_was_held(&result) {
         let why = result
             .error

@@ -51,6 +51,8 @@ pub struct Test {
     terminal: bool,
     /// The working directory, relative to the workspace (default: the workspace).
     cwd: Option<String>,
+    /// Started in a process group of its own, for `Running::kill_group`.
+    own_group: bool,
     /// The expected exit code; `None`: any (the test looks at the result itself).
     status: Option<i32>,
     stdout: Option<String>,
@@ -85,6 +87,7 @@ impl Test {
             stdin: None,
             terminal: false,
             cwd: None,
+            own_group: false,
             status: Some(0),
             stdout: None,
             stdout_contains: Vec::new(),
@@ -169,6 +172,13 @@ impl Test {
         route: impl Fn(&MockRequest) -> Option<MockResponse> + Send + Sync + 'static,
     ) -> Self {
         self.mock.route(route);
+        self
+    }
+
+    /// Starts the command in a process group of its own, so that `Running::kill_group`
+    /// kills it with every process it started (a machine losing its power).
+    pub fn own_process_group(mut self) -> Self {
+        self.own_group = true;
         self
     }
 
@@ -286,13 +296,13 @@ impl Test {
         let mut command = if self.terminal {
             // `script` gives the runner a terminal for stdin, stdout and stderr, and copies
             // what it draws to its own stdout.
-            let runner = std::iter::once(env!("CARGO_BIN_EXE_runner").to_string());
+            let runner = std::iter::once(runner_binary());
             let line = shell_words::join(runner.chain(args));
             let mut command = Command::new("script");
             command.args(["-q", "-e", "-c", &line, "/dev/null"]);
             command
         } else {
-            let mut command = Command::new(env!("CARGO_BIN_EXE_runner"));
+            let mut command = Command::new(runner_binary());
             command.args(&args);
             command
         };
@@ -319,6 +329,10 @@ impl Test {
         }
         for key in &self.env_removed {
             command.env_remove(key);
+        }
+        if self.own_group {
+            use std::os::unix::process::CommandExt;
+            command.process_group(0);
         }
         let mut child = command.spawn().expect("the runner binary starts");
         if let Some(text) = &self.stdin {
@@ -444,6 +458,19 @@ impl Running {
     }
 }
 
+impl Running {
+    /// Kills the command's process group with SIGKILL (`Test::own_process_group`): the
+    /// command and every process it started die at once, with no chance to save anything.
+    pub fn kill_group(mut self) -> Ran {
+        let child = self.child.take().unwrap();
+        assert!(self.test.own_group, "started without own_process_group");
+        // SAFETY: kill(2) of the process group our own child leads, not yet reaped.
+        unsafe { libc::kill(-(child.id() as libc::pid_t), libc::SIGKILL) };
+        let output = child.wait_with_output().unwrap();
+        Ran::new(&self.test, output)
+    }
+}
+
 impl Drop for Running {
     fn drop(&mut self) {
         if let Some(mut child) = self.child.take() {
@@ -451,6 +478,12 @@ impl Drop for Running {
             let _ = child.wait();
         }
     }
+}
+
+/// The binary under test: cargo's, or `RUNNER_TEST_BIN` when set (a copy made with
+/// `runner-bin`, when a shared target directory may hold another checkout's build).
+pub fn runner_binary() -> String {
+    std::env::var("RUNNER_TEST_BIN").unwrap_or_else(|_| env!("CARGO_BIN_EXE_runner").to_string())
 }
 
 /// Polls `condition` until it holds; fails the test after 20 s.

@@ -8,7 +8,7 @@ mod nats;
 #[allow(unused_imports)]
 pub use harness::{KEY, KEY_ENV, Ran, Running, Test, read_json, terminal_available, wait_until};
 #[allow(unused_imports)]
-pub use nats::NatsServer;
+pub use nats::{Freezer, NatsServer};
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};

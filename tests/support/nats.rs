@@ -41,6 +41,14 @@ impl NatsServer {
         self.launch();
     }
 
+    /// A handle that freezes the server (SIGSTOP) and thaws it (SIGCONT), for a test that
+    /// needs a write to hang at a given moment: it can be moved into the mock's route.
+    pub fn freezer(&self) -> Freezer {
+        Freezer {
+            pid: self.child.as_ref().expect("the server runs").id() as libc::pid_t,
+        }
+    }
+
     fn launch(&mut self) {
         let child = Command::new("nats-server")
             .args([
@@ -74,8 +82,12 @@ impl NatsServer {
 
     fn stop(&mut self) {
         if let Some(mut child) = self.child.take() {
-            // SAFETY: kill(2) of our own child, not yet reaped.
-            unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGTERM) };
+            // SAFETY: kill(2) of our own child, not yet reaped (thawed first, in case a
+            // test froze it).
+            unsafe {
+                libc::kill(child.id() as libc::pid_t, libc::SIGCONT);
+                libc::kill(child.id() as libc::pid_t, libc::SIGTERM);
+            }
             let deadline = Instant::now() + Duration::from_secs(10);
             while child.try_wait().ok().flatten().is_none() && Instant::now() < deadline {
                 std::thread::sleep(Duration::from_millis(20));
@@ -90,5 +102,23 @@ impl Drop for NatsServer {
     fn drop(&mut self) {
         self.stop();
         let _ = std::fs::remove_dir_all(&self.store);
+    }
+}
+
+/// Freezes and thaws one run of the server (`NatsServer::freezer`).
+#[derive(Debug, Clone, Copy)]
+pub struct Freezer {
+    pid: libc::pid_t,
+}
+
+impl Freezer {
+    pub fn freeze(&self) {
+        // SAFETY: kill(2) of the test's own nats-server child, still running.
+        unsafe { libc::kill(self.pid, libc::SIGSTOP) };
+    }
+
+    pub fn thaw(&self) {
+        // SAFETY: as in `freeze`.
+        unsafe { libc::kill(self.pid, libc::SIGCONT) };
     }
 }

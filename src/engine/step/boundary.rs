@@ -147,6 +147,15 @@ pub fn save_checkpoint(
             }
             Ok(state)
         }
+        // The worker that carried the store died, or another process took the session
+        // over: the run did not fail, it was cut off, and the session goes on elsewhere
+        // (the job's next delivery resumes it).
+        Err(message) if store.session_lost() => {
+            ctx.warn(format!(
+                "the checkpoint could not be saved ({message}); the run stops as interrupted, and a resume goes on from its last checkpoint"
+            ));
+            Err(Halt::new(state, HaltReason::Interrupted))
+        }
         Err(message) => {
             let message = format!(
                 "the checkpoint could not be saved ({message}); the run stops so that a resume never runs a finished call again"

@@ -2,6 +2,7 @@
 
 use std::os::fd::FromRawFd;
 use std::os::unix::net::UnixStream;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
 use bytes::Bytes;
@@ -17,6 +18,9 @@ use crate::nats::session_kv::SessionKv;
 pub struct RelayedKv {
     /// One call at a time: a call is its frame and the answer's.
     line: Arc<Mutex<UnixStream>>,
+    /// Set when the session is lost to this run for good: the relay broke (the worker
+    /// died), or the worker lost the session's lease to another process.
+    lost: Arc<AtomicBool>,
 }
 
 impl std::fmt::Debug for RelayedKv {
@@ -49,11 +53,13 @@ impl RelayedKv {
     pub(super) fn over(stream: UnixStream) -> Self {
         RelayedKv {
             line: Arc::new(Mutex::new(stream)),
+            lost: Arc::new(AtomicBool::new(false)),
         }
     }
 
     fn call(&self, call: &Call, body: &[u8]) -> Result<(Reply, Vec<u8>), NatsError> {
         let broken = |reason: String| {
+            self.lost.store(true, Ordering::SeqCst);
             NatsError::new(
                 "cannot reach the session store through the worker",
                 format!("{reason} (the worker that started this run stopped?)"),
@@ -63,6 +69,10 @@ impl RelayedKv {
         write_frame(&mut *line, call, body).map_err(|e| broken(e.to_string()))?;
         match read_frame::<Reply>(&mut *line) {
             Ok(Some((Reply::Failed { what, reason }, _))) => Err(NatsError { what, reason }),
+            Ok(Some((Reply::Lost { what, reason }, _))) => {
+                self.lost.store(true, Ordering::SeqCst);
+                Err(NatsError { what, reason })
+            }
             Ok(Some(answer)) => Ok(answer),
             Ok(None) => Err(broken("the worker closed the relay".into())),
             Err(error) => Err(broken(error.to_string())),
@@ -107,6 +117,10 @@ impl SessionKv for RelayedKv {
             "cannot list the sessions",
             "a run started by a worker reaches only its own session",
         ))
+    }
+
+    fn lost(&self) -> bool {
+        self.lost.load(Ordering::SeqCst)
     }
 
     fn hold(&self, session_id: &str) -> Result<SessionHold, CheckpointError> {

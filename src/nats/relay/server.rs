@@ -105,6 +105,17 @@ impl Relay {
                         None => (Reply::Missing, Vec::new()),
                     })
             }
+            Call::Put { key } | Call::Purge { key } if self.lease_lost() => {
+                let reason = "this run no longer holds the session: its lease expired and another process took it over";
+                let what = format!("cannot write {key}");
+                return (
+                    Reply::Lost {
+                        what,
+                        reason: reason.into(),
+                    },
+                    Vec::new(),
+                );
+            }
             Call::Put { key } => done(self.writable(&key).and_then(|()| self.kv.put(&key, body))),
             Call::Purge { key } => done(self.writable(&key).and_then(|()| self.kv.purge(&key))),
             Call::Hold { session_id } => Ok((self.take(&session_id), Vec::new())),
@@ -146,11 +157,13 @@ impl Relay {
         let refused = |reason: &str| Err(NatsError::new(format!("cannot write {key}"), reason));
         match &self.hold {
             None => refused("the session is not held for this run"),
-            Some(hold) if hold.is_lost() => refused(
-                "this run no longer holds the session: its lease expired and another process took it over",
-            ),
             Some(_) => Ok(()),
         }
+    }
+
+    /// The worker held the session for the child, and lost it (`Reply::Lost`).
+    fn lease_lost(&self) -> bool {
+        self.hold.as_ref().is_some_and(SessionHold::is_lost)
     }
 
     /// Takes the session's lease for the child.

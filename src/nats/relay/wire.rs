@@ -45,6 +45,12 @@ pub enum Reply {
         what: String,
         reason: String,
     },
+    /// The session is lost to this run for good: its lease expired and another process
+    /// took it over. The run stops (interrupted); the other process goes on with it.
+    Lost {
+        what: String,
+        reason: String,
+    },
 }
 
 /// The largest header: a call names one key.
