@@ -78,7 +78,7 @@ pub fn environment(base_dir: &Path) -> Environment<'static> {
     }
     let base = base_dir.to_path_buf();
     env.set_loader(move |name| match resolve_include(&base, name) {
-        Ok(path) => match std::fs::read_to_string(&path) {
+        Ok(path) => match super::read::read_text_bounded(&path) {
             Ok(text) => Ok(Some(text)),
             Err(error) if error.kind() == std::io::ErrorKind::NotFound => Ok(None),
             Err(error) => Err(minijinja::Error::new(
@@ -255,7 +255,7 @@ pub fn used_variables(source: &str, base_dir: &Path) -> BTreeSet<String> {
         for reference in find_includes(&text) {
             if let Ok(path) = resolve_include(base_dir, &reference.name)
                 && seen.insert(path.clone())
-                && let Ok(included) = std::fs::read_to_string(&path)
+                && let Ok(included) = super::read::read_text_bounded(&path)
             {
                 pending.push((included, depth + 1));
             }
@@ -352,7 +352,7 @@ fn check_source(
                 continue;
             }
         };
-        let included = match std::fs::read_to_string(&path) {
+        let included = match super::read::read_text_bounded(&path) {
             Ok(text) => text,
             Err(error) => {
                 issues.push(TemplateIssue {
@@ -487,7 +487,7 @@ pub fn included_files(source: &str, base_dir: &Path) -> Vec<PathBuf> {
                 && !found.contains(&path)
             {
                 if depth < MAX_INCLUDE_DEPTH
-                    && let Ok(included) = std::fs::read_to_string(&path)
+                    && let Ok(included) = super::read::read_text_bounded(&path)
                 {
                     pending.push((included, depth + 1));
                 }
