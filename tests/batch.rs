@@ -464,3 +464,32 @@ fn model_runs_every_input_with_the_model_given() {
         .stderr_contains("error: --model: ")
         .run();
 }
+
+/// A line longer than an input may be (4 MiB) is recorded as an invalid input that names
+/// the line and why, without being held; the batch goes on with the next line.
+#[test]
+fn a_line_too_long_to_be_an_input_is_named_and_the_batch_goes_on() {
+    let long = format!("{{\"n\": 1, \"pad\": \"{}\"}}", "x".repeat(9 * 1024 * 1024));
+    let ran = Test::new()
+        .agent(ECHO_AGENT)
+        .file(
+            "inputs.jsonl",
+            &format!("{{\"n\": 1}}\n{long}\n{{\"n\": 3}}\n"),
+        )
+        .route(echo)
+        .command(BATCH)
+        .status(2)
+        .stdout_contains("3 inputs · 2 completed · 1 invalid")
+        .run();
+    let by_line = results(&ran, "out");
+    let envelope = &by_line[&2];
+    assert_eq!(envelope["status"], "invalid", "{envelope}");
+    assert_eq!(
+        envelope["error"]["message"],
+        format!(
+            "line 2 is {} bytes long, over the 4 MiB an input line may have; it was skipped unread",
+            long.len() + 1
+        )
+    );
+    assert_eq!(by_line[&3]["status"], "completed");
+}
