@@ -469,12 +469,14 @@ fn model_runs_every_input_with_the_model_given() {
 /// the line and why, without being held; the batch goes on with the next line.
 #[test]
 fn a_line_too_long_to_be_an_input_is_named_and_the_batch_goes_on() {
-    let long = format!("{{\"n\": 1, \"pad\": \"{}\"}}", "x".repeat(9 * 1024 * 1024));
+    // One input, as long as an input cannot be: it used to be run and refused later, as
+    // if the agent file were too large.
+    let long = format!("{{\"text\": \"{}\"}}", "x".repeat(9 * 1024 * 1024));
     let ran = Test::new()
-        .agent(ECHO_AGENT)
+        .agent("inputs:\n  text: { type: string, required: true }\nprompt: \"Echo {{ text }}\"\n")
         .file(
             "inputs.jsonl",
-            &format!("{{\"n\": 1}}\n{long}\n{{\"n\": 3}}\n"),
+            &format!("{{\"text\": \"a\"}}\n{long}\n{{\"text\": \"c\"}}\n"),
         )
         .route(echo)
         .command(BATCH)
