@@ -59,7 +59,12 @@ fn start(runtime: &Runtime, endpoint: Endpoint) -> Arc<McpServers> {
 fn echo(runtime: &Runtime, servers: &McpServers, endpoint: &Endpoint) -> Arc<dyn Tool> {
     let _guard = runtime.enter();
     servers
-        .tools(endpoint, "", Some(&["echo".to_string()]))
+        .tools(
+            endpoint,
+            "",
+            Some(&["echo".to_string()]),
+            runner::spec::tools::DEFAULT_MCP_CALL_TIMEOUT,
+        )
         .expect("echo is offered")
         .remove(0)
 }

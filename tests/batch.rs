@@ -566,4 +566,34 @@ fn a_batch_killed_every_second_with_its_runs_completes_every_input_once_when_run
     eprintln!(
         "chaos: {kills} kills; {total} effects for {INPUTS} inputs; {interrupted} calls answered as interrupted"
     );
+
+/// A line longer than an input may be (4 MiB) is recorded as an invalid input that names
+/// the line and why, without being held; the batch goes on with the next line.
+#[test]
+fn a_line_too_long_to_be_an_input_is_named_and_the_batch_goes_on() {
+    // One input, as long as an input cannot be: it used to be run and refused later, as
+    // if the agent file were too large.
+    let long = format!("{{\"text\": \"{}\"}}", "x".repeat(9 * 1024 * 1024));
+    let ran = Test::new()
+        .agent("inputs:\n  text: { type: string, required: true }\nprompt: \"Echo {{ text }}\"\n")
+        .file(
+            "inputs.jsonl",
+            &format!("{{\"text\": \"a\"}}\n{long}\n{{\"text\": \"c\"}}\n"),
+        )
+        .route(echo)
+        .command(BATCH)
+        .status(2)
+        .stdout_contains("3 inputs · 2 completed · 1 invalid")
+        .run();
+    let by_line = results(&ran, "out");
+    let envelope = &by_line[&2];
+    assert_eq!(envelope["status"], "invalid", "{envelope}");
+    assert_eq!(
+        envelope["error"]["message"],
+        format!(
+            "line 2 is {} bytes long, over the 4 MiB an input line may have; it was skipped unread",
+            long.len() + 1
+        )
+    );
+    assert_eq!(by_line[&3]["status"], "completed");
 }

@@ -1,6 +1,9 @@
 //! Hostile agent files stay bounded and nothing panics (issue #16): YAML and template bombs
 //! end in a located error and exit 2 under an address-space limit, a panic inside the
 //! template engine is a template error, and a closed stdout does not change the exit code.
+//! Every file the loader reads is a regular file read within bounds, messages quote no
+//! other file, and a hostile model server's endless answer fails its call with memory
+//! flat (issue #35).
 
 mod support;
 
@@ -11,7 +14,7 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use runner::testing::mock_server::{MockResponse, MockServer, Reply};
-use support::{KEY, KEY_ENV, tempdir};
+use support::{KEY, KEY_ENV, Test, tempdir};
 
 /// The address space a bomb may use: far more than a real agent file needs, far less than
 /// the bombs took before they were bounded.
@@ -265,4 +268,153 @@ fn a_stop_when_the_engine_cannot_evaluate_fails_the_run_cleanly() {
     assert!(!stderr.contains("panicked"), "{stderr}");
     assert_eq!(output.status.code(), Some(1), "{stderr}");
     assert!(stderr.contains("stop_when"), "{stderr}");
+}
+
+// ---- Every file the loader reads is a regular file, read within a bound (issue #35) ----
+
+/// Makes `path` a FIFO: opening it for reading waits for a writer that never comes.
+fn fifo(path: &Path) {
+    let name = std::ffi::CString::new(path.as_os_str().as_encoded_bytes()).unwrap();
+    // SAFETY: a NUL-terminated path and a mode.
+    assert_eq!(unsafe { libc::mkfifo(name.as_ptr(), 0o644) }, 0, "mkfifo");
+}
+
+/// A definition whose referenced files are streams (`/dev/stdout` through a symlink, a
+/// FIFO as an include and as a sub-agent, `/dev/stdin`) is refused at once, each file
+/// named, instead of hanging the CI job that validates it.
+#[test]
+fn validate_refuses_files_that_are_not_regular_instead_of_waiting_on_them() {
+    let test = Test::new().agent(
+        "prompt: \"{% include 'persona.txt' %}\"\ntools:\n  - mcp: { config: mcp.json }\n  - mcp: { config: /dev/stdin }\n  - name: helper\n    description: Helps.\n    parameters: { type: object }\n    agent: ./helper.yaml\n",
+    );
+    std::os::unix::fs::symlink("/dev/stdout", test.path("mcp.json")).unwrap();
+    fifo(&test.path("persona.txt"));
+    fifo(&test.path("helper.yaml"));
+    test.command(["validate", "agent.yaml"])
+        .time_limit(Duration::from_secs(60))
+        .status(2)
+        .stdout_contains("cannot read MCP config file `mcp.json`: it is a pipe (FIFO), not a regular file")
+        .stdout_contains("cannot read MCP config file `/dev/stdin`: it is a character device, not a regular file")
+        .stdout_contains("included file `persona.txt` cannot be read: it is a pipe (FIFO), not a regular file")
+        .stdout_contains("error[missing-file]: agent file `./helper.yaml` is not a regular file")
+        .stderr("4 error(s), 0 warning(s)\n")
+        .run();
+}
+
+/// A reference can name any file (`agent: /etc/passwd`, `agent: .env`): one that is not an
+/// agent file is reported without quoting what it holds, and every message passes the
+/// redactor, so a token in a definition file is not printed either.
+#[test]
+fn validation_messages_quote_neither_other_files_nor_secrets() {
+    let key = "sk-proj-abcdefghijklmnopqrstuvwxyz0123456789";
+    let token = format!("ghp_{}", "a1B2".repeat(9));
+    let sub_agent = |name: &str, file: &str| {
+        format!(
+            "  - name: {name}\n    description: d\n    parameters: {{ type: object }}\n    agent: {file}\n"
+        )
+    };
+    let ran = Test::new()
+        .agent(&format!(
+            "prompt: Go\ntools:\n{}{}{}",
+            sub_agent("env", ".env"),
+            sub_agent("users", "/etc/passwd"),
+            sub_agent("other", "other.yaml")
+        ))
+        .file(".env", &format!("OPENAI_API_KEY={key}\n"))
+        .file("other.yaml", &format!("name: other\nmodel: \"{token}\"\n"))
+        .command(["validate", "agent.yaml"])
+        .status(2)
+        .stdout_contains(".env:1:1: error[type]: this is not an agent file: its top level is text, not a mapping")
+        .stdout_contains("/etc/passwd:1:1: error[type]: this is not an agent file")
+        .stdout_contains("other.yaml:2:8: error[model]: `[REDACTED]` is not `provider/name`")
+        .stderr("3 error(s), 0 warning(s)\n")
+        .run();
+    for secret in ["OPENAI_API_KEY", key, "root:", &token] {
+        assert!(
+            !ran.stdout.contains(secret),
+            "{secret} shown:\n{}",
+            ran.stdout
+        );
+    }
+}
+
+// ---- A hostile model server: every answer is bounded (issue #35) ----
+
+/// A model server on loopback that answers one request with `content_type`, then `prefix`
+/// and `size` bytes of `a` (no newline), and closes. Written as the test goes, never held.
+fn hostile_model_server(content_type: &'static str, prefix: &'static str, size: usize) -> String {
+    use std::io::{BufRead, BufReader, Write};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}/v1", listener.local_addr().unwrap());
+    std::thread::spawn(move || {
+        let Ok((stream, _)) = listener.accept() else {
+            return;
+        };
+        stream.set_read_timeout(Some(TIME_LIMIT)).unwrap();
+        let mut reader = BufReader::new(stream);
+        let mut length = 0;
+        let mut line = String::new();
+        while reader.read_line(&mut line).is_ok_and(|n| n > 2) {
+            let lower = line.to_ascii_lowercase();
+            if let Some(value) = lower.strip_prefix("content-length:") {
+                length = value.trim().parse().unwrap();
+            }
+            line.clear();
+        }
+        let mut body = vec![0; length];
+        let _ = reader.read_exact(&mut body);
+        let mut stream = reader.into_inner();
+        let head = format!(
+            "HTTP/1.1 200 OK\r\ncontent-type: {content_type}\r\nconnection: close\r\n\r\n{prefix}"
+        );
+        let chunk = vec![b'a'; 1024 * 1024];
+        let _ = stream.write_all(head.as_bytes());
+        for _ in 0..size / chunk.len() {
+            if stream.write_all(&chunk).is_err() {
+                return; // the runner gave up, as it should
+            }
+        }
+    });
+    url
+}
+
+/// An agent on `url` whose answers are bounded by `bound` (e.g. `max_line_bytes: 1048576`).
+fn bounded_model_agent(url: &str, bound: &str) -> String {
+    format!(
+        "name: t\nmodel:\n  provider: openai\n  name: m\n  base_url: \"{url}\"\n  api_key_env: {KEY_ENV}\n  {bound}\n  retry: {{ max_attempts: 1 }}\nprompt: Go\n"
+    )
+}
+
+/// The most memory a run against a hostile server may take: what a run takes, far less
+/// than the 256 MiB the server sends.
+const FLAT_MEMORY_KIB: u64 = 128 * 1024;
+
+/// One event-stream line that never ends fails the call once it crosses `max_line_bytes`,
+/// and the runner never holds it.
+#[test]
+fn an_endless_event_stream_line_fails_the_call_and_memory_stays_flat() {
+    let url = hostile_model_server("text/event-stream", "data: ", 256 * 1024 * 1024);
+    let ran = Test::new()
+        .agent(&bounded_model_agent(&url, "max_line_bytes: 1048576"))
+        .time_limit(TIME_LIMIT)
+        .status(1)
+        .stderr_contains("a line of the event stream is longer than 1 MiB (model.max_line_bytes)")
+        .run();
+    let peak = ran.peak_memory_kib.unwrap();
+    assert!(peak < FLAT_MEMORY_KIB, "peak memory {peak} KiB");
+}
+
+/// A whole (JSON) answer that never ends fails the call once it crosses
+/// `max_response_bytes`, and the runner never holds it.
+#[test]
+fn an_endless_answer_fails_the_call_and_memory_stays_flat() {
+    let url = hostile_model_server("application/json", "{\"x\": \"", 256 * 1024 * 1024);
+    let ran = Test::new()
+        .agent(&bounded_model_agent(&url, "max_response_bytes: 1048576"))
+        .time_limit(TIME_LIMIT)
+        .status(1)
+        .stderr_contains("the answer is larger than 1 MiB (model.max_response_bytes)")
+        .run();
+    let peak = ran.peak_memory_kib.unwrap();
+    assert!(peak < FLAT_MEMORY_KIB, "peak memory {peak} KiB");
 }

@@ -830,7 +830,7 @@ fn the_conformance_suites_client_scenarios_pass() {
 }
 
 /// A server's progress notifications for a call become `agent.tool.progress` events, in
-/// order, and progress lines (the reference server's long-running operation reports each
+/// order and at most four a second, and progress lines (the reference server's long-running operation reports each
 /// of its steps).
 #[test]
 fn a_servers_progress_reaches_the_events_and_the_progress_lines() {
@@ -859,11 +859,15 @@ fn a_servers_progress_reaches_the_events_and_the_progress_lines() {
             )
         })
         .collect();
-    // Each step in order; the last report races the answer through the SDK's handler, so
-    // it is not required.
+    // The first report at once, then at most one per 250 ms, the latest of those that
+    // came meanwhile (the steps are 100 ms apart), in order. The last report races the
+    // answer through the SDK's handler, so it is not required.
     let expected = [(1.0, 4.0), (2.0, 4.0), (3.0, 4.0), (4.0, 4.0)];
+    let mut left = expected.iter();
     assert!(
-        steps.len() >= 3 && expected.starts_with(&steps),
+        steps.len() >= 2
+            && steps[0] == expected[0]
+            && steps.iter().all(|step| left.any(|e| e == step)),
         "{steps:?}"
     );
     assert_eq!(
@@ -1343,4 +1347,94 @@ fn a_change_to_the_imported_file_reaches_a_running_agent_as_a_reload() {
     let ran = running.wait();
     assert_eq!(ran.stdout, "done\n");
     assert_stopped(&ran, "server.pid");
+}
+
+/// A stdio MCP server written to misbehave (`python3 hostile.py MODE`): it answers
+/// `initialize` and lists one tool, `read_log`, whose call it answers according to MODE:
+/// `large` with a result over the SDK's 16 MiB line bound, `flood` with 100,000 progress
+/// notifications and then its result, `silent` never.
+const HOSTILE_SERVER: &str = r#"import json, sys
+mode = sys.argv[1]
+def send(message):
+    sys.stdout.write(json.dumps(message) + "\n")
+    sys.stdout.flush()
+for line in sys.stdin:
+    message = json.loads(line)
+    method, id = message.get("method"), message.get("id")
+    if method == "initialize":
+        send({"jsonrpc": "2.0", "id": id, "result": {"protocolVersion": message["params"]["protocolVersion"],
+              "capabilities": {"tools": {}}, "serverInfo": {"name": "hostile", "version": "1"}}})
+    elif method == "tools/list":
+        send({"jsonrpc": "2.0", "id": id, "result": {"tools": [{"name": "read_log",
+              "description": "Reads the log.", "inputSchema": {"type": "object", "properties": {}}}]}})
+    elif method == "tools/call" and mode == "large":
+        text = "x" * (17 * 1024 * 1024)
+        send({"jsonrpc": "2.0", "id": id, "result": {"content": [{"type": "text", "text": text}]}})
+    elif method == "tools/call" and mode == "flood":
+        token = message["params"]["_meta"]["progressToken"]
+        for n in range(1, 100001):
+            sys.stdout.write(json.dumps({"jsonrpc": "2.0", "method": "notifications/progress",
+                "params": {"progressToken": token, "progress": n, "total": 100000}}) + "\n")
+        send({"jsonrpc": "2.0", "id": id, "result": {"content": [{"type": "text", "text": "flooded"}]}})
+"#;
+
+/// An agent with the hostile server in `mode`, and `extra` lines for its entry.
+fn hostile_agent(mode: &str, extra: &str) -> Test {
+    Test::new()
+        .agent(&format!(
+            "prompt: Read the log.\ntools:\n  - mcp:\n      command: python3\n      args: [hostile.py, {mode}]\n{extra}"
+        ))
+        .file("hostile.py", HOSTILE_SERVER)
+        .reply(Reply::tool_call("read_log", json!({})))
+        .reply(Reply::text("done"))
+        .stdout("done\n")
+        .time_limit(Duration::from_secs(120))
+}
+
+/// A result over the SDK's 16 MiB line bound is dropped by the SDK; the call fails at once
+/// with a result that says so (it used to wait forever), and the run goes on.
+#[test]
+fn a_result_too_large_for_the_sdk_fails_the_call_at_once() {
+    let ran = hostile_agent("large", "").run();
+    let results = completed_tools(&ran.events());
+    assert_eq!(results, [("read_log".to_string(), false)]);
+    let sent = tool_results(&ran.requests()[1]);
+    assert!(
+        sent[0].contains("over the 16 MiB a message may have; it was dropped"),
+        "{sent:?}"
+    );
+}
+
+/// A server that never answers a call: the call fails after the entry's `call_timeout`
+/// (300 s when the entry sets none), the server hears it was cancelled, and the run goes on.
+#[test]
+fn a_call_the_server_never_answers_fails_after_call_timeout() {
+    let ran = hostile_agent("silent", "      call_timeout: 1s\n").run();
+    let sent = tool_results(&ran.requests()[1]);
+    assert!(
+        sent[0].contains("did not answer within 1s (call_timeout)"),
+        "{sent:?}"
+    );
+}
+
+/// 100,000 progress notifications in one call become a bounded number of
+/// `agent.tool.progress` events (at most four a second and 1,001 a call), in order.
+#[test]
+fn a_flood_of_progress_notifications_is_coalesced() {
+    let ran = hostile_agent("flood", "").run();
+    let reports: Vec<f64> = ran
+        .events_of("agent.tool.progress")
+        .iter()
+        .map(|e| e["data"]["progress"].as_f64().unwrap())
+        .collect();
+    assert!(
+        !reports.is_empty() && reports.len() <= 1001,
+        "{} progress events",
+        reports.len()
+    );
+    assert!(reports.windows(2).all(|w| w[0] < w[1]), "{reports:?}");
+    assert_eq!(
+        completed_tools(&ran.events()),
+        [("read_log".to_string(), true)]
+    );
 }

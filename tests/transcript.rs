@@ -1,7 +1,11 @@
 //! Tests of the tagged transcript: round trips (proptest), parser errors, the streaming
 //! writer, golden renderings (insta snapshots under tests/snapshots/), and the Markdown
-//! rendering read back by a CommonMark parser.
+//! rendering read back by a CommonMark parser; `runner render` bounded whatever the shape.
 
+mod support;
+
+#[path = "transcript/bounds.rs"]
+mod bounds;
 #[path = "transcript/errors.rs"]
 mod errors;
 #[path = "transcript/fixtures.rs"]

@@ -1,11 +1,16 @@
 //! The inputs file, read a line at a time: each non-blank line is one input, a JSON object
 //! of input values, named by its `"id"` key or, without one, by its line number. A line
 //! that cannot be an input (not JSON, not an object, a bad `id`) is an entry of its own,
-//! so the batch records why and goes on.
+//! so the batch records why and goes on. So is a line longer than [`MAX_LINE_BYTES`]: it
+//! is skipped without being kept, so one huge line cannot exhaust memory.
 
 use std::io::{self, BufRead};
 
 use serde_json::{Map, Value};
+
+/// The longest line that can be an input. Its values reach the run as a file that the
+/// run reads up to 8 MiB (`spec::yaml::MAX_INPUT_BYTES`), pretty-printed, so half that.
+pub const MAX_LINE_BYTES: usize = crate::spec::yaml::MAX_INPUT_BYTES / 2;
 
 /// The key that names an input instead of its line number.
 pub const ID_KEY: &str = "id";
@@ -90,12 +95,15 @@ impl<R: BufRead> Iterator for InputsReader<R> {
     fn next(&mut self) -> Option<Self::Item> {
         loop {
             self.buffer.clear();
-            match self.reader.read_until(b'\n', &mut self.buffer) {
-                Ok(0) => return None,
-                Ok(_) => {}
+            let read = match read_line(&mut self.reader, &mut self.buffer, MAX_LINE_BYTES) {
+                Ok(None) => return None,
+                Ok(Some(read)) => read,
                 Err(error) => return Some(Err(error)),
-            }
+            };
             self.line += 1;
+            if let Read::TooLong(length) = read {
+                return Some(Ok(too_long(self.line, length)));
+            }
             if self.buffer.iter().all(u8::is_ascii_whitespace) {
                 continue;
             }
@@ -104,15 +112,88 @@ impl<R: BufRead> Iterator for InputsReader<R> {
     }
 }
 
-/// Counts the inputs of a file (its non-blank lines) without keeping any, for the ETA.
-pub fn count_entries(reader: impl BufRead) -> io::Result<u64> {
-    let mut count = 0;
-    for line in reader.split(b'\n') {
-        if !line?.iter().all(u8::is_ascii_whitespace) {
-            count += 1;
+/// How a line was read.
+enum Read {
+    /// Whole, in the buffer.
+    Line,
+    /// Longer than the bound: skipped to its end; the buffer holds its start.
+    TooLong(u64),
+}
+
+/// Reads one line (its newline included) into `buffer`, keeping at most `max` bytes of
+/// it; `None` at the end of the input.
+fn read_line(
+    reader: &mut impl BufRead,
+    buffer: &mut Vec<u8>,
+    max: usize,
+) -> io::Result<Option<Read>> {
+    let mut length: u64 = 0;
+    loop {
+        let available = match reader.fill_buf() {
+            Ok(available) => available,
+            Err(error) if error.kind() == io::ErrorKind::Interrupted => continue,
+            Err(error) => return Err(error),
+        };
+        if available.is_empty() {
+            return Ok((length > 0).then(|| ended(length, length, max)));
+        }
+        let (taken, done) = match memchr::memchr(b'\n', available) {
+            Some(newline) => (newline + 1, true),
+            None => (available.len(), false),
+        };
+        let room = max.saturating_sub(buffer.len());
+        buffer.extend_from_slice(&available[..taken.min(room)]);
+        reader.consume(taken);
+        length += taken as u64;
+        if done {
+            return Ok(Some(ended(length, length - 1, max)));
         }
     }
-    Ok(count)
+}
+
+/// A line of `length` bytes, `content` of them before its newline.
+fn ended(length: u64, content: u64, max: usize) -> Read {
+    match content > max as u64 {
+        true => Read::TooLong(length),
+        false => Read::Line,
+    }
+}
+
+/// The entry of a line longer than [`MAX_LINE_BYTES`].
+fn too_long(line: u64, length: u64) -> Entry {
+    Entry::Bad(BadLine {
+        line,
+        name: line.to_string(),
+        message: format!(
+            "line {line} is {length} bytes long, over the {} MiB an input line may have; it was skipped unread",
+            MAX_LINE_BYTES / (1024 * 1024)
+        ),
+    })
+}
+
+/// Counts the inputs of a file (its non-blank lines) without keeping any, for the ETA.
+pub fn count_entries(mut reader: impl BufRead) -> io::Result<u64> {
+    let (mut count, mut blank) = (0, true);
+    loop {
+        let available = match reader.fill_buf() {
+            Ok(available) => available,
+            Err(error) if error.kind() == io::ErrorKind::Interrupted => continue,
+            Err(error) => return Err(error),
+        };
+        if available.is_empty() {
+            return Ok(count + u64::from(!blank));
+        }
+        for &byte in available {
+            if byte == b'\n' {
+                count += u64::from(!blank);
+                blank = true;
+            } else if !byte.is_ascii_whitespace() {
+                blank = false;
+            }
+        }
+        let consumed = available.len();
+        reader.consume(consumed);
+    }
 }
 
 fn parse_line(line: u64, bytes: &[u8]) -> Entry {
@@ -197,6 +278,22 @@ mod tests {
         };
         assert_eq!(third.name(), "7");
         assert_eq!(count_entries("{}\n\n{}\n \n{}".as_bytes()).unwrap(), 3);
+    }
+
+    #[test]
+    fn a_line_over_the_bound_is_skipped_unkept() {
+        let text = format!("{{\"a\": 1}}\n{}\n{{}}", "x".repeat(100));
+        let mut reader = text.as_bytes();
+        let mut buffer = Vec::new();
+        let mut next = |buffer: &mut Vec<u8>| {
+            buffer.clear();
+            read_line(&mut reader, buffer, 10).unwrap()
+        };
+        assert!(matches!(next(&mut buffer), Some(Read::Line)));
+        assert!(matches!(next(&mut buffer), Some(Read::TooLong(101))));
+        assert_eq!(buffer.len(), 10);
+        assert!(matches!(next(&mut buffer), Some(Read::Line)));
+        assert!(next(&mut buffer).is_none());
     }
 
     #[test]

@@ -18,7 +18,12 @@ pub fn entry_tools(
     let endpoint = endpoint(input, server)?;
     input
         .mcp
-        .tools(&endpoint, server.prefix(), server.allowlist())
+        .tools(
+            &endpoint,
+            server.prefix(),
+            server.allowlist(),
+            server.call_timeout(),
+        )
         .map_err(CompileError::Mcp)
 }
 

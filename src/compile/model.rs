@@ -52,6 +52,12 @@ pub fn provider_config(model: &ModelRef) -> Result<ProviderConfig, ModelError> {
     if let Some(idle) = spec.idle_timeout {
         config.idle_timeout = idle.0;
     }
+    if let Some(bytes) = spec.max_response_bytes {
+        config.limits.max_response = bytes;
+    }
+    if let Some(bytes) = spec.max_line_bytes {
+        config.limits.max_line = bytes;
+    }
     if let Some(retry) = &spec.retry {
         config.retry = RetryConfig {
             max_attempts: retry.max_attempts,

@@ -5,8 +5,6 @@
 
 use std::sync::Arc;
 
-use futures_util::{FutureExt, StreamExt};
-use rmcp::handler::client::progress::ProgressDispatcher;
 use rmcp::model::{
     CallToolRequest, CallToolRequestParams, CallToolResult, CancelledNotification,
     CancelledNotificationParam, ClientConfig, ClientRequest, ElicitRequestParams, ElicitResult,
@@ -17,14 +15,15 @@ use rmcp::{ClientHandler, ErrorData, Peer, RoleClient, ServiceError};
 use serde_json::Value;
 
 use super::elicit::{Elicited, elicit, question};
+use super::progress::{ProgressBoard, Throttle};
 use crate::tools::{AnswerSource, FormRequest, ToolContext, ToolProgress};
 
-/// The session's client: its `initialize` information, the dispatcher that routes
-/// progress notifications by their token, and who answers the server's forms.
+/// The session's client: its `initialize` information, the board that keeps the latest
+/// progress notification of each call by its token, and who answers the server's forms.
 #[derive(Clone)]
 pub struct RunnerClient {
     pub info: ClientConfig,
-    pub progress: ProgressDispatcher,
+    pub progress: ProgressBoard,
     /// The server, as the person is told who asks.
     pub server: String,
     pub answers: Vec<Arc<dyn AnswerSource>>,
@@ -86,7 +85,8 @@ impl ClientHandler for RunnerClient {
         params: ProgressNotificationParam,
         _context: NotificationContext<RoleClient>,
     ) {
-        self.progress.handle_notification(params).await;
+        // Never waits: a flood of notifications leaves only the latest of each call.
+        self.progress.post(params);
     }
 }
 
@@ -98,11 +98,11 @@ pub enum CallOutcome {
 }
 
 /// Sends a `tools/call` and waits for its answer, passing the progress the server reports
-/// for it to `context`. Dropping the future (an interrupt, a timeout) tells the server the
-/// call was abandoned.
+/// for it to `context`, throttled (`progress.rs`). Dropping the future (an interrupt, a
+/// timeout) tells the server the call was abandoned.
 pub async fn call_with_progress(
     peer: &Peer<RoleClient>,
-    progress: &ProgressDispatcher,
+    progress: &ProgressBoard,
     params: CallToolRequestParams,
     context: &ToolContext,
 ) -> Result<CallOutcome, ServiceError> {
@@ -114,7 +114,7 @@ pub async fn call_with_progress(
         peer: peer.clone(),
         id: Some(handle.id.clone()),
     };
-    let mut reports = progress.subscribe(handle.progress_token.clone()).await;
+    let reports = progress.subscribe(handle.progress_token.clone());
     let pass_on = |report: ProgressNotificationParam| {
         context.report(ToolProgress {
             progress: report.progress,
@@ -122,21 +122,31 @@ pub async fn call_with_progress(
             message: report.message,
         })
     };
+    let mut throttle = Throttle::default();
     let response = handle.await_response();
     tokio::pin!(response);
     let answer = loop {
+        let due = throttle.due();
         tokio::select! {
             biased;
-            Some(report) = reports.next() => pass_on(report),
             answer = &mut response => break answer,
+            _ = reports.posted() => {
+                if let Some(report) = reports.take() {
+                    throttle.offer(report, tokio::time::Instant::now(), &pass_on);
+                }
+            }
+            _ = sleep_until(due), if due.is_some() => {
+                throttle.send(tokio::time::Instant::now(), &pass_on);
+            }
         }
     };
     // A report the server sent just before its answer may still be on its way through the
-    // session's handler: it is let through before the call ends.
+    // session's handler: it is let through before the call ends, as the last one.
     tokio::task::yield_now().await;
-    while let Some(Some(report)) = reports.next().now_or_never() {
-        pass_on(report);
+    if let Some(report) = reports.take() {
+        throttle.keep(report);
     }
+    throttle.finish(&pass_on);
     guard.id = None;
     Ok(match answer? {
         ServerResult::CallToolResult(result) => CallOutcome::Done(result),
@@ -147,6 +157,14 @@ pub async fn call_with_progress(
             "the server answered with a task or another kind of result, which runner does not poll",
         ),
     })
+}
+
+/// Resolves at `due` (never without one).
+async fn sleep_until(due: Option<tokio::time::Instant>) {
+    match due {
+        Some(due) => tokio::time::sleep_until(due).await,
+        None => std::future::pending().await,
+    }
 }
 
 /// Tells the server a call is abandoned, unless it was answered first.

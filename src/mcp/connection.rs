@@ -6,13 +6,13 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
-use rmcp::handler::client::progress::ProgressDispatcher;
 use rmcp::model::{
     CallToolRequestParams, ClientCapabilities, ClientConfig, ElicitationCapability,
     FormElicitationCapability, Implementation, ProtocolVersion,
 };
 use rmcp::service::RunningService;
 use rmcp::transport::StreamableHttpClientTransport;
+use rmcp::transport::async_rw::AsyncRwTransport;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use rmcp::{Peer, RoleClient, ServiceExt};
 use serde::{Deserialize, Serialize};
@@ -22,7 +22,9 @@ use tokio::sync::watch;
 use super::cassette::{McpRecorder, McpReplay};
 use super::client::{CallOutcome, RunnerClient, call_with_progress};
 use super::endpoint::Endpoint;
+use super::oversized::{MAX_MESSAGE_BYTES, Oversized};
 use super::process::{ServerProcess, spawn};
+use super::progress::ProgressBoard;
 use crate::provider::CassetteRecorder;
 use crate::tools::{AnswerSource, FormRequest, ToolContext, stopped};
 
@@ -111,7 +113,7 @@ enum Backend {
 struct Session {
     peer: Peer<RoleClient>,
     /// Routes the server's progress notifications to the calls they are about.
-    progress: ProgressDispatcher,
+    progress: ProgressBoard,
     /// A form the server asked during a call that nobody could answer.
     unanswered: Arc<std::sync::Mutex<Option<FormRequest>>>,
     service: tokio::sync::Mutex<Option<RunningService<RoleClient, RunnerClient>>>,
@@ -167,7 +169,10 @@ impl Connection {
                     .map_err(|error| {
                         fail(StartErrorKind::Config, spawn_problem(command, &error))
                     })?;
-                let transport = (spawned.stdout, spawned.stdin);
+                // An answer too large for the SDK fails its call instead of being lost.
+                let transport =
+                    AsyncRwTransport::new_client(Oversized::new(spawned.stdout), spawned.stdin)
+                        .with_max_line_length(MAX_MESSAGE_BYTES);
                 let process = spawned.process;
                 match handshake(transport, &label, options).await {
                     Ok((service, tools)) => {
@@ -356,7 +361,7 @@ where
     .with_protocol_version(ProtocolVersion::LATEST_WITH_INITIALIZE);
     let client = RunnerClient {
         info,
-        progress: ProgressDispatcher::new(),
+        progress: ProgressBoard::default(),
         server: server.to_string(),
         answers: options.answers.to_vec(),
         unanswered: Arc::default(),

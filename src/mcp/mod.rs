@@ -10,7 +10,9 @@ mod connection;
 mod content;
 mod elicit;
 mod endpoint;
+mod oversized;
 mod process;
+mod progress;
 mod tool;
 
 use std::path::PathBuf;
@@ -109,6 +111,7 @@ impl McpServers {
         endpoint: &Endpoint,
         prefix: &str,
         allowlist: Option<&[String]>,
+        call_timeout: Duration,
     ) -> Result<Vec<Arc<dyn Tool>>, StartError> {
         let fail = |message: String| StartError {
             server: endpoint.label(),
@@ -148,7 +151,10 @@ impl McpServers {
         };
         Ok(chosen
             .into_iter()
-            .map(|t| Arc::new(McpTool::new(prefix, t.clone(), server.clone())) as Arc<dyn Tool>)
+            .map(|t| {
+                let tool = McpTool::new(prefix, t.clone(), server.clone(), call_timeout);
+                Arc::new(tool) as Arc<dyn Tool>
+            })
             .collect())
     }
 

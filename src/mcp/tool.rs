@@ -2,6 +2,7 @@
 //! server's own schema; a call goes to the server under its own name.
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use serde_json::{Map, Value};
 
@@ -14,14 +15,17 @@ pub struct McpTool {
     name: String,
     tool: ServerTool,
     server: Arc<Connection>,
+    /// How long a call may take (the entry's `call_timeout`).
+    timeout: Duration,
 }
 
 impl McpTool {
-    pub fn new(prefix: &str, tool: ServerTool, server: Arc<Connection>) -> Self {
+    pub fn new(prefix: &str, tool: ServerTool, server: Arc<Connection>, timeout: Duration) -> Self {
         McpTool {
             name: model_name(prefix, &tool.name),
             tool,
             server,
+            timeout,
         }
     }
 }
@@ -70,11 +74,21 @@ impl Tool for McpTool {
     fn call<'a>(&'a self, arguments: Value, ctx: &'a ToolContext) -> BoxFuture<'a, ToolOutput> {
         Box::pin(async move {
             let label = &self.server.label;
+            let call = tokio::time::timeout(
+                self.timeout,
+                self.server.call(&self.tool.name, arguments, ctx),
+            );
             tokio::select! {
-                outcome = self.server.call(&self.tool.name, arguments, ctx) => match outcome {
-                    Ok(result) => tool_output(label, &result),
-                    Err(problem) => ToolOutput::error(format!("MCP server `{label}`: {problem}"))
+                // Dropping a call that timed out sends the server a cancellation too.
+                outcome = call => match outcome {
+                    Ok(Ok(result)) => tool_output(label, &result),
+                    Ok(Err(problem)) => ToolOutput::error(format!("MCP server `{label}`: {problem}"))
                         .with_meta("mcp_server", label.as_str()),
+                    Err(_) => ToolOutput::error(format!(
+                        "MCP server `{label}` did not answer within {} (call_timeout)",
+                        crate::spec::duration::HumanDuration(self.timeout)
+                    ))
+                    .with_meta("mcp_server", label.as_str()),
                 },
                 // Dropping the call sends the server a cancellation for the request.
                 _ = ctx.cancelled() => ToolOutput::error("interrupted before the MCP server answered")

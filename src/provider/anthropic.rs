@@ -37,7 +37,8 @@ pub struct AnthropicProvider {
 
 impl AnthropicProvider {
     pub fn new(s: HttpSettings) -> Result<Self, ProviderError> {
-        let http = HttpClient::new(&s.provider, s.key, s.key_env, s.timeout, s.idle_timeout);
+        let http = HttpClient::new(&s.provider, s.key, s.key_env, s.timeout, s.idle_timeout)
+            .with_limits(s.limits);
         // Accept both "https://api.anthropic.com" and ".../v1".
         let base = s.base_url.trim_end_matches('/');
         let url = if base.ends_with("/v1") {

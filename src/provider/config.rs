@@ -13,6 +13,7 @@ use serde_json::{Map, Value};
 
 use super::Provider;
 use super::anthropic::AnthropicProvider;
+use super::body_limits::BodyLimits;
 use super::cassette::{CassetteRecorder, Recording};
 use super::error::{ErrorKind, ProviderError};
 use super::http::Secret;
@@ -133,6 +134,8 @@ pub struct ProviderConfig {
     pub timeout: Duration,
     /// Longest silence between two pieces of a streamed body.
     pub idle_timeout: Duration,
+    /// Bounds on an answer's size and its event stream's lines.
+    pub limits: BodyLimits,
     pub retry: RetryConfig,
     /// `kind: scripted` only.
     pub script: Vec<ScriptedResponse>,
@@ -148,6 +151,7 @@ impl ProviderConfig {
             params: Map::new(),
             timeout: Duration::from_secs(600),
             idle_timeout: Duration::from_secs(180),
+            limits: BodyLimits::default(),
             retry: RetryConfig::default(),
             script: Vec::new(),
         }
@@ -225,6 +229,7 @@ pub fn build_provider_with(
                 params: cfg.params.clone(),
                 timeout: cfg.timeout,
                 idle_timeout: cfg.idle_timeout,
+                limits: cfg.limits,
             };
             let client: Arc<dyn Provider> = match kind {
                 ProviderKind::Anthropic => Arc::new(AnthropicProvider::new(settings)?),

@@ -18,6 +18,7 @@ use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
 use tokio::time::{Instant, timeout_at};
 
 use super::DeltaSink;
+use super::body_limits::{BodyLimits, BodyMeter};
 use super::error::{ErrorKind, ProviderError, error_message_from_body};
 use super::types::ModelResponse;
 
@@ -61,6 +62,8 @@ pub(crate) struct HttpClient {
     pub key_env: Option<String>,
     pub timeout: Duration,
     pub idle_timeout: Duration,
+    /// Bounds on a successful answer's size and its event stream's lines.
+    pub limits: BodyLimits,
     /// The size of the last request body: the next one, the same history and a message
     /// more, is serialised into a buffer that size rather than one doubled a dozen times.
     last_body: Arc<AtomicUsize>,
@@ -125,8 +128,15 @@ impl HttpClient {
             key_env,
             timeout,
             idle_timeout,
+            limits: BodyLimits::default(),
             last_body: Arc::default(),
         }
+    }
+
+    /// The same client with other bounds on answers.
+    pub fn with_limits(mut self, limits: BodyLimits) -> Self {
+        self.limits = limits;
+        self
     }
 
     /// The client for `url`'s scheme, pooled or not, built at its first use.
@@ -434,11 +444,18 @@ async fn exchange_unredacted<S: WireStream>(
     let body = bytes;
     let mut resp = http.post(url, headers, body).await?;
     if resp.is_json() {
-        let bytes = resp.read_to_end(usize::MAX).await?;
+        let mut meter = BodyMeter::whole(http.limits);
+        let mut bytes = Vec::new();
+        while let Some(chunk) = resp.next_chunk().await? {
+            meter.take(&chunk, &http.provider)?;
+            bytes.extend_from_slice(&chunk);
+        }
         return whole(&bytes);
     }
     let mut stream = stream;
+    let mut meter = BodyMeter::stream(http.limits);
     while let Some(chunk) = resp.next_chunk().await? {
+        meter.take(&chunk, &http.provider)?;
         stream.feed(&chunk, sink)?;
         if stream.is_done() {
             resp.drain().await;

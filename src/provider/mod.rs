@@ -17,6 +17,7 @@ use std::pin::Pin;
 pub mod anthropic;
 mod anthropic_body;
 pub mod anthropic_stream;
+pub mod body_limits;
 pub mod cassette;
 pub mod config;
 pub mod error;

@@ -53,11 +53,14 @@ pub struct HttpSettings {
     pub params: Map<String, Value>,
     pub timeout: std::time::Duration,
     pub idle_timeout: std::time::Duration,
+    /// Bounds on an answer's size and its event stream's lines.
+    pub limits: super::body_limits::BodyLimits,
 }
 
 impl OpenAiProvider {
     pub fn new(s: HttpSettings) -> Result<Self, ProviderError> {
-        let http = HttpClient::new(&s.provider, s.key, s.key_env, s.timeout, s.idle_timeout);
+        let http = HttpClient::new(&s.provider, s.key, s.key_env, s.timeout, s.idle_timeout)
+            .with_limits(s.limits);
         let azure = is_azure(&s.base_url);
         let platform = host(&s.base_url) == "api.openai.com";
         Ok(OpenAiProvider {

@@ -37,7 +37,8 @@ pub struct ResponsesProvider {
 
 impl ResponsesProvider {
     pub fn new(s: HttpSettings) -> Result<Self, ProviderError> {
-        let http = HttpClient::new(&s.provider, s.key, s.key_env, s.timeout, s.idle_timeout);
+        let http = HttpClient::new(&s.provider, s.key, s.key_env, s.timeout, s.idle_timeout)
+            .with_limits(s.limits);
         Ok(ResponsesProvider {
             url: endpoint_url(&s.base_url, "responses"),
             azure: is_azure(&s.base_url),

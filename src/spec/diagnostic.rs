@@ -188,6 +188,27 @@ impl fmt::Display for Diagnostic {
     }
 }
 
+/// `diagnostics` with every secret the tool-output redactor knows (common token formats)
+/// replaced in their messages and hints: a message may quote a value of any file a
+/// definition references.
+pub fn redacted(mut diagnostics: Vec<Diagnostic>) -> Vec<Diagnostic> {
+    static REDACTOR: std::sync::LazyLock<crate::policy::Redactor> =
+        std::sync::LazyLock::new(crate::policy::Redactor::default);
+    for diagnostic in &mut diagnostics {
+        if let Some(message) = REDACTOR.redact_text(&diagnostic.message) {
+            diagnostic.message = message;
+        }
+        if let Some(hint) = diagnostic
+            .hint
+            .as_deref()
+            .and_then(|h| REDACTOR.redact_text(h))
+        {
+            diagnostic.hint = Some(hint);
+        }
+    }
+    diagnostics
+}
+
 /// The closest candidate to `word`, when it is close enough to be a likely typo.
 pub fn did_you_mean<'a>(
     word: &str,

@@ -4,13 +4,18 @@
 use std::path::Path;
 
 use super::agent::AgentSpec;
-use super::diagnostic::{Code, Diagnostic};
+use super::diagnostic::{Code, Diagnostic, redacted};
 use super::mcp_import::expand_imports;
 use super::validate::Validator;
 use super::yaml::load_yaml;
 
-/// The typed agent of a valid file, or every diagnostic (warnings included) of an invalid one.
+/// The typed agent of a valid file, or every diagnostic (warnings included) of an invalid
+/// one, redacted like every diagnostic.
 pub fn load_agent(path: &Path) -> Result<(AgentSpec, Vec<Diagnostic>), Vec<Diagnostic>> {
+    load_unredacted(path).map_err(redacted)
+}
+
+fn load_unredacted(path: &Path) -> Result<(AgentSpec, Vec<Diagnostic>), Vec<Diagnostic>> {
     let mut validator = Validator::new();
     validator.validate_file(path);
     let diagnostics = validator.finish();

@@ -254,6 +254,16 @@ pub struct ModelConfig {
     /// local server that thinks long before its first token may need more.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub idle_timeout: Option<HumanDuration>,
+    /// The largest answer, in bytes, streamed or whole (default 128 MiB): a call whose
+    /// answer grows past it fails.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 1))]
+    pub max_response_bytes: Option<u64>,
+    /// The longest line of a streamed answer, in bytes (default 16 MiB): a call whose
+    /// event stream has a longer one fails.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 1))]
+    pub max_line_bytes: Option<u64>,
     /// Retries of failed requests (connection errors, timeouts, 408/409/429/5xx).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub retry: Option<RetryConfig>,

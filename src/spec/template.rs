@@ -86,7 +86,7 @@ struct Disk;
 
 impl IncludeSource for Disk {
     fn read(&self, path: &Path) -> Result<Option<String>, String> {
-        match std::fs::read_to_string(path) {
+        match super::read::read_text_bounded(path) {
             Ok(text) => Ok(Some(text)),
             Err(error) if error.kind() == std::io::ErrorKind::NotFound => Ok(None),
             Err(error) => Err(error.to_string()),
@@ -282,7 +282,7 @@ pub fn used_variables(source: &str, base_dir: &Path) -> BTreeSet<String> {
         for reference in find_includes(&text) {
             if let Ok(path) = resolve_include(base_dir, &reference.name)
                 && seen.insert(path.clone())
-                && let Ok(included) = std::fs::read_to_string(&path)
+                && let Ok(included) = super::read::read_text_bounded(&path)
             {
                 pending.push((included, depth + 1));
             }
@@ -379,7 +379,7 @@ fn check_source(
                 continue;
             }
         };
-        let included = match std::fs::read_to_string(&path) {
+        let included = match super::read::read_text_bounded(&path) {
             Ok(text) => text,
             Err(error) => {
                 issues.push(TemplateIssue {
@@ -514,7 +514,7 @@ pub fn included_files(source: &str, base_dir: &Path) -> Vec<PathBuf> {
                 && !found.contains(&path)
             {
                 if depth < MAX_INCLUDE_DEPTH
-                    && let Ok(included) = std::fs::read_to_string(&path)
+                    && let Ok(included) = super::read::read_text_bounded(&path)
                 {
                     pending.push((included, depth + 1));
                 }

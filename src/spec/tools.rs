@@ -199,6 +199,9 @@ pub struct McpStdio {
     /// How long the server may take to start and list its tools (default 30s).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub startup_timeout: Option<HumanDuration>,
+    /// How long one call of its tools may take before it fails (default 300s).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub call_timeout: Option<HumanDuration>,
 }
 
 /// An MCP server over Streamable HTTP.
@@ -223,6 +226,9 @@ pub struct McpHttp {
     /// How long the server may take to answer `initialize` and list its tools (default 30s).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub startup_timeout: Option<HumanDuration>,
+    /// How long one call of its tools may take before it fails (default 300s).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub call_timeout: Option<HumanDuration>,
 }
 
 /// The `type` of a stdio entry.
@@ -266,4 +272,17 @@ impl McpServer {
         .map(|d| d.0)
         .unwrap_or(std::time::Duration::from_secs(30))
     }
+
+    /// How long one call of the server's tools may take.
+    pub fn call_timeout(&self) -> std::time::Duration {
+        match self {
+            McpServer::Stdio(s) => s.call_timeout.as_ref(),
+            McpServer::Http(h) => h.call_timeout.as_ref(),
+        }
+        .map_or(DEFAULT_MCP_CALL_TIMEOUT, |d| d.0)
+    }
 }
+
+/// How long an MCP tool call may take when its entry sets no `call_timeout`: a server
+/// that never answers (or whose answer is lost) must not hold the run forever.
+pub const DEFAULT_MCP_CALL_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(300);

@@ -286,7 +286,7 @@ pub fn too_large(source: &str) -> YamlError {
     YamlError {
         position: Position { line, column },
         message: format!(
-            "the file is larger than {} MiB; agent files are refused past that",
+            "the file is larger than {} MiB, the most runner reads of a YAML or JSON file",
             MAX_INPUT_BYTES / (1024 * 1024)
         ),
         pointer: String::new(),

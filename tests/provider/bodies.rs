@@ -26,6 +26,7 @@ fn settings(params: Value) -> HttpSettings {
         params,
         timeout: Duration::from_secs(5),
         idle_timeout: Duration::from_secs(5),
+        limits: Default::default(),
     }
 }
 

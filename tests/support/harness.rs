@@ -49,6 +49,8 @@ pub struct Test {
     stdin: Option<String>,
     /// Run under a pseudo-terminal (`script`): stdout then holds the whole screen.
     terminal: bool,
+    /// Killed past this, and the test fails (`Test::time_limit`).
+    time_limit: Option<Duration>,
     /// The working directory, relative to the workspace (default: the workspace).
     cwd: Option<String>,
     /// Started in a process group of its own, for `Running::kill_group`.
@@ -86,6 +88,7 @@ impl Test {
             env_removed: Vec::new(),
             stdin: None,
             terminal: false,
+            time_limit: None,
             cwd: None,
             own_group: false,
             status: Some(0),
@@ -227,6 +230,14 @@ impl Test {
     /// the binary does without it.
     /// Runs the binary in a pseudo-terminal (`script`, from util-linux): what it draws, stdout
     /// and stderr together, is then the run's stdout. See [`terminal_available`].
+    /// Fails the test (killing the command) when the command runs longer than `limit`:
+    /// for sessions that would hang without the behaviour under test. Also measures the
+    /// command's peak memory (`Ran::peak_memory_kib`).
+    pub fn time_limit(mut self, limit: Duration) -> Self {
+        self.time_limit = Some(limit);
+        self
+    }
+
     pub fn in_terminal(mut self) -> Self {
         self.terminal = true;
         self
@@ -441,8 +452,16 @@ impl Running {
 
     /// Waits for the command to end and checks the expectations.
     pub fn wait(mut self) -> Ran {
-        let output = self.child.take().unwrap().wait_with_output().unwrap();
-        let ran = Ran::new(&self.test, output);
+        let child = self.child.take().unwrap();
+        let ran = match self.test.time_limit {
+            None => Ran::new(&self.test, child.wait_with_output().unwrap()),
+            Some(limit) => {
+                let (output, peak) = wait_within(child, limit, &self.test.line());
+                let mut ran = Ran::new(&self.test, output);
+                ran.peak_memory_kib = Some(peak);
+                ran
+            }
+        };
         self.test.check(&ran);
         ran
     }
@@ -486,6 +505,72 @@ pub fn runner_binary() -> String {
     std::env::var("RUNNER_TEST_BIN").unwrap_or_else(|_| env!("CARGO_BIN_EXE_runner").to_string())
 }
 
+/// Waits for `child` (its output read meanwhile), killing it and failing the test past
+/// `limit`; reaped with `wait4`, which tells its peak resident memory (KiB).
+fn wait_within(mut child: Child, limit: Duration, line: &str) -> (Output, u64) {
+    use std::io::Read;
+    use std::os::unix::process::ExitStatusExt;
+    use std::sync::atomic::{AtomicBool, Ordering};
+    drop(child.stdin.take());
+    let drain = |pipe: Option<Box<dyn Read + Send>>| {
+        std::thread::spawn(move || {
+            let mut bytes = Vec::new();
+            if let Some(mut pipe) = pipe {
+                let _ = pipe.read_to_end(&mut bytes);
+            }
+            bytes
+        })
+    };
+    let stdout = drain(
+        child
+            .stdout
+            .take()
+            .map(|p| Box::new(p) as Box<dyn Read + Send>),
+    );
+    let stderr = drain(
+        child
+            .stderr
+            .take()
+            .map(|p| Box::new(p) as Box<dyn Read + Send>),
+    );
+    let pid = child.id() as libc::pid_t;
+    let ended = Arc::new(AtomicBool::new(false));
+    let watchdog = {
+        let ended = ended.clone();
+        std::thread::spawn(move || {
+            let deadline = Instant::now() + limit;
+            while !ended.load(Ordering::SeqCst) {
+                if Instant::now() > deadline {
+                    // SAFETY: a plain kill(2) of our own child, not yet reaped.
+                    unsafe { libc::kill(pid, libc::SIGKILL) };
+                    return true;
+                }
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            false
+        })
+    };
+    let mut status = 0;
+    // SAFETY: rusage is plain data; wait4 fills it for the child it reaps.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    let reaped = unsafe { libc::wait4(pid, &mut status, 0, &mut usage) };
+    ended.store(true, Ordering::SeqCst);
+    let killed = watchdog.join().unwrap();
+    assert_eq!(
+        reaped,
+        pid,
+        "wait4 failed: {}",
+        std::io::Error::last_os_error()
+    );
+    assert!(!killed, "`{line}` was still running after {limit:?}");
+    let output = Output {
+        status: std::process::ExitStatus::from_raw(status),
+        stdout: stdout.join().unwrap(),
+        stderr: stderr.join().unwrap(),
+    };
+    (output, usage.ru_maxrss as u64)
+}
+
 /// Polls `condition` until it holds; fails the test after 20 s.
 pub fn wait_until(what: &str, condition: impl Fn() -> bool) {
     let deadline = Instant::now() + Duration::from_secs(20);
@@ -506,6 +591,8 @@ pub struct Ran {
     pub code: i32,
     pub stdout: String,
     pub stderr: String,
+    /// The command's peak resident memory in KiB, measured under `Test::time_limit`.
+    pub peak_memory_kib: Option<u64>,
 }
 
 impl Ran {
@@ -524,6 +611,7 @@ impl Ran {
             code: output.status.code().unwrap_or(-1),
             stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
             stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
+            peak_memory_kib: None,
         }
     }
 

@@ -2,7 +2,11 @@
 //!
 //! Steps become headings, tool calls collapsible `<details>` blocks with pretty-printed
 //! JSON, errors and input requests GitHub-style alerts. A sub-agent's items are rendered
-//! inside its tool call as a block quote, one `>` per level, so depth stays visible.
+//! inside its tool call as a block quote, one `>` per level, so depth stays visible, up to
+//! [`MAX_QUOTE_DEPTH`] levels: deeper items stay at that level and say their depth. Each
+//! level copies what it quotes and puts `> ` before each of its lines, so an unbounded
+//! number of levels made the output grow with the square of the nesting; bounded, the
+//! output grows linearly with the transcript.
 //!
 //! Everything the model controls is shown as text, never as Markdown: a model that
 //! writes `### Step 2: … ✓` or a `<details>` block must not forge a step or a tool call.
@@ -32,6 +36,9 @@ use serde_json::Value;
 use crate::output::transcript::{
     ErrorBlock, InputRequired, Item, Step, StepStatus, ToolStep, Transcript, UserInput,
 };
+
+/// The most block-quote levels the rendering nests.
+pub const MAX_QUOTE_DEPTH: usize = 8;
 
 /// The transcript as a Markdown document.
 pub fn render_markdown(transcript: &Transcript) -> String {
@@ -73,7 +80,7 @@ fn pieces(
                 out.push_str("## Final answer\n\n");
                 verbatim(text, &mut out);
             }
-            other => render_item(other, &mut out),
+            other => render_item(other, 0, &mut out),
         }
         if out.len() >= size {
             hand_over(&out)?;
@@ -83,38 +90,49 @@ fn pieces(
     hand_over(&out)
 }
 
-fn render_items(items: &[Item], out: &mut String) {
+/// Items inside `depth` block quotes.
+fn render_items(items: &[Item], depth: usize, out: &mut String) {
     for item in items {
-        render_item(item, out);
+        render_item(item, depth, out);
     }
 }
 
-fn render_item(item: &Item, out: &mut String) {
+fn render_item(item: &Item, depth: usize, out: &mut String) {
     match item {
-        Item::Step(step) => render_step(step, out),
-        Item::Thinking { text } => {
-            let mut inner = String::from("**Thinking**\n\n");
-            verbatim(text, &mut inner);
-            quote_into(&inner, out);
-        }
+        Item::Step(step) => render_step(step, depth, out),
+        Item::Thinking { text } => quoted(depth, out, |inner| {
+            inner.push_str("**Thinking**\n\n");
+            verbatim(text, inner);
+        }),
         Item::Text { text } => verbatim(text, out),
-        Item::Tool(tool) => render_tool(tool, out),
+        Item::Tool(tool) => render_tool(tool, depth, out),
         Item::Checkpoint(cp) => {
             out.push_str("**Checkpoint:** ");
             out.push_str(&code_span(&cp.name));
             out.push_str("\n\n");
         }
-        Item::Error(err) => render_error(err, out),
-        Item::InputRequired(req) => render_input_required(req, out),
+        Item::Error(err) => render_error(err, depth, out),
+        Item::InputRequired(req) => render_input_required(req, depth, out),
         Item::UserInputProvided(input) => {
-            let mut inner = String::new();
-            render_user_input(input, &mut inner);
-            quote_into(&inner, out);
+            quoted(depth, out, |inner| render_user_input(input, inner))
         }
     }
 }
 
-fn render_step(step: &Step, out: &mut String) {
+/// What `write` renders, as a block quote one level below `depth`; past
+/// [`MAX_QUOTE_DEPTH`], at the same level (written straight into `out`, so no level past
+/// the bound copies it again).
+fn quoted(depth: usize, out: &mut String, write: impl FnOnce(&mut String)) {
+    if depth < MAX_QUOTE_DEPTH {
+        let mut inner = String::new();
+        write(&mut inner);
+        quote_into(&inner, out);
+    } else {
+        write(out);
+    }
+}
+
+fn render_step(step: &Step, depth: usize, out: &mut String) {
     out.push_str(&format!(
         "### Step {}: {}{}\n\n",
         step.number,
@@ -128,10 +146,10 @@ fn render_step(step: &Step, out: &mut String) {
     if step.single_step {
         out.push_str("*Single step.*\n\n");
     }
-    render_items(&step.items, out);
+    render_items(&step.items, depth, out);
 }
 
-fn render_tool(tool: &ToolStep, out: &mut String) {
+fn render_tool(tool: &ToolStep, depth: usize, out: &mut String) {
     let status = match &tool.result {
         Some(r) if r.success => "✓",
         Some(_) => "✗",
@@ -145,10 +163,14 @@ fn render_tool(tool: &ToolStep, out: &mut String) {
     out.push_str("**Input**\n\n");
     json_fence(&tool.input, out);
     if !tool.nested.is_empty() {
-        out.push_str("**Sub-agent**\n\n");
-        let mut inner = String::new();
-        render_items(&tool.nested, &mut inner);
-        quote_into(&inner, out);
+        if depth < MAX_QUOTE_DEPTH {
+            out.push_str("**Sub-agent**\n\n");
+        } else {
+            out.push_str(&format!("**Sub-agent** (nesting level {})\n\n", depth + 1));
+        }
+        quoted(depth, out, |inner| {
+            render_items(&tool.nested, depth + 1, inner)
+        });
     }
     if let Some(result) = &tool.result {
         out.push_str("**Result**\n\n");
@@ -164,38 +186,42 @@ fn render_tool(tool: &ToolStep, out: &mut String) {
     out.push_str("</details>\n\n");
 }
 
-fn render_error(err: &ErrorBlock, out: &mut String) {
-    let mut inner = String::from("[!CAUTION]\n");
+fn render_error(err: &ErrorBlock, depth: usize, out: &mut String) {
+    quoted(depth, out, |inner| error_body(err, inner));
+}
+
+fn error_body(err: &ErrorBlock, inner: &mut String) {
+    inner.push_str("[!CAUTION]\n");
     if err.message.contains(['\r', '\n']) {
         inner.push_str("**Error:**\n\n");
-        verbatim(&err.message, &mut inner);
+        verbatim(&err.message, inner);
     } else {
         inner.push_str("**Error:** ");
         inner.push_str(&inline(&err.message));
         inner.push_str("\n\n");
     }
     match serde_json::to_string_pretty(&err.json) {
-        Ok(body) => json_block(&body, &mut inner),
-        Err(_) => verbatim(&err.json.error, &mut inner),
+        Ok(body) => json_block(&body, inner),
+        Err(_) => verbatim(&err.json.error, inner),
     }
-    quote_into(&inner, out);
 }
 
-fn render_input_required(req: &InputRequired, out: &mut String) {
-    let mut inner = format!(
-        "[!IMPORTANT]\n**Input required** (expected: {})",
-        inline(&req.input_types)
-    );
-    if let Some(cp) = &req.checkpoint_name {
-        inner.push_str(", checkpoint ");
-        inner.push_str(&code_span(cp));
-    }
-    inner.push_str("\n\n");
-    verbatim(&req.prompt, &mut inner);
-    if let Some(input) = &req.provided {
-        render_user_input(input, &mut inner);
-    }
-    quote_into(&inner, out);
+fn render_input_required(req: &InputRequired, depth: usize, out: &mut String) {
+    quoted(depth, out, |inner| {
+        inner.push_str(&format!(
+            "[!IMPORTANT]\n**Input required** (expected: {})",
+            inline(&req.input_types)
+        ));
+        if let Some(cp) = &req.checkpoint_name {
+            inner.push_str(", checkpoint ");
+            inner.push_str(&code_span(cp));
+        }
+        inner.push_str("\n\n");
+        verbatim(&req.prompt, inner);
+        if let Some(input) = &req.provided {
+            render_user_input(input, inner);
+        }
+    });
 }
 
 fn render_user_input(input: &UserInput, out: &mut String) {

@@ -1,9 +1,10 @@
 //! Text rendering, for terminals.
 //!
 //! Indentation shows depth (two spaces per level: step contents, tool details, a
-//! sub-agent's items inside its tool call). Colours are ANSI and only on request, so the
-//! caller decides (TTY, `--color`, `NO_COLOR`). Control characters in content are shown
-//! escaped: tool output must not be able to drive the terminal.
+//! sub-agent's items inside its tool call), up to [`MAX_INDENT`] levels. Colours are ANSI
+//! and only on request, so the caller decides (TTY, `--color`, `NO_COLOR`). Control
+//! characters in content are shown escaped: tool output must not be able to drive the
+//! terminal.
 
 use std::fmt::Write as _;
 
@@ -17,6 +18,9 @@ pub struct TextOptions {
     /// Use ANSI colours.
     pub color: bool,
 }
+
+/// The most levels of indentation (two spaces each).
+pub const MAX_INDENT: usize = 32;
 
 /// The transcript as indented text for a terminal.
 pub fn render_text(transcript: &Transcript, options: TextOptions) -> String {
@@ -64,9 +68,11 @@ impl Renderer {
         }
     }
 
-    /// One line at `depth`; `text` must already be sanitised and free of newlines.
+    /// One line at `depth`; `text` must already be sanitised and free of newlines. Past
+    /// [`MAX_INDENT`] levels lines are indented no further, so the output grows linearly
+    /// with the transcript however deep it nests.
     fn line(&mut self, depth: usize, text: &str) {
-        for _ in 0..depth {
+        for _ in 0..depth.min(MAX_INDENT) {
             self.out.push_str("  ");
         }
         self.out.push_str(text);

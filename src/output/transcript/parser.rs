@@ -7,6 +7,10 @@
 //! calls on an explicit stack, and touches every byte a bounded number of times, so it
 //! runs in linear time whatever the nesting depth.
 //!
+//! Nesting is bounded ([`MAX_NESTING`]): the tree it builds is walked recursively by the
+//! renderers (and freed so), so a transcript nested tens of thousands of levels deep would
+//! overflow the stack; past the bound the parser stops with a located error instead.
+//!
 //! [`parse_partial`] is for transcripts cut short by a crash: it returns every complete
 //! top-level block and says where the incomplete tail starts, instead of failing.
 
@@ -19,6 +23,10 @@ use super::model::{
     Transcript, UserInput,
 };
 use super::tags::*;
+
+/// The most steps and tool calls open at once: a sub-agent adds a tool call and its own
+/// step, so this is some 127 levels of sub-agents, far more than any run nests.
+pub const MAX_NESTING: usize = 256;
 
 /// Parses a whole transcript; any deviation from the grammar is an error.
 pub fn parse(input: &str) -> Result<Transcript, ParseError> {
@@ -264,6 +272,21 @@ impl<'a> Parser<'a> {
         Ok(())
     }
 
+    /// `line` opens a step or a tool call: one more than [`MAX_NESTING`] is refused.
+    fn check_nesting(&self, line: &Line<'a>) -> Result<(), ParseError> {
+        if self.stack.len() < MAX_NESTING {
+            return Ok(());
+        }
+        Err(ParseError {
+            line: line.no,
+            col: 1,
+            expected: format!(
+                "at most {MAX_NESTING} steps and tool calls open at once (a transcript nests no deeper)"
+            ),
+            found: format!("{} opened inside {MAX_NESTING}", quote(line.text)),
+        })
+    }
+
     // ---- steps -------------------------------------------------------------------------
 
     fn step_start(&mut self, line: Line<'a>) -> Result<(), ParseError> {
@@ -271,6 +294,7 @@ impl<'a> Parser<'a> {
             let expected = format!("`{STEP_END}` (step {} opened at line {at})", step.number);
             return Err(line_error(&line, 1, &expected));
         }
+        self.check_nesting(&line)?;
         let header = self.require_line(|| "`Step N: title`".into())?;
         let (number, title, status) = self.step_header(&header)?;
         let single_step = self.next_is_tag(SINGLE_STEP_FLAG);
@@ -353,6 +377,7 @@ impl<'a> Parser<'a> {
     }
 
     fn tool_start(&mut self, line: Line<'a>) -> Result<(), ParseError> {
+        self.check_nesting(&line)?;
         let (name, id) = self.tool_attr(&line, TOOL_START_PREFIX)?;
         self.expect_tag(TOOL_INPUT_START)?;
         let input = self.json_block(TOOL_INPUT_END)?;

@@ -43,6 +43,9 @@ pub struct McpImport {
     /// How long each server may take to start and list its tools (default 30s).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub startup_timeout: Option<HumanDuration>,
+    /// How long one call of an imported server's tools may take (default 300s).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub call_timeout: Option<HumanDuration>,
 }
 
 /// An MCP server written inline, or servers imported from a file.
@@ -181,6 +184,7 @@ impl McpImport {
                 tools: self.tools.clone(),
                 prefix: self.prefix.clone(),
                 startup_timeout: self.startup_timeout,
+                call_timeout: self.call_timeout,
             }),
             Transport::Http(url) => McpServer::Http(McpHttp {
                 kind: None,
@@ -189,6 +193,7 @@ impl McpImport {
                 tools: self.tools.clone(),
                 prefix: self.prefix.clone(),
                 startup_timeout: self.startup_timeout,
+                call_timeout: self.call_timeout,
             }),
         })
     }

@@ -34,16 +34,7 @@ pub struct Validator {
     diagnostics: Vec<Diagnostic>,
 }
 
-/// Reads at most one byte past `MAX_INPUT_BYTES`: enough to tell a file is too large
-/// without holding all of it. Every reader of agent files goes through it.
-pub fn read_bounded(path: &Path) -> std::io::Result<Vec<u8>> {
-    use std::io::Read;
-    let mut bytes = Vec::new();
-    std::fs::File::open(path)?
-        .take(super::yaml::MAX_INPUT_BYTES as u64 + 1)
-        .read_to_end(&mut bytes)?;
-    Ok(bytes)
-}
+pub use super::read::read_bounded;
 
 impl Validator {
     pub fn new() -> Self {
@@ -121,6 +112,11 @@ impl Validator {
                 return;
             }
         };
+        if !doc.value.is_object() {
+            self.diagnostics.push(not_an_agent_file(path, &doc.value));
+            self.done.insert(key, false);
+            return;
+        }
         let bounded = has_max_depth(&doc.value);
         self.done.insert(key.clone(), bounded);
         self.stack.push((key, bounded));
@@ -131,9 +127,7 @@ impl Validator {
             doc: &doc,
             base_dir: &base_dir,
         };
-        if doc.value.is_object() {
-            self.check_agent(&file, &doc.value, "");
-        }
+        self.check_agent(&file, &doc.value, "");
         self.stack.pop();
     }
 
@@ -154,7 +148,7 @@ impl Validator {
             (file_rank, d.line, d.column)
         });
         diagnostics.dedup();
-        diagnostics
+        super::diagnostic::redacted(diagnostics)
     }
 
     fn check_agent(&mut self, file: &FileContext<'_>, agent: &Value, at: &str) {
@@ -470,6 +464,26 @@ struct FileContext<'a> {
     path: &'a Path,
     doc: &'a YamlDocument,
     base_dir: &'a Path,
+}
+
+/// A file whose top level is not a mapping is not an agent file: what it holds is not
+/// quoted, since a reference can name any file (`agent: /etc/passwd`, `agent: .env`).
+fn not_an_agent_file(path: &Path, value: &Value) -> Diagnostic {
+    let kind = match value {
+        Value::Null => "empty",
+        Value::Bool(_) | Value::Number(_) => "a single value",
+        Value::String(_) => "text",
+        Value::Array(_) => "a list",
+        Value::Object(_) => "a mapping",
+    };
+    Diagnostic::error(
+        path,
+        super::yaml::Position { line: 1, column: 1 },
+        Code::Type,
+        "",
+        format!("this is not an agent file: its top level is {kind}, not a mapping"),
+    )
+    .with_hint("an agent file is a YAML mapping with keys such as `name`, `model` and `prompt`")
 }
 
 fn has_max_depth(value: &Value) -> bool {

@@ -239,13 +239,18 @@ impl Validator {
         let target = resolved(&file.base_dir.join(relative));
         let at = file.doc.value_position(pointer);
         if !target.is_file() {
+            // A FIFO or a device would never be read to its end (`spec::read`).
+            let problem = match target.exists() {
+                true => "is not a regular file",
+                false => "does not exist",
+            };
             self.diagnostics.push(
                 Diagnostic::error(
                     file.path,
                     at,
                     Code::MissingFile,
                     pointer,
-                    format!("agent file `{relative}` does not exist"),
+                    format!("agent file `{relative}` {problem}"),
                 )
                 .with_hint(format!(
                     "paths are relative to this file; looked for {}",
