@@ -566,6 +566,7 @@ fn a_batch_killed_every_second_with_its_runs_completes_every_input_once_when_run
     eprintln!(
         "chaos: {kills} kills; {total} effects for {INPUTS} inputs; {interrupted} calls answered as interrupted"
     );
+}
 
 /// A line longer than an input may be (4 MiB) is recorded as an invalid input that names
 /// the line and why, without being held; the batch goes on with the next line.

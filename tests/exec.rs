@@ -1494,6 +1494,7 @@ fn ci_wins_over_a_terminal_for_progress() {
         "no status line:\n{screen:?}"
     );
     assert!(!screen.contains('\u{1b}'), "no colour:\n{screen:?}");
+}
 
 /// A run in a git repository leaves nothing to commit: `.runner/` ignores itself.
 #[test]

@@ -366,8 +366,9 @@ impl Prepared {
         let fields = [("prompt", &self.spec.prompt), ("system", &self.spec.system)];
         let reads_input = fields.into_iter().any(|(field, source)| {
             source.as_deref().is_some_and(|source| {
-                let render =
-                    |context| crate::compile::render_field(&dir, field, source, context).ok();
+                let render = |context| {
+                    crate::compile::render_field((&dir, &self.tree), field, source, context).ok()
+                };
                 render(&self.context) != render(&without)
             })
         });
