@@ -191,11 +191,10 @@ pub fn build_provider_with(
 ) -> Result<Arc<dyn Provider>, ProviderError> {
     let name = cfg.kind.as_str();
     if let Some(store) = &opts.replay {
+        // The recorded client's answer: it decides whether a first answer that does not
+        // match the output schema counts as a retry.
+        let schema_with_tools = kind_takes_schema_with_tools(cfg.kind, &base_url(cfg, env));
         let replay = Replay::new(store.clone(), name, cfg.model.clone());
-        let schema_with_tools = match cfg.kind {
-            ProviderKind::Scripted => true,
-            kind => kind_takes_schema_with_tools(kind, &base_url(cfg, env)),
-        };
         return Ok(Arc::new(replay.with_schema_with_tools(schema_with_tools)));
     }
     let (provider, key): (Arc<dyn Provider>, Option<Secret>) = match cfg.kind {

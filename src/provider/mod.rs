@@ -82,11 +82,12 @@ pub trait Provider: Send + Sync {
         sink: &'a DeltaSink<'a>,
     ) -> BoxFuture<'a, Result<ModelResponse, ProviderError>>;
 
-    /// Whether a `response_format` can go along with tools on one call. `false` for a
-    /// server that may enforce the schema as a grammar (llama.cpp, Ollama, vLLM: every
+    /// Whether a `response_format` goes along with tools on one call. `false` for a server
+    /// that may enforce the schema as a grammar (llama.cpp, Ollama, vLLM: every
     /// OpenAI-compatible server but OpenAI's and Azure's own), where it would leave the model
-    /// no way to call a tool: the engine then sends the schema only on the call that gives
-    /// the final answer (docs/providers.md).
+    /// no way to call a tool: such a client leaves the schema out of a request with tools,
+    /// and the engine, knowing it was not enforced, follows an answer that does not match
+    /// with the answer call (no tools, the schema) without counting a retry.
     fn schema_with_tools(&self) -> bool {
         true
     }
