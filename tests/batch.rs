@@ -534,6 +534,10 @@ fn a_batch_killed_every_second_with_its_runs_completes_every_input_once_when_run
             .any_stderr()
             .spawn();
     };
+    assert!(
+        kills >= 3,
+        "the batch ended before the chaos did much ({kills} kills): give it more inputs"
+    );
     assert_eq!(ended.code, 0, "{}\n{}", ended.stdout, ended.stderr);
     assert!(
         ended
