@@ -312,3 +312,118 @@ fn in_a_chat_the_model_cannot_rewrite_its_agent_for_the_next_turn() {
     assert!(!ran.path("PWNED").exists());
     assert!(ran.events_of("agent.definition.reloaded").is_empty());
 }
+
+/// The key variable of the model, whatever it is called.
+const CORP_KEY: &str = "corp-5f1e2d3c4b5a6978";
+const NATS_PASSWORD: &str = "nats-pw-7a6b5c4d3e2f";
+
+/// An allowed `cat` reads the runner's environment through `/proc` (its pid is easy to
+/// find: the parent of the first command): refused, and what a file in the workspace
+/// holds of the same secrets is redacted.
+#[test]
+fn a_program_the_agent_runs_cannot_read_the_runners_keys_through_proc() {
+    let runner_pid = std::sync::Arc::new(std::sync::OnceLock::<u32>::new());
+    let known = runner_pid.clone();
+    let running = Test::new()
+        .agent(
+            "name: peek\nmodel: { provider: openai, name: mock-model, base_url: \"$OPENAI_URL\", api_key_env: CORP_LLM_KEY, retry: { max_attempts: 1 } }\nprompt: Go\ntools:\n  - builtin: shell\n    allow: [cat]\n  - builtin: read_file\n",
+        )
+        .file(
+            "found.txt",
+            &format!("CORP_LLM_KEY={CORP_KEY}\nNATS_PASSWORD={NATS_PASSWORD}\n"),
+        )
+        .env("CORP_LLM_KEY", CORP_KEY)
+        .env("NATS_PASSWORD", NATS_PASSWORD)
+        .route(move |request| {
+            let done = request
+                .conversation()
+                .iter()
+                .filter(|m| m["role"] == "tool")
+                .count();
+            let reply = match done {
+                0 => {
+                    support::wait_until("the runner's pid is known", || known.get().is_some());
+                    let environ = format!("cat /proc/{}/environ", known.get().unwrap());
+                    Reply::tool_call("shell", json!({"command": environ}))
+                }
+                1 => Reply::tool_call("read_file", json!({"path": "found.txt"})),
+                _ => Reply::text("done"),
+            };
+            Some(runner::testing::mock_server::MockResponse::reply(reply))
+        })
+        .stdout("done\n")
+        .spawn();
+    runner_pid.set(running.pid()).unwrap();
+    let ran = running.wait();
+    let results = ran.events_of("agent.tool.execution.completed");
+    let environ = &results[0]["data"]["result"];
+    assert_eq!(environ["success"], false, "{environ}");
+    let stderr = environ["data"]["stderr"].as_str().unwrap();
+    assert!(stderr.contains("Permission denied"), "{stderr}");
+    let found = results[1]["data"]["result"]["data"].to_string();
+    assert!(found.contains("CORP_LLM_KEY=[REDACTED]"), "{found}");
+    assert!(found.contains("NATS_PASSWORD=[REDACTED]"), "{found}");
+    let requests = ran.requests();
+    let everything = [
+        std::fs::read_to_string(ran.path("run/events.jsonl")).unwrap(),
+        ran.transcript(),
+        requests
+            .iter()
+            .map(|r| r.body.to_string())
+            .collect::<String>(),
+    ]
+    .concat();
+    for secret in [CORP_KEY, NATS_PASSWORD] {
+        assert!(!everything.contains(secret), "{secret} reached the run");
+    }
+}
+
+/// Whether the process whose pid is in `file` of the workspace still runs.
+fn still_running(ran: &support::Ran, file: &str) -> Option<i32> {
+    let pid: i32 = ran.read(file).trim().parse().unwrap();
+    // SAFETY: signal 0 only asks whether the process exists.
+    let alive = unsafe { libc::kill(pid, 0) } == 0;
+    if alive {
+        // Not left behind by the test either.
+        unsafe { libc::kill(pid, libc::SIGKILL) };
+    }
+    alive.then_some(pid)
+}
+
+/// A program that leaves its process group (`setsid`) is still part of the call that
+/// started it: gone when a hook times out, and when a command ends by itself.
+#[test]
+fn nothing_a_hook_or_a_command_started_outlives_its_call_even_out_of_its_group() {
+    let escape = |name: &str| {
+        format!(
+            "#!/bin/sh\nsetsid sh -c 'echo $$ > {name}.pid; exec sleep 300' > /dev/null 2>&1 &\nwhile [ ! -s {name}.pid ]; do sleep 0.01; done\n"
+        )
+    };
+    let ran = Test::new()
+        .agent(
+            "prompt: Go\ntools:\n  - builtin: shell\n    allow: [./daemon.sh]\nhooks:\n  pre_tool_use:\n    - command: [./hook.sh]\n      timeout: 1s\n      on_error: allow\n",
+        )
+        .executable("hook.sh", &format!("{}sleep 30\n", escape("hook")))
+        .executable("daemon.sh", &escape("daemon"))
+        .reply(Reply::tool_call("shell", json!({"command": "./daemon.sh"})))
+        .reply(Reply::text("done"))
+        .stdout("done\n")
+        .any_stderr()
+        .run();
+    let result = &ran.events_of("agent.tool.execution.completed")[0]["data"]["result"];
+    assert_eq!(result["success"], true, "{result}");
+    assert!(
+        ran.read("run/hooks.log")
+            .contains("did not finish within 1s")
+    );
+    assert_eq!(
+        still_running(&ran, "hook.pid"),
+        None,
+        "the hook's daemon survived"
+    );
+    assert_eq!(
+        still_running(&ran, "daemon.pid"),
+        None,
+        "the command's daemon survived"
+    );
+}

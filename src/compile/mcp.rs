@@ -73,8 +73,11 @@ fn cassette(build: &BuildOptions) -> McpCassette {
 
 /// The entry's endpoint with its `env` and `headers` templates rendered.
 fn endpoint(input: &CompileInput<'_>, server: &McpServer) -> Result<Endpoint, CompileError> {
-    let render =
-        |field: String, source: &str| render_field(&input.file_dir, &field, source, input.context);
+    let render = |field: String, source: &str| {
+        // What a value takes from the environment is a token: no tool result may show it.
+        crate::secrets::remember_all(input.context.env_values_in(source));
+        render_field(&input.file_dir, &field, source, input.context)
+    };
     Ok(match server {
         McpServer::Stdio(stdio) => Endpoint::Stdio {
             command: stdio.command.clone(),

@@ -96,6 +96,26 @@ impl TemplateContext {
     pub fn as_value(&self) -> Value {
         Value::Object(self.values.clone())
     }
+
+    /// The values of the declared env vars whose names `source` mentions: what a template
+    /// takes from the environment (a token for an MCP server, say).
+    pub fn env_values_in(&self, source: &str) -> Vec<String> {
+        let Some(Value::Object(env)) = self.values.get("env") else {
+            return Vec::new();
+        };
+        let mentions = |name: &str| {
+            source.match_indices(name).any(|(at, _)| {
+                let word = |c: char| c.is_ascii_alphanumeric() || c == '_';
+                let before = source[..at].chars().next_back().is_some_and(word);
+                let after = source[at + name.len()..].chars().next().is_some_and(word);
+                !before && !after
+            })
+        };
+        env.iter()
+            .filter(|(name, _)| mentions(name))
+            .filter_map(|(_, value)| value.as_str().map(str::to_string))
+            .collect()
+    }
 }
 
 /// Renders one field of the agent file.
