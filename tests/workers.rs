@@ -464,8 +464,10 @@ fn forge(nats: &NatsServer, subject: &str, value: &Value) {
 #[test]
 fn a_forged_job_or_bundle_cannot_leave_the_workers_directory() {
     let nats = NatsServer::start();
-    let test = workspace(0, &["w1"], "0")
-        .file("w1/evil.yaml", "name: evil\nmodel: $MODEL\nprompt: EVIL\n");
+    let test = workspace(0, &["w1"], "0").file(
+        "w1/evil.yaml",
+        "name: evil\nmodel: $MODEL\ninputs:\n  n: { type: integer }\nprompt: EVIL\n",
+    );
     // A first submit makes the stream and the buckets.
     let made = submit(test, &nats, "setup", &[]);
     let outside = made.path("outside");
@@ -479,7 +481,7 @@ fn a_forged_job_or_bundle_cannot_leave_the_workers_directory() {
             .contains("\"seq\"")
     );
     for (id, agent) in [
-        ("upward", "../../../evil.yaml".to_string()),
+        ("upward", "../../../../evil.yaml".to_string()),
         ("absolute", evil.display().to_string()),
     ] {
         bundle.agent = agent;
@@ -505,15 +507,16 @@ fn a_forged_job_or_bundle_cannot_leave_the_workers_directory() {
     let results = finished(&submitted, &nats, "after", 1);
     assert_eq!(results[&1]["status"], "completed", "{}", results[&1]);
     let stopped = one.kill();
-    assert!(!outside.exists(), "the worker wrote outside its directory");
+    let wrote_outside = outside.exists();
     let ran_evil = submitted
         .requests()
         .iter()
         .any(|r| r.last_user_text().as_deref() == Some("EVIL"));
     assert!(!ran_evil, "the worker ran a file of its own disk");
+    assert!(!wrote_outside, "the worker wrote outside its directory");
     for refusal in [
         "is refused: its batch_id",
-        "the agent: bundle file \"../../../evil.yaml\" is not a path inside the bundle",
+        "the agent: bundle file \"../../../../evil.yaml\" is not a path inside the bundle",
     ] {
         assert!(
             stopped.stderr.contains(refusal),
