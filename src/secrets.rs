@@ -6,8 +6,9 @@
 //! Known from the start: the values of the environment variables the children never get
 //! (`*_API_KEY`, `*_TOKEN`, `API_KEY`, `NATS_PASSWORD`, see
 //! [`crate::tools::is_secret_name`]). Added as they are read: each model's key (whatever
-//! its variable is called), the environment variables an MCP server's `env` or `headers`
-//! take. The redactor ([`crate::policy::Redactor`]) replaces every one of them, wherever
+//! its variable is called), the environment values an MCP server's `headers` take, and
+//! those its `env` takes under a name that looks secret ([`looks_secret`]) or from a
+//! variable that does. The redactor ([`crate::policy::Redactor`]) replaces every one of them, wherever
 //! it appears, before its patterns run.
 
 use std::sync::{Arc, OnceLock, RwLock};
@@ -43,6 +44,25 @@ fn known() -> &'static RwLock<Known> {
 /// redacted by pattern).
 fn is_secret_value(name: &str) -> bool {
     crate::tools::is_secret_name(name, &[]) && !matches!(name, "NATS_USER" | "NATS_CREDS")
+}
+
+/// Whether a variable called `name` looks like it holds a credential: a name the children
+/// never get, or one that says so (`KEY`, `TOKEN`, `SECRET`, `PASSWORD`, `PASSWD`, `AUTH`,
+/// `CREDENTIAL` in it, in any case).
+pub fn looks_secret(name: &str) -> bool {
+    let upper = name.to_ascii_uppercase();
+    crate::tools::is_secret_name(name, &[])
+        || [
+            "KEY",
+            "TOKEN",
+            "SECRET",
+            "PASSWORD",
+            "PASSWD",
+            "AUTH",
+            "CREDENTIAL",
+        ]
+        .iter()
+        .any(|word| upper.contains(word))
 }
 
 /// Remembers `value` as a secret (trimmed; ignored when shorter than [`MIN_SECRET_LEN`]).

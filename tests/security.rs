@@ -427,3 +427,36 @@ fn nothing_a_hook_or_a_command_started_outlives_its_call_even_out_of_its_group()
         "the command's daemon survived"
     );
 }
+
+/// A token an MCP server is given from the environment is a secret wherever it comes back:
+/// here the reference server's `get-env` shows the model its whole environment.
+#[test]
+fn an_mcp_servers_token_from_the_environment_is_redacted_from_what_comes_back() {
+    let server = support::root().join("tests/mcp-server/node_modules/.bin/mcp-server-everything");
+    assert!(server.exists(), "run `npm ci --prefix tests/mcp-server`");
+    let token = "gh-pat-0a1b2c3d4e5f6789";
+    let ran = Test::new()
+        .agent(&format!(
+            "env: [GH_PAT, GREETING]\nprompt: Look.\ntools:\n  - mcp:\n      command: {}\n      args: [stdio]\n      env: {{ GITHUB_PERSONAL_ACCESS_TOKEN: \"{{{{ env.GH_PAT }}}}\", GREETING: \"{{{{ env.GREETING }}}}\" }}\n      tools: [get-env]\n",
+            server.display()
+        ))
+        .env("GH_PAT", token)
+        .env("GREETING", "hello-there")
+        .reply(Reply::tool_call("get-env", json!({})))
+        .reply(Reply::text("Seen."))
+        .stdout("Seen.\n")
+        .run();
+    let seen = ran.requests()[1].body.to_string();
+    assert!(
+        seen.contains("GITHUB_PERSONAL_ACCESS_TOKEN") && seen.contains("[REDACTED]"),
+        "{seen}"
+    );
+    assert!(
+        seen.contains("hello-there"),
+        "a plain value is not a secret: {seen}"
+    );
+    let events = std::fs::read_to_string(ran.path("run/events.jsonl")).unwrap();
+    for text in [seen, events, ran.transcript()] {
+        assert!(!text.contains(token), "the token reached the run");
+    }
+}

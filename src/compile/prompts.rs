@@ -97,9 +97,9 @@ impl TemplateContext {
         Value::Object(self.values.clone())
     }
 
-    /// The values of the declared env vars whose names `source` mentions: what a template
-    /// takes from the environment (a token for an MCP server, say).
-    pub fn env_values_in(&self, source: &str) -> Vec<String> {
+    /// The declared env vars whose names `source` mentions, with their values: what a
+    /// template takes from the environment (a token for an MCP server, say).
+    pub fn env_values_in(&self, source: &str) -> Vec<(String, String)> {
         let Some(Value::Object(env)) = self.values.get("env") else {
             return Vec::new();
         };
@@ -113,7 +113,7 @@ impl TemplateContext {
         };
         env.iter()
             .filter(|(name, _)| mentions(name))
-            .filter_map(|(_, value)| value.as_str().map(str::to_string))
+            .filter_map(|(name, value)| Some((name.clone(), value.as_str()?.to_string())))
             .collect()
     }
 }
