@@ -460,3 +460,30 @@ fn an_mcp_servers_token_from_the_environment_is_redacted_from_what_comes_back() 
         assert!(!text.contains(token), "the token reached the run");
     }
 }
+
+/// An agent's `redact:` patterns hold for the sub-agents it calls, even one with guardrails
+/// of its own.
+#[test]
+fn a_callers_redact_patterns_hold_in_its_sub_agents() {
+    let ran = Test::new()
+        .agent(
+            "prompt: Go\nredact: [\"acme-[0-9]{6}\"]\ntools:\n  - name: helper\n    description: Reads.\n    parameters: { type: object, properties: {} }\n    agent: ./helper.yaml\n",
+        )
+        .file(
+            "helper.yaml",
+            "name: helper\nsystem: You read.\npermissions:\n  default: allow\ntools:\n  - builtin: read_file\n",
+        )
+        .file("notes.txt", "customer acme-123456\n")
+        .reply(Reply::tool_call("helper", json!({})))
+        .reply(Reply::tool_call("read_file", json!({"path": "notes.txt"})))
+        .reply(Reply::text("read"))
+        .reply(Reply::text("done"))
+        .stdout("done\n")
+        .run();
+    let events = std::fs::read_to_string(ran.path("run/events.jsonl")).unwrap();
+    assert!(events.contains("customer [REDACTED]"), "{events}");
+    assert!(
+        !events.contains("acme-123456"),
+        "the sub-agent's result leaked"
+    );
+}
