@@ -97,6 +97,8 @@ impl Drop for Line {
 
 /// `text` with every registered secret replaced.
 fn scrub(text: &str) -> String {
+    let known = crate::secrets::replace(text, REDACTED);
+    let text = known.as_deref().unwrap_or(text);
     let secrets = SECRETS.read().unwrap_or_else(|p| p.into_inner());
     secrets.iter().fold(text.to_string(), |text, secret| {
         text.replace(secret, REDACTED)

@@ -11,6 +11,9 @@ use runner::cli::Exit;
 use runner::spec::template::{panic_is_caught, panic_message};
 
 fn main() -> ExitCode {
+    // Before anything is read or started: no program the agent runs reads the keys in
+    // this process's environment through /proc.
+    runner::tools::hide_this_process();
     panic::set_hook(Box::new(report_panic));
     match panic::catch_unwind(runner::cli::main) {
         Ok(code) => code,

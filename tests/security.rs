@@ -667,3 +667,178 @@ fn an_include_named_only_at_render_time_is_refused_during_a_run() {
         .stderr_contains("was not read when the run started")
         .run();
 }
+
+/// The key variable of the model, whatever it is called.
+const CORP_KEY: &str = "corp-5f1e2d3c4b5a6978";
+const NATS_PASSWORD: &str = "nats-pw-7a6b5c4d3e2f";
+
+/// An allowed `cat` reads the runner's environment through `/proc` (its pid is easy to
+/// find: the parent of the first command): refused, and what a file in the workspace
+/// holds of the same secrets is redacted.
+#[test]
+fn a_program_the_agent_runs_cannot_read_the_runners_keys_through_proc() {
+    let runner_pid = std::sync::Arc::new(std::sync::OnceLock::<u32>::new());
+    let known = runner_pid.clone();
+    let running = Test::new()
+        .agent(
+            "name: peek\nmodel: { provider: openai, name: mock-model, base_url: \"$OPENAI_URL\", api_key_env: CORP_LLM_KEY, retry: { max_attempts: 1 } }\nprompt: Go\ntools:\n  - builtin: shell\n    allow: [cat]\n  - builtin: read_file\n",
+        )
+        .file(
+            "found.txt",
+            &format!("CORP_LLM_KEY={CORP_KEY}\nNATS_PASSWORD={NATS_PASSWORD}\n"),
+        )
+        .env("CORP_LLM_KEY", CORP_KEY)
+        .env("NATS_PASSWORD", NATS_PASSWORD)
+        .route(move |request| {
+            let done = request
+                .conversation()
+                .iter()
+                .filter(|m| m["role"] == "tool")
+                .count();
+            let reply = match done {
+                0 => {
+                    support::wait_until("the runner's pid is known", || known.get().is_some());
+                    let environ = format!("cat /proc/{}/environ", known.get().unwrap());
+                    Reply::tool_call("shell", json!({"command": environ}))
+                }
+                1 => Reply::tool_call("read_file", json!({"path": "found.txt"})),
+                _ => Reply::text("done"),
+            };
+            Some(runner::testing::mock_server::MockResponse::reply(reply))
+        })
+        .stdout("done\n")
+        .spawn();
+    runner_pid.set(running.pid()).unwrap();
+    let ran = running.wait();
+    let results = ran.events_of("agent.tool.execution.completed");
+    let environ = &results[0]["data"]["result"];
+    assert_eq!(environ["success"], false, "{environ}");
+    let stderr = environ["data"]["stderr"].as_str().unwrap();
+    assert!(stderr.contains("Permission denied"), "{stderr}");
+    let found = results[1]["data"]["result"]["data"].to_string();
+    assert!(found.contains("CORP_LLM_KEY=[REDACTED]"), "{found}");
+    assert!(found.contains("NATS_PASSWORD=[REDACTED]"), "{found}");
+    let requests = ran.requests();
+    let everything = [
+        std::fs::read_to_string(ran.path("run/events.jsonl")).unwrap(),
+        ran.transcript(),
+        requests
+            .iter()
+            .map(|r| r.body.to_string())
+            .collect::<String>(),
+    ]
+    .concat();
+    for secret in [CORP_KEY, NATS_PASSWORD] {
+        assert!(!everything.contains(secret), "{secret} reached the run");
+    }
+}
+
+/// Whether the process whose pid is in `file` of the workspace still runs.
+fn still_running(ran: &support::Ran, file: &str) -> Option<i32> {
+    let pid: i32 = ran.read(file).trim().parse().unwrap();
+    // SAFETY: signal 0 only asks whether the process exists.
+    let alive = unsafe { libc::kill(pid, 0) } == 0;
+    if alive {
+        // Not left behind by the test either.
+        unsafe { libc::kill(pid, libc::SIGKILL) };
+    }
+    alive.then_some(pid)
+}
+
+/// A program that leaves its process group (`setsid`) is still part of the call that
+/// started it: gone when a hook times out, and when a command ends by itself.
+#[test]
+fn nothing_a_hook_or_a_command_started_outlives_its_call_even_out_of_its_group() {
+    let escape = |name: &str| {
+        format!(
+            "#!/bin/sh\nsetsid sh -c 'echo $$ > {name}.pid; exec sleep 300' > /dev/null 2>&1 &\nwhile [ ! -s {name}.pid ]; do sleep 0.01; done\n"
+        )
+    };
+    let ran = Test::new()
+        .agent(
+            "prompt: Go\ntools:\n  - builtin: shell\n    allow: [./daemon.sh]\nhooks:\n  pre_tool_use:\n    - command: [./hook.sh]\n      timeout: 1s\n      on_error: allow\n",
+        )
+        .executable("hook.sh", &format!("{}sleep 30\n", escape("hook")))
+        .executable("daemon.sh", &escape("daemon"))
+        .reply(Reply::tool_call("shell", json!({"command": "./daemon.sh"})))
+        .reply(Reply::text("done"))
+        .stdout("done\n")
+        .any_stderr()
+        .run();
+    let result = &ran.events_of("agent.tool.execution.completed")[0]["data"]["result"];
+    assert_eq!(result["success"], true, "{result}");
+    assert!(
+        ran.read("run/hooks.log")
+            .contains("did not finish within 1s")
+    );
+    assert_eq!(
+        still_running(&ran, "hook.pid"),
+        None,
+        "the hook's daemon survived"
+    );
+    assert_eq!(
+        still_running(&ran, "daemon.pid"),
+        None,
+        "the command's daemon survived"
+    );
+}
+
+/// A token an MCP server is given from the environment is a secret wherever it comes back:
+/// here the reference server's `get-env` shows the model its whole environment.
+#[test]
+fn an_mcp_servers_token_from_the_environment_is_redacted_from_what_comes_back() {
+    let server = support::root().join("tests/mcp-server/node_modules/.bin/mcp-server-everything");
+    assert!(server.exists(), "run `npm ci --prefix tests/mcp-server`");
+    let token = "gh-pat-0a1b2c3d4e5f6789";
+    let ran = Test::new()
+        .agent(&format!(
+            "env: [GH_PAT, GREETING]\nprompt: Look.\ntools:\n  - mcp:\n      command: {}\n      args: [stdio]\n      env: {{ GITHUB_PERSONAL_ACCESS_TOKEN: \"{{{{ env.GH_PAT }}}}\", GREETING: \"{{{{ env.GREETING }}}}\" }}\n      tools: [get-env]\n",
+            server.display()
+        ))
+        .env("GH_PAT", token)
+        .env("GREETING", "hello-there")
+        .reply(Reply::tool_call("get-env", json!({})))
+        .reply(Reply::text("Seen."))
+        .stdout("Seen.\n")
+        .run();
+    let seen = ran.requests()[1].body.to_string();
+    assert!(
+        seen.contains("GITHUB_PERSONAL_ACCESS_TOKEN") && seen.contains("[REDACTED]"),
+        "{seen}"
+    );
+    assert!(
+        seen.contains("hello-there"),
+        "a plain value is not a secret: {seen}"
+    );
+    let events = std::fs::read_to_string(ran.path("run/events.jsonl")).unwrap();
+    for text in [seen, events, ran.transcript()] {
+        assert!(!text.contains(token), "the token reached the run");
+    }
+}
+
+/// An agent's `redact:` patterns hold for the sub-agents it calls, even one with guardrails
+/// of its own.
+#[test]
+fn a_callers_redact_patterns_hold_in_its_sub_agents() {
+    let ran = Test::new()
+        .agent(
+            "prompt: Go\nredact: [\"acme-[0-9]{6}\"]\ntools:\n  - name: helper\n    description: Reads.\n    parameters: { type: object, properties: {} }\n    agent: ./helper.yaml\n",
+        )
+        .file(
+            "helper.yaml",
+            "name: helper\nsystem: You read.\npermissions:\n  default: allow\ntools:\n  - builtin: read_file\n",
+        )
+        .file("notes.txt", "customer acme-123456\n")
+        .reply(Reply::tool_call("helper", json!({})))
+        .reply(Reply::tool_call("read_file", json!({"path": "notes.txt"})))
+        .reply(Reply::text("read"))
+        .reply(Reply::text("done"))
+        .stdout("done\n")
+        .run();
+    let events = std::fs::read_to_string(ran.path("run/events.jsonl")).unwrap();
+    assert!(events.contains("customer [REDACTED]"), "{events}");
+    assert!(
+        !events.contains("acme-123456"),
+        "the sub-agent's result leaked"
+    );
+}

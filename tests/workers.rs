@@ -644,3 +644,116 @@ fn a_worker_that_cannot_write_its_directory_hands_its_jobs_to_another() {
     assert!(stderr_says(&broken), "{}", broken.stderr);
     healthy.kill();
 }
+
+/// What a publisher with no `runner` at all can put on the server: a value in a bucket,
+/// as JSON.
+fn forge(nats: &NatsServer, subject: &str, value: &Value) {
+    let ack = nats.publish(subject, value.to_string().as_bytes());
+    assert!(ack.contains("\"seq\""), "not stored: {ack}");
+}
+
+/// A publisher writes jobs and batches by hand: a bundle whose agent is `../` or an absolute
+/// path (a file of the worker's disk), and a job whose batch id is an absolute path (a
+/// directory outside the worker's). The worker refuses each, runs nothing of them, writes
+/// nowhere, and goes on with the batch `runner submit` published.
+#[test]
+fn a_forged_job_or_bundle_cannot_leave_the_workers_directory() {
+    let nats = NatsServer::start();
+    let test = workspace(0, &["w1"], "0").file(
+        "w1/evil.yaml",
+        "name: evil\nmodel: $MODEL\ninputs:\n  n: { type: integer }\nprompt: EVIL\n",
+    );
+    // A first submit makes the stream and the buckets.
+    let made = submit(test, &nats, "setup", &[]);
+    let outside = made.path("outside");
+    let evil = made.path("w1/evil.yaml");
+    let batch = |id: &str, bundle: &str| json!({"version": 1, "batch_id": id, "agent_name": "test-agent", "bundle": bundle, "created": "2026-11-27T00:00:00Z"});
+    let job = |id: &str| json!({"version": 1, "batch_id": id, "line": 1, "values": {"n": 1}});
+    let mut bundle = runner::nats::bundle::Bundle::of(&made.path("agent.yaml")).unwrap();
+    let (good, good_sha) = bundle.encode();
+    assert!(
+        nats.publish(&format!("$KV.runner_bundles.{good_sha}"), &good)
+            .contains("\"seq\"")
+    );
+    for (id, agent) in [
+        ("upward", "../../../../evil.yaml".to_string()),
+        ("absolute", evil.display().to_string()),
+    ] {
+        bundle.agent = agent;
+        let (bytes, sha) = bundle.encode();
+        assert!(
+            nats.publish(&format!("$KV.runner_bundles.{sha}"), &bytes)
+                .contains("\"seq\"")
+        );
+        forge(&nats, &format!("$KV.runner_batches.{id}"), &batch(id, &sha));
+        forge(&nats, &format!("runner.jobs.{id}"), &job(id));
+    }
+    let outside_id = outside.display().to_string();
+    forge(
+        &nats,
+        &format!("$KV.runner_batches.{outside_id}"),
+        &batch(&outside_id, &good_sha),
+    );
+    forge(&nats, "runner.jobs.outside", &job(&outside_id));
+
+    let after = made.then().file("inputs.jsonl", &inputs(1));
+    let submitted = submit(after, &nats, "after", &[]);
+    let one = worker(&submitted, &nats, "w1", "5s");
+    let results = finished(&submitted, &nats, "after", 1);
+    assert_eq!(results[&1]["status"], "completed", "{}", results[&1]);
+    let stopped = one.kill();
+    let wrote_outside = outside.exists();
+    let ran_evil = submitted
+        .requests()
+        .iter()
+        .any(|r| r.last_user_text().as_deref() == Some("EVIL"));
+    assert!(!ran_evil, "the worker ran a file of its own disk");
+    assert!(!wrote_outside, "the worker wrote outside its directory");
+    for refusal in [
+        "is refused: its batch_id",
+        "the agent: bundle file \"../../../../evil.yaml\" is not a path inside the bundle",
+    ] {
+        assert!(
+            stopped.stderr.contains(refusal),
+            "{refusal}:\n{}",
+            stopped.stderr
+        );
+    }
+}
+
+/// A line whose job is more than the server takes in a message is recorded as an invalid
+/// input, as a bad line is; the other lines are published, and the batch ends.
+#[test]
+fn a_line_over_the_servers_message_limit_is_an_invalid_input_and_the_batch_ends() {
+    let nats = NatsServer::with_max_payload(16 * 1024);
+    let agent = "inputs:\n  n: { type: integer, required: true }\n  note: { type: string }\nprompt: \"Append {{ n }}\"\ntools:\n  - builtin: shell\n    allow: [./append.sh]\n";
+    let big = "x".repeat(32 * 1024);
+    let lines = format!("{{\"n\": 1}}\n{{\"n\": 2, \"note\": \"{big}\"}}\n{{\"n\": 3}}\n");
+    let test = workspace(0, &["w1"], "0")
+        .agent(agent)
+        .file("inputs.jsonl", &lines);
+    let submitted = submit(test, &nats, "big", &[]);
+    assert!(
+        submitted
+            .stderr
+            .contains("2 jobs, 1 invalid lines recorded"),
+        "{}",
+        submitted.stderr
+    );
+    let one = worker(&submitted, &nats, "w1", "5s");
+    submitted
+        .then()
+        .command(["batch", "status", "big", "--nats", &nats.url(), "--wait"])
+        .status(2)
+        .stdout_contains("3 inputs · 3 done · 2 completed · 1 invalid")
+        .run();
+    let results = finished(&submitted, &nats, "big", 3);
+    let message = results[&2]["error"]["message"].as_str().unwrap();
+    assert!(
+        message.contains("line 2: its job is")
+            && message.contains("more than the NATS server takes"),
+        "{message}"
+    );
+    each_side_effect_once(&submitted, 2);
+    one.kill();
+}

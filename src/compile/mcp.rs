@@ -88,7 +88,10 @@ fn endpoint(input: &CompileInput<'_>, server: &McpServer) -> Result<Endpoint, Co
             env: stdio
                 .env
                 .iter()
-                .map(|(name, value)| Ok((name.clone(), render(format!("mcp.env.{name}"), value)?)))
+                .map(|(name, value)| {
+                    remember_tokens(input, value, crate::secrets::looks_secret(name));
+                    Ok((name.clone(), render(format!("mcp.env.{name}"), value)?))
+                })
                 .collect::<Result<_, CompileError>>()?,
         },
         McpServer::Http(http) => Endpoint::Http {
@@ -97,9 +100,22 @@ fn endpoint(input: &CompileInput<'_>, server: &McpServer) -> Result<Endpoint, Co
                 .headers
                 .iter()
                 .map(|(name, value)| {
+                    // Headers carry credentials (`Authorization`, `X-Api-Key`).
+                    remember_tokens(input, value, true);
                     Ok((name.clone(), render(format!("mcp.headers.{name}"), value)?))
                 })
                 .collect::<Result<_, CompileError>>()?,
         },
     })
+}
+
+/// Remembers as secrets (no tool result may show them) the environment values the
+/// template `source` reads: all of them when it fills a credential (`all`), else those
+/// read from a variable whose name looks secret.
+fn remember_tokens(input: &CompileInput<'_>, source: &str, all: bool) {
+    let read = input.context.env_values_in(source).into_iter();
+    crate::secrets::remember_all(
+        read.filter(|(name, _)| all || crate::secrets::looks_secret(name))
+            .map(|(_, value)| value),
+    );
 }

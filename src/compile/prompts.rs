@@ -98,6 +98,26 @@ impl TemplateContext {
     pub fn as_value(&self) -> Value {
         Value::Object(self.values.clone())
     }
+
+    /// The declared env vars whose names `source` mentions, with their values: what a
+    /// template takes from the environment (a token for an MCP server, say).
+    pub fn env_values_in(&self, source: &str) -> Vec<(String, String)> {
+        let Some(Value::Object(env)) = self.values.get("env") else {
+            return Vec::new();
+        };
+        let mentions = |name: &str| {
+            source.match_indices(name).any(|(at, _)| {
+                let word = |c: char| c.is_ascii_alphanumeric() || c == '_';
+                let before = source[..at].chars().next_back().is_some_and(word);
+                let after = source[at + name.len()..].chars().next().is_some_and(word);
+                !before && !after
+            })
+        };
+        env.iter()
+            .filter(|(name, _)| mentions(name))
+            .filter_map(|(name, value)| Some((name.clone(), value.as_str()?.to_string())))
+            .collect()
+    }
 }
 
 /// Renders one field of the agent file, its includes taken from the run's agent tree (read

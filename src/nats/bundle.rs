@@ -95,6 +95,15 @@ impl Bundle {
                 bundle.version
             ));
         }
+        // The agent file is one of the bundle's files: never a file of the worker's disk.
+        safe_join(Path::new(""), &bundle.agent)
+            .map_err(|e| format!("bundle {id}: the agent: {e}"))?;
+        if !bundle.files.contains_key(&bundle.agent) {
+            return Err(format!(
+                "bundle {id}: the agent {:?} is not one of its files",
+                bundle.agent
+            ));
+        }
         Ok(bundle)
     }
 
@@ -232,5 +241,27 @@ mod tests {
         assert!(safe_join(Path::new("/x"), "../etc/passwd").is_err());
         assert!(safe_join(Path::new("/x"), "/etc/passwd").is_err());
         assert!(safe_join(Path::new("/x"), "a/b.yaml").is_ok());
+    }
+
+    #[test]
+    fn a_bundles_agent_is_one_of_its_files() {
+        let file = BundledFile {
+            data: STANDARD.encode("name: a\n"),
+            executable: false,
+        };
+        let bundle = |agent: &str| Bundle {
+            version: BUNDLE_VERSION,
+            agent: agent.into(),
+            files: BTreeMap::from([("a.yaml".to_string(), file.clone())]),
+        };
+        for (agent, ok) in [
+            ("a.yaml", true),
+            ("../a.yaml", false),
+            ("/etc/a.yaml", false),
+            ("b.yaml", false),
+        ] {
+            let (bytes, id) = bundle(agent).encode();
+            assert_eq!(Bundle::decode(&bytes, &id).is_ok(), ok, "{agent}");
+        }
     }
 }

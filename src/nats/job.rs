@@ -2,6 +2,11 @@
 //! and one job per input on `runner.jobs.<batch id>`. A job names its batch, its line and
 //! its values; the agent's files, model and budget are the batch's. Credentials are in
 //! neither: a worker uses its own environment's.
+//!
+//! Whoever may publish on those subjects writes them, so a worker reads both through
+//! [`Job::parse`] and [`BatchRecord::parse`]: every field that becomes a path or a name (the
+//! batch id is a directory under the worker's `--dir`, a session id, a key) is checked as a
+//! bundle's paths are, before anything is written or run.
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
@@ -27,6 +32,17 @@ pub struct Job {
 }
 
 impl Job {
+    /// A job as published: refused unless every field is one a `runner submit` writes.
+    pub fn parse(bytes: &[u8]) -> Result<Job, String> {
+        let job: Job = serde_json::from_slice(bytes).map_err(|e| format!("not a job ({e})"))?;
+        check_version(job.version)?;
+        check_id(&job.batch_id).map_err(|e| format!("its batch_id {e}"))?;
+        if job.line == 0 {
+            return Err("its line is 0 (lines count from 1)".into());
+        }
+        Ok(job)
+    }
+
     pub fn of(batch_id: &str, input: &Input) -> Self {
         Job {
             version: JOB_VERSION,
@@ -82,6 +98,30 @@ pub struct BatchRecord {
 }
 
 impl BatchRecord {
+    /// The record stored under `key`: refused unless it is that batch's, and its bundle
+    /// and model are ones `runner submit` writes.
+    pub fn parse(bytes: &[u8], key: &str) -> Result<BatchRecord, String> {
+        let record: BatchRecord =
+            serde_json::from_slice(bytes).map_err(|e| format!("not a batch record ({e})"))?;
+        check_version(record.version)?;
+        if record.batch_id != key {
+            return Err("its batch_id is not the key it is stored under".into());
+        }
+        let sha256 = record.bundle.len() == 64
+            && record
+                .bundle
+                .bytes()
+                .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b));
+        if !sha256 {
+            return Err("its bundle is not a SHA-256 (64 lowercase hex digits)".into());
+        }
+        if let Some(model) = &record.model {
+            crate::spec::model::ModelShorthand::parse(model)
+                .map_err(|e| format!("its model: {e}"))?;
+        }
+        Ok(record)
+    }
+
     /// Whether `other` submits the same agent files with the same options (a submit run
     /// again to go on).
     pub fn same_submission(&self, other: &BatchRecord) -> bool {
@@ -100,6 +140,30 @@ impl BatchRecord {
             max_cost_usd: self.max_cost_usd,
             max_tokens: self.max_tokens,
         }
+    }
+}
+
+fn check_version(version: u32) -> Result<(), String> {
+    match version == JOB_VERSION {
+        true => Ok(()),
+        false => Err(format!(
+            "version {version} is not supported (this worker reads version {JOB_VERSION})"
+        )),
+    }
+}
+
+/// A batch id is one plain path component (what `runner submit --batch-id` takes); said
+/// without quoting it when it is long.
+fn check_id(id: &str) -> Result<(), String> {
+    match crate::batch::dir::check_batch_id(id) {
+        Ok(()) => Ok(()),
+        Err(_) if id.len() > crate::batch::dir::MAX_BATCH_ID_LEN => {
+            Err(format!("has {} characters", id.len()))
+        }
+        Err(_) => Err(format!(
+            "`{}` is not a batch id (ASCII letters, digits, `-` and `_`)",
+            id.escape_debug()
+        )),
     }
 }
 
@@ -124,6 +188,36 @@ mod tests {
             created: "2026-11-23T00:00:00Z".into(),
             inputs: None,
         }
+    }
+
+    #[test]
+    fn a_job_or_record_whose_fields_would_leave_the_workers_directory_is_refused() {
+        let job = |batch: &str, line: u64| {
+            serde_json::to_vec(&serde_json::json!({
+                "version": 1, "batch_id": batch, "line": line, "values": {}
+            }))
+            .unwrap()
+        };
+        assert!(Job::parse(&job("b-1", 1)).is_ok());
+        for bad in ["/tmp/x", "../x", "a/b", "", "a.b"] {
+            assert!(Job::parse(&job(bad, 1)).is_err(), "{bad}");
+        }
+        assert!(Job::parse(&job("b", 0)).is_err());
+        let mut good = record();
+        good.bundle = "a".repeat(64);
+        let bytes = |r: &BatchRecord| serde_json::to_vec(r).unwrap();
+        assert!(BatchRecord::parse(&bytes(&good), "b").is_ok());
+        assert!(BatchRecord::parse(&bytes(&good), "other").is_err());
+        let escaping = BatchRecord {
+            bundle: "../../x".into(),
+            ..good.clone()
+        };
+        assert!(BatchRecord::parse(&bytes(&escaping), "b").is_err());
+        let flag = BatchRecord {
+            model: Some("--nats".into()),
+            ..good
+        };
+        assert!(BatchRecord::parse(&bytes(&flag), "b").is_err());
     }
 
     #[test]

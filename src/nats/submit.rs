@@ -2,8 +2,8 @@
 //! content), the batch's record into `runner_batches`, each input's job onto
 //! `runner.jobs.<batch id>` (with its session id as the message id, so publishing a job
 //! twice within JetStream's duplicate window stores it once). A line that is not an input,
-//! or whose values do not fit the agent's inputs, gets its invalid envelope at once and no
-//! job. The record says how many inputs there were once every job is published: a submit
+//! whose values do not fit the agent's inputs, or whose job is more than the server takes
+//! in a message, gets its invalid envelope at once and no job. The record says how many inputs there were once every job is published: a submit
 //! that died midway can be run again with the same batch id.
 
 use std::io;
@@ -17,7 +17,7 @@ use super::job::{BatchRecord, JOB_VERSION, Job};
 use super::kv::{get, put};
 use super::results::store_once;
 use super::{NatsError, connect};
-use crate::batch::inputs::Entry;
+use crate::batch::inputs::{Entry, Input};
 use crate::batch::job::check_values;
 use crate::batch::results::{Envelope, InputRef};
 use crate::engine::clock::{new_id, now_rfc3339};
@@ -104,14 +104,14 @@ pub async fn submit(
     let mut acks: Vec<PublishAckFuture> = Vec::with_capacity(IN_FLIGHT);
     for entry in entries {
         let entry = entry.map_err(SubmitError::Inputs)?;
-        let problem = match &entry {
-            Entry::Bad(bad) => Some((bad.name.clone(), bad.message.clone())),
+        let job = match &entry {
+            Entry::Bad(bad) => Err((bad.name.clone(), bad.message.clone())),
             Entry::Input(input) => check_values(input, &submission.declared)
-                .err()
-                .map(|message| (input.name(), message)),
+                .and_then(|()| job_message(&batch_id, input, max_payload))
+                .map_err(|message| (input.name(), message)),
         };
-        match (problem, entry) {
-            (Some((id, message)), entry) => {
+        match job {
+            Err((id, message)) => {
                 let line = entry.line();
                 let session = format!("{batch_id}-{line}");
                 let result = RunResult::invalid(
@@ -133,10 +133,9 @@ pub async fn submit(
                 .await?;
                 submitted.invalid += 1;
             }
-            (None, Entry::Input(input)) => {
-                let job = Job::of(&batch_id, &input);
+            Ok((job, payload)) => {
                 let publish = jetstream::message::PublishMessage::build()
-                    .payload(to_json(&job)?.into())
+                    .payload(payload.into())
                     .message_id(job.message_id());
                 let ack = js
                     .send_publish(jobs_subject(&batch_id), publish)
@@ -150,13 +149,34 @@ pub async fn submit(
                     confirm(&mut acks).await?;
                 }
             }
-            (None, Entry::Bad(_)) => unreachable!("a bad line always has a problem"),
         }
     }
     confirm(&mut acks).await?;
     record.inputs = Some(submitted.jobs + submitted.invalid);
     put(&batches, &batch_id, to_json(&record)?.into()).await?;
     Ok(submitted)
+}
+
+/// The input's job and the bytes published; refused, like an input whose values do not
+/// fit, when the message would be more than the server takes (the server would refuse it,
+/// and every run of the submit would stop at that line).
+fn job_message(
+    batch_id: &str,
+    input: &Input,
+    max_payload: usize,
+) -> Result<(Job, Vec<u8>), String> {
+    let job = Job::of(batch_id, input);
+    let payload = serde_json::to_vec(&job).map_err(|e| format!("line {}: {e}", job.line))?;
+    // The server counts the headers too: the message id JetStream deduplicates by.
+    let headers = format!("NATS/1.0\r\nNats-Msg-Id: {}\r\n\r\n", job.message_id()).len();
+    if payload.len() + headers > max_payload {
+        return Err(format!(
+            "line {}: its job is {} bytes, more than the NATS server takes in a message ({max_payload}): shorten the line's values, or raise the server's `max_payload`",
+            job.line,
+            payload.len() + headers
+        ));
+    }
+    Ok((job, payload))
 }
 
 /// Stores the bundle unless it is there; returns its content address.

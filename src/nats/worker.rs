@@ -155,11 +155,11 @@ async fn pull_one(
 
 /// Runs one delivered job to its acknowledgement (or hands it back).
 async fn handle(shared: &Shared, message: Message) {
-    let job: Job = match serde_json::from_slice(&message.payload) {
+    let job = match Job::parse(&message.payload) {
         Ok(job) => job,
         Err(error) => {
             eprintln!(
-                "worker: a message on {} is not a job ({error}); dropped",
+                "worker: a message on {} is refused: {error}; dropped",
                 message.subject
             );
             let _ = message.ack_with(AckKind::Term).await;
@@ -341,7 +341,7 @@ async fn batch_record(batches: &kv::Store, batch_id: &str) -> Result<BatchRecord
     let bytes = get(batches, batch_id).await?.ok_or_else(|| {
         NatsError::new(format!("batch {batch_id}"), "no such batch was submitted")
     })?;
-    serde_json::from_slice(&bytes).map_err(|e| NatsError::new(format!("batch {batch_id}"), e))
+    BatchRecord::parse(&bytes, batch_id).map_err(|e| NatsError::new(format!("batch {batch_id}"), e))
 }
 
 /// A batch as a worker knows it, read at its first job: what was submitted, and how its

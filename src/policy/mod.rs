@@ -61,10 +61,12 @@ impl ToolPolicy {
         let keeps_rules = self.permissions.is_some();
         let keeps_hooks =
             !self.hooks.pre_tool_use.is_empty() || !self.hooks.post_tool_use.is_empty();
-        if keeps_rules && keeps_hooks {
-            return self.clone();
-        }
+        let redactor = self.redactor.with_callers(&caller.redactor);
         let mut policy = (**self).clone();
+        policy.redactor = redactor;
+        if keeps_rules && keeps_hooks {
+            return Arc::new(policy);
+        }
         if !keeps_rules {
             policy.permissions = caller.permissions.clone();
         }

@@ -1,7 +1,9 @@
 //! Secrets in tool outputs: a file the agent reads or a command it runs may print a token,
 //! and whatever a result holds reaches the model, the events and the transcript. Each
-//! result passes through the built-in patterns for common token formats, and the agent's
-//! own `redact:` patterns, before any of them sees it.
+//! result passes through the secret values the process holds (`crate::secrets`: model
+//! keys, MCP tokens, NATS credentials), the built-in patterns for common token formats, and
+//! the `redact:` patterns of the agent and of the agents that called it, before any of them
+//! sees it.
 
 use regex::Regex;
 use serde_json::Value;
@@ -28,12 +30,16 @@ const BUILT_IN: &[&str] = &[
     r"\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}",
     // PEM private keys, whole.
     r"-----BEGIN [A-Z ]*PRIVATE KEY-----[\s\S]*?-----END [A-Z ]*PRIVATE KEY-----",
+    // NATS nkey seeds (user, account, operator, server, cluster, curve), as in a `.creds` file.
+    r"\bS[UAONCX][A-Z2-7]{56}\b",
 ];
 
 /// The built-in patterns and an agent's own, as one regular expression.
 #[derive(Debug, Clone)]
 pub struct Redactor {
     pattern: Regex,
+    /// The agent's own patterns (and its callers'), kept to combine with another's.
+    extra: Vec<String>,
 }
 
 impl Default for Redactor {
@@ -55,13 +61,35 @@ impl Redactor {
             .map(|p| format!("(?:{p})"))
             .collect();
         let pattern = Regex::new(&all.join("|")).map_err(|e| e.to_string())?;
-        Ok(Redactor { pattern })
+        Ok(Redactor {
+            pattern,
+            extra: extra.to_vec(),
+        })
     }
 
-    /// `text` with every secret replaced by [`REDACTED`]; `None` when it holds none.
+    /// This redactor with the patterns of `caller` too: a sub-agent's results are redacted
+    /// as its caller's are, whatever it declares itself.
+    pub fn with_callers(&self, caller: &Redactor) -> Redactor {
+        let missing: Vec<&String> = caller
+            .extra
+            .iter()
+            .filter(|p| !self.extra.contains(p))
+            .collect();
+        if missing.is_empty() {
+            return self.clone();
+        }
+        let extra: Vec<String> = self.extra.iter().chain(missing).cloned().collect();
+        // Each pattern compiled before, so together they do too.
+        Redactor::new(&extra).unwrap_or_else(|_| self.clone())
+    }
+
+    /// `text` with every secret replaced by [`REDACTED`]; `None` when it holds none. The
+    /// known values first, so one is replaced whole even where a pattern matches part of it.
     pub fn redact_text(&self, text: &str) -> Option<String> {
+        let known = crate::secrets::replace(text, REDACTED);
+        let text = known.as_deref().unwrap_or(text);
         match self.pattern.replace_all(text, REDACTED) {
-            std::borrow::Cow::Borrowed(_) => None,
+            std::borrow::Cow::Borrowed(_) => known,
             std::borrow::Cow::Owned(redacted) => Some(redacted),
         }
     }

@@ -206,7 +206,11 @@ pub fn build_provider_with(
             let key_env = cfg.key_env();
             let key = match &key_env {
                 Some(var) => match env(var).filter(|v| !v.trim().is_empty()) {
-                    Some(value) => Some(Secret::new(value.trim().to_string())),
+                    Some(value) => {
+                        // Whatever its variable is called, no tool result may show it.
+                        crate::secrets::remember(&value);
+                        Some(Secret::new(value.trim().to_string()))
+                    }
                     None => {
                         return Err(ProviderError::new(
                             ErrorKind::MissingKey,

@@ -1,7 +1,9 @@
-//! A child process run to its end, bounded: its own process group (killed with everything
-//! it started when it times out, when the run is interrupted, or when the caller gives up),
-//! stdout and stderr captured separately up to a cap, and an optional stdin written and
-//! closed. `shell` runs its commands with it, and hooks their programs.
+//! A child process run to its end, bounded: under a reaper of its own (`reaper`: killed
+//! with everything it started, even what left its process group, when it ends, times out,
+//! when the run is interrupted, or when the caller gives up), unable to read the runner's
+//! environment (`isolate`), stdout and stderr captured separately up to a cap, and an
+//! optional stdin written and closed. `shell` runs its commands with it, and hooks their
+//! programs.
 
 use std::process::{ExitStatus, Stdio};
 use std::sync::{Arc, Mutex};
@@ -16,6 +18,9 @@ use super::stopped;
 /// After the child ended (or was killed), how long to wait for its output pipes to close
 /// (a grandchild may still hold them).
 const PIPE_GRACE: Duration = Duration::from_secs(2);
+/// How long the reaper may take to clear a call's tree once asked, before the runner kills
+/// the reaper's process group itself.
+const REAPER_GRACE: Duration = Duration::from_secs(5);
 
 /// How a child's run ended.
 #[derive(Debug)]
@@ -64,16 +69,25 @@ pub async fn run_child(
         })
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
-        .kill_on_drop(true);
+        // Not killed outright when dropped: its reaper is told (`Call`), and must live to
+        // clear the tree; tokio reaps it when it has.
+        .kill_on_drop(false);
     // Its own process group: a Ctrl-C at the terminal reaches the runner, which then
     // stops the child, rather than the child directly.
-    #[cfg(unix)]
     command.process_group(0);
+    // SAFETY: both run between fork and exec and make only raw system calls.
+    unsafe {
+        command.pre_exec(|| {
+            super::reaper::split()?;
+            super::isolate::drop_peeking_capabilities();
+            Ok(())
+        });
+    }
     let started = Instant::now();
     let mut child = command.spawn()?;
-    // Killed with everything it started if this future is dropped before the child ends:
+    // Stopped with everything it started if this future is dropped before the child ends:
     // a run that is interrupted must not leave the command's children behind.
-    let mut group = ProcessGroup::of(&child);
+    let mut call = Call::of(&child);
     let writer = child.stdin.take().zip(stdin).map(|(mut pipe, bytes)| {
         tokio::spawn(async move {
             // A child that does not read its input closes the pipe: that is its business.
@@ -93,13 +107,22 @@ pub async fn run_child(
         _ = stopped(cancel) => End::Cancelled,
     };
     match &end {
-        End::Exited(_) => group.release(),
+        // The reaper ended: it cleared the tree first.
+        End::Exited(_) => call.release(),
         _ => {
-            // Kill the group, so programs the child started (rustc under cargo, a test
-            // binary) do not outlive the timeout.
-            group.kill();
-            let _ = child.start_kill();
-            let _ = child.wait().await;
+            // The reaper kills the program and everything it started (rustc under cargo,
+            // a test binary, a daemon that left the group), then ends.
+            call.stop();
+            if tokio::time::timeout(REAPER_GRACE, child.wait())
+                .await
+                .is_err()
+            {
+                call.kill();
+                let _ = child.start_kill();
+                let _ = child.wait().await;
+            }
+            // Reaped: its pid may be another process's now.
+            call.release();
         }
     }
     if let Some(writer) = writer {
@@ -118,21 +141,34 @@ pub async fn run_child(
     })
 }
 
-/// The process group a command leads, killed (SIGKILL) when the call gives up on it or is
+/// A running call, seen from the runner: its reaper, which leads the call's process
+/// group. Stopped (the reaper told to clear the tree) when the call gives up on it or is
 /// dropped while it runs.
-struct ProcessGroup {
-    pid: Option<i32>,
+struct Call {
+    reaper: Option<i32>,
 }
 
-impl ProcessGroup {
+impl Call {
     fn of(child: &tokio::process::Child) -> Self {
-        ProcessGroup {
-            pid: child.id().and_then(|pid| i32::try_from(pid).ok()),
+        Call {
+            reaper: child.id().and_then(|pid| i32::try_from(pid).ok()),
         }
     }
 
+    /// Asks the reaper to kill everything of the call and end (`SIGTERM`).
+    fn stop(&mut self) {
+        if let Some(pid) = self.reaper {
+            // SAFETY: kill only sends a signal; the child is not reaped yet, so the pid is
+            // still the reaper's.
+            unsafe {
+                libc::kill(pid, libc::SIGTERM);
+            }
+        }
+    }
+
+    /// The reaper did not end in time: its whole process group is killed (`SIGKILL`).
     fn kill(&mut self) {
-        if let Some(pid) = self.pid.take() {
+        if let Some(pid) = self.reaper.take() {
             // SAFETY: killpg only sends a signal; a stale group id makes it fail harmlessly.
             unsafe {
                 libc::killpg(pid, libc::SIGKILL);
@@ -140,15 +176,15 @@ impl ProcessGroup {
         }
     }
 
-    /// The command ended by itself: what it left running is its own business.
+    /// The reaper ended by itself, its tree cleared.
     fn release(&mut self) {
-        self.pid = None;
+        self.reaper = None;
     }
 }
 
-impl Drop for ProcessGroup {
+impl Drop for Call {
     fn drop(&mut self) {
-        self.kill();
+        self.stop();
     }
 }
 

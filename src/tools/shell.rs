@@ -201,7 +201,8 @@ pub fn scrub_env(
         .collect()
 }
 
-fn is_secret_name(name: &str, deny: &[String]) -> bool {
+/// Whether the variable `name` holds a secret: the names [`scrub_env`] drops.
+pub fn is_secret_name(name: &str, deny: &[String]) -> bool {
     let upper = name.to_ascii_uppercase();
     upper == "OPENAI_API_KEY"
         || upper == "ANTHROPIC_API_KEY"

@@ -440,6 +440,11 @@ impl Running {
         std::fs::rename(&temp, &path).unwrap();
     }
 
+    /// The process id of the command (for a test that plays a program looking for it).
+    pub fn pid(&self) -> u32 {
+        self.child.as_ref().unwrap().id()
+    }
+
     /// Sends SIGINT, as Ctrl-C does.
     pub fn interrupt(&self) {
         let pid = self.child.as_ref().unwrap().id();

@@ -2,6 +2,7 @@
 //! real `nats-server` (Debian's package, installed by `.ci/run`) on 127.0.0.1, a free port,
 //! its store in a temporary directory; stopped when dropped.
 
+use std::io::{BufRead, BufReader, Write};
 use std::net::{TcpListener, TcpStream};
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
@@ -12,18 +13,36 @@ use super::tempdir;
 pub struct NatsServer {
     port: u16,
     store: PathBuf,
+    /// A configuration file given with `-c`, when the test needs one.
+    config: Option<PathBuf>,
     child: Option<Child>,
 }
 
 impl NatsServer {
     pub fn start() -> Self {
+        Self::start_with(None)
+    }
+
+    /// A server that takes messages of at most `bytes` (its `max_payload`).
+    pub fn with_max_payload(bytes: usize) -> Self {
+        Self::start_with(Some(format!("max_payload: {bytes}\n")))
+    }
+
+    fn start_with(config: Option<String>) -> Self {
         let port = TcpListener::bind("127.0.0.1:0")
             .and_then(|listener| listener.local_addr())
             .expect("a free port")
             .port();
+        let store = tempdir("nats");
+        let config = config.map(|text| {
+            let path = store.with_extension("conf");
+            std::fs::write(&path, text).expect("write the server's configuration");
+            path
+        });
         let mut server = NatsServer {
             port,
-            store: tempdir("nats"),
+            store,
+            config,
             child: None,
         };
         server.launch();
@@ -49,8 +68,47 @@ impl NatsServer {
         }
     }
 
+    /// Publishes `payload` on `subject` as any client allowed to publish can, speaking the
+    /// NATS text protocol over a plain socket; returns JetStream's acknowledgement (the
+    /// reply to the message), e.g. `{"stream":"RUNNER_JOBS","seq":3}`.
+    pub fn publish(&self, subject: &str, payload: &[u8]) -> String {
+        let mut socket = TcpStream::connect(("127.0.0.1", self.port)).expect("connect to NATS");
+        socket
+            .set_read_timeout(Some(Duration::from_secs(10)))
+            .unwrap();
+        let mut lines = BufReader::new(socket.try_clone().unwrap());
+        let mut line = String::new();
+        lines.read_line(&mut line).expect("the server's INFO");
+        let mut message = format!(
+            "CONNECT {{\"verbose\":false,\"pedantic\":false}}\r\nSUB ack.raw 1\r\nPUB {subject} ack.raw {}\r\n",
+            payload.len()
+        )
+        .into_bytes();
+        message.extend_from_slice(payload);
+        message.extend_from_slice(b"\r\n");
+        socket.write_all(&message).unwrap();
+        loop {
+            line.clear();
+            let read = lines.read_line(&mut line).expect("the acknowledgement");
+            assert!(read > 0, "NATS closed the connection");
+            if line.starts_with("PING") {
+                socket.write_all(b"PONG\r\n").unwrap();
+            } else if line.starts_with("-ERR") {
+                panic!("NATS refused the message: {line}");
+            } else if line.starts_with("MSG ack.raw") {
+                line.clear();
+                lines.read_line(&mut line).unwrap();
+                return line.trim_end().to_string();
+            }
+        }
+    }
+
     fn launch(&mut self) {
-        let child = Command::new("nats-server")
+        let mut command = Command::new("nats-server");
+        if let Some(config) = &self.config {
+            command.arg("-c").arg(config);
+        }
+        let child = command
             .args([
                 "-js",
                 "-a",
@@ -102,6 +160,9 @@ impl Drop for NatsServer {
     fn drop(&mut self) {
         self.stop();
         let _ = std::fs::remove_dir_all(&self.store);
+        if let Some(config) = &self.config {
+            let _ = std::fs::remove_file(config);
+        }
     }
 }
 
