@@ -709,8 +709,12 @@ fn a_forged_job_or_bundle_cannot_leave_the_workers_directory() {
         .any(|r| r.last_user_text().as_deref() == Some("EVIL"));
     assert!(!ran_evil, "the worker ran a file of its own disk");
     assert!(!wrote_outside, "the worker wrote outside its directory");
+    // The forged batches' jobs are recorded as invalid inputs, not handed back forever.
     for refusal in [
         "is refused: its batch_id",
+        "upward line 1: refused: bundle ",
+        "absolute line 1: refused: bundle ",
+        "upward line 1: invalid in ",
         "the agent: bundle file \"../../../../evil.yaml\" is not a path inside the bundle",
     ] {
         assert!(

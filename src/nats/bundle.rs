@@ -98,6 +98,9 @@ impl Bundle {
         // The agent file is one of the bundle's files: never a file of the worker's disk.
         safe_join(Path::new(""), &bundle.agent)
             .map_err(|e| format!("bundle {id}: the agent: {e}"))?;
+        for relative in bundle.files.keys() {
+            safe_join(Path::new(""), relative).map_err(|e| format!("bundle {id}: {e}"))?;
+        }
         if !bundle.files.contains_key(&bundle.agent) {
             return Err(format!(
                 "bundle {id}: the agent {:?} is not one of its files",

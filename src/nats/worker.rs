@@ -231,7 +231,11 @@ async fn settle(
         return Ok(Settled::AlreadyRecorded);
     }
     let started = Instant::now();
-    let batch = shared.batch(&job.batch_id).await?;
+    let batch = match shared.batch(&job.batch_id).await {
+        Ok(batch) => batch,
+        Err(BatchTrouble::Away(error)) => return Err(error),
+        Err(BatchTrouble::Refused(error)) => return refuse(shared, job, &error).await,
+    };
     let budget = batch.record.budget();
     let envelope = |result: RunResult| Envelope {
         input: InputRef {
@@ -294,6 +298,41 @@ async fn settle(
     Ok(Settled::Recorded(status, started.elapsed()))
 }
 
+/// Records the job as invalid: what was published for its batch can run nowhere, so
+/// handing it back would only make every worker take it again, forever.
+async fn refuse(shared: &Shared, job: &Job, error: &NatsError) -> Result<Settled, NatsError> {
+    eprintln!(
+        "worker: {} line {}: refused: {error}",
+        job.batch_id, job.line
+    );
+    let envelope = Envelope {
+        input: InputRef {
+            line: job.line,
+            id: job.input().name(),
+        },
+        result: RunResult::invalid(
+            "",
+            &new_id(),
+            &job.session_id(),
+            "invalid_batch",
+            error.to_string(),
+        ),
+    };
+    match store_once(&shared.results, &job.batch_id, &envelope).await? {
+        true => Ok(Settled::Recorded(Status::Invalid, Duration::ZERO)),
+        false => Ok(Settled::AlreadyRecorded),
+    }
+}
+
+/// Why a job's batch cannot run here.
+enum BatchTrouble {
+    /// What was published cannot run on any worker: a record, bundle or agent file that
+    /// does not hold.
+    Refused(NatsError),
+    /// The server's trouble or this worker's: another delivery may do better.
+    Away(NatsError),
+}
+
 /// Runs the job's child, keeping its delivery alive meanwhile; `None` when the worker
 /// stopped before it could start.
 async fn run_job(
@@ -337,11 +376,15 @@ async fn acknowledge(message: &Message, name: &str) {
     }
 }
 
-async fn batch_record(batches: &kv::Store, batch_id: &str) -> Result<BatchRecord, NatsError> {
-    let bytes = get(batches, batch_id).await?.ok_or_else(|| {
-        NatsError::new(format!("batch {batch_id}"), "no such batch was submitted")
-    })?;
-    BatchRecord::parse(&bytes, batch_id).map_err(|e| NatsError::new(format!("batch {batch_id}"), e))
+async fn batch_record(batches: &kv::Store, batch_id: &str) -> Result<BatchRecord, BatchTrouble> {
+    let what = || format!("batch {batch_id}");
+    // No record yet is the server's trouble: it may come (a submit that is starting over).
+    let bytes = get(batches, batch_id)
+        .await
+        .map_err(BatchTrouble::Away)?
+        .ok_or_else(|| BatchTrouble::Away(NatsError::new(what(), "no such batch was submitted")))?;
+    BatchRecord::parse(&bytes, batch_id)
+        .map_err(|e| BatchTrouble::Refused(NatsError::new(what(), e)))
 }
 
 /// A batch as a worker knows it, read at its first job: what was submitted, and how its
@@ -353,14 +396,15 @@ struct Batch {
 
 impl Shared {
     /// The batch: its record read, its agent's files written out, its agent read.
-    async fn batch(&self, batch_id: &str) -> Result<Arc<Batch>, NatsError> {
+    async fn batch(&self, batch_id: &str) -> Result<Arc<Batch>, BatchTrouble> {
         let mut seen = self.batches_seen.lock().await;
         if let Some(batch) = seen.get(batch_id) {
             return Ok(batch.clone());
         }
         let record = batch_record(&self.batches, batch_id).await?;
         let agent = self.bundle(&record.bundle).await?;
-        let spec = load_spec(&agent).map_err(|e| NatsError::new(format!("batch {batch_id}"), e))?;
+        let spec = load_spec(&agent)
+            .map_err(|e| BatchTrouble::Refused(NatsError::new(format!("batch {batch_id}"), e)))?;
         let launcher = Arc::new(Launcher {
             exe: self.options.exe.clone(),
             agent,
@@ -384,19 +428,23 @@ impl Shared {
     /// The bundle's agent file, its files written under the worker's directory first.
     /// The path is relative to the working directory, and the same on every worker: a job
     /// resumed elsewhere finds its agent file where its session says.
-    async fn bundle(&self, id: &str) -> Result<PathBuf, NatsError> {
+    async fn bundle(&self, id: &str) -> Result<PathBuf, BatchTrouble> {
         let what = || format!("bundle {id}");
-        let bytes = get(&self.bundles, id).await?.ok_or_else(|| {
-            NatsError::new(
-                what(),
-                "not stored (was the batch submitted to this server?)",
-            )
-        })?;
-        let bundle = Bundle::decode(&bytes, id).map_err(|e| NatsError::new(what(), e))?;
+        let bytes = get(&self.bundles, id)
+            .await
+            .map_err(BatchTrouble::Away)?
+            .ok_or_else(|| {
+                BatchTrouble::Away(NatsError::new(
+                    what(),
+                    "not stored (was the batch submitted to this server?)",
+                ))
+            })?;
+        let bundle = Bundle::decode(&bytes, id)
+            .map_err(|e| BatchTrouble::Refused(NatsError::new(what(), e)))?;
         let dir = self.options.dir.join("bundles").join(id);
         bundle
             .write_to(&dir)
-            .map_err(|e| NatsError::new(what(), e))?;
+            .map_err(|e| BatchTrouble::Away(NatsError::new(what(), e)))?;
         Ok(dir.join(&bundle.agent))
     }
 }

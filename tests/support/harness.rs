@@ -307,13 +307,13 @@ impl Test {
         let mut command = if self.terminal {
             // `script` gives the runner a terminal for stdin, stdout and stderr, and copies
             // what it draws to its own stdout.
-            let runner = std::iter::once(runner_binary());
+            let runner = std::iter::once(env!("CARGO_BIN_EXE_runner").to_string());
             let line = shell_words::join(runner.chain(args));
             let mut command = Command::new("script");
             command.args(["-q", "-e", "-c", &line, "/dev/null"]);
             command
         } else {
-            let mut command = Command::new(runner_binary());
+            let mut command = Command::new(env!("CARGO_BIN_EXE_runner"));
             command.args(&args);
             command
         };
@@ -502,12 +502,6 @@ impl Drop for Running {
             let _ = child.wait();
         }
     }
-}
-
-/// The binary under test: cargo's, or `RUNNER_TEST_BIN` when set (a copy made with
-/// `runner-bin`, when a shared target directory may hold another checkout's build).
-pub fn runner_binary() -> String {
-    std::env::var("RUNNER_TEST_BIN").unwrap_or_else(|_| env!("CARGO_BIN_EXE_runner").to_string())
 }
 
 /// Waits for `child` (its output read meanwhile), killing it and failing the test past
