@@ -15,9 +15,11 @@ use std::sync::{Arc, OnceLock, RwLock};
 
 use regex::Regex;
 
-/// Values shorter than this are not taken: they would match ordinary text everywhere (and
-/// are no secret worth the name).
-pub const MIN_SECRET_LEN: usize = 6;
+/// The shortest secret (in characters) that is redacted anywhere, in tool results, logs,
+/// errors and cassettes alike: a real key is far longer, and a shorter value is a dummy key
+/// a local server takes (`x`, `none`, `EMPTY`) or an ordinary word, which replacing
+/// everywhere would rewrite prompts and answers.
+pub const MIN_SECRET_LEN: usize = 8;
 
 /// The values known, and one expression matching any of them (longest first, so a value
 /// that contains another is replaced whole).
@@ -80,7 +82,7 @@ fn add(known: &mut Known, values: impl Iterator<Item = String>) {
     let before = known.values.len();
     for value in values {
         let value = value.trim();
-        if value.len() >= MIN_SECRET_LEN && !known.values.iter().any(|v| v == value) {
+        if value.chars().count() >= MIN_SECRET_LEN && !known.values.iter().any(|v| v == value) {
             known.values.push(value.to_string());
         }
     }

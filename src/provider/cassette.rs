@@ -22,7 +22,7 @@ use serde::{Deserialize, Serialize};
 use super::error::{ErrorKind, ProviderError};
 use super::history::History;
 use super::http::Secret;
-use super::redact::{MIN_SECRET_CHARS, is_redactable, redact_value};
+use super::redact::{MIN_SECRET_LEN, is_redactable, redact_value};
 use super::types::{Message, ModelRequest, ModelResponse};
 use super::{BoxFuture, DeltaSink, Provider};
 
@@ -223,7 +223,7 @@ impl CassetteRecorder {
 
     /// Appends `value` as one line, with every one of `secrets` redacted from its string
     /// values (never from field names, and not when shorter than
-    /// [`MIN_SECRET_CHARS`]: see [`super::redact`]).
+    /// [`MIN_SECRET_LEN`]: see [`super::redact`]).
     pub fn append_value<'s, T: Serialize>(
         &self,
         value: &T,
@@ -264,7 +264,7 @@ impl Recording {
             && !is_redactable(secret.expose())
         {
             recorder.warn_once(&format!(
-                "warning: the API key of `{}` is shorter than {MIN_SECRET_CHARS} characters, so {} does not redact it (a dummy key for a local server needs no redaction)",
+                "warning: the API key of `{}` is shorter than {MIN_SECRET_LEN} characters, so {} does not redact it (a dummy key for a local server needs no redaction)",
                 inner.name(),
                 recorder.path.display()
             ));

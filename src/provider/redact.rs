@@ -6,7 +6,7 @@
 //! [`ProviderError::redact`], and the cassette recorder passes every value it writes
 //! through [`redact_value`]. Both end in [`redact`].
 //!
-//! A key shorter than [`MIN_SECRET_CHARS`] is not redacted anywhere: local servers take
+//! A key shorter than [`MIN_SECRET_LEN`] is not redacted anywhere: local servers take
 //! dummy keys (`x`, `none`, `EMPTY`), and replacing such a word wherever it occurs would
 //! rewrite prompts, answers and error messages. Only string values are looked at, never
 //! the keys of a JSON object: a server cannot put the key there, and a changed field name
@@ -29,17 +29,15 @@ pub const REDACTED: &str = "[REDACTED]";
 /// Longest message (in bytes) of an error from a server, applied after redaction.
 pub const MAX_MESSAGE: usize = 500;
 
-/// The shortest secret (in characters) that is redacted: a real API key is far longer,
-/// and a shorter value is a dummy key or an ordinary word.
-pub const MIN_SECRET_CHARS: usize = 8;
+pub use crate::secrets::MIN_SECRET_LEN;
 
-/// Whether `value` is long enough to be redacted (see [`MIN_SECRET_CHARS`]).
+/// Whether `value` is long enough to be redacted (see [`MIN_SECRET_LEN`]).
 pub fn is_redactable(value: &str) -> bool {
-    value.chars().count() >= MIN_SECRET_CHARS
+    value.chars().count() >= MIN_SECRET_LEN
 }
 
 /// `text` with every occurrence of the key replaced by [`REDACTED`] (a key shorter than
-/// [`MIN_SECRET_CHARS`] is left alone).
+/// [`MIN_SECRET_LEN`] is left alone).
 pub fn redact<'t>(text: &'t str, key: Option<&Secret>) -> Cow<'t, str> {
     match key.map(Secret::expose).filter(|k| is_redactable(k)) {
         Some(key) if text.contains(key) => Cow::Owned(text.replace(key, REDACTED)),
