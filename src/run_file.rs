@@ -104,6 +104,7 @@ impl RunFile {
             model_override: None,
             build: BuildOptions::default(),
             human: Default::default(),
+            tree: None,
         })?;
         let agent = prepared.compile()?;
         let opening = prepared.opening()?;
