@@ -168,6 +168,9 @@ pub struct Request {
     /// Where `runner` keeps its state (`.runner/`, the run directory, the sessions
     /// directory): the file tools never write there, and listings skip it.
     pub state_dirs: Vec<PathBuf>,
+    /// Files beyond the definition the file tools never write: `runner test`'s set-up
+    /// scripts (`exec --protect`).
+    pub protect: Vec<PathBuf>,
     /// The agent tree when the command has read it already (`resume`, which checked it
     /// against the session's): the run uses it rather than reading the files again.
     pub tree: Option<AgentTree>,
@@ -200,6 +203,7 @@ impl Request {
             build,
             human,
             state_dirs,
+            protect: Vec::new(),
             tree: None,
         })
     }
@@ -267,7 +271,8 @@ impl Prepared {
             None => resolve_tree(&request.agent_file, spec)?,
         };
         let tree = Arc::new(tree);
-        let protected = Protected::new(tree.files(), request.state_dirs.iter().cloned());
+        let protected = Protected::new(tree.files(), request.state_dirs.iter().cloned())
+            .with_fixed(request.protect.iter().cloned());
         let input = CompileInput {
             spec,
             file_dir: file_dir(&request.agent_file),
