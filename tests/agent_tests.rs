@@ -592,7 +592,10 @@ cases:
         .stdout_contains("2 passed, 0 failed, 0 skipped")
         .run();
     assert_eq!(ran.read("scripts/setup.sh"), setup);
-    assert!(!ran.path("PWNED").exists(), "the next set-up ran the model's code");
+    assert!(
+        !ran.path("PWNED").exists(),
+        "the next set-up ran the model's code"
+    );
 }
 
 #[test]

@@ -250,7 +250,14 @@ handoffs:
     let resume = |run_dir: &str| {
         ran.then()
             .command([
-                "resume", &session, "--answer", "yes", "--run-dir", run_dir, "--output", "json",
+                "resume",
+                &session,
+                "--answer",
+                "yes",
+                "--run-dir",
+                run_dir,
+                "--output",
+                "json",
             ])
             .status(2)
     };

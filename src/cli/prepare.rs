@@ -446,13 +446,8 @@ fn located(agent_file: &Path, agent: &str, error: &CompileError) -> Stop {
 /// Reads the agent tree of `spec`, loaded from `agent_file`, from the working directory;
 /// a sub-agent file that is missing or invalid is located in `agent_file`.
 pub fn resolve_tree(agent_file: &Path, spec: &AgentSpec) -> Result<AgentTree, Stop> {
-    AgentTree::resolve(agent_file, spec, &workspace()).map_err(|message| {
-        located(
-            agent_file,
-            &spec.name,
-            &CompileError::SubAgentFile(message),
-        )
-    })
+    AgentTree::resolve(agent_file, spec, &workspace())
+        .map_err(|message| located(agent_file, &spec.name, &CompileError::SubAgentFile(message)))
 }
 
 /// The workspace root of file tools: the working directory.
