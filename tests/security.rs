@@ -295,6 +295,39 @@ handoffs:
         .run();
 }
 
+/// A session an older `runner` started kept only its agent file's definition: a resume
+/// still refuses a widened agent file, and says its other files go unchecked.
+#[test]
+fn a_session_that_kept_no_tree_keeps_the_agent_file_check_and_says_so() {
+    let agent = "prompt: Go\ntools:\n  - builtin: ask_user\n  - builtin: shell\n    allow: [ls]\n";
+    let ran = Test::new()
+        .agent(agent)
+        .reply(Reply::tool_call("ask_user", json!({"question": "Go on?"})))
+        .status(4)
+        .any_stderr()
+        .run();
+    let path = ran.session_file("checkpoint.json");
+    let text = std::fs::read_to_string(&path).unwrap();
+    let mut checkpoint: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let kept = checkpoint["pending"].as_object_mut().unwrap();
+    assert!(
+        kept.remove("tree").is_some(),
+        "a new session keeps its tree"
+    );
+    std::fs::write(&path, checkpoint.to_string()).unwrap();
+    let widened = ran
+        .read("agent.yaml")
+        .replace("allow: [ls]", "allow: [ls, sh]");
+    std::fs::write(ran.path("agent.yaml"), widened).unwrap();
+    let session = ran.session();
+    ran.then()
+        .command(["resume", &session, "--answer", "yes", "--run-dir", "run2"])
+        .status(2)
+        .stderr_contains("warning: this session kept only the definition of agent.yaml")
+        .stderr_contains("allows program `sh`")
+        .run();
+}
+
 /// `--model` on a file whose model points at a local server keeps that endpoint and key
 /// variable: the key never goes to the provider's public endpoint by surprise.
 #[test]
