@@ -104,6 +104,8 @@ impl RunFile {
             model_override: None,
             build: BuildOptions::default(),
             human: Default::default(),
+            protect: Vec::new(),
+            tree: None,
         })?;
         let agent = prepared.compile()?;
         let opening = prepared.opening()?;

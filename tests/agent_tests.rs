@@ -558,6 +558,46 @@ fn parallel_cases_share_nothing() {
     assert_eq!(left, ["agent.test.yaml", "agent.yaml"]);
 }
 
+/// A case's set-up script lies outside its workspace, but a tool's `root:` lets the run see
+/// it: the run cannot rewrite it, so the next case's set-up runs the script as written.
+#[test]
+fn a_run_cannot_rewrite_the_set_up_script_the_next_case_runs() {
+    let setup = "echo ready > ready.txt\n";
+    let test = Test::new();
+    let root = test.path("").canonicalize().unwrap();
+    let file = r#"agent: agent.yaml
+cases:
+  - name: rewrites
+    setup: sh "$RUNNER_TEST_DIR"/scripts/setup.sh
+    script:
+      - tool_calls: [{ name: write_file, arguments: { path: scripts/setup.sh, content: "touch \"$RUNNER_TEST_DIR\"/PWNED" } }]
+      - text: done
+    expect:
+      - file_exists: ready.txt
+  - name: next
+    setup: sh "$RUNNER_TEST_DIR"/scripts/setup.sh
+    script:
+      - text: done
+    expect:
+      - file_exists: ready.txt
+"#;
+    let ran = test
+        .agent(&format!(
+            "prompt: Go.\ntools:\n  - builtin: write_file\n    root: {}\n",
+            root.display()
+        ))
+        .file("scripts/setup.sh", setup)
+        .file("agent.test.yaml", file)
+        .command(["test", "-j", "1"])
+        .stdout_contains("2 passed, 0 failed, 0 skipped")
+        .run();
+    assert_eq!(ran.read("scripts/setup.sh"), setup);
+    assert!(
+        !ran.path("PWNED").exists(),
+        "the next set-up ran the model's code"
+    );
+}
+
 #[test]
 fn a_case_that_runs_too_long_is_stopped_at_its_timeout() {
     let file = "agent: agent.yaml

@@ -217,6 +217,117 @@ fn a_resume_refuses_a_file_that_now_gives_the_agent_more() {
         .run();
 }
 
+/// A resume applies the widening rule to every agent file of the tree the session started
+/// with: a sub-agent file two levels down, and a handoff target, rewritten while the
+/// session waited, are refused as they would be by a reload.
+#[test]
+fn a_resume_refuses_a_sub_agent_or_handoff_file_that_now_gives_more() {
+    let agent = "prompt: Go
+tools:
+  - builtin: ask_user
+  - name: lead
+    description: Leads.
+    parameters: { type: object, properties: {} }
+    agent: ./team/lead.yaml
+handoffs:
+  - name: transfer
+    description: Hands over.
+    agent: ./other.yaml
+";
+    let lead = "name: lead\ntools:\n  - name: worker\n    description: Works.\n    parameters: { type: object, properties: {} }\n    agent: ./worker.yaml\n";
+    let worker = "name: worker\ntools:\n  - builtin: shell\n    allow: [ls]\n";
+    let other = "name: other\npermissions: { default: deny }\n";
+    let ran = Test::new()
+        .agent(agent)
+        .file("team/lead.yaml", lead)
+        .file("team/worker.yaml", worker)
+        .file("other.yaml", other)
+        .reply(Reply::tool_call("ask_user", json!({"question": "Go on?"})))
+        .status(4)
+        .any_stderr()
+        .run();
+    let session = ran.session();
+    let resume = |run_dir: &str| {
+        ran.then()
+            .command([
+                "resume",
+                &session,
+                "--answer",
+                "yes",
+                "--run-dir",
+                run_dir,
+                "--output",
+                "json",
+            ])
+            .status(2)
+    };
+    std::fs::write(
+        ran.path("team/worker.yaml"),
+        worker.replace("allow: [ls]", "allow: [ls, bash]"),
+    )
+    .unwrap();
+    let refused = resume("run2")
+        .stderr_contains("team/worker.yaml: allows program `bash`")
+        .run();
+    assert_eq!(refused.json()["error"]["code"], "widened_definition");
+    std::fs::write(ran.path("team/worker.yaml"), worker).unwrap();
+    std::fs::write(
+        ran.path("other.yaml"),
+        other.replace("default: deny", "default: allow"),
+    )
+    .unwrap();
+    resume("run3")
+        .stderr_contains("other.yaml: loosens `permissions.default` from deny to allow")
+        .run();
+    assert_eq!(ran.requests().len(), 1, "no model call after a refusal");
+    ran.then()
+        .reply(Reply::text("resumed"))
+        .command([
+            "resume",
+            &session,
+            "--answer",
+            "yes",
+            "--run-dir",
+            "run4",
+            "--allow-widening",
+        ])
+        .stdout("resumed\n")
+        .run();
+}
+
+/// A session an older `runner` started kept only its agent file's definition: a resume
+/// still refuses a widened agent file, and says its other files go unchecked.
+#[test]
+fn a_session_that_kept_no_tree_keeps_the_agent_file_check_and_says_so() {
+    let agent = "prompt: Go\ntools:\n  - builtin: ask_user\n  - builtin: shell\n    allow: [ls]\n";
+    let ran = Test::new()
+        .agent(agent)
+        .reply(Reply::tool_call("ask_user", json!({"question": "Go on?"})))
+        .status(4)
+        .any_stderr()
+        .run();
+    let path = ran.session_file("checkpoint.json");
+    let text = std::fs::read_to_string(&path).unwrap();
+    let mut checkpoint: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let kept = checkpoint["pending"].as_object_mut().unwrap();
+    assert!(
+        kept.remove("tree").is_some(),
+        "a new session keeps its tree"
+    );
+    std::fs::write(&path, checkpoint.to_string()).unwrap();
+    let widened = ran
+        .read("agent.yaml")
+        .replace("allow: [ls]", "allow: [ls, sh]");
+    std::fs::write(ran.path("agent.yaml"), widened).unwrap();
+    let session = ran.session();
+    ran.then()
+        .command(["resume", &session, "--answer", "yes", "--run-dir", "run2"])
+        .status(2)
+        .stderr_contains("warning: this session kept only the definition of agent.yaml")
+        .stderr_contains("allows program `sh`")
+        .run();
+}
+
 /// `--model` on a file whose model points at a local server keeps that endpoint and key
 /// variable: the key never goes to the provider's public endpoint by surprise.
 #[test]

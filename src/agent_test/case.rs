@@ -192,6 +192,11 @@ fn exec_command(job: &Job<'_>, case: &Case, dir: &CaseDir) -> Result<Command, St
             .arg("--vars")
             .arg(dir.write_json("inputs.json", &case.inputs)?);
     }
+    if let Some(setup) = &case.setup {
+        for script in dir.setup_scripts(setup, &job.file.dir) {
+            command.arg("--protect").arg(script);
+        }
+    }
     if let Some(answers) = &case.answers {
         command
             .arg("--answers")

@@ -84,6 +84,34 @@ impl CaseDir {
         ))
     }
 
+    /// The files a `setup` command names outside the workspace: each of its words, with
+    /// `$RUNNER_TEST_DIR` expanded, taken from the workspace as `sh` would. These are the
+    /// test file's set-up scripts, which every case runs again; the run may not write them
+    /// (`exec --protect`), or a model whose file tools reach them (a `root:` outside the
+    /// workspace) would run its own code in the next case's set-up. Files inside the
+    /// workspace are this case's own.
+    pub fn setup_scripts(&self, command: &str, test_dir: &Path) -> Vec<PathBuf> {
+        let words = shell_words::split(command)
+            .unwrap_or_else(|_| command.split_whitespace().map(String::from).collect());
+        let dir = test_dir.to_string_lossy();
+        let workspace = self.workspace.canonicalize().unwrap_or_default();
+        let mut scripts: Vec<PathBuf> = words
+            .iter()
+            .map(|word| {
+                let word = word
+                    .replace("${RUNNER_TEST_DIR}", &dir)
+                    .replace("$RUNNER_TEST_DIR", &dir);
+                self.workspace.join(word)
+            })
+            .filter(|path| path.is_file())
+            .filter_map(|path| path.canonicalize().ok())
+            .filter(|path| !path.starts_with(&workspace))
+            .collect();
+        scripts.sort();
+        scripts.dedup();
+        scripts
+    }
+
     /// Removes everything the run left.
     pub fn remove(&self) {
         let _ = std::fs::remove_dir_all(&self.root);

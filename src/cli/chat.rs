@@ -63,6 +63,10 @@ fn chat(args: &ChatArgs) -> Result<Exit, Stop> {
     let ids = (chat_id.clone(), session_id.clone());
     let request = Request::new(&args.agent, spec, (inputs, String::new()), ids, &args.run)?;
     let prepared = Prepared::start(request)?;
+    // Before any turn: `/save` may checkpoint first.
+    if let Some(files) = &files {
+        files.keep_tree(&prepared.tree);
+    }
     let mut agent = prepared.compile()?;
     let reloader = super::watch::reloader(&prepared, args.run.allow_widening)?;
     let run_dir = RunDir::open(&args.run, &chat_id)?;

@@ -42,6 +42,11 @@ pub struct ExecArgs {
     /// entries). `runner test` runs a case's inline `script:` with it.
     #[arg(long, value_name = "FILE", hide = true, conflicts_with = "model")]
     pub script: Option<PathBuf>,
+    /// Internal, given by `runner test`: a file the file tools must never write besides the
+    /// definition's, a set-up script of the case's test file that the next case runs
+    /// (repeatable). Kept out of the help: it only ever protects more.
+    #[arg(long, value_name = "FILE", hide = true)]
+    pub protect: Vec<PathBuf>,
     /// Keep the session in the NATS server at this URL instead of the sessions directory,
     /// held through a lease (`runner resume --nats` goes on with it; `docs/scale.md`).
     #[arg(long, value_name = "URL")]
@@ -122,6 +127,7 @@ fn launch_of(args: &ExecArgs, ids: (String, String)) -> Result<Launch, Stop> {
     Ok(Launch {
         request: Request {
             model_override,
+            protect: args.protect.clone(),
             ..Request::new(&args.agent, spec, (inputs, input_text), ids, &args.run)?
         },
         state,

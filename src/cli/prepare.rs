@@ -168,6 +168,12 @@ pub struct Request {
     /// Where `runner` keeps its state (`.runner/`, the run directory, the sessions
     /// directory): the file tools never write there, and listings skip it.
     pub state_dirs: Vec<PathBuf>,
+    /// Files beyond the definition the file tools never write: `runner test`'s set-up
+    /// scripts (`exec --protect`).
+    pub protect: Vec<PathBuf>,
+    /// The agent tree when the command has read it already (`resume`, which checked it
+    /// against the session's): the run uses it rather than reading the files again.
+    pub tree: Option<AgentTree>,
 }
 
 impl Request {
@@ -197,6 +203,8 @@ impl Request {
             build,
             human,
             state_dirs,
+            protect: Vec::new(),
+            tree: None,
         })
     }
 }
@@ -258,15 +266,13 @@ impl Prepared {
         let (cancel_tx, cancel) = watch::channel(false);
         watch_signals(&runtime, cancel_tx);
         let dir = workspace();
-        let tree = AgentTree::resolve(&request.agent_file, spec, &dir).map_err(|message| {
-            located(
-                &request.agent_file,
-                &name,
-                &CompileError::SubAgentFile(message),
-            )
-        })?;
+        let tree = match request.tree {
+            Some(tree) => tree,
+            None => resolve_tree(&request.agent_file, spec)?,
+        };
         let tree = Arc::new(tree);
-        let protected = Protected::new(tree.files(), request.state_dirs.iter().cloned());
+        let protected = Protected::new(tree.files(), request.state_dirs.iter().cloned())
+            .with_fixed(request.protect.iter().cloned());
         let input = CompileInput {
             spec,
             file_dir: file_dir(&request.agent_file),
@@ -319,6 +325,7 @@ impl Prepared {
         (checkpoints, run_dir): (Option<Arc<SessionFiles>>, Option<&Path>),
     ) -> RunContext {
         if let Some(files) = &checkpoints {
+            files.keep_tree(&self.tree);
             files.begin(&emitter.run_id);
         }
         let mut ctx = RunContext::new(emitter, budget, self.cancel.clone());
@@ -434,6 +441,13 @@ fn located(agent_file: &Path, agent: &str, error: &CompileError) -> Stop {
     let mut stop = Stop::invalid(code, error.to_string()).named(agent);
     stop.printed = Some(printed);
     stop
+}
+
+/// Reads the agent tree of `spec`, loaded from `agent_file`, from the working directory;
+/// a sub-agent file that is missing or invalid is located in `agent_file`.
+pub fn resolve_tree(agent_file: &Path, spec: &AgentSpec) -> Result<AgentTree, Stop> {
+    AgentTree::resolve(agent_file, spec, &workspace())
+        .map_err(|message| located(agent_file, &spec.name, &CompileError::SubAgentFile(message)))
 }
 
 /// The workspace root of file tools: the working directory.

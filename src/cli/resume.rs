@@ -12,7 +12,7 @@ use clap::Args;
 
 use super::Exit;
 use super::launch::{Launch, Opening, launch, report};
-use super::prepare::{Request, Stop, load};
+use super::prepare::{Request, Stop, load, resolve_tree};
 use super::run_options::RunOptions;
 use super::session_store::{Resumable, SessionFiles, default_sessions_dir, definition_of};
 use crate::checkpoint::{CheckpointStore, SessionHold, SessionMetadata, SessionStatus, SessionsAt};
@@ -23,6 +23,7 @@ use crate::engine::resume::{Answer, Decisions, Reply};
 use crate::mcp::check_form_answer;
 use crate::provider::Message;
 use crate::spec::AgentSpec;
+use crate::spec::tree::AgentTree;
 use crate::spec::widening::widenings;
 use crate::tools::FormAnswer;
 
@@ -130,10 +131,9 @@ fn launch_of(args: &ResumeArgs, run_id: String) -> Result<Launch, Stop> {
         stop
     })?;
     let resumable = Resumable::from_checkpoint(&checkpoint);
-    if let Some(started) = &resumable.definition
-        && !args.run.allow_widening
-    {
-        refuse_widening(started, &spec, &agent_file)?;
+    let tree = resolve_tree(&agent_file, &spec)?;
+    if !args.run.allow_widening {
+        refuse_widening(&resumable, (&spec, &tree), &agent_file)?;
     }
     let (state, answer) = settle(state, resumable.engine.as_ref(), args)?;
     let (session_id, metadata, lock) = branch(store.as_ref(), metadata, lock, args)?;
@@ -155,6 +155,8 @@ fn launch_of(args: &ResumeArgs, run_id: String) -> Result<Launch, Stop> {
         &args.run,
     )?;
     request.model_override = resumable.model.clone();
+    // The tree checked above is the tree that runs.
+    request.tree = Some(tree);
     // The call that waited for a server's form is made again: the answer waits for the form.
     if let Some(Answer {
         pending,
@@ -177,22 +179,39 @@ fn launch_of(args: &ResumeArgs, run_id: String) -> Result<Launch, Stop> {
     })
 }
 
-/// A resume never gives the agent more than its session was started with, unless the
-/// person says so (`--allow-widening`): a model that found a way to edit its agent file
-/// cannot grant itself programs, hosts or limits by pausing.
-fn refuse_widening(started: &AgentSpec, now: &AgentSpec, file: &Path) -> Result<(), Stop> {
-    let widened = widenings(started, now);
+/// A resume never gives an agent of the tree more than its session was started with,
+/// unless the person says so (`--allow-widening`): a model that found a way to edit an
+/// agent file (its own, a sub-agent's at any depth, a handoff target's) cannot grant itself
+/// programs, hosts or limits by pausing. A session an older `runner` started kept only
+/// its root agent's definition: that one is checked, and a warning says so.
+fn refuse_widening(
+    kept: &Resumable,
+    (spec, tree): (&AgentSpec, &AgentTree),
+    file: &Path,
+) -> Result<(), Stop> {
+    let widened = match (&kept.tree, &kept.definition) {
+        (Some(started), _) => tree.widened_since(started),
+        (None, Some(started)) => {
+            eprintln!(
+                "warning: this session kept only the definition of {} (an older runner started it): its sub-agent and handoff files are not checked for widening",
+                file.display()
+            );
+            widenings(started, spec)
+        }
+        (None, None) => return Ok(()),
+    };
     if widened.is_empty() {
         return Ok(());
     }
     Err(Stop::invalid(
         "widened_definition",
         format!(
-            "{} now gives the agent more than the session was started with ({}); resume with --allow-widening to accept that",
+            "{} (or a file it references) now gives an agent more than the session was started with ({}); resume with --allow-widening to accept that",
             file.display(),
             widened.join("; ")
         ),
-    ))
+    )
+    .named(&spec.name))
 }
 
 /// Settles what the checkpoint lacks: calls that were running get an interrupted result

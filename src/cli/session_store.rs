@@ -21,6 +21,7 @@ use crate::engine::pending::Pending;
 use crate::spec::AgentSpec;
 use crate::spec::agent::Checkpoints;
 use crate::spec::model::ModelRef;
+use crate::spec::tree::{AgentTree, KeptAgents};
 
 /// Where an agent's sessions live: `checkpoints: {dir}`, or `.runner/sessions`; `None` when
 /// the agent turned checkpoints off.
@@ -48,8 +49,8 @@ pub struct SessionFiles {
     store: Box<dyn CheckpointStore>,
     metadata: Mutex<SessionMetadata>,
     /// A checkpoint's `pending`: the inputs and the input text (so a resume renders the
-    /// same prompts), the definition the session runs under (a resume refuses a file that
-    /// gives the agent more: `spec::widening`), the model `--model` put in the file's place
+    /// same prompts), the definition the session runs under and every agent file of its
+    /// tree (a resume refuses a tree that gives any agent more: `spec::widening`), the model `--model` put in the file's place
     /// (a resume goes on with it), and the engine's pending work. Built once: each save sets
     /// only `engine`.
     pending: Mutex<Value>,
@@ -134,6 +135,14 @@ impl SessionFiles {
     pub fn keep_model(&self, model: &ModelRef) {
         if let Ok(mut kept) = self.pending.lock() {
             kept["model"] = serde_json::to_value(model).unwrap_or(Value::Null);
+        }
+    }
+
+    /// Keeps the agent files of the tree the session runs under in each checkpoint, so a
+    /// resume applies the widening rule to sub-agent and handoff files too.
+    pub fn keep_tree(&self, tree: &AgentTree) {
+        if let Ok(mut kept) = self.pending.lock() {
+            kept["tree"] = serde_json::to_value(tree.kept()).unwrap_or(Value::Null);
         }
     }
 
@@ -289,6 +298,8 @@ pub struct Resumable {
     pub input_text: String,
     /// `None` for a checkpoint written before definitions were kept.
     pub definition: Option<AgentSpec>,
+    /// Every agent file of the tree; `None` for a checkpoint written before trees were kept.
+    pub tree: Option<KeptAgents>,
     /// The model `--model` chose when the session started, if it did.
     pub model: Option<ModelRef>,
     pub engine: Option<Pending>,
@@ -311,6 +322,9 @@ impl Resumable {
             definition: pending
                 .get("definition")
                 .and_then(|spec| serde_json::from_value(spec.clone()).ok()),
+            tree: pending
+                .get("tree")
+                .and_then(|tree| serde_json::from_value(tree.clone()).ok()),
             model: pending
                 .get("model")
                 .and_then(|model| serde_json::from_value(model.clone()).ok()),

@@ -25,6 +25,8 @@ pub fn run(agent_file: &Path, format: Format) -> Exit {
             model_override: None,
             build: BuildOptions::default(),
             human: Default::default(),
+            protect: Vec::new(),
+            tree: None,
         })?;
         let tools = build_tools(&prepared.compile_input()).map_err(|e| prepared.located(&e))?;
         Ok((prepared.spec.name.clone(), tools))

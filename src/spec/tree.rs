@@ -13,6 +13,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::AgentSpec;
@@ -26,6 +27,8 @@ use super::widening::widenings;
 /// The agents and templates of a run, and every file its definition references.
 #[derive(Debug, Clone, Default)]
 pub struct AgentTree {
+    /// The root agent file (canonical).
+    root: PathBuf,
     /// Every agent file by its canonical path, the root's included.
     agents: BTreeMap<PathBuf, AgentSpec>,
     /// Every template a field includes (literally, at any depth), by canonical path.
@@ -51,6 +54,7 @@ impl AgentTree {
     pub fn resolve(root_file: &Path, root: &AgentSpec, workspace: &Path) -> Result<Self, String> {
         let mut tree = AgentTree::default();
         let key = canonical(root_file);
+        tree.root = key.clone();
         tree.agents.insert(key.clone(), root.clone());
         tree.imports_of(&key);
         let dir = file_dir(root_file);
@@ -88,18 +92,31 @@ impl AgentTree {
     /// Each way `new` gives any of its agents more than this tree did, said for a person
     /// and naming the file; an agent file this tree did not have is one too.
     pub fn widenings(&self, new: &AgentTree) -> Vec<String> {
-        let mut found = Vec::new();
-        for (path, spec) in &new.agents {
-            match self.agents.get(path) {
-                Some(old) => found.extend(
-                    widenings(old, spec)
-                        .into_iter()
-                        .map(|widening| format!("{}: {widening}", path.display())),
-                ),
-                None => found.push(format!("adds the agent file {}", path.display())),
-            }
-        }
-        found
+        agents_widenings(&self.agents, &new.agents)
+    }
+
+    /// The agents of this tree as a session keeps them.
+    pub fn kept(&self) -> KeptAgents {
+        let dir = file_dir(&self.root);
+        let relative = |path: &PathBuf| path.strip_prefix(&dir).unwrap_or(path).to_path_buf();
+        KeptAgents(
+            self.agents
+                .iter()
+                .map(|(path, spec)| (relative(path), spec.clone()))
+                .collect(),
+        )
+    }
+
+    /// [`AgentTree::widenings`] against the agents a session started with (`kept` from a
+    /// checkpoint), for `runner resume`.
+    pub fn widened_since(&self, kept: &KeptAgents) -> Vec<String> {
+        let dir = file_dir(&self.root);
+        let started = kept
+            .0
+            .iter()
+            .map(|(path, spec)| (dir.join(path), spec.clone()))
+            .collect();
+        agents_widenings(&started, &self.agents)
     }
 
     fn walk(&mut self, spec: &AgentSpec, place: &Place<'_>) -> Result<(), String> {
@@ -248,6 +265,34 @@ impl AgentTree {
         self.imports
             .extend(configs.iter().map(|config| canonical(&dir.join(config))));
     }
+}
+
+/// The agent files of a tree as a session's checkpoints keep them, so `runner resume` can
+/// apply the widening rule to every one of them: by path relative to the root agent file's
+/// directory (absolute for a file outside it), so a session whose files moved together
+/// (a worker's job directory) compares the same files.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct KeptAgents(BTreeMap<PathBuf, AgentSpec>);
+
+/// Each way an agent of `new` gives more than the same file in `old`, naming the file; an
+/// agent file `old` did not have is one too.
+fn agents_widenings(
+    old: &BTreeMap<PathBuf, AgentSpec>,
+    new: &BTreeMap<PathBuf, AgentSpec>,
+) -> Vec<String> {
+    let mut found = Vec::new();
+    for (path, spec) in new {
+        match old.get(path) {
+            Some(old) => found.extend(
+                widenings(old, spec)
+                    .into_iter()
+                    .map(|widening| format!("{}: {widening}", path.display())),
+            ),
+            None => found.push(format!("adds the agent file {}", path.display())),
+        }
+    }
+    found
 }
 
 /// The `mcp.config` values of an agent mapping and its inline agents.

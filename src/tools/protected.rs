@@ -20,6 +20,9 @@ pub struct Protected {
     definitions: RwLock<Vec<(PathBuf, Option<Stamp>)>>,
     /// `.runner/`, the run directory, the sessions directory.
     state: Vec<PathBuf>,
+    /// Files the command that started the run names beyond the definition: `runner test`'s
+    /// set-up scripts, which the next case runs (`exec --protect`). A reload keeps them.
+    fixed: Vec<PathBuf>,
 }
 
 /// What a file looked like: writing it in place changes its times (`ctime` cannot be set
@@ -66,7 +69,14 @@ impl Protected {
         Protected {
             definitions: RwLock::new(stamped(definitions)),
             state: state.into_iter().map(|p| canonical(&p)).collect(),
+            fixed: Vec::new(),
         }
+    }
+
+    /// These with `files` protected too, whatever the definition becomes.
+    pub fn with_fixed(mut self, files: impl IntoIterator<Item = PathBuf>) -> Self {
+        self.fixed = files.into_iter().map(|p| canonical(&p)).collect();
+        self
     }
 
     /// The definition's files after a reload (a new sub-agent, include or hook program).
@@ -107,6 +117,11 @@ impl Protected {
         if defines {
             return Some(
                 "it is an agent definition file of this run (the agent file or a file it references: a sub-agent, template, hook, program or MCP file): the agent may not change its own definition",
+            );
+        }
+        if self.fixed.contains(&resolved) {
+            return Some(
+                "it is a set-up script of the test that runs this agent (`runner test`): the agent may not change what the next case runs",
             );
         }
         self.is_state(&resolved)
