@@ -917,6 +917,10 @@ fn a_worker_that_stalls_past_its_lease_while_another_takes_its_job_changes_nothi
     wait_until("w1's run ends", || left.exists());
     let orphan = support::read_json(&left);
     assert_eq!(orphan["status"], "interrupted", "{orphan}");
+    assert!(
+        orphan.to_string().contains("no longer holds the session"),
+        "{orphan}"
+    );
     assert_ne!(orphan["run_id"], envelope["run_id"]);
 
     let stopped = first.kill();
