@@ -910,6 +910,10 @@ fn a_worker_that_stalls_past_its_lease_while_another_takes_its_job_changes_nothi
         "w2 did not go on from w1's call in flight"
     );
 
+    let sessions = || nats.stream_state(&bucket_stream("runner_sessions"))["last_seq"].clone();
+    let written = sessions();
+    assert!(written.as_u64().is_some_and(|n| n > 0), "{written}");
+
     // w1's call ends, then w1 wakes up: its run's next checkpoint is refused.
     std::fs::write(submitted.path("release"), "").unwrap();
     signal(&first, libc::SIGCONT);
@@ -922,6 +926,7 @@ fn a_worker_that_stalls_past_its_lease_while_another_takes_its_job_changes_nothi
         "{orphan}"
     );
     assert_ne!(orphan["run_id"], envelope["run_id"]);
+    assert_eq!(sessions(), written, "w1 wrote to the session after w2");
 
     let stopped = first.kill();
     second.kill();
