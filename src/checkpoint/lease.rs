@@ -205,7 +205,7 @@ impl Renewal {
             // entry is still there to renew.
             if self.lost.load(Ordering::SeqCst) || self.confirmed.lapsed() || !self.renew().await {
                 self.lost.store(true, Ordering::SeqCst);
-                tracing::warn!(session = %self.key, "the session's lease was taken by another process");
+                tracing::warn!(session = %self.key, "the session's lease lapsed, or another process took it");
                 return self.revision;
             }
         }
@@ -246,6 +246,9 @@ impl Renewal {
     }
 
     async fn take_again(&mut self) -> bool {
+        if self.confirmed.lapsed() {
+            return false;
+        }
         let sent = Instant::now();
         match self.store.create(&self.key, self.value.clone()).await {
             Ok(revision) => {
