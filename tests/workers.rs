@@ -762,6 +762,8 @@ fn a_line_over_the_servers_message_limit_is_an_invalid_input_and_the_batch_ends(
         .command(["batch", "status", "big", "--nats", &nats.url(), "--wait"])
         .status(2)
         .stdout_contains("3 inputs · 3 done · 2 completed · 1 invalid")
+        // A line every half second while it waits, as many as the machine's speed makes.
+        .any_stderr()
         .run();
     let results = finished(&submitted, &nats, "big", 3);
     let message = results[&2]["error"]["message"].as_str().unwrap();
@@ -772,4 +774,189 @@ fn a_line_over_the_servers_message_limit_is_an_invalid_input_and_the_batch_ends(
     );
     each_side_effect_once(&submitted, 2);
     one.kill();
+}
+
+/// The stream a bucket's values are kept in (`runner_results` → `KV_runner_results`).
+fn bucket_stream(bucket: &str) -> String {
+    format!("KV_{bucket}")
+}
+
+/// `runner submit` killed (SIGKILL) midway through a batch, then run again with the same
+/// arguments, completes it: every job is published once, every input completes, each
+/// effect runs once, and a `batch status --wait` begun meanwhile ends by itself.
+#[test]
+fn a_submit_killed_midway_completes_the_batch_when_run_again() {
+    const INPUTS: u64 = 40;
+    const FIRST: u64 = 20;
+    let nats = NatsServer::start();
+    let url = nats.url();
+    let test = Test::new().agent(AGENT).route(append_once);
+    let script = append_script(&test, "0");
+    let test = test.executable("w1/append.sh", &script);
+    // The inputs come down a pipe whose writer (this test) gives the first 20 lines and
+    // then waits: the submit is midway, whatever the machine's speed.
+    let fifo = test.path("inputs.jsonl");
+    let name = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+    // SAFETY: mkfifo(3) with a NUL-terminated path.
+    assert_eq!(unsafe { libc::mkfifo(name.as_ptr(), 0o600) }, 0);
+    // Read and write: opening it does not wait for the reader, and the lines stay in the
+    // pipe until the submit reads them.
+    let mut pipe = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open(&fifo)
+        .unwrap();
+    std::io::Write::write_all(&mut pipe, inputs(FIRST).as_bytes()).unwrap();
+    let args: Vec<String> = [
+        "submit",
+        "agent.yaml",
+        "--inputs",
+        "inputs.jsonl",
+        "--nats",
+        &url,
+        "--batch-id",
+        "midway",
+    ]
+    .map(String::from)
+    .to_vec();
+    let first = test
+        .command_vec(args.clone())
+        .status_any()
+        .any_stderr()
+        .spawn();
+    let stored = || nats.stream_state("RUNNER_JOBS")["last_seq"].as_u64();
+    wait_until("the first 20 jobs are in the stream", || {
+        stored() == Some(FIRST)
+    });
+    let killed = first.kill();
+    assert_eq!(killed.stdout, "", "the first submit finished");
+    drop(pipe);
+    std::fs::remove_file(&fifo).unwrap();
+    std::fs::write(&fifo, inputs(INPUTS)).unwrap();
+
+    // Meanwhile the batch says it is not all submitted, and a wait for it waits.
+    assert!(
+        status_now(&killed, &url, "midway").contains("still being submitted"),
+        "{}",
+        status_now(&killed, &url, "midway")
+    );
+    let waiting = killed
+        .then()
+        .command(["batch", "status", "midway", "--nats", &url, "--wait"])
+        .stdout_contains("batch midway · 40 inputs · 40 done · 40 completed")
+        .any_stderr()
+        .spawn();
+    // A worker runs the jobs already there, so some are acknowledged (gone from the
+    // stream) before the submit runs again.
+    let one = worker(&killed, &nats, "w1", "5s");
+    let log = killed.path("side-effects.log");
+    wait_until("ten jobs ran", || {
+        std::fs::read_to_string(&log).is_ok_and(|text| text.lines().count() >= 10)
+    });
+    let again = killed
+        .then()
+        .command_vec(args)
+        .stdout("midway\n")
+        .stderr_contains("submitted batch midway: 40 jobs, 0 invalid lines recorded")
+        .run();
+
+    let results = finished(&again, &nats, "midway", INPUTS);
+    assert_eq!(
+        results.keys().copied().collect::<Vec<_>>(),
+        (1..=INPUTS).collect::<Vec<_>>()
+    );
+    for (n, envelope) in &results {
+        assert_eq!(envelope["status"], "completed", "line {n}: {envelope}");
+    }
+    waiting.wait();
+    each_side_effect_once(&again, INPUTS);
+    // Each job was stored once in the stream, and each envelope once in its bucket.
+    let jobs = nats.stream_state("RUNNER_JOBS");
+    assert_eq!(jobs["last_seq"], INPUTS, "{jobs}");
+    assert_eq!(jobs["messages"], 0, "{jobs}");
+    let envelopes = nats.stream_state(&bucket_stream("runner_results"));
+    assert_eq!(envelopes["last_seq"], INPUTS, "{envelopes}");
+    one.kill();
+}
+
+/// Freezes (SIGSTOP) or thaws (SIGCONT) a running command, as a machine that stalls (a
+/// long GC pause, a VM migrated, a laptop put to sleep) and then wakes up.
+fn signal(running: &Running, signal: libc::c_int) {
+    // SAFETY: kill(2) of the test's own child, not yet reaped.
+    unsafe { libc::kill(running.pid() as libc::pid_t, signal) };
+}
+
+/// Two workers given the same job at once: worker 1 stalls (frozen) past its lease and
+/// its ack wait while its run's call is still running; JetStream gives the job to worker
+/// 2, which takes the session once the lease has expired and completes it, the call in
+/// flight reported to the model as interrupted. When worker 1 wakes up and its call ends,
+/// its run's writes are refused: it stops `interrupted` and overwrites nothing. The call
+/// ran once, the envelope was stored once, and it is worker 2's.
+#[test]
+fn a_worker_that_stalls_past_its_lease_while_another_takes_its_job_changes_nothing() {
+    let nats = NatsServer::start();
+    let test = Test::new()
+        .agent(AGENT)
+        .file("inputs.jsonl", &inputs(1))
+        .route(append_once);
+    // The call appends its line, then waits until the test lets it go (30 s at most).
+    let script = format!(
+        "#!/bin/sh\necho \"$1\" >> {}\ni=0\nwhile [ ! -e {} ] && [ $i -lt 600 ]; do sleep 0.05; i=$((i+1)); done\n",
+        test.path("side-effects.log").display(),
+        test.path("release").display()
+    );
+    let test = test
+        .executable("w1/append.sh", &script)
+        .executable("w2/append.sh", &script);
+    let submitted = submit(test, &nats, "twice", &[]);
+    let first = worker(&submitted, &nats, "w1", "2s");
+    let log = submitted.path("side-effects.log");
+    wait_until("w1's call runs", || log.exists());
+    signal(&first, libc::SIGSTOP);
+    // Past w1's ack wait the job goes to w2, which waits for w1's lease to expire.
+    let second = worker(&submitted, &nats, "w2", "2s");
+    let results = finished(&submitted, &nats, "twice", 1);
+    let envelope = results[&1].clone();
+    assert_eq!(envelope["status"], "completed", "{envelope}");
+    assert_eq!(
+        calls_answered_interrupted(&submitted),
+        1,
+        "w2 did not go on from w1's call in flight"
+    );
+
+    let sessions = || nats.stream_state(&bucket_stream("runner_sessions"))["last_seq"].clone();
+    let written = sessions();
+    assert!(written.as_u64().is_some_and(|n| n > 0), "{written}");
+
+    // w1's call ends, then w1 wakes up: its run's next checkpoint is refused.
+    std::fs::write(submitted.path("release"), "").unwrap();
+    signal(&first, libc::SIGCONT);
+    let left = submitted.path("w1/.runner/worker/jobs/twice/1/1/result.json");
+    wait_until("w1's run ends", || left.exists());
+    let orphan = support::read_json(&left);
+    assert_eq!(orphan["status"], "interrupted", "{orphan}");
+    assert!(
+        orphan.to_string().contains("no longer holds the session"),
+        "{orphan}"
+    );
+    assert_ne!(orphan["run_id"], envelope["run_id"]);
+    assert_eq!(sessions(), written, "w1 wrote to the session after w2");
+
+    let stopped = first.kill();
+    second.kill();
+    let results = finished(&stopped, &nats, "twice", 1);
+    assert_eq!(results[&1], envelope, "the stored envelope changed");
+    let stored = nats.stream_state(&bucket_stream("runner_results"));
+    assert_eq!(
+        stored["last_seq"], 1,
+        "the envelope was stored twice: {stored}"
+    );
+    assert_eq!(stopped.read("side-effects.log"), "line-1\n");
+    // The session is w2's, completed: w1 wrote nothing after it.
+    stopped
+        .then()
+        .command(["resume", "twice-1", "--nats", &nats.url()])
+        .status(2)
+        .stderr_contains("session `twice-1` is completed")
+        .run();
 }

@@ -5,11 +5,17 @@
 //! holder last wrote, and deleted, again revision-checked, when the holder is done. A
 //! holder that dies stops renewing: its lease expires, and another process may take the
 //! session. A holder that finds its lease taken marks it lost, and its next checkpoint
-//! fails rather than write over the new holder's (`SessionFiles`).
+//! fails rather than write over the new holder's (`SessionFiles`, the worker's relay).
+//!
+//! A holder that was stopped (a machine that stalled, a process frozen) cannot wait for
+//! its next renewal to learn that: when it wakes up, its first write may come before the
+//! renewal does. So a lease not confirmed by the server for [`VALID`] of its time to live
+//! is lost to its holder, whoever holds the session now, and is never taken again by it:
+//! someone else may have held the session meanwhile and let go of it.
 
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::Duration;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 use async_nats::jetstream::kv::{self, CreateErrorKind, UpdateErrorKind};
 use bytes::Bytes;
@@ -31,12 +37,42 @@ struct Holder {
     token: String,
 }
 
+/// The part of its time to live a lease is relied on after the server last confirmed it
+/// (renewals come every third): past it, the entry may be about to expire, or gone.
+const VALID: f64 = 2.0 / 3.0;
+
+/// When the server last confirmed the lease (the instant its renewal was sent), and how
+/// long after that its holder may rely on it.
+#[derive(Clone)]
+struct Confirmed {
+    at: Arc<Mutex<Instant>>,
+    valid: Duration,
+}
+
+impl Confirmed {
+    fn new(sent: Instant, ttl: Duration) -> Self {
+        Confirmed {
+            at: Arc::new(Mutex::new(sent)),
+            valid: ttl.mul_f64(VALID),
+        }
+    }
+
+    fn set(&self, sent: Instant) {
+        *self.at.lock().unwrap_or_else(|e| e.into_inner()) = sent;
+    }
+
+    fn lapsed(&self) -> bool {
+        self.at.lock().unwrap_or_else(|e| e.into_inner()).elapsed() >= self.valid
+    }
+}
+
 /// A session held, until dropped.
 pub struct Lease {
     blocking: Arc<Blocking>,
     store: kv::Store,
     key: String,
     lost: Arc<AtomicBool>,
+    confirmed: Confirmed,
     stop: Option<oneshot::Sender<()>>,
     /// Renews the lease until stopped; returns the revision it last wrote.
     renewer: Option<JoinHandle<u64>>,
@@ -61,6 +97,7 @@ impl Lease {
         };
         let value = Bytes::from(serde_json::to_vec(&holder).unwrap_or_default());
         let (store_, key, value_) = (store.clone(), session_id.to_string(), value.clone());
+        let sent = Instant::now();
         let created = blocking
             .run(async move { create(&store_, &key, value_).await })
             .map_err(failed)?
@@ -78,6 +115,7 @@ impl Lease {
             });
         };
         let lost = Arc::new(AtomicBool::new(false));
+        let confirmed = Confirmed::new(sent, ttl);
         let (stop, stopped) = oneshot::channel();
         let renewal = Renewal {
             store: store.clone(),
@@ -86,6 +124,7 @@ impl Lease {
             revision,
             every: (ttl / 3).max(Duration::from_millis(100)),
             lost: lost.clone(),
+            confirmed: confirmed.clone(),
         };
         let renewer = blocking.handle().spawn(renewal.run(stopped));
         Ok(Lease {
@@ -93,13 +132,18 @@ impl Lease {
             store: store.clone(),
             key: session_id.to_string(),
             lost,
+            confirmed,
             stop: Some(stop),
             renewer: Some(renewer),
         })
     }
 
-    /// Whether another process took the session (this one stopped renewing in time).
+    /// Whether another process took the session (this one stopped renewing in time), or
+    /// may have: the server has not confirmed the lease for too long. Once lost, for good.
     pub fn is_lost(&self) -> bool {
+        if !self.lost.load(Ordering::SeqCst) && self.confirmed.lapsed() {
+            self.lost.store(true, Ordering::SeqCst);
+        }
         self.lost.load(Ordering::SeqCst)
     }
 }
@@ -147,6 +191,7 @@ struct Renewal {
     revision: u64,
     every: Duration,
     lost: Arc<AtomicBool>,
+    confirmed: Confirmed,
 }
 
 impl Renewal {
@@ -156,9 +201,11 @@ impl Renewal {
                 _ = &mut stopped => return self.revision,
                 () = tokio::time::sleep(self.every) => {}
             }
-            if !self.renew().await {
+            // Lapsed (this process was stopped, or the server away): lost, even if the
+            // entry is still there to renew.
+            if self.lost.load(Ordering::SeqCst) || self.confirmed.lapsed() || !self.renew().await {
                 self.lost.store(true, Ordering::SeqCst);
-                tracing::warn!(session = %self.key, "the session's lease was taken by another process");
+                tracing::warn!(session = %self.key, "the session's lease lapsed, or another process took it");
                 return self.revision;
             }
         }
@@ -167,6 +214,7 @@ impl Renewal {
     /// One renewal; `false` when the lease is another holder's now. A renewal that fails
     /// for want of a server is tried at the next tick: the lease outlives a few.
     async fn renew(&mut self) -> bool {
+        let sent = Instant::now();
         let error = match self
             .store
             .update(&self.key, self.value.clone(), self.revision)
@@ -174,6 +222,7 @@ impl Renewal {
         {
             Ok(revision) => {
                 self.revision = revision;
+                self.confirmed.set(sent);
                 return true;
             }
             Err(error) => error,
@@ -181,8 +230,9 @@ impl Renewal {
         if error.kind() != UpdateErrorKind::WrongLastRevision {
             return true;
         }
-        // An earlier renewal written though its answer was lost, or the entry expired
-        // while the server was away: still ours unless someone else's is there.
+        // An earlier renewal written though its answer was lost: still ours. The entry
+        // gone while the lease had not lapsed (the server lost it): taken again unless
+        // someone else's is there. (Lapsed, it is lost before this: see `run`.)
         match self.store.entry(&self.key).await {
             Ok(Some(entry)) if entry.value == self.value => {
                 self.revision = entry.revision;
@@ -196,9 +246,14 @@ impl Renewal {
     }
 
     async fn take_again(&mut self) -> bool {
+        if self.confirmed.lapsed() {
+            return false;
+        }
+        let sent = Instant::now();
         match self.store.create(&self.key, self.value.clone()).await {
             Ok(revision) => {
                 self.revision = revision;
+                self.confirmed.set(sent);
                 true
             }
             Err(error) => error.kind() != CreateErrorKind::AlreadyExists,

@@ -180,7 +180,7 @@ impl SessionFiles {
         durability: Durability,
     ) -> Result<String, String> {
         if self.hold.is_lost() {
-            return Err("this process no longer holds the session: its lease expired and another process took it over".into());
+            return Err("this process no longer holds the session: its lease lapsed (not renewed in time), and another process may have taken it over".into());
         }
         let session_id = self.session_id();
         let (checkpoint_id, timestamp, agent) = (new_id(), now_rfc3339(), self.agent());

@@ -66,7 +66,7 @@ pub enum SubmitError {
 
 pub async fn submit(
     submission: Submission,
-    entries: impl Iterator<Item = io::Result<Entry>>,
+    entries: impl Iterator<Item = io::Result<Entry>> + Send + 'static,
 ) -> Result<Submitted, SubmitError> {
     let client = connect(&submission.url, "runner submit").await?;
     let max_payload = client.server_info().max_payload;
@@ -102,7 +102,8 @@ pub async fn submit(
     put(&batches, &batch_id, to_json(&record)?.into()).await?;
     let mut submitted = Submitted::default();
     let mut acks: Vec<PublishAckFuture> = Vec::with_capacity(IN_FLIGHT);
-    for entry in entries {
+    let mut entries = read_aside(entries);
+    while let Some(entry) = entries.recv().await {
         let entry = entry.map_err(SubmitError::Inputs)?;
         let job = match &entry {
             Entry::Bad(bad) => Err((bad.name.clone(), bad.message.clone())),
@@ -155,6 +156,24 @@ pub async fn submit(
     record.inputs = Some(submitted.jobs + submitted.invalid);
     put(&batches, &batch_id, to_json(&record)?.into()).await?;
     Ok(submitted)
+}
+
+/// The inputs, read on a thread of their own: a read that waits (stdin fed by a slow
+/// program) must not stop the runtime's one thread, which meanwhile sends the jobs read so
+/// far and takes in their acknowledgements. Otherwise a submit killed while it waits would
+/// have published nothing of what it read.
+fn read_aside(
+    entries: impl Iterator<Item = io::Result<Entry>> + Send + 'static,
+) -> tokio::sync::mpsc::Receiver<io::Result<Entry>> {
+    let (send, receive) = tokio::sync::mpsc::channel(IN_FLIGHT);
+    std::thread::spawn(move || {
+        for entry in entries {
+            if send.blocking_send(entry).is_err() {
+                break;
+            }
+        }
+    });
+    receive
 }
 
 /// The input's job and the bytes published; refused, like an input whose values do not

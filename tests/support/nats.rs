@@ -103,6 +103,16 @@ impl NatsServer {
         }
     }
 
+    /// The state of a JetStream stream (`messages`, `first_seq`, `last_seq`, ...), asked
+    /// of the server's JetStream API as any client can; `Null` while there is no such
+    /// stream. `last_seq` counts every message the stream ever stored: a job or a value
+    /// stored twice shows there, even once it is gone.
+    pub fn stream_state(&self, stream: &str) -> serde_json::Value {
+        let info = self.publish(&format!("$JS.API.STREAM.INFO.{stream}"), b"");
+        let info: serde_json::Value = serde_json::from_str(&info).unwrap_or_default();
+        info["state"].clone()
+    }
+
     fn launch(&mut self) {
         let mut command = Command::new("nats-server");
         if let Some(config) = &self.config {

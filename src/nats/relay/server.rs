@@ -106,7 +106,7 @@ impl Relay {
                     })
             }
             Call::Put { key } | Call::Purge { key } if self.lease_lost() => {
-                let reason = "this run no longer holds the session: its lease expired and another process took it over";
+                let reason = "this run no longer holds the session: its lease lapsed (not renewed in time), and another process may have taken it over";
                 let what = format!("cannot write {key}");
                 return (
                     Reply::Lost {
