@@ -20,7 +20,7 @@ pub mod protocol;
 pub mod provider;
 pub mod reload;
 mod run_file;
-pub mod secrets;
+pub(crate) mod secrets;
 pub mod spec;
 #[cfg(feature = "testing")]
 pub mod testing;

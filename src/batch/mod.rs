@@ -17,5 +17,5 @@ pub mod ledger;
 pub mod progress;
 pub mod results;
 pub mod scheduler;
-pub mod settled;
+mod settled;
 pub mod summary;

@@ -16,7 +16,7 @@ pub mod middleware;
 pub mod model;
 pub mod paths;
 pub mod permissions;
-pub mod read;
+mod read;
 pub mod schema_alternatives;
 pub mod schema_check;
 pub mod schema_gen;
