@@ -22,6 +22,7 @@ pub mod reload;
 mod run_file;
 pub(crate) mod secrets;
 pub mod spec;
+pub(crate) mod sync;
 #[cfg(feature = "testing")]
 pub mod testing;
 pub mod tools;

@@ -30,7 +30,7 @@ pub fn secret(value: &str) {
     if !crate::provider::redact::is_redactable(value) {
         return;
     }
-    let mut secrets = SECRETS.write().unwrap_or_else(|p| p.into_inner());
+    let mut secrets = crate::sync::write(&SECRETS);
     if !secrets.iter().any(|known| known == value) {
         secrets.push(value.to_string());
     }
@@ -99,7 +99,7 @@ impl Drop for Line {
 fn scrub(text: &str) -> String {
     let known = crate::secrets::replace(text, REDACTED);
     let text = known.as_deref().unwrap_or(text);
-    let secrets = SECRETS.read().unwrap_or_else(|p| p.into_inner());
+    let secrets = crate::sync::read(&SECRETS);
     secrets.iter().fold(text.to_string(), |text, secret| {
         text.replace(secret, REDACTED)
     })

@@ -16,6 +16,7 @@ use serde_json::Value;
 
 use crate::spec::template::included_files;
 use crate::spec::yaml::load_yaml;
+use crate::sync::lock;
 
 /// How long the files must be quiet before a change is reported.
 pub const DEBOUNCE: Duration = Duration::from_millis(40);
@@ -62,9 +63,7 @@ impl FileWatcher {
     /// Replaces the watched set (after a reload the includes may have changed).
     pub fn set_files(&self, files: &[PathBuf]) -> notify::Result<()> {
         let absolute: HashSet<PathBuf> = files.iter().map(|f| absolute(f)).collect();
-        let (Ok(mut watcher), Ok(mut dirs)) = (self.watcher.lock(), self.dirs.lock()) else {
-            return Ok(());
-        };
+        let (mut watcher, mut dirs) = (lock(&self.watcher), lock(&self.dirs));
         for file in &absolute {
             if let Some(dir) = file.parent()
                 && dirs.insert(dir.to_path_buf())
@@ -72,26 +71,19 @@ impl FileWatcher {
                 watcher.watch(dir, RecursiveMode::NonRecursive)?;
             }
         }
-        if let Ok(mut watched) = self.files.lock() {
-            *watched = absolute;
-        }
+        *lock(&self.files) = absolute;
         Ok(())
     }
 
     fn relevant(&self, path: &Path) -> bool {
         let path = absolute(path);
-        self.files
-            .lock()
-            .map(|files| files.contains(&path))
-            .unwrap_or(false)
+        lock(&self.files).contains(&path)
     }
 
     /// Without blocking: whether a watched file changed since the last call. When one did,
     /// waits until the burst of writes is over (at most a second).
     pub fn changed(&self) -> bool {
-        let Ok(events) = self.events.lock() else {
-            return false;
-        };
+        let events = lock(&self.events);
         let mut seen = false;
         while let Ok(path) = events.try_recv() {
             seen |= self.relevant(&path);
@@ -113,10 +105,7 @@ impl FileWatcher {
     /// Blocks until a watched file changed (and the burst is over).
     pub fn wait(&self) {
         loop {
-            let path = match self.events.lock() {
-                Ok(events) => events.recv().ok(),
-                Err(_) => None,
-            };
+            let path = lock(&self.events).recv().ok();
             let Some(path) = path else { return };
             if self.relevant(&path) {
                 // Let the burst finish, then drain it.

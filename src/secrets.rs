@@ -15,6 +15,8 @@ use std::sync::{Arc, OnceLock, RwLock};
 
 use regex::Regex;
 
+use crate::sync;
+
 /// The shortest secret (in characters) that is redacted anywhere, in tool results, logs,
 /// errors and cassettes alike: a real key is far longer, and a shorter value is a dummy key
 /// a local server takes (`x`, `none`, `EMPTY`) or an ordinary word, which replacing
@@ -74,7 +76,7 @@ pub fn remember(value: &str) {
 
 /// Remembers each of `values`.
 pub fn remember_all(values: impl IntoIterator<Item = String>) {
-    let mut known = known().write().unwrap_or_else(|e| e.into_inner());
+    let mut known = sync::write(known());
     add(&mut known, values.into_iter());
 }
 
@@ -100,11 +102,7 @@ fn add(known: &mut Known, values: impl Iterator<Item = String>) {
 
 /// `text` with every known secret replaced by `mark`; `None` when it holds none.
 pub fn replace(text: &str, mark: &str) -> Option<String> {
-    let matcher = known()
-        .read()
-        .unwrap_or_else(|e| e.into_inner())
-        .matcher
-        .clone()?;
+    let matcher = sync::read(known()).matcher.clone()?;
     match matcher.replace_all(text, mark) {
         std::borrow::Cow::Borrowed(_) => None,
         std::borrow::Cow::Owned(replaced) => Some(replaced),

@@ -11,6 +11,8 @@ use std::io::{self, Read};
 use std::process::{Child, Command, ExitStatus, Stdio};
 use std::sync::Mutex;
 
+use crate::sync::lock;
+
 /// The children running, by pid.
 #[derive(Debug, Default)]
 pub struct Children {
@@ -38,7 +40,7 @@ impl Children {
         command.stdin(Stdio::null()).stdout(Stdio::piped());
         die_with_parent(&mut command);
         let mut child = {
-            let mut running = self.running.lock().unwrap_or_else(|e| e.into_inner());
+            let mut running = lock(&self.running);
             let Some(pids) = running.as_mut() else {
                 return Ok(None);
             };
@@ -65,7 +67,7 @@ impl Children {
     /// Stops the batch: no child starts any more, and every child running gets SIGTERM
     /// (it ends as `interrupted`, its session saved).
     pub fn stop(&self) {
-        let mut running = self.running.lock().unwrap_or_else(|e| e.into_inner());
+        let mut running = lock(&self.running);
         for pid in running.take().unwrap_or_default() {
             // SAFETY: kill(2) of a child that is not reaped yet (see `reap`), so the pid
             // is still this child's.
@@ -80,12 +82,7 @@ impl Children {
     fn reap(&self, child: &mut Child) -> io::Result<ExitStatus> {
         let pid = child.id() as libc::pid_t;
         wait_exited(pid)?;
-        if let Some(pids) = self
-            .running
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .as_mut()
-        {
+        if let Some(pids) = lock(&self.running).as_mut() {
             pids.remove(&pid);
         }
         child.wait()

@@ -15,6 +15,7 @@ use super::job::{Launcher, run_entry};
 use super::ledger::Ledger;
 use super::progress::BatchProgress;
 use super::results::{Envelope, ResultsFile};
+use crate::sync::lock;
 
 /// Why no new input starts.
 #[derive(Debug, Clone, PartialEq)]
@@ -35,12 +36,12 @@ pub struct StopSignal(Mutex<Option<Stopped>>);
 
 impl StopSignal {
     pub fn stop(&self, reason: Stopped) {
-        let mut stopped = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        let mut stopped = lock(&self.0);
         stopped.get_or_insert(reason);
     }
 
     pub fn reason(&self) -> Option<Stopped> {
-        self.0.lock().unwrap_or_else(|e| e.into_inner()).clone()
+        lock(&self.0).clone()
     }
 }
 
@@ -54,7 +55,7 @@ struct Feed<I> {
 impl<I: Iterator<Item = io::Result<Entry>>> Feed<I> {
     /// The next entry to run, unless the batch stops.
     fn next(&self) -> Option<Entry> {
-        let mut entries = self.entries.lock().unwrap_or_else(|e| e.into_inner());
+        let mut entries = lock(&self.entries);
         loop {
             if self.stop.reason().is_some() {
                 return None;
@@ -176,7 +177,7 @@ fn work<I>(batch: &Batch<'_>, feed: &Feed<I>, books: &Mutex<Books<'_>>)
 where
     I: Iterator<Item = io::Result<Entry>>,
 {
-    let books = || books.lock().unwrap_or_else(|e| e.into_inner());
+    let books = || lock(books);
     while let Some(entry) = feed.next() {
         books().progress.started();
         match run_entry(&entry, batch.dir, batch.launcher, batch.children) {

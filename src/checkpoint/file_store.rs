@@ -30,6 +30,7 @@ use super::store::{
 use crate::engine::AgentState;
 use crate::engine::checkpointing::{Durability, MAX_UNSYNCED};
 use crate::fsutil::write_atomically;
+use crate::sync::lock;
 
 /// The snapshot's file name.
 const SNAPSHOT_FILE: &str = "checkpoint.json";
@@ -115,7 +116,7 @@ impl FileCheckpointStore {
     fn note_torn(&self, path: &Path, torn: Option<String>) {
         if let Some(why) = torn {
             let warning = format!("{}: {why}; it and what follows are dropped", path.display());
-            let mut warnings = self.warnings.lock().unwrap_or_else(|p| p.into_inner());
+            let mut warnings = lock(&self.warnings);
             if !warnings.contains(&warning) {
                 warnings.push(warning);
             }
@@ -245,7 +246,7 @@ impl CheckpointStore for FileCheckpointStore {
         durability: Durability,
     ) -> Result<Saved, CheckpointError> {
         let dir = self.session_dir(session_id)?;
-        let mut journals = self.journals.lock().unwrap_or_else(|p| p.into_inner());
+        let mut journals = lock(&self.journals);
         let journal = match journals.entry(session_id.to_string()) {
             Entry::Occupied(open) => open.into_mut(),
             Entry::Vacant(slot) => slot.insert(OpenJournal::open(&dir)?),
@@ -296,7 +297,7 @@ impl CheckpointStore for FileCheckpointStore {
             reason: e.to_string(),
         })?;
         Self::write_bytes(&path, &bytes)?;
-        let mut journals = self.journals.lock().unwrap_or_else(|p| p.into_inner());
+        let mut journals = lock(&self.journals);
         if let Some(journal) = journals.get_mut(session_id) {
             journal.snapshot = Some((bytes.len() as u64, position.offset));
         }
@@ -406,6 +407,6 @@ impl CheckpointStore for FileCheckpointStore {
     }
 
     fn take_warnings(&self) -> Vec<String> {
-        std::mem::take(&mut self.warnings.lock().unwrap_or_else(|p| p.into_inner()))
+        std::mem::take(&mut lock(&self.warnings))
     }
 }

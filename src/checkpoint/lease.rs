@@ -27,6 +27,7 @@ use super::error::CheckpointError;
 use crate::engine::clock::now_rfc3339;
 use crate::nats::Blocking;
 use crate::nats::kv::retrying;
+use crate::sync::lock;
 
 /// What a lease entry says: who holds the session, since when, and a token of this one
 /// holding (a renewal that timed out but was written is recognised by it).
@@ -58,11 +59,11 @@ impl Confirmed {
     }
 
     fn set(&self, sent: Instant) {
-        *self.at.lock().unwrap_or_else(|e| e.into_inner()) = sent;
+        *lock(&self.at) = sent;
     }
 
     fn lapsed(&self) -> bool {
-        self.at.lock().unwrap_or_else(|e| e.into_inner()).elapsed() >= self.valid
+        lock(&self.at).elapsed() >= self.valid
     }
 }
 

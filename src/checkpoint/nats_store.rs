@@ -28,6 +28,7 @@ use super::store::{
 use crate::engine::checkpointing::Durability;
 use crate::nats::buckets::SESSIONS;
 use crate::nats::session_kv::{DirectKv, SessionKv};
+use crate::sync::lock;
 
 pub struct NatsCheckpointStore {
     /// Where the entries are read and written: this process's connection, or the worker's.
@@ -199,7 +200,7 @@ impl CheckpointStore for NatsCheckpointStore {
         // Every write is stored by JetStream before it is acknowledged: the durability
         // asked for is always had.
         check_session_id(session_id)?;
-        let mut journals = self.journals.lock().unwrap_or_else(|p| p.into_inner());
+        let mut journals = lock(&self.journals);
         let journal = match journals.entry(session_id.to_string()) {
             Entry::Occupied(open) => open.into_mut(),
             Entry::Vacant(slot) => slot.insert(self.open_journal(session_id)?),
@@ -257,7 +258,7 @@ impl CheckpointStore for NatsCheckpointStore {
         let json = serde_json::to_vec(&snapshot).map_err(|e| self.failed(&key, e))?;
         let bytes = json.len() as u64;
         self.put(&key, json)?;
-        let mut journals = self.journals.lock().unwrap_or_else(|p| p.into_inner());
+        let mut journals = lock(&self.journals);
         if let Some(journal) = journals.get_mut(session_id) {
             journal.snapshot = Some(bytes);
             journal.since_snapshot = 0;
@@ -356,7 +357,7 @@ impl CheckpointStore for NatsCheckpointStore {
             snapshot: None,
             since_snapshot: 0,
         };
-        let mut journals = self.journals.lock().unwrap_or_else(|p| p.into_inner());
+        let mut journals = lock(&self.journals);
         journals.insert(session_id.to_string(), fresh);
         Ok(())
     }

@@ -23,6 +23,7 @@ use super::stop_when::StopWhen;
 use super::xml_turn::XmlTools;
 use crate::policy::ToolPolicy;
 use crate::provider::{BoxFuture, Message, Provider, ToolSpec, Usage};
+use crate::sync::lock;
 use crate::tools::{ArgsValidator, AskUserTool, Tool};
 
 /// A runnable agent.
@@ -189,9 +190,7 @@ impl RunContext {
     /// Notes a problem that does not stop the run.
     pub fn warn(&self, message: String) {
         eprintln!("warning: {message}");
-        if let Ok(mut warnings) = self.warnings.lock() {
-            warnings.push(message);
-        }
+        lock(&self.warnings).push(message);
     }
 }
 

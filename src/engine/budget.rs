@@ -8,6 +8,7 @@ use std::time::{Duration, Instant};
 use serde::{Deserialize, Serialize};
 
 use crate::provider::{Provider, Usage};
+use crate::sync::lock;
 
 /// The bounds of a run; `None` is unbounded.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -115,9 +116,7 @@ impl Budget {
             .checked_add(spent.usage.output_tokens)
             .ok_or("the checkpoint's token counts are out of range")?;
         let budget = Budget::new(limits);
-        if let Ok(mut totals) = budget.totals.lock() {
-            *totals = spent.clone();
-        }
+        *lock(&budget.totals) = spent.clone();
         Ok(budget)
     }
 
@@ -156,7 +155,7 @@ impl Budget {
 
     /// This run's totals (with its sub-agents').
     pub fn totals(&self) -> Totals {
-        self.totals.lock().map(|t| t.clone()).unwrap_or_default()
+        lock(&self.totals).clone()
     }
 
     /// The whole tree's totals: the root's.
@@ -186,9 +185,7 @@ impl Budget {
     /// Counts a finished model call on the whole chain; errors when it crossed a bound.
     pub fn after_llm_call(&self, usage: &Usage, price: Option<Price>) -> Result<(), LimitHit> {
         let totals = {
-            let Ok(mut totals) = self.totals.lock() else {
-                return Ok(());
-            };
+            let mut totals = lock(&self.totals);
             totals.llm_calls = totals.llm_calls.saturating_add(1);
             totals.usage = totals.usage.plus(usage);
             if let Some(price) = price {
@@ -206,9 +203,7 @@ impl Budget {
     /// Reserves one tool call on the whole chain; errors when a `max_tool_calls` is reached.
     pub fn reserve_tool_call(&self) -> Result<(), LimitHit> {
         {
-            let Ok(mut totals) = self.totals.lock() else {
-                return Ok(());
-            };
+            let mut totals = lock(&self.totals);
             if let Some(max) = self.limits.max_tool_calls
                 && totals.tool_calls >= max
             {
@@ -223,11 +218,9 @@ impl Budget {
             .parent
             .as_ref()
             .map_or(Ok(()), |p| p.reserve_tool_call());
-        if reserved.is_err()
-            && let Ok(mut totals) = self.totals.lock()
-        {
+        if reserved.is_err() {
             // Refused above: the call does not run, so it does not count here either.
-            totals.tool_calls -= 1;
+            lock(&self.totals).tool_calls -= 1;
         }
         reserved
     }
@@ -284,5 +277,59 @@ fn tighter<T: Ord>(a: Option<T>, b: Option<T>) -> Option<T> {
     match (a, b) {
         (Some(a), Some(b)) => Some(a.min(b)),
         (a, b) => a.or(b),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Poisons `budget`'s counters: a thread panics while it holds them.
+    fn poison(budget: &Budget) {
+        std::thread::scope(|scope| {
+            let _ = scope
+                .spawn(|| {
+                    let _held = budget.totals.lock();
+                    panic!("poisons the budget's lock on purpose");
+                })
+                .join();
+        });
+        assert!(budget.totals.is_poisoned());
+    }
+
+    #[test]
+    fn a_poisoned_budget_lock_never_lets_a_limit_pass() {
+        let root = Arc::new(Budget::new(RunLimits {
+            max_llm_calls: Some(2),
+            max_tool_calls: Some(1),
+            max_tokens: Some(100),
+            ..RunLimits::default()
+        }));
+        poison(&root);
+        // A sub-agent without bounds of its own, under the poisoned root.
+        let child = Budget::child(&root, RunLimits::default());
+
+        assert!(child.before_llm_call().is_ok());
+        assert!(child.after_llm_call(&Usage::new(10, 10), None).is_ok());
+        assert!(child.before_llm_call().is_ok());
+        let crossed = child.after_llm_call(&Usage::new(60, 60), None);
+        assert!(crossed.is_err(), "140 tokens cross max_tokens: 100");
+        assert!(child.before_llm_call().is_err(), "max_llm_calls: 2 reached");
+        assert!(root.before_llm_call().is_err(), "max_llm_calls: 2 reached");
+
+        assert!(child.reserve_tool_call().is_ok());
+        assert!(
+            child.reserve_tool_call().is_err(),
+            "max_tool_calls: 1 reached"
+        );
+        assert!(
+            root.reserve_tool_call().is_err(),
+            "max_tool_calls: 1 reached"
+        );
+
+        let spent = root.totals();
+        assert_eq!((spent.llm_calls, spent.tool_calls), (2, 1));
+        assert_eq!(spent.usage.total_tokens, 140);
+        assert_eq!(child.totals(), spent, "the child counted the same calls");
     }
 }

@@ -21,6 +21,7 @@ use super::outcome::{RunError, RunOutcome, RunStatus, RunTotals};
 use super::pending::Pending;
 use super::state::AgentState;
 use crate::provider::{BoxFuture, Message, Usage};
+use crate::sync::lock;
 
 /// What a paused run waits on, settled before it goes on (a resume's answer). It is
 /// implemented above the driver (`engine/resume.rs`), where a paused sub-agent can be
@@ -130,7 +131,7 @@ pub async fn follow(root: &Agent, state: AgentState, ctx: &RunContext) -> Genera
             return Err(halt);
         }
         state = *halt.state;
-        if let Some(next) = ctx.reloaded.lock().ok().and_then(|mut slot| slot.take()) {
+        if let Some(next) = lock(&ctx.reloaded).take() {
             // A new root definition: the agents it handed over to are rebuilt from it.
             active = match handed_chain(&next, &state.handoffs) {
                 Ok(active) => active.map(|target| answering_for(target, &next)),
@@ -323,7 +324,7 @@ fn finish(ctx: &RunContext, outcome: &RunOutcome) {
         current_status: outcome.status.into(),
     });
     let totals = totals(ctx, &outcome.state);
-    let warnings = ctx.warnings.lock().map(|w| w.clone()).unwrap_or_default();
+    let warnings = lock(&ctx.warnings).clone();
     match &outcome.error {
         None => emitter.emit(RunCompleted {
             status: outcome.status,

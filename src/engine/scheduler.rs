@@ -14,6 +14,7 @@ use tokio::sync::{RwLock, Semaphore, watch};
 use super::budget::LimitHit;
 use super::effect::ToolEffect;
 use crate::provider::{BoxFuture, ToolCall};
+use crate::sync::lock;
 use crate::tools::{Tool, ToolContext, ToolOutput, stopped};
 
 /// The metadata key of a call's result that says the call did not run, and why (progress
@@ -185,10 +186,8 @@ pub async fn run_calls(
             let (called, counted) = match admitted {
                 Admission::Answered(output) => (Called::from(*output), true),
                 Admission::Refused(output, hit) => {
-                    if let Some(hit) = hit
-                        && let Ok(mut slot) = limit_hit.lock()
-                    {
-                        slot.get_or_insert(hit);
+                    if let Some(hit) = hit {
+                        lock(limit_hit).get_or_insert(hit);
                     }
                     (Called::from(*output), false)
                 }
@@ -237,7 +236,7 @@ pub async fn run_calls(
         }
     });
     let results = join_all(runs).await;
-    let hit = limit_hit.lock().ok().and_then(|mut slot| slot.take());
+    let hit = lock(&limit_hit).take();
     (results, hit)
 }
 

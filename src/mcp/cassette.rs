@@ -17,6 +17,7 @@ use super::connection::ServerTool;
 use crate::provider::{
     CASSETTE_VERSION, CassetteRecorder, Secret, cassette_lines, is_mcp_line, shorten,
 };
+use crate::sync::lock;
 
 /// One MCP line of a cassette.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -176,7 +177,7 @@ impl McpReplay {
     /// The recorded answer to the first unused call of `tool` on `server` with these
     /// arguments; a miss says which server, tool and arguments, and the closest recorded call.
     pub fn call(&self, server: &str, tool: &str, arguments: &Value) -> Result<Value, String> {
-        let mut used = self.used.lock().unwrap_or_else(|p| p.into_inner());
+        let mut used = lock(&self.used);
         let hit = self
             .exchanges
             .iter()

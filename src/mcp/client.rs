@@ -16,6 +16,7 @@ use serde_json::Value;
 
 use super::elicit::{Elicited, elicit, question};
 use super::progress::{ProgressBoard, Throttle};
+use crate::sync::lock;
 use crate::tools::{AnswerSource, FormRequest, ToolContext, ToolProgress};
 
 /// The session's client: its `initialize` information, the board that keeps the latest
@@ -72,9 +73,7 @@ impl ClientHandler for RunnerClient {
             // The call ends ("cancel") and the run pauses on the form, to make the call
             // again on resume with the person's answer.
             Elicited::Unanswered => {
-                if let Ok(mut slot) = self.unanswered.lock() {
-                    *slot = Some(form);
-                }
+                *lock(&self.unanswered) = Some(form);
                 ElicitResult::new(ElicitationAction::Cancel)
             }
         })

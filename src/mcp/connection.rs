@@ -26,6 +26,7 @@ use super::oversized::{MAX_MESSAGE_BYTES, Oversized};
 use super::process::{ServerProcess, spawn};
 use super::progress::ProgressBoard;
 use crate::provider::CassetteRecorder;
+use crate::sync::lock;
 use crate::tools::{AnswerSource, FormRequest, ToolContext, stopped};
 
 /// A tool as the server lists it (and as a cassette records it).
@@ -270,7 +271,7 @@ impl Session {
         let outcome = call_with_progress(&self.peer, &self.progress, params, context).await;
         // A form nobody answered during the call: the run pauses on it (the server heard
         // "cancel", so its result says nothing the model needs).
-        let form = self.unanswered.lock().ok().and_then(|mut slot| slot.take());
+        let form = lock(&self.unanswered).take();
         if let Some(form) = form {
             context.wait_for_form(form);
         }

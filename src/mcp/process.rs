@@ -11,6 +11,7 @@ use std::time::Duration;
 use tokio::io::{AsyncRead, AsyncReadExt};
 use tokio::process::{Child, ChildStdin, ChildStdout, Command};
 
+use crate::sync::lock;
 use crate::tools::scrub_env;
 
 /// How much of the server's stderr is kept: enough for a stack trace's first lines.
@@ -93,7 +94,7 @@ async fn keep_tail(mut pipe: impl AsyncRead + Unpin, tail: Arc<Mutex<Vec<u8>>>) 
         match pipe.read(&mut buf).await {
             Ok(0) | Err(_) => return,
             Ok(n) => {
-                let mut tail = tail.lock().unwrap_or_else(|e| e.into_inner());
+                let mut tail = lock(&tail);
                 tail.extend_from_slice(&buf[..n]);
                 let excess = tail.len().saturating_sub(STDERR_TAIL);
                 tail.drain(..excess);
@@ -115,7 +116,7 @@ impl ServerProcess {
         {
             *reader = None;
         }
-        let tail = self.stderr.lock().unwrap_or_else(|e| e.into_inner());
+        let tail = lock(&self.stderr);
         String::from_utf8_lossy(&tail).trim().to_string()
     }
 

@@ -15,6 +15,8 @@ use rmcp::model::{ProgressNotificationParam, ProgressToken};
 use tokio::sync::Notify;
 use tokio::time::Instant;
 
+use crate::sync::lock;
+
 /// The shortest time between two progress reports of one call that are passed on.
 pub const PROGRESS_INTERVAL: Duration = Duration::from_millis(250);
 /// The most progress reports of one call passed on before it ends (the last one comes on
@@ -36,14 +38,9 @@ struct Slot {
 impl ProgressBoard {
     /// Keeps `report` as its call's latest (a report for no call in flight is dropped).
     pub fn post(&self, report: ProgressNotificationParam) {
-        let slot = match self.slots.lock() {
-            Ok(slots) => slots.get(&report.progress_token).cloned(),
-            Err(_) => None,
-        };
+        let slot = lock(&self.slots).get(&report.progress_token).cloned();
         if let Some(slot) = slot {
-            if let Ok(mut latest) = slot.latest.lock() {
-                *latest = Some(report);
-            }
+            *lock(&slot.latest) = Some(report);
             slot.posted.notify_one();
         }
     }
@@ -51,9 +48,7 @@ impl ProgressBoard {
     /// Follows the reports for `token` until the subscription is dropped.
     pub fn subscribe(&self, token: ProgressToken) -> Subscription {
         let slot = Arc::new(Slot::default());
-        if let Ok(mut slots) = self.slots.lock() {
-            slots.insert(token.clone(), slot.clone());
-        }
+        lock(&self.slots).insert(token.clone(), slot.clone());
         Subscription {
             board: self.clone(),
             token,
@@ -77,19 +72,13 @@ impl Subscription {
 
     /// The latest report not yet taken.
     pub fn take(&self) -> Option<ProgressNotificationParam> {
-        self.slot
-            .latest
-            .lock()
-            .ok()
-            .and_then(|mut latest| latest.take())
+        lock(&self.slot.latest).take()
     }
 }
 
 impl Drop for Subscription {
     fn drop(&mut self) {
-        if let Ok(mut slots) = self.board.slots.lock() {
-            slots.remove(&self.token);
-        }
+        lock(&self.board.slots).remove(&self.token);
     }
 }
 

@@ -17,6 +17,7 @@ use crate::engine::clock::now_rfc3339;
 use crate::engine::events::{Delta, Event, EventData, EventSink, HookCompleted, PermissionDecided};
 use crate::engine::scheduler::NOT_RUN;
 use crate::policy::{Decider, HookOutcome, Verdict};
+use crate::sync::lock;
 
 /// How progress lines look.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -152,9 +153,8 @@ impl Progress {
 
     /// Updates the status line, if there is one.
     fn update(&self, change: impl FnOnce(&mut Status)) {
-        if let Some((bar, status)) = &self.status
-            && let Ok(mut status) = status.lock()
-        {
+        if let Some((bar, status)) = &self.status {
+            let mut status = lock(status);
             change(&mut status);
             bar.set_message(status.message());
         }

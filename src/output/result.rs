@@ -9,6 +9,7 @@ use serde_json::Value;
 
 use crate::engine::events::{Event, EventData, EventSink, RunCreated};
 use crate::engine::outcome::{RunStatus, RunTotals};
+use crate::sync::lock;
 
 /// How a run ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
@@ -159,7 +160,7 @@ pub struct ResultFold {
 impl ResultFold {
     /// The result of the last root run, once it has ended.
     pub fn result(&self) -> Option<RunResult> {
-        let current = self.current.lock().ok()?;
+        let current = lock(&self.current);
         current.as_ref().map(|(result, _)| result.clone())
     }
 
@@ -193,9 +194,7 @@ impl ResultFold {
 
 impl EventSink for ResultFold {
     fn emit(&self, event: &Event) {
-        let Ok(mut current) = self.current.lock() else {
-            return;
-        };
+        let mut current = lock(&self.current);
         if let (EventData::LlmRetry(_), Some((result, _))) = (&event.data, current.as_mut()) {
             result.retries += 1;
             return;

@@ -20,6 +20,7 @@ use crate::output::transcript::{
     ErrorJson, InputRequired, Item, Recorder, StepStatus, ToolResult, TranscriptSink,
     TranscriptWriter, UserInput,
 };
+use crate::sync::lock;
 
 /// One buffered transcript operation of an open step.
 enum Op {
@@ -239,15 +240,13 @@ impl<S: TranscriptSink + Send> TranscriptEvents<S> {
 impl<W: Write + Send> TranscriptEvents<TranscriptWriter<W>> {
     /// The write that failed, if one did: the transcript holds the blocks before it.
     pub fn failure(&self) -> Option<io::Error> {
-        self.inner.lock().ok()?.root.sink.failure()
+        lock(&self.inner).root.sink.failure()
     }
 }
 
 impl<S: TranscriptSink + Send> EventSink for TranscriptEvents<S> {
     fn emit(&self, event: &Event) {
-        let Ok(mut inner) = self.inner.lock() else {
-            return;
-        };
+        let mut inner = lock(&self.inner);
         let inner = &mut *inner;
         let done = if event.depth == 0 {
             inner.root.apply(event)

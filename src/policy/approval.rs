@@ -11,6 +11,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::pattern::Pattern;
+use crate::sync::lock;
 
 /// Who or what decided a call.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
@@ -93,7 +94,7 @@ impl Approvals {
 
     /// The first source's decision; `None`: nobody could decide, so the run must pause.
     pub fn decide(&self, request: &ApprovalRequest<'_>) -> Option<Approval> {
-        let mut always = self.always.lock().ok()?;
+        let mut always = lock(&self.always);
         if always.contains(request.tool) {
             return Some(Approval::approved(Decider::Always));
         }
@@ -180,7 +181,7 @@ pub struct TerminalApprover {
 
 impl Approver for TerminalApprover {
     fn decide(&self, request: &ApprovalRequest<'_>) -> Option<Approval> {
-        let _one_at_a_time = self.asking.lock().ok()?;
+        let _one_at_a_time = lock(&self.asking);
         let mut stderr = std::io::stderr();
         let arguments = serde_json::to_string_pretty(request.arguments).unwrap_or_default();
         let _ = write!(

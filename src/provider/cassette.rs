@@ -25,6 +25,7 @@ use super::http::Secret;
 use super::redact::{MIN_SECRET_LEN, is_redactable, redact_value};
 use super::types::{Message, ModelRequest, ModelResponse};
 use super::{BoxFuture, DeltaSink, Provider};
+use crate::sync::lock;
 
 /// The `version` written in every exchange.
 pub const CASSETTE_VERSION: u32 = 1;
@@ -209,7 +210,7 @@ impl CassetteRecorder {
 
     /// Prints `warning` on stderr unless this recording printed it before.
     fn warn_once(&self, warning: &str) {
-        let mut warned = self.warned.lock().unwrap_or_else(|p| p.into_inner());
+        let mut warned = lock(&self.warned);
         if !warned.iter().any(|w| w == warning) {
             eprintln!("{warning}");
             warned.push(warning.to_string());
@@ -236,7 +237,7 @@ impl CassetteRecorder {
         }
         let mut line = serde_json::to_string(&value).map_err(encode)?;
         line.push('\n');
-        let mut file = self.file.lock().unwrap_or_else(|p| p.into_inner());
+        let mut file = lock(&self.file);
         file.write_all(line.as_bytes())
             .and_then(|_| file.flush())
             .map_err(|e| io_error(&self.path, "write", e))

@@ -19,6 +19,7 @@ use serde_json::value::RawValue;
 
 use super::history::{History, MessageSpan};
 use super::types::Message;
+use crate::sync::lock;
 
 /// A provider's last request's items, serialised.
 #[derive(Debug, Default)]
@@ -104,7 +105,7 @@ impl Serialised {
 impl<T: Serialize> CachedItems<'_, T> {
     /// Appends the items as a JSON array to `out`.
     pub fn write_json(&self, out: &mut Vec<u8>) -> serde_json::Result<()> {
-        let mut cache = self.cache.0.lock().unwrap_or_else(|p| p.into_inner());
+        let mut cache = lock(&self.cache.0);
         let from = cache.resume(self.messages);
         for (range, item) in (self.build)(self.messages, from) {
             cache.push(self.messages, range, &item)?;

@@ -18,6 +18,7 @@ use super::error::{ErrorKind, ProviderError, shorten};
 use super::scripted::{ScriptedResponse, ScriptedToolCall, ScriptedUsage, render};
 use super::types::{ModelRequest, ModelResponse};
 use super::{BoxFuture, DeltaSink, Provider};
+use crate::sync::lock;
 
 /// The exchanges of a cassette, shared by every [`Replay`] provider of a run. Each
 /// recorded answer is served once, so repeated identical requests get their answers
@@ -68,7 +69,7 @@ impl ReplayStore {
 
     /// Takes the first unused exchange matching `model` and the normalised request.
     fn take(&self, model: &str, req: &ModelRequest) -> Result<&Exchange, String> {
-        let mut used = self.used.lock().unwrap_or_else(|p| p.into_inner());
+        let mut used = lock(&self.used);
         let hit = self
             .exchanges
             .iter()

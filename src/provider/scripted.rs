@@ -8,7 +8,7 @@
 //! streamed (text in word-sized deltas, then tool calls) so consumers see the same events
 //! as from a real provider. Tool call ids are deterministic: `call_<response>_<call>`.
 
-use std::sync::{Mutex, PoisonError};
+use std::sync::Mutex;
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -20,6 +20,7 @@ use super::types::{
     ThinkingBlock, ToolCall, Usage,
 };
 use super::{BoxFuture, DeltaSink, Provider};
+use crate::sync::lock;
 
 /// One scripted answer (the `model.script` entries of an agent file).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -82,7 +83,7 @@ impl ScriptedProvider {
 
     /// How many responses have been given out.
     pub fn used(&self) -> usize {
-        let next = self.next.lock().unwrap_or_else(PoisonError::into_inner);
+        let next = lock(&self.next);
         next.unwrap_or(0).min(self.script.len())
     }
 
@@ -92,7 +93,7 @@ impl ScriptedProvider {
         sink: &DeltaSink<'_>,
     ) -> Result<ModelResponse, ProviderError> {
         let n = {
-            let mut next = self.next.lock().unwrap_or_else(PoisonError::into_inner);
+            let mut next = lock(&self.next);
             let n = next.unwrap_or_else(|| self.position_after(&req.messages));
             *next = Some(n + 1);
             n

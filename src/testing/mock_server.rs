@@ -36,6 +36,8 @@ use tokio::sync::{Semaphore, oneshot};
 pub use super::exchange::{MockRequest, MockResponse, Wire};
 pub use super::reply::Reply;
 
+use crate::sync::lock;
+
 type Router = Arc<dyn Fn(&MockRequest) -> Option<MockResponse> + Send + Sync>;
 
 #[derive(Default)]
@@ -126,7 +128,7 @@ impl MockServer {
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, State> {
-        self.state.lock().unwrap_or_else(|p| p.into_inner())
+        lock(&self.state)
     }
 
     /// Queues a response (answers are given in push order).
@@ -230,10 +232,7 @@ async fn serve_connection(mut stream: TcpStream, state: Arc<Mutex<State>>) -> st
         let Some(req) = read_request(&mut stream, &mut buf, &state).await? else {
             return Ok(());
         };
-        let close_after_reply = state
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .close_after_reply;
+        let close_after_reply = lock(&state).close_after_reply;
         let close = close_after_reply
             || req
                 .header("connection")
@@ -335,15 +334,11 @@ fn whole_response(head: String, chunks: &[Vec<u8>], streamed: bool) -> Vec<u8> {
 }
 
 fn pick_response(state: &Mutex<State>, req: &MockRequest) -> MockResponse {
-    let router = state
-        .lock()
-        .unwrap_or_else(|p| p.into_inner())
-        .router
-        .clone();
+    let router = lock(state).router.clone();
     if let Some(response) = router.and_then(|route| route(req)) {
         return response;
     }
-    let mut st = state.lock().unwrap_or_else(|p| p.into_inner());
+    let mut st = lock(state);
     if st.grammar && req.body.get("response_format").is_some() {
         // Under a grammar only text can be written: tool calls never come.
         while st.queue.front().is_some_and(MockResponse::calls_tools) {
@@ -408,7 +403,7 @@ async fn read_request(
             return Ok(None);
         }
     }
-    let answer_only = state.lock().unwrap_or_else(|p| p.into_inner()).answer_only;
+    let answer_only = lock(state).answer_only;
     let bytes = &buf[body_start..body_start + length];
     let body = if answer_only {
         serde_json::from_slice::<AnswerFields>(bytes)
@@ -418,7 +413,7 @@ async fn read_request(
         serde_json::from_slice(bytes).unwrap_or(Value::Null)
     };
     buf.drain(..body_start + length);
-    let mut st = state.lock().unwrap_or_else(|p| p.into_inner());
+    let mut st = lock(state);
     st.received += 1;
     let req = MockRequest {
         number: st.received,

@@ -9,6 +9,7 @@ use std::sync::{Arc, Mutex};
 use serde_json::{Value, json};
 
 use super::{ArgsValidator, BoxFuture, Tool, ToolContext, ToolOutput};
+use crate::sync::lock;
 
 /// A question for the person, with the id the model gave it.
 #[derive(Debug, Clone, PartialEq)]
@@ -62,7 +63,7 @@ impl AnswerSource for AnswersFile {
         {
             return Some(answer.clone());
         }
-        self.in_order.lock().ok()?.pop_front()
+        lock(&self.in_order).pop_front()
     }
 }
 

@@ -14,6 +14,7 @@ use tokio::process::Command;
 use tokio::sync::watch;
 
 use super::stopped;
+use crate::sync::lock;
 
 /// After the child ended (or was killed), how long to wait for its output pipes to close
 /// (a grandchild may still hold them).
@@ -201,7 +202,7 @@ async fn read_capped<R: AsyncRead + Unpin>(reader: Option<R>, cap: usize, into: 
         match reader.read(&mut buf).await {
             Ok(0) | Err(_) => break,
             Ok(n) => {
-                let mut captured = into.lock().unwrap_or_else(|e| e.into_inner());
+                let mut captured = lock(&into);
                 captured.1 += n as u64;
                 let room = cap.saturating_sub(captured.0.len());
                 captured.0.extend_from_slice(&buf[..n.min(room)]);
@@ -217,6 +218,6 @@ async fn collect(task: tokio::task::JoinHandle<()>, captured: Captured) -> (Vec<
     if tokio::time::timeout(PIPE_GRACE, task).await.is_err() {
         abort.abort();
     }
-    let mut captured = captured.lock().unwrap_or_else(|e| e.into_inner());
+    let mut captured = lock(&captured);
     (std::mem::take(&mut captured.0), captured.1)
 }

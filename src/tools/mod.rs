@@ -16,6 +16,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use tokio::sync::watch;
 
+use crate::sync::lock;
+
 mod ask_user;
 mod builtin;
 mod child;
@@ -146,14 +148,12 @@ impl ToolContext {
     /// Says the call could not finish: its service needs `form` filled in, and nobody
     /// could. The engine pauses the run on the form instead of using the call's result.
     pub fn wait_for_form(&self, form: FormRequest) {
-        if let Ok(mut slot) = self.form.lock() {
-            slot.get_or_insert(form);
-        }
+        lock(&self.form).get_or_insert(form);
     }
 
     /// The form the call waits for, if it does.
     pub fn waiting_form(&self) -> Option<FormRequest> {
-        self.form.lock().ok().and_then(|mut slot| slot.take())
+        lock(&self.form).take()
     }
 
     /// A context that is never cancelled (tests, one-off calls).

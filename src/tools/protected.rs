@@ -10,6 +10,8 @@ use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::sync::RwLock;
 
+use crate::sync;
+
 /// The files of a run's definition and its state directories.
 #[derive(Debug, Default)]
 pub struct Protected {
@@ -81,9 +83,7 @@ impl Protected {
 
     /// The definition's files after a reload (a new sub-agent, include or hook program).
     pub fn set_definitions(&self, definitions: impl IntoIterator<Item = PathBuf>) {
-        if let Ok(mut files) = self.definitions.write() {
-            *files = stamped(definitions);
-        }
+        *sync::write(&self.definitions) = stamped(definitions);
     }
 
     /// Whether a program of the definition (a hook, a `shell` program given as a path) is
@@ -92,10 +92,7 @@ impl Protected {
     /// program that is no file of the definition is not checked.
     pub fn unchanged(&self, program: &Path) -> Result<(), String> {
         let keys = [canonical(program), canonical_parent(program)];
-        let files = self
-            .definitions
-            .read()
-            .map_err(|_| "the list of the definition's files is unreadable".to_string())?;
+        let files = sync::read(&self.definitions);
         let Some((file, stamp)) = files.iter().find(|(file, _)| keys.contains(file)) else {
             return Ok(());
         };
@@ -111,9 +108,7 @@ impl Protected {
     /// Why a write to `resolved` (an absolute, resolved path) is refused, if it is.
     pub fn refuses_write(&self, resolved: &Path) -> Option<&'static str> {
         let resolved = canonical(resolved);
-        let defines = self.definitions.read().map_or(true, |files| {
-            files.iter().any(|(file, _)| *file == resolved)
-        });
+        let defines = (sync::read(&self.definitions).iter()).any(|(file, _)| *file == resolved);
         if defines {
             return Some(
                 "it is an agent definition file of this run (the agent file or a file it references: a sub-agent, template, hook, program or MCP file): the agent may not change its own definition",

@@ -7,6 +7,7 @@ use std::sync::Mutex;
 use super::bus::EventSink;
 use super::event::Event;
 use crate::fsutil::WholeRecords;
+use crate::sync::lock;
 
 /// Appends each event as one JSON line, flushed per line, so a crash leaves every emitted
 /// event on disk.
@@ -29,7 +30,7 @@ impl<W: Write + Send> JsonlSink<W> {
 
     /// The write that failed, if one did: the output holds the lines before it, no more.
     pub fn failure(&self) -> Option<io::Error> {
-        self.out.lock().ok()?.failure()
+        lock(&self.out).failure()
     }
 }
 
@@ -48,9 +49,7 @@ impl<W: Write + Send> EventSink for JsonlSink<W> {
             return;
         };
         line.push(b'\n');
-        if let Ok(mut out) = self.out.lock() {
-            // Kept by `out` for `failure()`; the run goes on.
-            let _ = out.append(&line);
-        }
+        // Kept by `out` for `failure()`; the run goes on.
+        let _ = lock(&self.out).append(&line);
     }
 }

@@ -11,6 +11,7 @@ use crate::engine::events::{
 };
 use crate::engine::pending::Pending;
 use crate::engine::state::AgentState;
+use crate::sync::lock;
 
 /// Starts the run's next step: gives it the next number (unique in the run, parallel plan
 /// branches included), emits its start, and returns the state at that step and its id.
@@ -77,9 +78,7 @@ pub fn after_step(agent: &Agent, state: AgentState, ctx: &RunContext) -> Result<
                     changes,
                     step: state.step,
                 });
-                if let Ok(mut slot) = ctx.reloaded.lock() {
-                    *slot = Some(next);
-                }
+                *lock(&ctx.reloaded) = Some(next);
                 return Err(Halt::new(state, HaltReason::Reloaded));
             }
             Some(Err(diagnostics)) => {

@@ -19,6 +19,7 @@ use crate::provider::history::History;
 use crate::provider::{
     FinishReason, Message, ModelRequest, ModelResponse, ResponseFormat, StreamDelta,
 };
+use crate::sync::lock;
 
 /// Options of one model call.
 #[derive(Debug, Clone, Default)]
@@ -150,9 +151,8 @@ async fn call_model_once(
     let tool_names = xml.map(|x| x.names.clone()).unwrap_or_default();
     let sink = move |delta: StreamDelta| {
         // The text protocol's parser reads the reply as it arrives.
-        if let Some(parser) = &stream_parser
-            && let Ok(mut parser) = parser.lock()
-        {
+        if let Some(parser) = &stream_parser {
+            let mut parser = lock(parser);
             match &delta {
                 StreamDelta::Text { text } => parser.push(text),
                 StreamDelta::Reset { .. } => *parser = XmlStreamParser::new(tool_names.clone()),
@@ -226,12 +226,15 @@ async fn call_model_once(
         }
         (Some(parser), Some(xml)) => {
             // The parser has read the reply as it streamed; take it out of the sink's hands.
-            let taken = parser.lock().map(|mut p| {
-                std::mem::replace(&mut *p, XmlStreamParser::new(Vec::<String>::new()))
-            });
-            let outcome = match taken {
-                Ok(parser) => parser.finish(),
-                Err(_) => crate::protocol::parse_reply(&response.text, xml.names.clone()),
+            let taken = std::mem::replace(
+                &mut *lock(&parser),
+                XmlStreamParser::new(Vec::<String>::new()),
+            );
+            // A parser that panicked in the middle of a piece may hold half of it: the
+            // whole reply is parsed again instead.
+            let outcome = match parser.is_poisoned() {
+                true => crate::protocol::parse_reply(&response.text, xml.names.clone()),
+                false => taken.finish(),
             };
             xml_turn::apply(xml, response, outcome)
         }
@@ -291,9 +294,7 @@ impl Stopped<'_> {
         parser: &std::sync::Mutex<XmlStreamParser>,
         response: &mut ModelResponse,
     ) -> bool {
-        let Ok(mut parser) = parser.lock() else {
-            return false;
-        };
+        let mut parser = lock(parser);
         if response.finish_reason != FinishReason::Stop || self.stop.is_empty() {
             return false;
         }

@@ -12,6 +12,7 @@ use crate::checkpoint::{CheckpointError, SessionHold};
 use crate::nats::NatsError;
 use crate::nats::buckets::LEASES;
 use crate::nats::session_kv::SessionKv;
+use crate::sync::lock;
 
 /// The session store, through the worker.
 #[derive(Clone)]
@@ -65,7 +66,7 @@ impl RelayedKv {
                 format!("{reason} (the worker that started this run stopped?)"),
             )
         };
-        let mut line = self.line.lock().unwrap_or_else(|p| p.into_inner());
+        let mut line = lock(&self.line);
         write_frame(&mut *line, call, body).map_err(|e| broken(e.to_string()))?;
         match read_frame::<Reply>(&mut *line) {
             Ok(Some((Reply::Failed { what, reason }, _))) => Err(NatsError { what, reason }),
