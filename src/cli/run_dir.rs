@@ -80,9 +80,7 @@ impl RunDir {
             None => {}
         }
         let progress = options.progress();
-        if let Some(style) = progress {
-            subscribers.add(Arc::new(Progress::new(style, options.stream)));
-        }
+        subscribers.add(Arc::new(Progress::new(progress, options.stream)));
         Ok(RunDir {
             dir,
             bus: EventBus::new(subscribers.sinks),

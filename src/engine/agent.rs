@@ -15,7 +15,7 @@ use tokio::sync::watch;
 
 use super::budget::{Budget, LimitHit, Price, PricedModel, RunLimits};
 use super::checkpointing::Checkpointer;
-use super::events::Emitter;
+use super::events::{Emitter, Notice};
 use super::middleware::Middleware;
 use super::pending::Pending;
 use super::state::AgentState;
@@ -187,9 +187,10 @@ impl RunContext {
         *self.cancel.borrow()
     }
 
-    /// Notes a problem that does not stop the run.
+    /// Notes a problem that does not stop the run: in its `warnings`, and told to the
+    /// person watching.
     pub fn warn(&self, message: String) {
-        eprintln!("warning: {message}");
+        self.emitter.notify(Notice::Warning(message.clone()));
         lock(&self.warnings).push(message);
     }
 }

@@ -25,6 +25,9 @@ pub mod toolset;
 pub mod trace;
 pub mod xml_turn;
 
+#[cfg(test)]
+mod never_prints;
+
 pub use agent::{Agent, GenerateResult, Halt, HaltReason, RunContext, Turn};
 pub use builder::AgentBuilder;
 pub use outcome::{RunOutcome, RunStatus};

@@ -4,6 +4,10 @@
 //! events (spinner, elapsed time, the current agent and step, tokens, cost); `Plain` (CI
 //! logs) starts each line with the UTC time, never colours, and has no status line. How
 //! the run ended is not a progress line: the run directory's summary says it once.
+//!
+//! What the run tells the person watching (its notices: warnings, the `logging`
+//! middleware's lines) and the diagnostics of a reload that failed are printed as they
+//! are, with no time in front, even when no progress is shown: the engine never prints.
 
 use std::io::Write;
 use std::sync::Mutex;
@@ -14,7 +18,9 @@ use indicatif::{ProgressBar, ProgressDrawTarget, ProgressState, ProgressStyle as
 use serde_json::{Value, json};
 
 use crate::engine::clock::now_rfc3339;
-use crate::engine::events::{Delta, Event, EventData, EventSink, HookCompleted, PermissionDecided};
+use crate::engine::events::{
+    Delta, Event, EventData, EventSink, HookCompleted, Notice, PermissionDecided, ReloadFailed,
+};
 use crate::engine::scheduler::NOT_RUN;
 use crate::policy::{Decider, HookOutcome, Verdict};
 use crate::sync::lock;
@@ -33,7 +39,8 @@ impl ProgressStyle {
 }
 
 pub struct Progress {
-    style: ProgressStyle,
+    /// `None`: no progress lines, only what the run tells the person watching.
+    style: Option<ProgressStyle>,
     started: Instant,
     /// The live status line (hidden when stderr is not a terminal), and what it says.
     status: Option<(ProgressBar, Mutex<Status>)>,
@@ -68,12 +75,13 @@ const TICK: Duration = Duration::from_millis(100);
 
 impl Progress {
     /// With `stream`, the model's text is printed as it arrives, and a terminal has no
-    /// status line (it would be drawn over the text).
-    pub fn new(style: ProgressStyle, stream: bool) -> Self {
+    /// status line (it would be drawn over the text). With no `style`, only notices and a
+    /// failed reload's diagnostics are printed.
+    pub fn new(style: Option<ProgressStyle>, stream: bool) -> Self {
         let started = Instant::now();
         let status = match style {
-            ProgressStyle::Live { .. } if !stream => {
-                Some((status_line(style, started), Mutex::default()))
+            Some(live @ ProgressStyle::Live { .. }) if !stream => {
+                Some((status_line(live, started), Mutex::default()))
             }
             _ => None,
         };
@@ -105,7 +113,7 @@ impl Progress {
             if self.mid_line.load(Ordering::Relaxed) {
                 piece.push('\n');
             }
-            if !self.style.color() {
+            if !self.color() {
                 piece.push_str("thinking: ");
             }
         }
@@ -121,8 +129,12 @@ impl Progress {
         self.stream_text(text);
     }
 
+    fn color(&self) -> bool {
+        self.style.is_some_and(ProgressStyle::color)
+    }
+
     fn paint(&self, text: &str, ansi: &str) -> String {
-        if self.style.color() {
+        if self.color() {
             format!("\x1b[{ansi}m{text}\x1b[0m")
         } else {
             text.to_string()
@@ -132,23 +144,39 @@ impl Progress {
     fn line(&self, depth: u32, text: String) {
         let indent = "  ".repeat(depth as usize);
         let time = match self.style {
-            ProgressStyle::Live { .. } => self.paint(
+            Some(ProgressStyle::Live { .. }) => self.paint(
                 &format!("{:>6.1}s", self.started.elapsed().as_secs_f64()),
                 "2",
             ),
-            ProgressStyle::Plain => now_rfc3339(),
+            Some(ProgressStyle::Plain) | None => now_rfc3339(),
         };
         let mut line = format!("{time} {indent}{text}");
         if self.mid_line.swap(false, Ordering::Relaxed) {
             line.insert(0, '\n');
         }
+        self.print(line);
+    }
+
+    /// Prints `line` on stderr as it is: above the status line, which is redrawn below it,
+    /// when there is one.
+    fn print(&self, line: String) {
         match &self.status {
-            // Above the status line, which is redrawn below it.
             Some((bar, _)) if !bar.is_hidden() => bar.println(line),
             _ => {
                 let _ = writeln!(std::io::stderr().lock(), "{line}");
             }
         }
+    }
+
+    /// A saved agent file that is invalid: its diagnostics, and that the run goes on.
+    fn reload_failed(&self, failed: &ReloadFailed) {
+        for line in &failed.diagnostics {
+            self.print(line.clone());
+        }
+        self.print(
+            "warning: the saved agent file is invalid; the run goes on with the previous definition"
+                .to_string(),
+        );
     }
 
     /// Updates the status line, if there is one.
@@ -182,7 +210,21 @@ impl Drop for Progress {
 }
 
 impl EventSink for Progress {
+    fn notice(&self, notice: &Notice) {
+        self.print(match notice {
+            Notice::Warning(message) => format!("warning: {message}"),
+            Notice::Log(line) => format!("[runner] {line}"),
+        });
+    }
+
     fn emit(&self, event: &Event) {
+        if let EventData::ReloadFailed(failed) = &event.data {
+            self.reload_failed(failed);
+            return;
+        }
+        if self.style.is_none() {
+            return;
+        }
         let line = match &event.data {
             EventData::StepCreated(step) => {
                 let text = format!(

@@ -5,11 +5,15 @@ use std::sync::Arc;
 
 use super::data::EventData;
 use super::event::Event;
+use super::notice::Notice;
 use crate::engine::clock::{new_id, now_rfc3339};
 
-/// Something that receives every event.
+/// Something that receives every event (and, if it wants them, the run's notices).
 pub trait EventSink: Send + Sync {
     fn emit(&self, event: &Event);
+
+    /// A notice for the person watching the run; most subscribers ignore them.
+    fn notice(&self, _notice: &Notice) {}
 }
 
 impl<F: Fn(&Event) + Send + Sync> EventSink for F {
@@ -34,6 +38,13 @@ impl EventBus {
     pub fn publish(&self, event: &Event) {
         for sink in self.sinks.iter() {
             sink.emit(event);
+        }
+    }
+
+    /// Hands `notice` to every subscriber.
+    pub fn notify(&self, notice: &Notice) {
+        for sink in self.sinks.iter() {
+            sink.notice(notice);
         }
     }
 }
@@ -82,6 +93,11 @@ impl Emitter {
         }
     }
 
+    /// Tells the person watching the run something that is no event (see [`Notice`]).
+    pub fn notify(&self, notice: Notice) {
+        self.bus.notify(&notice);
+    }
+
     pub fn emit(&self, data: impl Into<EventData>) {
         self.bus.publish(&Event {
             timestamp: now_rfc3339(),
@@ -92,5 +108,15 @@ impl Emitter {
             parent_run_id: self.parent_run_id.clone(),
             data: data.into(),
         });
+    }
+}
+
+impl std::fmt::Debug for Emitter {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Emitter")
+            .field("run_id", &self.run_id)
+            .field("agent", &self.agent)
+            .field("depth", &self.depth)
+            .finish_non_exhaustive()
     }
 }

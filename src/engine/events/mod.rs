@@ -6,8 +6,10 @@ mod bus;
 mod data;
 mod event;
 mod jsonl;
+mod notice;
 
 pub use bus::{Emitter, EventBus, EventSink};
 pub use data::*;
 pub use event::Event;
 pub use jsonl::JsonlSink;
+pub use notice::Notice;

@@ -3,6 +3,7 @@
 use serde_json::{Map, Value};
 
 use crate::engine::budget::Price;
+use crate::engine::events::Emitter;
 use crate::engine::state::AgentState;
 use crate::provider::{BoxFuture, ModelResponse, ProviderError, Usage};
 
@@ -19,6 +20,9 @@ pub struct CallContext {
     /// Model calls a middleware made for this call (a summary): the engine meters and
     /// emits each like its own.
     pub spent: Vec<Spend>,
+    /// The run's emitter, where a middleware's log lines go ([`Emitter::notify`]): the
+    /// engine never prints.
+    pub emitter: Emitter,
 }
 
 /// One model call made by a middleware.

@@ -1,11 +1,13 @@
-//! `logging`: one line per model call on stderr; never message contents unless asked, never
-//! secrets (the key never enters a request the engine sees).
+//! `logging`: one line per model call on stderr (a notice the progress subscriber prints);
+//! never message contents unless asked, never secrets (the key never enters a request the
+//! engine sees).
 
 use std::time::Instant;
 
 use serde_json::Value;
 
 use super::chain::{CallContext, Middleware};
+use crate::engine::events::Notice;
 use crate::provider::{BoxFuture, ModelResponse, ProviderError};
 use crate::spec::middleware::{LogLevel, LoggingConfig};
 
@@ -45,19 +47,20 @@ impl Middleware for Logging {
                 Value::from(self.started.elapsed().as_millis() as u64),
             );
             if self.enabled(LogLevel::Info) {
-                eprintln!(
-                    "[runner] {} step {}: model call with {} messages",
-                    ctx.agent,
-                    ctx.step,
-                    ctx.state.messages.len()
+                log(
+                    &ctx,
+                    format!(
+                        "{} step {}: model call with {} messages",
+                        ctx.agent,
+                        ctx.step,
+                        ctx.state.messages.len()
+                    ),
                 );
                 if self.config.include_messages
                     && let Some(last) = ctx.state.messages.last()
                 {
-                    eprintln!(
-                        "[runner]   last message: {}",
-                        serde_json::to_string(last).unwrap_or_default()
-                    );
+                    let last = serde_json::to_string(last).unwrap_or_default();
+                    log(&ctx, format!("  last message: {last}"));
                 }
             }
             ctx
@@ -84,15 +87,18 @@ impl Middleware for Logging {
                 } else {
                     String::new()
                 };
-                eprintln!(
-                    "[runner] {} step {}: {} tool call(s), {} tokens{timing}",
-                    ctx.agent,
-                    ctx.step,
-                    response.tool_calls.len(),
-                    response.usage.total_tokens
+                log(
+                    ctx,
+                    format!(
+                        "{} step {}: {} tool call(s), {} tokens{timing}",
+                        ctx.agent,
+                        ctx.step,
+                        response.tool_calls.len(),
+                        response.usage.total_tokens
+                    ),
                 );
                 if self.config.include_messages && !response.text.is_empty() {
-                    eprintln!("[runner]   reply: {}", response.text);
+                    log(ctx, format!("  reply: {}", response.text));
                 }
             }
             response
@@ -106,12 +112,18 @@ impl Middleware for Logging {
     ) -> BoxFuture<'a, Option<ModelResponse>> {
         Box::pin(async move {
             if self.enabled(LogLevel::Error) {
-                eprintln!(
-                    "[runner] {} step {}: model call failed: {error}",
+                let line = format!(
+                    "{} step {}: model call failed: {error}",
                     ctx.agent, ctx.step
                 );
+                log(ctx, line);
             }
             None
         })
     }
+}
+
+/// One line of the log, told to the person watching the run.
+fn log(ctx: &CallContext, line: String) {
+    ctx.emitter.notify(Notice::Log(line));
 }

@@ -4,6 +4,7 @@
 use super::chain::{CallContext, Middleware, Spend};
 use super::history::{estimate_tokens, is_safe_cut};
 use crate::engine::budget::PricedModel;
+use crate::engine::events::Notice;
 use crate::provider::{BoxFuture, Message, ModelRequest};
 
 pub struct Summarize {
@@ -71,9 +72,9 @@ impl Middleware for Summarize {
                     kept.extend_from_slice(&messages[cut..]);
                     ctx.state = ctx.state.with_context(kept);
                 }
-                Err(error) => {
-                    eprintln!("[runner] summarize: the summary call failed, history kept: {error}")
-                }
+                Err(error) => ctx.emitter.notify(Notice::Log(format!(
+                    "summarize: the summary call failed, history kept: {error}"
+                ))),
             }
             ctx
         })

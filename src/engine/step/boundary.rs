@@ -81,15 +81,8 @@ pub fn after_step(agent: &Agent, state: AgentState, ctx: &RunContext) -> Result<
                 *lock(&ctx.reloaded) = Some(next);
                 return Err(Halt::new(state, HaltReason::Reloaded));
             }
-            Some(Err(diagnostics)) => {
-                for line in &diagnostics {
-                    eprintln!("{line}");
-                }
-                eprintln!(
-                    "warning: the saved agent file is invalid; the run goes on with the previous definition"
-                );
-                ctx.emitter.emit(ReloadFailed { diagnostics });
-            }
+            // The progress subscriber shows the diagnostics.
+            Some(Err(diagnostics)) => ctx.emitter.emit(ReloadFailed { diagnostics }),
             None => {}
         }
     }

@@ -109,6 +109,7 @@ async fn call_model_once(
         state,
         metadata: Default::default(),
         spent: Vec::new(),
+        emitter: ctx.emitter.clone(),
     };
     let mut call = run_before(&agent.middleware, call).await;
     // The history moves into the request and back afterwards: no copy per call. `after` and
