@@ -12,7 +12,7 @@ use runner::engine::events::{Emitter, Event, EventBus};
 use runner::engine::middleware::{CallContext, Middleware};
 use runner::engine::scheduler::{CallObserver, SchedulePolicy, run_calls};
 use runner::engine::strategy::LoopStrategy;
-use runner::engine::{AgentState, GenerateResult, Turn};
+use runner::engine::{AgentState, StrategyResult, Turn};
 use runner::provider::{
     BoxFuture, Message, ModelResponse, ScriptedProvider, ScriptedResponse, ScriptedToolCall,
     ScriptedUsage, ToolCall,
@@ -263,7 +263,7 @@ impl ExecutionStrategy for OneShot {
         agent: &'a Agent,
         state: AgentState,
         ctx: &'a RunContext,
-    ) -> BoxFuture<'a, GenerateResult> {
+    ) -> BoxFuture<'a, StrategyResult> {
         Box::pin(async move {
             let options = runner::engine::step::CallOptions::default();
             let (response, state) =
@@ -274,8 +274,8 @@ impl ExecutionStrategy for OneShot {
                     structured: None,
                     usage: Default::default(),
                     messages: vec![],
-                    handoff: None,
-                },
+                }
+                .into(),
                 state,
             ))
         })

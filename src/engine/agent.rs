@@ -95,8 +95,6 @@ pub struct RunContext {
     pub warnings: Arc<std::sync::Mutex<Vec<String>>>,
     /// `exec --watch`: new definitions of the root agent, swapped in between steps.
     pub reload: Option<Arc<dyn Reloader>>,
-    /// A reloaded agent waiting to take over (set at a step boundary, taken by the driver).
-    pub reloaded: Arc<std::sync::Mutex<Option<Agent>>>,
     /// The policy of the agent that called this one, for an agent without its own.
     pub policy: Option<Arc<ToolPolicy>>,
     /// The run directory, where hooks' stderr goes (`hooks.log`); `None` for a run that
@@ -117,7 +115,6 @@ impl RunContext {
             checkpoints: None,
             warnings: Arc::default(),
             reload: None,
-            reloaded: Arc::default(),
             policy: None,
             run_dir: None,
             steps: Arc::default(),
@@ -134,7 +131,6 @@ impl RunContext {
             budget: Arc::new(Budget::child(&self.budget, agent.limits.clone())),
             checkpoints: None,
             reload: None,
-            reloaded: Arc::default(),
             steps: Arc::default(),
             ..self.clone()
         }
@@ -206,9 +202,24 @@ pub struct Turn {
     pub usage: Usage,
     /// The messages this call added to the history.
     pub messages: Vec<Message>,
-    /// Set by a strategy when the agent called a handoff tool: the tool's name (the driver
-    /// hands over and clears it).
-    pub handoff: Option<String>,
+}
+
+/// Why a strategy gave control back to the driver without a halt: the one way a strategy
+/// says it is done, so the driver (`run.rs`) follows each case in one place.
+pub enum StrategyEnd {
+    /// The agent answered: the run is over.
+    Answered(Turn),
+    /// The agent called this handoff tool: the agent behind it takes over.
+    HandedOff(String),
+    /// A new definition of the root agent was saved (`exec --watch`): it takes over from
+    /// the same state.
+    Reloaded(Box<Agent>),
+}
+
+impl From<Turn> for StrategyEnd {
+    fn from(turn: Turn) -> Self {
+        StrategyEnd::Answered(turn)
+    }
 }
 
 /// Why a run stopped without an answer; the state is kept for checkpoints and resume.
@@ -230,9 +241,6 @@ pub enum HaltReason {
     /// `ask_user` found no answer, here or in a sub-agent: the run pauses until `runner
     /// resume --answer` (exit 4). The asking call's result is missing; the answer becomes it.
     InputRequired(Box<Pending>),
-    /// A new definition of the agent was saved (`exec --watch`): the driver swaps it in and
-    /// goes on from the same state. Never leaves the driver.
-    Reloaded,
 }
 
 impl Halt {
@@ -256,7 +264,11 @@ impl Halt {
 
 pub type GenerateResult = Result<(Turn, AgentState), Halt>;
 
-/// A strategy runs an agent from a state to a final answer.
+/// How a strategy ends: why it gave control back, and the state then; or a halt.
+pub type StrategyResult = Result<(StrategyEnd, AgentState), Halt>;
+
+/// A strategy runs an agent from a state until it answers, hands the conversation over,
+/// a reload takes over, or it halts.
 pub trait ExecutionStrategy: Send + Sync {
     fn name(&self) -> &str;
     fn execute<'a>(
@@ -264,7 +276,7 @@ pub trait ExecutionStrategy: Send + Sync {
         agent: &'a Agent,
         state: AgentState,
         ctx: &'a RunContext,
-    ) -> BoxFuture<'a, GenerateResult>;
+    ) -> BoxFuture<'a, StrategyResult>;
 }
 
 /// One tool of an agent.

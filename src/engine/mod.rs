@@ -28,7 +28,9 @@ pub mod xml_turn;
 #[cfg(test)]
 mod never_prints;
 
-pub use agent::{Agent, GenerateResult, Halt, HaltReason, RunContext, Turn};
+pub use agent::{
+    Agent, GenerateResult, Halt, HaltReason, RunContext, StrategyEnd, StrategyResult, Turn,
+};
 pub use builder::AgentBuilder;
 pub use outcome::{RunOutcome, RunStatus};
 pub use run::{RunStart, drive};

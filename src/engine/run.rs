@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 use tokio::sync::{mpsc, watch};
 
-use super::agent::{Agent, GenerateResult, Halt, HaltReason, RunContext, Turn};
+use super::agent::{Agent, GenerateResult, Halt, HaltReason, RunContext, StrategyEnd, Turn};
 use super::budget::Budget;
 use super::clock::new_id;
 use super::events::{
@@ -112,32 +112,26 @@ pub async fn follow(root: &Agent, state: AgentState, ctx: &RunContext) -> Genera
                 .governed_by(root_now),
             None => ctx.for_agent(&agent.name),
         };
-        let halt = match agent.strategy.execute(agent, state, &scoped).await {
-            Ok((turn, next)) if turn.handoff.is_none() => return Ok((turn, next)),
-            Ok((turn, next)) => {
-                let tool = turn.handoff.unwrap_or_default();
-                match hand_over(agent, &tool, ctx) {
-                    Ok(target) => {
-                        state = next.with_handoff(tool);
-                        active = Some(answering_for(target, root_now));
-                        continue;
-                    }
+        let (end, next) = agent.strategy.execute(agent, state, &scoped).await?;
+        match end {
+            StrategyEnd::Answered(turn) => return Ok((turn, next)),
+            StrategyEnd::HandedOff(tool) => {
+                let target = match hand_over(agent, &tool, ctx) {
+                    Ok(target) => target,
                     Err(message) => return Err(Halt::failed(next, "handoff", message)),
-                }
+                };
+                active = Some(answering_for(target, root_now));
+                state = next.with_handoff(tool);
             }
-            Err(halt) => halt,
-        };
-        if halt.reason != HaltReason::Reloaded {
-            return Err(halt);
-        }
-        state = *halt.state;
-        if let Some(next) = lock(&ctx.reloaded).take() {
             // A new root definition: the agents it handed over to are rebuilt from it.
-            active = match handed_chain(&next, &state.handoffs) {
-                Ok(active) => active.map(|target| answering_for(target, &next)),
-                Err(message) => return Err(Halt::failed(state, "handoff", message)),
-            };
-            reloaded_root = Some(next);
+            StrategyEnd::Reloaded(new_root) => {
+                active = match handed_chain(&new_root, &next.handoffs) {
+                    Ok(active) => active.map(|target| answering_for(target, &new_root)),
+                    Err(message) => return Err(Halt::failed(next, "handoff", message)),
+                };
+                reloaded_root = Some(*new_root);
+                state = next;
+            }
         }
     }
 }
@@ -209,14 +203,6 @@ fn conclude(result: GenerateResult) -> RunOutcome {
             question_message(&pending),
             None,
             Some(*pending),
-        ),
-        // `follow` handles reloads itself; this arm cannot be reached.
-        HaltReason::Reloaded => (
-            RunStatus::Failed,
-            "internal".to_string(),
-            "a reload escaped the engine".to_string(),
-            None,
-            None,
         ),
     };
     RunOutcome {

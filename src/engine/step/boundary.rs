@@ -11,7 +11,6 @@ use crate::engine::events::{
 };
 use crate::engine::pending::Pending;
 use crate::engine::state::AgentState;
-use crate::sync::lock;
 
 /// Starts the run's next step: gives it the next number (unique in the run, parallel plan
 /// branches included), emits its start, and returns the state at that step and its id.
@@ -51,8 +50,18 @@ pub fn fail_step(ctx: &RunContext, halt: Halt, step_id: &str, title: &str) -> Ha
     halt
 }
 
-/// After a step: `stop_when`, then the time bound.
-pub fn after_step(agent: &Agent, state: AgentState, ctx: &RunContext) -> Result<AgentState, Halt> {
+/// What follows a step that did not halt the run.
+pub enum AfterStep {
+    /// The next step, from this state.
+    Next(AgentState),
+    /// A new definition of the root agent was saved (`exec --watch`): it takes over from
+    /// this state (the strategy ends with
+    /// [`StrategyEnd::Reloaded`](crate::engine::agent::StrategyEnd::Reloaded)).
+    Reload(Box<Agent>, AgentState),
+}
+
+/// After a step: `stop_when`, then the time bound, the checkpoint, and a reload.
+pub fn after_step(agent: &Agent, state: AgentState, ctx: &RunContext) -> Result<AfterStep, Halt> {
     if let Some(stop_when) = &agent.stop_when {
         let totals = ctx.budget.totals();
         match stop_when.check(&state, &totals, ctx.budget.elapsed().as_millis() as u64) {
@@ -78,15 +87,14 @@ pub fn after_step(agent: &Agent, state: AgentState, ctx: &RunContext) -> Result<
                     changes,
                     step: state.step,
                 });
-                *lock(&ctx.reloaded) = Some(next);
-                return Err(Halt::new(state, HaltReason::Reloaded));
+                return Ok(AfterStep::Reload(Box::new(next), state));
             }
             // The progress subscriber shows the diagnostics.
             Some(Err(diagnostics)) => ctx.emitter.emit(ReloadFailed { diagnostics }),
             None => {}
         }
     }
-    Ok(state)
+    Ok(AfterStep::Next(state))
 }
 
 /// Where in a step a checkpoint is taken.

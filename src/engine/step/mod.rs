@@ -8,7 +8,7 @@ mod tool_turn;
 
 pub use answer::{check_structured, parse_json_answer};
 pub use boundary::{
-    SavePoint, StepEnd, after_step, end_step, fail_step, save_checkpoint, start_step,
+    AfterStep, SavePoint, StepEnd, after_step, end_step, fail_step, save_checkpoint, start_step,
 };
 pub use model_call::{CallOptions, XML_FORMAT, call_model};
 pub use tool_turn::{result_for_model, run_approved_tools, run_tools};

@@ -13,14 +13,14 @@ use super::reply::{
     Answer, action_options, answer_options, bound_reached, check_answer, conclude, tool_title,
 };
 use crate::engine::agent::{
-    Agent, ExecutionStrategy, GenerateResult, Halt, HaltReason, RunContext,
+    Agent, ExecutionStrategy, Halt, HaltReason, RunContext, StrategyEnd, StrategyResult,
 };
 use crate::engine::events::{PlanStepChanged, PlanUpdated};
 use crate::engine::plan::{PlanStep, PlanStepStatus};
 use crate::engine::state::AgentState;
 use crate::engine::step::{
-    CallOptions, SavePoint, StepEnd, XML_FORMAT, after_step, call_model, end_step, fail_step,
-    parse_json_answer, run_tools, save_checkpoint, start_step,
+    AfterStep, CallOptions, SavePoint, StepEnd, XML_FORMAT, after_step, call_model, end_step,
+    fail_step, parse_json_answer, run_tools, save_checkpoint, start_step,
 };
 use crate::provider::{BoxFuture, FinishReason, Message, ResponseFormat};
 
@@ -74,7 +74,7 @@ impl ExecutionStrategy for PlanStrategy {
         agent: &'a Agent,
         state: AgentState,
         ctx: &'a RunContext,
-    ) -> BoxFuture<'a, GenerateResult> {
+    ) -> BoxFuture<'a, StrategyResult> {
         Box::pin(async move {
             let mut state = state;
             let mut feedback: Option<String> = None;
@@ -95,11 +95,14 @@ impl ExecutionStrategy for PlanStrategy {
                     continue;
                 };
                 match self.run_plan(agent, steps, state, ctx).await? {
-                    (None, next) => {
+                    (Ran::Done, next) => {
                         state = next;
                         break;
                     }
-                    (Some(failure), next) => {
+                    (Ran::Reloaded(agent), next) => {
+                        return Ok((StrategyEnd::Reloaded(agent), next));
+                    }
+                    (Ran::Failed(failure), next) => {
                         state = next;
                         if !self.allow_replan {
                             return Err(Halt::failed(state, "plan_step_failed", failure));
@@ -131,7 +134,7 @@ impl ExecutionStrategy for PlanStrategy {
                         state = check_answer(agent, ctx, (&turn.output, truncated), state)
                             .map_err(|halt| fail_step(ctx, halt, &step_id, title))?;
                         end_step(ctx, &state, &step_id, title, StepEnd::Completed);
-                        return Ok((turn, state));
+                        return Ok((turn.into(), state));
                     }
                     Answer::Retry(next) => {
                         end_step(ctx, &next, &step_id, title, StepEnd::Failed);
@@ -217,14 +220,14 @@ impl PlanStrategy {
         Ok((Some(steps), state))
     }
 
-    /// Runs the steps in dependency order. `Ok((Some(reason), state))`: a step failed.
+    /// Runs the steps in dependency order.
     async fn run_plan(
         &self,
         agent: &Agent,
         mut steps: Vec<PlanStep>,
         mut state: AgentState,
         ctx: &RunContext,
-    ) -> Result<(Option<String>, AgentState), Halt> {
+    ) -> Result<(Ran, AgentState), Halt> {
         let ids: HashSet<String> = steps.iter().map(|s| s.id.clone()).collect();
         loop {
             let done: HashSet<String> = steps
@@ -233,7 +236,7 @@ impl PlanStrategy {
                 .map(|s| s.id.clone())
                 .collect();
             if done.len() == steps.len() {
-                return Ok((None, state));
+                return Ok((Ran::Done, state));
             }
             // Unknown dependencies count as done, so a sloppy plan cannot deadlock.
             let ready: Vec<usize> = steps
@@ -248,7 +251,8 @@ impl PlanStrategy {
                 .map(|(i, _)| i)
                 .collect();
             if ready.is_empty() {
-                return Ok((Some("the plan's dependencies form a cycle".into()), state));
+                let cycle = "the plan's dependencies form a cycle".to_string();
+                return Ok((Ran::Failed(cycle), state));
             }
             for &i in &ready {
                 set_status(ctx, &mut steps[i], PlanStepStatus::InProgress);
@@ -306,12 +310,25 @@ impl PlanStrategy {
                 halt.state = Box::new(state);
                 return Err(halt);
             }
-            if failure.is_some() {
-                return Ok((failure, state));
+            if let Some(failure) = failure {
+                return Ok((Ran::Failed(failure), state));
             }
-            state = after_step(agent, state, ctx)?;
+            state = match after_step(agent, state, ctx)? {
+                AfterStep::Next(state) => state,
+                AfterStep::Reload(agent, state) => return Ok((Ran::Reloaded(agent), state)),
+            };
         }
     }
+}
+
+/// How running a plan ended.
+enum Ran {
+    /// Every step is done.
+    Done,
+    /// A step failed (or the plan cannot go on): why.
+    Failed(String),
+    /// A new definition of the root agent takes over (`exec --watch`).
+    Reloaded(Box<Agent>),
 }
 
 /// `text` ending as a sentence: with a full stop, unless it has one (or `!`, `?`) already.

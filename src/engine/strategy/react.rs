@@ -3,7 +3,7 @@
 //! ends when an action call makes no tool call.
 
 use super::reply::{Next, act_on_reply, action_options, answer_options, bound_reached};
-use crate::engine::agent::{Agent, ExecutionStrategy, GenerateResult, RunContext};
+use crate::engine::agent::{Agent, ExecutionStrategy, RunContext, StrategyResult};
 use crate::engine::events::ReasoningCreated;
 use crate::engine::state::AgentState;
 use crate::engine::step::{CallOptions, call_model, fail_step, start_step};
@@ -29,7 +29,7 @@ impl ExecutionStrategy for ReactStrategy {
         agent: &'a Agent,
         state: AgentState,
         ctx: &'a RunContext,
-    ) -> BoxFuture<'a, GenerateResult> {
+    ) -> BoxFuture<'a, StrategyResult> {
         Box::pin(async move {
             let reason_options = CallOptions {
                 offer_tools: false,
@@ -67,7 +67,7 @@ impl ExecutionStrategy for ReactStrategy {
                         .map_err(|halt| fail_step(ctx, halt, &step_id, title))?;
                     let reply = (step_id.as_str(), &options);
                     match act_on_reply(agent, ctx, response, next, reply, &mut attempts).await? {
-                        Next::Done(turn, state) => return Ok((turn, state)),
+                        Next::Done(end, state) => return Ok((end, state)),
                         Next::Again(next) | Next::Answer(next) => state = next,
                     }
                     continue;
@@ -91,7 +91,7 @@ impl ExecutionStrategy for ReactStrategy {
                     .map_err(|halt| fail_step(ctx, halt, &step_id, title))?;
                 let reply = (step_id.as_str(), &options);
                 match act_on_reply(agent, ctx, response, next, reply, &mut attempts).await? {
-                    Next::Done(turn, state) => return Ok((turn, state)),
+                    Next::Done(end, state) => return Ok((end, state)),
                     Next::Again(next) => state = next,
                     Next::Answer(next) => (state, answering) = (next, true),
                 }

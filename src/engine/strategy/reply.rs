@@ -1,10 +1,10 @@
 //! What every strategy does with a model's reply: the options of an action call, running
 //! its tool calls, accepting (or retrying) a final answer, and the bounds of the loop.
 
-use crate::engine::agent::{Agent, Halt, HaltReason, RunContext, Turn};
+use crate::engine::agent::{Agent, Halt, HaltReason, RunContext, StrategyEnd, Turn};
 use crate::engine::budget::LimitHit;
 use crate::engine::state::AgentState;
-use crate::engine::step::{CallOptions, check_structured};
+use crate::engine::step::{AfterStep, CallOptions, check_structured};
 use crate::provider::{FinishReason, Message, ResponseFormat};
 
 /// The options of every action call: tools offered, and JSON asked for when the agent has
@@ -71,7 +71,6 @@ pub(crate) fn conclude(
                 structured,
                 usage: Default::default(),
                 messages: Vec::new(),
-                handoff: None,
             }),
             state,
         )),
@@ -121,17 +120,6 @@ pub(crate) fn check_answer(
     Ok(state)
 }
 
-/// The turn that hands the conversation over (the engine runs the target next).
-pub(crate) fn handed_over(tool: String) -> Turn {
-    Turn {
-        output: String::new(),
-        structured: None,
-        usage: Default::default(),
-        messages: Vec::new(),
-        handoff: Some(tool),
-    }
-}
-
 /// The halt for a strategy bound such as `max_iterations`.
 pub(crate) fn bound_reached(state: AgentState, name: &str, detail: String) -> Halt {
     Halt::new(state, HaltReason::Limit(LimitHit::new(name, detail)))
@@ -139,8 +127,8 @@ pub(crate) fn bound_reached(state: AgentState, name: &str, detail: String) -> Ha
 
 /// What a step's action reply leads to.
 pub(crate) enum Next {
-    /// The run is over: the answer, or a handoff.
-    Done(Turn, AgentState),
+    /// The strategy is done: the answer, a handoff or a reload.
+    Done(StrategyEnd, AgentState),
     /// Another step.
     Again(AgentState),
     /// The next call is the answer call ([`answer_options`]): the model answered, but not
@@ -170,9 +158,9 @@ pub(crate) async fn act_on_reply(
         .map_err(|halt| fail_step(ctx, halt, step_id, &title))?;
     end_step(ctx, &state, step_id, &title, StepEnd::Completed);
     if let Some(tool) = handoff {
-        return Ok(Next::Done(handed_over(tool), state));
+        return Ok(Next::Done(StrategyEnd::HandedOff(tool), state));
     }
-    Ok(Next::Again(after_step(agent, state, ctx)?))
+    Ok(after_step(agent, state, ctx)?.then(Next::Again))
 }
 
 /// A reply without tool calls: the final answer, or (when it does not match the output
@@ -194,12 +182,22 @@ fn answer(
             let state = check_answer(agent, ctx, (&turn.output, truncated), state)
                 .map_err(|halt| fail_step(ctx, halt, step_id, "Answer"))?;
             end_step(ctx, &state, step_id, "Answer", StepEnd::Completed);
-            Ok(Next::Done(turn, state))
+            Ok(Next::Done(turn.into(), state))
         }
         Answer::Retry(state) => {
             let title = "Answer did not match the output schema";
             end_step(ctx, &state, step_id, title, StepEnd::Failed);
-            Ok(Next::Answer(after_step(agent, state, ctx)?))
+            Ok(after_step(agent, state, ctx)?.then(Next::Answer))
+        }
+    }
+}
+
+impl AfterStep {
+    /// The next step as `next` says, or the strategy's end when a reload takes over.
+    fn then(self, next: fn(AgentState) -> Next) -> Next {
+        match self {
+            AfterStep::Next(state) => next(state),
+            AfterStep::Reload(agent, state) => Next::Done(StrategyEnd::Reloaded(agent), state),
         }
     }
 }

@@ -1,7 +1,7 @@
 //! `loop`: call the model, run the tool calls it made, repeat until a reply has none.
 
 use super::reply::{Next, act_on_reply, action_options, answer_options, bound_reached};
-use crate::engine::agent::{Agent, ExecutionStrategy, GenerateResult, RunContext};
+use crate::engine::agent::{Agent, ExecutionStrategy, RunContext, StrategyResult};
 use crate::engine::state::AgentState;
 use crate::engine::step::{call_model, fail_step, start_step};
 use crate::provider::BoxFuture;
@@ -25,7 +25,7 @@ impl ExecutionStrategy for LoopStrategy {
         agent: &'a Agent,
         state: AgentState,
         ctx: &'a RunContext,
-    ) -> BoxFuture<'a, GenerateResult> {
+    ) -> BoxFuture<'a, StrategyResult> {
         Box::pin(async move {
             let (act, answer) = (action_options(agent), answer_options(agent));
             let mut answering = false;
@@ -50,7 +50,7 @@ impl ExecutionStrategy for LoopStrategy {
                     .map_err(|halt| fail_step(ctx, halt, &step_id, TITLE_CALL))?;
                 let reply = (step_id.as_str(), options);
                 match act_on_reply(agent, ctx, response, next, reply, &mut attempts).await? {
-                    Next::Done(turn, state) => return Ok((turn, state)),
+                    Next::Done(end, state) => return Ok((end, state)),
                     Next::Again(next) => state = next,
                     Next::Answer(next) => (state, answering) = (next, true),
                 }
