@@ -136,10 +136,7 @@ impl ExecutionStrategy for PlanStrategy {
                         end_step(ctx, &state, &step_id, title, StepEnd::Completed);
                         return Ok((turn.into(), state));
                     }
-                    Answer::Retry(next) => {
-                        end_step(ctx, &next, &step_id, title, StepEnd::Failed);
-                        state = next;
-                    }
+                    Answer::Retry => end_step(ctx, &state, &step_id, title, StepEnd::Failed),
                 }
             }
         })

@@ -52,7 +52,7 @@ pub(crate) enum Answer {
     /// The run is over.
     Final(Turn),
     /// The structured answer did not match; the feedback is in the state, try again.
-    Retry(AgentState),
+    Retry,
 }
 
 /// Accepts `text` as the final answer, or asks the model for a corrected structured answer
@@ -83,7 +83,7 @@ pub(crate) fn conclude(
                 *attempts += 1;
             }
             let state = state.with_message(Message::user(mismatch.feedback()));
-            Ok((Answer::Retry(state.clone()), state))
+            Ok((Answer::Retry, state))
         }
         Err(mismatch) => Err(Halt::failed(
             state,
@@ -184,7 +184,7 @@ fn answer(
             end_step(ctx, &state, step_id, "Answer", StepEnd::Completed);
             Ok(Next::Done(turn.into(), state))
         }
-        Answer::Retry(state) => {
+        Answer::Retry => {
             let title = "Answer did not match the output schema";
             end_step(ctx, &state, step_id, title, StepEnd::Failed);
             Ok(after_step(agent, state, ctx)?.then(Next::Answer))
