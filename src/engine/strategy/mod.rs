@@ -4,6 +4,7 @@
 mod plan;
 mod react;
 mod reply;
+mod steps;
 mod tool_loop;
 
 /// The trait a strategy implements (it lives beside `Agent`, which holds one).

@@ -2,11 +2,12 @@
 //! `state.reasoning` and shows as thinking), then an action call with the tools. The run
 //! ends when an action call makes no tool call.
 
-use super::reply::{Next, act_on_reply, action_options, answer_options, bound_reached};
-use crate::engine::agent::{Agent, ExecutionStrategy, RunContext, StrategyResult};
+use super::reply::action_options;
+use super::steps::{ActionSteps, StepBound, run_steps};
+use crate::engine::agent::{Agent, ExecutionStrategy, Halt, RunContext, StrategyResult};
 use crate::engine::events::ReasoningCreated;
 use crate::engine::state::AgentState;
-use crate::engine::step::{CallOptions, call_model, fail_step, start_step};
+use crate::engine::step::{CallOptions, call_model};
 use crate::provider::BoxFuture;
 
 pub const DEFAULT_REASONING_PROMPT: &str = "Before acting, think about the next step: what you know, what is missing, and \
@@ -30,6 +31,36 @@ impl ExecutionStrategy for ReactStrategy {
         state: AgentState,
         ctx: &'a RunContext,
     ) -> BoxFuture<'a, StrategyResult> {
+        Box::pin(run_steps(self, agent, state, ctx))
+    }
+}
+
+impl ActionSteps for ReactStrategy {
+    fn bound(&self) -> StepBound {
+        StepBound {
+            name: "max_steps",
+            max: self.max_steps,
+            counted: "reasoning steps",
+        }
+    }
+
+    /// The answer call has no reasoning first.
+    fn title(&self, answering: bool) -> &'static str {
+        match answering {
+            true => "Give the answer",
+            false => "Reason and act",
+        }
+    }
+
+    /// The reasoning call (no tools, kept out of the history), whose text the action call
+    /// is given.
+    fn prepare<'a>(
+        &'a self,
+        agent: &'a Agent,
+        state: AgentState,
+        ctx: &'a RunContext,
+        step_id: &'a str,
+    ) -> BoxFuture<'a, Result<(AgentState, CallOptions), Halt>> {
         Box::pin(async move {
             let reason_options = CallOptions {
                 offer_tools: false,
@@ -42,60 +73,17 @@ impl ExecutionStrategy for ReactStrategy {
                 reasoning: true,
                 ..CallOptions::default()
             };
-            let mut state = state;
-            let mut steps = 0;
-            let mut attempts = 0;
-            let mut answering = false;
-            loop {
-                if let Some(max) = self.max_steps
-                    && steps >= max
-                {
-                    return Err(bound_reached(
-                        state,
-                        "max_steps",
-                        format!("{max} reasoning steps"),
-                    ));
-                }
-                steps += 1;
-                if answering {
-                    // The answer call: no reasoning first, no tools.
-                    let title = "Give the answer";
-                    let (next, step_id) = start_step(ctx, state, title);
-                    let options = answer_options(agent);
-                    let (response, next) = call_model(agent, next, ctx, &options, &step_id)
-                        .await
-                        .map_err(|halt| fail_step(ctx, halt, &step_id, title))?;
-                    let reply = (step_id.as_str(), &options);
-                    match act_on_reply(agent, ctx, response, next, reply, &mut attempts).await? {
-                        Next::Done(end, state) => return Ok((end, state)),
-                        Next::Again(next) | Next::Answer(next) => state = next,
-                    }
-                    continue;
-                }
-                let title = "Reason and act";
-                let (next, step_id) = start_step(ctx, state, title);
-                let (reasoning, next) = call_model(agent, next, ctx, &reason_options, &step_id)
-                    .await
-                    .map_err(|halt| fail_step(ctx, halt, &step_id, title))?;
-                state = next.with_reasoning(reasoning.text.clone());
-                ctx.emitter.emit(ReasoningCreated {
-                    step_id: step_id.clone(),
-                    reasoning: reasoning.text.clone(),
-                });
-
-                let mut options = action_options(agent);
-                options.system_suffix =
-                    Some(format!("Your reasoning for this step:\n{}", reasoning.text));
-                let (response, next) = call_model(agent, state, ctx, &options, &step_id)
-                    .await
-                    .map_err(|halt| fail_step(ctx, halt, &step_id, title))?;
-                let reply = (step_id.as_str(), &options);
-                match act_on_reply(agent, ctx, response, next, reply, &mut attempts).await? {
-                    Next::Done(end, state) => return Ok((end, state)),
-                    Next::Again(next) => state = next,
-                    Next::Answer(next) => (state, answering) = (next, true),
-                }
-            }
+            let (reasoning, state) =
+                call_model(agent, state, ctx, &reason_options, step_id).await?;
+            let state = state.with_reasoning(reasoning.text.clone());
+            ctx.emitter.emit(ReasoningCreated {
+                step_id: step_id.to_string(),
+                reasoning: reasoning.text.clone(),
+            });
+            let mut options = action_options(agent);
+            options.system_suffix =
+                Some(format!("Your reasoning for this step:\n{}", reasoning.text));
+            Ok((state, options))
         })
     }
 }

@@ -1,9 +1,10 @@
 //! `loop`: call the model, run the tool calls it made, repeat until a reply has none.
 
-use super::reply::{Next, act_on_reply, action_options, answer_options, bound_reached};
-use crate::engine::agent::{Agent, ExecutionStrategy, RunContext, StrategyResult};
+use super::reply::action_options;
+use super::steps::{ActionSteps, StepBound, run_steps};
+use crate::engine::agent::{Agent, ExecutionStrategy, Halt, RunContext, StrategyResult};
 use crate::engine::state::AgentState;
-use crate::engine::step::{call_model, fail_step, start_step};
+use crate::engine::step::CallOptions;
 use crate::provider::BoxFuture;
 
 /// The default strategy.
@@ -12,8 +13,6 @@ pub struct LoopStrategy {
     /// The most model calls of this agent before `limit_reached`.
     pub max_iterations: Option<u64>,
 }
-
-const TITLE_CALL: &str = "Model call";
 
 impl ExecutionStrategy for LoopStrategy {
     fn name(&self) -> &str {
@@ -26,35 +25,31 @@ impl ExecutionStrategy for LoopStrategy {
         state: AgentState,
         ctx: &'a RunContext,
     ) -> BoxFuture<'a, StrategyResult> {
-        Box::pin(async move {
-            let (act, answer) = (action_options(agent), answer_options(agent));
-            let mut answering = false;
-            let mut state = state;
-            let mut iterations = 0;
-            let mut attempts = 0;
-            loop {
-                if let Some(max) = self.max_iterations
-                    && iterations >= max
-                {
-                    return Err(bound_reached(
-                        state,
-                        "max_iterations",
-                        format!("{max} iterations"),
-                    ));
-                }
-                iterations += 1;
-                let (next, step_id) = start_step(ctx, state, TITLE_CALL);
-                let options = if answering { &answer } else { &act };
-                let (response, next) = call_model(agent, next, ctx, options, &step_id)
-                    .await
-                    .map_err(|halt| fail_step(ctx, halt, &step_id, TITLE_CALL))?;
-                let reply = (step_id.as_str(), options);
-                match act_on_reply(agent, ctx, response, next, reply, &mut attempts).await? {
-                    Next::Done(end, state) => return Ok((end, state)),
-                    Next::Again(next) => state = next,
-                    Next::Answer(next) => (state, answering) = (next, true),
-                }
-            }
-        })
+        Box::pin(run_steps(self, agent, state, ctx))
+    }
+}
+
+impl ActionSteps for LoopStrategy {
+    fn bound(&self) -> StepBound {
+        StepBound {
+            name: "max_iterations",
+            max: self.max_iterations,
+            counted: "iterations",
+        }
+    }
+
+    fn title(&self, _answering: bool) -> &'static str {
+        "Model call"
+    }
+
+    /// Nothing before the action call.
+    fn prepare<'a>(
+        &'a self,
+        agent: &'a Agent,
+        state: AgentState,
+        _ctx: &'a RunContext,
+        _step_id: &'a str,
+    ) -> BoxFuture<'a, Result<(AgentState, CallOptions), Halt>> {
+        Box::pin(async move { Ok((state, action_options(agent))) })
     }
 }
