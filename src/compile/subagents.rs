@@ -13,12 +13,14 @@ use super::{
     render_field,
 };
 use crate::engine::Agent;
-use crate::engine::agent::{AgentFactory, HandoffTool, PromptRenderer, SubAgentTool};
+use crate::engine::agent::{
+    AgentFactory, BuildError, HandoffTool, PromptRenderer, RenderError, SubAgentTool,
+};
 use crate::engine::budget::PricedModel;
 use crate::mcp::McpServers;
 use crate::provider::BuildOptions;
 use crate::spec::AgentSpec;
-use crate::spec::inputs::resolve_inputs;
+use crate::spec::inputs::{InputError, resolve_inputs};
 use crate::spec::template::BUILTIN_VARIABLES;
 use crate::spec::tools::{AgentRef, Handoff, SubAgentTool as SubAgentSpec};
 use crate::spec::tree::AgentTree;
@@ -69,9 +71,8 @@ impl SpecAgent {
 
     /// The child's template context: its own inputs take their defaults; its templates see
     /// those, its declared env vars and the run's built-ins.
-    pub fn context(&self) -> Result<TemplateContext, String> {
-        let inputs =
-            resolve_inputs(&self.spec.inputs, Map::new(), &[]).map_err(|e| e.to_string())?;
+    pub fn context(&self) -> Result<TemplateContext, InputError> {
+        let inputs = resolve_inputs(&self.spec.inputs, Map::new(), &[])?;
         let declared_env: Vec<String> = self.spec.env.iter().map(|e| e.0.clone()).collect();
         Ok(self.context.for_agent(
             &self.spec.name,
@@ -109,9 +110,12 @@ impl AgentFactory for SpecAgent {
         &self.spec.name
     }
 
-    fn build(&self, inherited: &PricedModel) -> Result<Agent, String> {
-        let context = self.context()?;
-        compile_agent(&self.input(&context, Some(inherited.clone()))).map_err(|e| e.to_string())
+    fn build(&self, inherited: &PricedModel) -> Result<Agent, BuildError> {
+        let context = self
+            .context()
+            .map_err(|error| BuildError::Inputs(Box::new(error)))?;
+        compile_agent(&self.input(&context, Some(inherited.clone())))
+            .map_err(|error| BuildError::Compile(Box::new(error)))
     }
 }
 
@@ -130,7 +134,7 @@ struct ToolPrompt {
 }
 
 impl PromptRenderer for ToolPrompt {
-    fn render(&self, arguments: &Value) -> Result<String, String> {
+    fn render(&self, arguments: &Value) -> Result<String, RenderError> {
         let Some(source) = &self.source else {
             return Ok(arguments.to_string());
         };
@@ -147,7 +151,7 @@ impl PromptRenderer for ToolPrompt {
             source,
             &self.context.with_values(&values),
         )
-        .map_err(|e| e.to_string())
+        .map_err(|error| RenderError(Box::new(error)))
     }
 }
 

@@ -86,7 +86,7 @@ fn walk(
         let child = SpecAgent::resolve(input, reference).map_err(at)?;
         let context = child
             .context()
-            .map_err(|message| at(CompileError::SubAgentFile(message)))?;
+            .map_err(|error| at(CompileError::SubAgentFile(error.to_string())))?;
         walk(&child.input(&context, None), &child_place, visit, seen)?;
     }
     Ok(())

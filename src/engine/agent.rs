@@ -356,7 +356,22 @@ pub trait AgentFactory: Send + Sync {
     /// The agent's name.
     fn name(&self) -> &str;
     /// Builds the agent; `inherited` is the caller's model, used when the agent has none.
-    fn build(&self, inherited: &PricedModel) -> Result<Agent, String>;
+    fn build(&self, inherited: &PricedModel) -> Result<Agent, BuildError>;
+}
+
+/// The reason of the layer that builds agents, kept whole (its text and its source).
+pub type Reason = Box<dyn std::error::Error + Send + Sync>;
+
+/// Why an [`AgentFactory`] could not build its agent. Its text is the reason alone: the
+/// engine says which agent (a sub-agent's tool error, a failed handoff).
+#[derive(Debug, thiserror::Error)]
+pub enum BuildError {
+    /// The agent's own inputs do not resolve (a default that is not of its type).
+    #[error(transparent)]
+    Inputs(Reason),
+    /// The agent does not compile (its model, a tool, a template).
+    #[error(transparent)]
+    Compile(Reason),
 }
 
 impl Agent {
@@ -371,8 +386,14 @@ impl Agent {
 
 /// Renders a sub-agent's first message from the call's arguments.
 pub trait PromptRenderer: Send + Sync {
-    fn render(&self, arguments: &Value) -> Result<String, String>;
+    fn render(&self, arguments: &Value) -> Result<String, RenderError>;
 }
+
+/// Why a sub-agent's prompt could not be rendered from a call's arguments (the template's
+/// error; the engine says which sub-agent).
+#[derive(Debug, thiserror::Error)]
+#[error(transparent)]
+pub struct RenderError(pub Reason);
 
 /// A sub-agent exposed as a tool.
 pub struct SubAgentTool {

@@ -137,7 +137,7 @@ impl SubAgentResume<'_> {
     ) -> Result<AgentState, Halt> {
         let active = match handed_chain(root, &state.handoffs) {
             Ok(active) => active,
-            Err(message) => return Err(Halt::failed(state, "handoff", message)),
+            Err(error) => return Err(Halt::failed(state, "handoff", error.to_string())),
         };
         let owner = active.as_ref().unwrap_or(root);
         let Some(tool) = sub_agent_tool(owner, &self.call.name) else {
@@ -276,7 +276,7 @@ async fn in_own_step(
 ) -> Result<AgentState, Halt> {
     let active = match handed_chain(root, &state.handoffs) {
         Ok(active) => active,
-        Err(message) => return Err(Halt::failed(state, "handoff", message)),
+        Err(error) => return Err(Halt::failed(state, "handoff", error.to_string())),
     };
     let owner = active.as_ref().unwrap_or(root);
     let (state, step_id) = start_step(ctx, state, title);

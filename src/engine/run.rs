@@ -9,7 +9,9 @@ use std::sync::Arc;
 
 use tokio::sync::{mpsc, watch};
 
-use super::agent::{Agent, GenerateResult, Halt, HaltReason, RunContext, StrategyEnd, Turn};
+use super::agent::{
+    Agent, BuildError, GenerateResult, Halt, HaltReason, RunContext, StrategyEnd, Turn,
+};
 use super::budget::Budget;
 use super::clock::new_id;
 use super::events::{
@@ -98,7 +100,7 @@ pub async fn follow(root: &Agent, state: AgentState, ctx: &RunContext) -> Genera
     let mut reloaded_root: Option<Agent> = None;
     let mut active = match handed_chain(root, &state.handoffs) {
         Ok(active) => active.map(|target| answering_for(target, root)),
-        Err(message) => return Err(Halt::failed(state, "handoff", message)),
+        Err(error) => return Err(Halt::failed(state, "handoff", error.to_string())),
     };
     let mut state = state;
     loop {
@@ -118,7 +120,7 @@ pub async fn follow(root: &Agent, state: AgentState, ctx: &RunContext) -> Genera
             StrategyEnd::HandedOff(tool) => {
                 let target = match hand_over(agent, &tool, ctx) {
                     Ok(target) => target,
-                    Err(message) => return Err(Halt::failed(next, "handoff", message)),
+                    Err(error) => return Err(Halt::failed(next, "handoff", error.to_string())),
                 };
                 active = Some(answering_for(target, root_now));
                 state = next.with_handoff(tool);
@@ -127,7 +129,7 @@ pub async fn follow(root: &Agent, state: AgentState, ctx: &RunContext) -> Genera
             StrategyEnd::Reloaded(new_root) => {
                 active = match handed_chain(&new_root, &next.handoffs) {
                     Ok(active) => active.map(|target| answering_for(target, &new_root)),
-                    Err(message) => return Err(Halt::failed(next, "handoff", message)),
+                    Err(error) => return Err(Halt::failed(next, "handoff", error.to_string())),
                 };
                 reloaded_root = Some(*new_root);
                 state = next;
@@ -143,12 +145,27 @@ fn answering_for(mut target: Agent, root: &Agent) -> Agent {
     target
 }
 
+/// Why control could not go to a handoff's target (the run fails with `handoff`).
+#[derive(Debug, thiserror::Error)]
+pub enum HandoffError {
+    #[error("`{tool}` is not a handoff of `{owner}`")]
+    NotAHandoff { tool: String, owner: String },
+    /// A resumed session's path of handoffs names a tool the agent file no longer has.
+    #[error("the session was handed over through `{tool}`, which `{owner}` no longer has")]
+    Gone { tool: String, owner: String },
+    #[error(transparent)]
+    Build(#[from] BuildError),
+}
+
 /// Builds the target of `owner`'s handoff tool and announces the handoff.
-fn hand_over(owner: &Agent, tool: &str, ctx: &RunContext) -> Result<Agent, String> {
+fn hand_over(owner: &Agent, tool: &str, ctx: &RunContext) -> Result<Agent, HandoffError> {
     let factory = owner
         .handoffs
         .get(tool)
-        .ok_or_else(|| format!("`{tool}` is not a handoff of `{}`", owner.name))?;
+        .ok_or_else(|| HandoffError::NotAHandoff {
+            tool: tool.to_string(),
+            owner: owner.name.clone(),
+        })?;
     let target = factory.build(&owner.model())?;
     ctx.emitter.emit(Handoff {
         from: owner.name.clone(),
@@ -160,15 +177,13 @@ fn hand_over(owner: &Agent, tool: &str, ctx: &RunContext) -> Result<Agent, Strin
 
 /// The agent that has control after the handoffs `path` (tool names, from the root);
 /// `None` when the root has it.
-pub fn handed_chain(root: &Agent, path: &[String]) -> Result<Option<Agent>, String> {
+pub fn handed_chain(root: &Agent, path: &[String]) -> Result<Option<Agent>, HandoffError> {
     let mut active: Option<Agent> = None;
     for tool in path {
         let owner = active.as_ref().unwrap_or(root);
-        let factory = owner.handoffs.get(tool).ok_or_else(|| {
-            format!(
-                "the session was handed over through `{tool}`, which `{}` no longer has",
-                owner.name
-            )
+        let factory = owner.handoffs.get(tool).ok_or_else(|| HandoffError::Gone {
+            tool: tool.to_string(),
+            owner: owner.name.clone(),
         })?;
         active = Some(factory.build(&owner.model())?);
     }
