@@ -245,3 +245,34 @@ fn chat_over_a_pipe_keeps_the_history_across_an_edit() {
         "resumable"
     );
 }
+
+/// An invalid save between two chat turns is refused: its diagnostics are printed once (by
+/// the chat, not again by the run's progress), and the next turn runs on the old definition.
+#[test]
+fn chat_prints_an_invalid_save_once_and_goes_on_with_the_old_definition() {
+    use std::io::Write;
+    let mock = MockServer::start();
+    mock.push(slow(Reply::text("Hello Ann.")));
+    mock.push(MockResponse::text("You are Ann."));
+    let (dir, file) = project(&mock);
+    let mut child = Run::new(["chat", "agent.yaml", "--run-dir", "run"])
+        .current_dir(&dir)
+        .env(KEY_ENV, "k")
+        .spawn_interactive();
+    let mut stdin = child.stdin.take().unwrap();
+    writeln!(stdin, "My name is Ann.\nWho am I?").unwrap();
+    drop(stdin);
+    // Saved while the first turn's reply streams: the chat sees it before the second turn.
+    wait_for_requests(&mock, 1);
+    save_by_rename(
+        &file,
+        &agent(&mock, "You are NEW.").replace("prompt:", "promt:"),
+    );
+    let output = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{stderr}");
+    assert_eq!(stderr.matches("unknown key `promt`").count(), 1, "{stderr}");
+    let requests = mock.requests();
+    assert_eq!(requests.len(), 2);
+    assert_eq!(requests[1].system_prompt().as_deref(), Some("You are OLD."));
+}

@@ -6,8 +6,8 @@
 //! the run ended is not a progress line: the run directory's summary says it once.
 //!
 //! What the run tells the person watching (its notices: warnings, the `logging`
-//! middleware's lines) and the diagnostics of a reload that failed are printed as they
-//! are, with no time in front, even when no progress is shown: the engine never prints.
+//! middleware's lines, a refused reload's diagnostics) is printed as it is, with no time
+//! in front, even when no progress is shown: the engine never prints.
 
 use std::io::Write;
 use std::sync::Mutex;
@@ -19,7 +19,7 @@ use serde_json::{Value, json};
 
 use crate::engine::clock::now_rfc3339;
 use crate::engine::events::{
-    Delta, Event, EventData, EventSink, HookCompleted, Notice, PermissionDecided, ReloadFailed,
+    Delta, Event, EventData, EventSink, HookCompleted, Notice, PermissionDecided,
 };
 use crate::engine::scheduler::NOT_RUN;
 use crate::policy::{Decider, HookOutcome, Verdict};
@@ -75,8 +75,8 @@ const TICK: Duration = Duration::from_millis(100);
 
 impl Progress {
     /// With `stream`, the model's text is printed as it arrives, and a terminal has no
-    /// status line (it would be drawn over the text). With no `style`, only notices and a
-    /// failed reload's diagnostics are printed.
+    /// status line (it would be drawn over the text). With no `style`, only notices are
+    /// printed.
     pub fn new(style: Option<ProgressStyle>, stream: bool) -> Self {
         let started = Instant::now();
         let status = match style {
@@ -168,17 +168,6 @@ impl Progress {
         }
     }
 
-    /// A saved agent file that is invalid: its diagnostics, and that the run goes on.
-    fn reload_failed(&self, failed: &ReloadFailed) {
-        for line in &failed.diagnostics {
-            self.print(line.clone());
-        }
-        self.print(
-            "warning: the saved agent file is invalid; the run goes on with the previous definition"
-                .to_string(),
-        );
-    }
-
     /// Updates the status line, if there is one.
     fn update(&self, change: impl FnOnce(&mut Status)) {
         if let Some((bar, status)) = &self.status {
@@ -211,17 +200,19 @@ impl Drop for Progress {
 
 impl EventSink for Progress {
     fn notice(&self, notice: &Notice) {
-        self.print(match notice {
-            Notice::Warning(message) => format!("warning: {message}"),
-            Notice::Log(line) => format!("[runner] {line}"),
-        });
+        match notice {
+            Notice::Warning(message) => self.print(format!("warning: {message}")),
+            Notice::Log(line) => self.print(format!("[runner] {line}")),
+            Notice::ReloadRefused(diagnostics) => {
+                for line in diagnostics {
+                    self.print(line.clone());
+                }
+                self.print(RELOAD_REFUSED.to_string());
+            }
+        }
     }
 
     fn emit(&self, event: &Event) {
-        if let EventData::ReloadFailed(failed) = &event.data {
-            self.reload_failed(failed);
-            return;
-        }
         if self.style.is_none() {
             return;
         }
@@ -400,6 +391,10 @@ fn status_line(style: ProgressStyle, started: Instant) -> ProgressBar {
     bar.enable_steady_tick(TICK);
     bar
 }
+
+/// What follows a refused reload's diagnostics.
+const RELOAD_REFUSED: &str =
+    "warning: the saved agent file is invalid; the run goes on with the previous definition";
 
 /// The tool that asks the person at the terminal: the status line must not draw over its
 /// question.

@@ -7,7 +7,7 @@ use crate::engine::checkpointing::Durability;
 use crate::engine::clock::new_id;
 pub use crate::engine::events::StepEnd;
 use crate::engine::events::{
-    CheckpointSaved, ReloadFailed, Reloaded, StepCompleted, StepCreated, StepDetails,
+    CheckpointSaved, Notice, ReloadFailed, Reloaded, StepCompleted, StepCreated, StepDetails,
 };
 use crate::engine::pending::Pending;
 use crate::engine::state::AgentState;
@@ -89,8 +89,11 @@ pub fn after_step(agent: &Agent, state: AgentState, ctx: &RunContext) -> Result<
                 });
                 return Ok(AfterStep::Reload(Box::new(next), state));
             }
-            // The progress subscriber shows the diagnostics.
-            Some(Err(diagnostics)) => ctx.emitter.emit(ReloadFailed { diagnostics }),
+            Some(Err(diagnostics)) => {
+                ctx.emitter
+                    .notify(Notice::ReloadRefused(diagnostics.clone()));
+                ctx.emitter.emit(ReloadFailed { diagnostics });
+            }
             None => {}
         }
     }
