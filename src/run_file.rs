@@ -15,8 +15,6 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use crate::cli::prepare::{Prepared, Request, Stop, initial_state, inputs, load, state_dirs};
-use crate::cli::session_store::SessionFiles;
 use crate::compile::run_limits;
 use crate::engine::budget::Budget;
 use crate::engine::clock::new_id;
@@ -24,6 +22,8 @@ use crate::engine::events::{Emitter, EventBus, EventSink};
 use crate::engine::outcome::RunOutcome;
 use crate::engine::run::{RunStart, drive};
 use crate::provider::{BuildOptions, Message};
+use crate::session::files::SessionFiles;
+use crate::session::prepare::{Prepared, Request, Stop, initial_state, inputs, load, state_dirs};
 
 /// Why a run never started: the file, its inputs, or its MCP servers.
 #[derive(Debug, Clone, thiserror::Error)]

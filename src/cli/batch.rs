@@ -11,9 +11,7 @@ use std::time::Instant;
 use clap::Args;
 
 use super::Exit;
-use super::prepare::load;
 use super::run_options::{ColorChoice, ProgressChoice, progress_style};
-use super::session_store::sessions_dir;
 use crate::batch::budget::Budget;
 use crate::batch::children::Children;
 use crate::batch::dir::{BatchDir, MAX_BATCH_ID_LEN, Manifest};
@@ -25,6 +23,8 @@ use crate::batch::scheduler::{self, Batch, StopSignal, Stopped};
 use crate::batch::summary::Summary;
 use crate::checkpoint::SessionsAt;
 use crate::engine::clock::new_id;
+use crate::session::files::sessions_dir;
+use crate::session::prepare::load;
 use crate::spec::model::ModelShorthand;
 
 /// How long an input whose session another process holds is tried again: a child of a

@@ -12,11 +12,7 @@ use std::sync::Arc;
 use clap::Args;
 
 use super::Exit;
-use super::prepare::{Prepared, Request, Stop, inputs, load};
-use super::run_dir::RunDir;
-use super::run_hooks::RunHooks;
 use super::run_options::RunOptions;
-use super::session_store::SessionFiles;
 use crate::compile::run_limits;
 use crate::engine::AgentState;
 use crate::engine::budget::Budget;
@@ -25,6 +21,10 @@ use crate::engine::clock::new_id;
 use crate::engine::run::{RunStart, drive};
 use crate::output::result::Status;
 use crate::provider::Message;
+use crate::session::files::SessionFiles;
+use crate::session::hooks::RunHooks;
+use crate::session::prepare::{Prepared, Request, Stop, inputs, load};
+use crate::session::run_dir::RunDir;
 
 #[derive(Debug, Args)]
 pub struct ChatArgs {
@@ -68,7 +68,7 @@ fn chat(args: &ChatArgs) -> Result<Exit, Stop> {
         files.keep_tree(&prepared.tree);
     }
     let mut agent = prepared.compile()?;
-    let reloader = super::watch::reloader(&prepared, args.run.allow_widening)?;
+    let reloader = crate::session::watch::reloader(&prepared, args.run.allow_widening)?;
     let run_dir = RunDir::open(&args.run, &chat_id)?;
     let name = prepared.spec.name.clone();
     // Limits hold for the whole chat, as for a session.
@@ -86,7 +86,9 @@ fn chat(args: &ChatArgs) -> Result<Exit, Stop> {
             "/save" => save(files.as_deref(), &state, &session_id),
             line => {
                 let emitter = run_dir.emitter(&name, chat_id.clone(), &session_id);
-                super::watch::swap_between_runs(&*reloader, &mut agent, &emitter, state.step);
+                crate::session::watch::swap_between_runs(
+                    &*reloader, &mut agent, &emitter, state.step,
+                );
                 let run_id = new_id();
                 let hooks =
                     RunHooks::new(&agent, &prepared.runtime, &prepared.cancel, &run_dir.dir);

@@ -9,12 +9,12 @@ use std::path::PathBuf;
 use clap::Args;
 
 use super::Exit;
-use super::launch::{Launch, Opening, launch, report};
-use super::prepare::{Request, Stop, initial_state, inputs, load};
 use super::run_options::RunOptions;
-use super::session_store::SessionFiles;
 use crate::checkpoint::{CheckpointError, SessionsAt, check_session_id};
 use crate::engine::clock::new_id;
+use crate::session::files::SessionFiles;
+use crate::session::prepare::{Request, Stop, initial_state, inputs, load};
+use crate::session::run::{Launch, Opening, launch, report};
 use crate::spec::model::{ModelRef, ModelShorthand, override_model};
 
 /// Options of `runner exec`.

@@ -23,18 +23,11 @@ pub(crate) mod ci_report;
 mod exec;
 mod exit;
 mod init;
-mod launch;
 mod nats_runtime;
-pub(crate) mod prepare;
 mod render;
-mod resume;
-mod run_dir;
-mod run_hooks;
-mod run_options;
+pub(crate) mod run_options;
 mod runs;
 mod schema;
-mod servers;
-pub(crate) mod session_store;
 mod sessions;
 mod state_dir;
 mod stdout;
@@ -43,7 +36,6 @@ mod submit;
 mod test;
 mod tools;
 mod validate;
-mod watch;
 mod worker;
 
 use std::path::PathBuf;
@@ -97,7 +89,7 @@ enum Command {
     /// Talk with an agent, a line at a time (stdin may be a pipe).
     Chat(chat::ChatArgs),
     /// Continue a session: after a crash, an interrupt, a limit, or with an answer.
-    Resume(Box<resume::ResumeArgs>),
+    Resume(Box<crate::session::resume::ResumeArgs>),
     /// List, show or delete sessions.
     Sessions(sessions::SessionsArgs),
     /// List or show the runs under .runner/runs, or prune old ones.
@@ -181,7 +173,7 @@ pub fn main() -> std::process::ExitCode {
             out!("{}", String::from_utf8_lossy(&script));
             Exit::Completed
         }
-        Command::Resume(args) => resume::run(*args),
+        Command::Resume(args) => crate::session::resume::run(*args),
         Command::Chat(args) => chat::run(args),
         Command::Sessions(args) => sessions::run(args),
         Command::Runs(args) => runs::run(args),

@@ -10,12 +10,12 @@ use std::sync::Arc;
 
 use clap::Args;
 
-use super::Exit;
-use super::launch::{Launch, Opening, launch, report};
+use super::files::{Resumable, SessionFiles, default_sessions_dir, definition_of};
 use super::prepare::{Request, Stop, load, resolve_tree};
-use super::run_options::RunOptions;
-use super::session_store::{Resumable, SessionFiles, default_sessions_dir, definition_of};
+use super::run::{Launch, Opening, launch, report};
 use crate::checkpoint::{CheckpointStore, SessionHold, SessionMetadata, SessionStatus, SessionsAt};
+use crate::cli::Exit;
+use crate::cli::run_options::RunOptions;
 use crate::engine::AgentState;
 use crate::engine::clock::{new_id, now_rfc3339};
 use crate::engine::pending::Pending;

@@ -3,12 +3,12 @@
 
 use std::sync::Arc;
 
-use super::Exit;
+use super::files::SessionFiles;
+use super::hooks::RunHooks;
 use super::prepare::{Prepared, Request, Stop};
 use super::run_dir::RunDir;
-use super::run_hooks::RunHooks;
-use super::run_options::RunOptions;
-use super::session_store::SessionFiles;
+use crate::cli::Exit;
+use crate::cli::run_options::RunOptions;
 use crate::compile::run_limits;
 use crate::engine::AgentState;
 use crate::engine::agent::Reloader;

@@ -11,8 +11,8 @@ use serde_json::{Map, Value};
 use tokio::runtime::Runtime;
 use tokio::sync::watch;
 
+use super::files::SessionFiles;
 use super::servers::{RunningServers, runtime};
-use super::session_store::SessionFiles;
 use crate::compile::{
     CompileError, CompileInput, EnvLookup, HumanInput, Sandbox, TemplateContext, check_models,
     compile_agent, file_dir,
@@ -183,7 +183,7 @@ impl Request {
         spec: AgentSpec,
         inputs: (Map<String, Value>, String),
         ids: (String, String),
-        options: &super::run_options::RunOptions,
+        options: &crate::cli::run_options::RunOptions,
     ) -> Result<Self, Stop> {
         let invalid = |code: &str, message: String| Stop::invalid(code, message).named(&spec.name);
         let build = options
@@ -212,7 +212,7 @@ impl Request {
 /// Where `runner` keeps the state of a run of `spec`: `.runner/`, the run directory when
 /// it is elsewhere, and the sessions directory.
 pub fn state_dirs(spec: &AgentSpec, run_dir: Option<&Path>) -> Vec<PathBuf> {
-    let sessions = super::session_store::sessions_dir(spec);
+    let sessions = super::files::sessions_dir(spec);
     [
         Some(PathBuf::from(".runner")),
         run_dir.map(Path::to_path_buf),
