@@ -191,7 +191,11 @@ fn start(args: &BatchArgs, (agent_file, inputs_file): (&Path, &Path)) -> Result<
     ));
     let children = Arc::new(Children::new());
     let stop = Arc::new(StopSignal::default());
-    watch_signals(stop.clone(), children.clone());
+    let (stopping, interrupted) = (stop.clone(), children.clone());
+    super::signals::on_stop_signal(move || {
+        stopping.stop(Stopped::Interrupted);
+        interrupted.stop();
+    });
     let batch = Batch {
         dir: &dir,
         launcher: &launcher,
@@ -285,38 +289,4 @@ pub fn open(path: &Path) -> Result<std::fs::File, String> {
 
 fn cores() -> usize {
     std::thread::available_parallelism().map_or(1, |n| n.get())
-}
-
-/// On SIGINT or SIGTERM, no new input starts and every run going on is told to stop (it
-/// ends `interrupted`, its session saved); the batch then records them and ends with 130.
-/// The handlers are in place before this returns.
-fn watch_signals(stop: Arc<StopSignal>, children: Arc<Children>) {
-    use tokio::signal::unix::{SignalKind, signal};
-    let Ok(runtime) = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-    else {
-        return;
-    };
-    let signals = {
-        let _context = runtime.enter();
-        (
-            signal(SignalKind::interrupt()),
-            signal(SignalKind::terminate()),
-        )
-    };
-    let (Ok(mut interrupt), Ok(mut terminate)) = signals else {
-        return;
-    };
-    // Never joined: it waits for a signal for as long as the process lives.
-    std::thread::spawn(move || {
-        runtime.block_on(async {
-            tokio::select! {
-                _ = interrupt.recv() => {}
-                _ = terminate.recv() => {}
-            }
-        });
-        stop.stop(Stopped::Interrupted);
-        children.stop();
-    });
 }

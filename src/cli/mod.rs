@@ -23,12 +23,15 @@ pub(crate) mod ci_report;
 mod exec;
 mod exit;
 mod init;
+mod launch;
 mod nats_runtime;
 mod render;
-pub(crate) mod run_options;
+mod resume;
+mod run_options;
 mod runs;
 mod schema;
 mod sessions;
+mod signals;
 mod state_dir;
 mod stdout;
 mod style;
@@ -89,7 +92,7 @@ enum Command {
     /// Talk with an agent, a line at a time (stdin may be a pipe).
     Chat(chat::ChatArgs),
     /// Continue a session: after a crash, an interrupt, a limit, or with an answer.
-    Resume(Box<crate::session::resume::ResumeArgs>),
+    Resume(Box<resume::ResumeArgs>),
     /// List, show or delete sessions.
     Sessions(sessions::SessionsArgs),
     /// List or show the runs under .runner/runs, or prune old ones.
@@ -173,7 +176,7 @@ pub fn main() -> std::process::ExitCode {
             out!("{}", String::from_utf8_lossy(&script));
             Exit::Completed
         }
-        Command::Resume(args) => crate::session::resume::run(*args),
+        Command::Resume(args) => resume::run(*args),
         Command::Chat(args) => chat::run(args),
         Command::Sessions(args) => sessions::run(args),
         Command::Runs(args) => runs::run(args),

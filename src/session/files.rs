@@ -14,6 +14,7 @@ use crate::checkpoint::{
     SessionStatus, SessionsAt,
 };
 use crate::engine::AgentState;
+pub use crate::engine::checkpointing::SaveError;
 use crate::engine::checkpointing::{Checkpointer, Durability};
 use crate::engine::clock::{new_id, now_rfc3339};
 use crate::engine::outcome::RunStatus;
@@ -178,15 +179,17 @@ impl SessionFiles {
         status: SessionStatus,
         pending: Option<&Pending>,
         durability: Durability,
-    ) -> Result<String, String> {
+    ) -> Result<String, SaveError> {
         if self.hold.is_lost() {
-            return Err("this process no longer holds the session: its lease lapsed (not renewed in time), and another process may have taken it over".into());
+            return Err(SaveError::Lost);
         }
         let session_id = self.session_id();
         let (checkpoint_id, timestamp, agent) = (new_id(), now_rfc3339(), self.agent());
-        let engine = serde_json::to_value(pending).map_err(|e| e.to_string())?;
+        let engine = serde_json::to_value(pending)?;
         let Ok(mut kept) = self.pending.lock() else {
-            return Err("the session's pending data lock is poisoned".into());
+            return Err(SaveError::Poisoned {
+                what: "the session's pending data",
+            });
         };
         kept["engine"] = engine;
         let pending = &*kept;
@@ -205,7 +208,7 @@ impl SessionFiles {
         let saved = self
             .store
             .save(&session_id, &checkpoint, durability)
-            .map_err(|e| e.to_string())?;
+            .map_err(store_error)?;
         // The journal's records say the steps and status of a run in progress: the metadata
         // is rewritten when the store says (with each snapshot, not at every step). It goes
         // before the snapshot: a crash between the two must not leave a checkpoint without
@@ -213,7 +216,9 @@ impl SessionFiles {
         if saved.metadata_due {
             let metadata = {
                 let Ok(mut metadata) = self.metadata.lock() else {
-                    return Err("the session metadata lock is poisoned".into());
+                    return Err(SaveError::Poisoned {
+                        what: "the session metadata",
+                    });
                 };
                 metadata.updated = timestamp.clone();
                 metadata.steps = state.step;
@@ -221,15 +226,13 @@ impl SessionFiles {
                 metadata.journal_offset = Some(saved.position.offset);
                 metadata.clone()
             };
-            self.store
-                .save_metadata(&metadata)
-                .map_err(|e| e.to_string())?;
+            self.store.save_metadata(&metadata).map_err(store_error)?;
             self.unsaved.store(false, Ordering::SeqCst);
         }
         if saved.snapshot_due {
             self.store
                 .snapshot(&session_id, &checkpoint, saved.position)
-                .map_err(|e| e.to_string())?;
+                .map_err(store_error)?;
         }
         Ok(format!("step-{}", state.step))
     }
@@ -255,7 +258,7 @@ impl Checkpointer for SessionFiles {
         state: &AgentState,
         pending: Option<&Pending>,
         durability: Durability,
-    ) -> Result<String, String> {
+    ) -> Result<String, SaveError> {
         self.write(state, SessionStatus::Running, pending, durability)
     }
 
@@ -265,7 +268,7 @@ impl Checkpointer for SessionFiles {
         status: RunStatus,
         pending: Option<&Pending>,
         run_id: &str,
-    ) -> Result<String, String> {
+    ) -> Result<String, SaveError> {
         // A run that did not `begin` (a library caller's own context) is listed as it ends.
         if let Ok(mut metadata) = self.metadata.lock() {
             list_run(&mut metadata, run_id);
@@ -283,6 +286,11 @@ impl Checkpointer for SessionFiles {
     fn session_lost(&self) -> bool {
         self.hold.is_lost() || self.store.lost()
     }
+}
+
+/// A store's error, kept whole.
+fn store_error(error: CheckpointError) -> SaveError {
+    SaveError::Store(Box::new(error))
 }
 
 /// Adds `run_id` to the session's runs, once.

@@ -1,21 +1,19 @@
-//! `runner resume SESSION_ID`: continue a session that crashed, was interrupted, waits for an
-//! answer, or hit a limit (after the limit was raised in the file) — with the same session id
-//! and its history. `--from-checkpoint N --branch NAME` starts a new session from the state
-//! after step N instead. Each resume is a new run with its own run directory; the session's
+//! Resuming a session (`runner resume SESSION_ID`, [`super::resume`]): continue one that
+//! crashed, was interrupted, waits for an answer, or hit a limit (after the limit was
+//! raised in the file) — with the same session id and its history. A branch
+//! (`--from-checkpoint N --branch NAME`) starts a new session from the state after step N
+//! instead. Each resume is a new run with its own run directory; the session's
 //! metadata lists every run. The session is held by this process from before its
 //! checkpoint is read until the run ends, so no other process runs it meanwhile.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use clap::Args;
-
-use super::files::{Resumable, SessionFiles, default_sessions_dir, definition_of};
+use super::files::{Resumable, SessionFiles, definition_of};
 use super::prepare::{Request, Stop, load, resolve_tree};
-use super::run::{Launch, Opening, launch, report};
-use crate::checkpoint::{CheckpointStore, SessionHold, SessionMetadata, SessionStatus, SessionsAt};
-use crate::cli::Exit;
-use crate::cli::run_options::RunOptions;
+use super::request::{Answer as Given, ResumeRequest};
+use super::run::{Launch, Opening};
+use crate::checkpoint::{CheckpointStore, SessionHold, SessionMetadata, SessionStatus};
 use crate::engine::AgentState;
 use crate::engine::clock::{new_id, now_rfc3339};
 use crate::engine::pending::Pending;
@@ -27,101 +25,53 @@ use crate::spec::tree::AgentTree;
 use crate::spec::widening::widenings;
 use crate::tools::FormAnswer;
 
-/// Options of `runner resume`.
-#[derive(Debug, Args)]
-pub struct ResumeArgs {
-    /// The session to continue (`runner sessions list` shows them).
-    pub session: String,
-    /// The answer to the question the session waits for.
-    #[arg(long)]
-    pub answer: Option<String>,
-    /// Approve a call the session waits on (its id, from the INPUT_REQUIRED block or the
-    /// `requires_action` event), or `all` for every call not denied (repeatable).
-    #[arg(long, value_name = "CALL_ID|all")]
-    pub approve: Vec<String>,
-    /// Deny a call the session waits on; the model is told it was denied (repeatable).
-    #[arg(long, value_name = "CALL_ID")]
-    pub deny: Vec<String>,
-    /// Why the calls of `--deny` were denied, for the model.
-    #[arg(long, requires = "deny")]
-    pub reason: Option<String>,
-    /// Start from the state after this step instead of the latest.
-    #[arg(long, value_name = "N", requires = "branch")]
-    pub from_checkpoint: Option<u64>,
-    /// With --from-checkpoint: the new branch's name (a new session is created).
-    #[arg(long, value_name = "NAME", requires = "from_checkpoint")]
-    pub branch: Option<String>,
-    /// The sessions directory.
-    #[arg(long, default_value_os_t = default_sessions_dir(), conflicts_with = "nats")]
-    pub dir: PathBuf,
-    /// The session is kept in the NATS server at this URL (as `runner exec --nats` left
-    /// it), not in the sessions directory.
-    #[arg(long, value_name = "URL")]
-    pub nats: Option<String>,
-    /// Given by `runner worker`: the session store is reached through the worker, over this
-    /// descriptor (`nats::relay`).
-    #[arg(long, value_name = "FD", hide = true, conflicts_with_all = ["nats", "dir"])]
-    pub sessions_fd: Option<i32>,
-    #[command(flatten)]
-    pub run: RunOptions,
-}
-
 /// The message a call that was running when the run stopped gets instead of a result: such
 /// calls are never run again blindly (their side effects may have happened).
 pub const INTERRUPTED_CALL: &str = "Error: interrupted: this call was running when the run stopped, so it may or may \
 not have taken effect. Check its effect before calling it again.";
 
-pub fn run(args: ResumeArgs) -> Exit {
-    let ids = (new_id(), args.session.clone());
-    match launch_of(&args, ids.0.clone()) {
-        Ok(launched) => launch(launched, &args.run),
-        Err(stop) => report(&stop, &args.run, (&ids.0, &ids.1)),
-    }
-}
-
 /// What `resume` runs: the session's agent file again, from its checkpoint, with what the
 /// checkpoint lacked settled first.
-fn launch_of(args: &ResumeArgs, run_id: String) -> Result<Launch, Stop> {
+pub fn launch_of(args: &ResumeRequest, run_id: String) -> Result<Launch, Stop> {
     let fail = |message: String| Stop::invalid("invalid_session", message);
-    let at = SessionsAt::remote(args.nats.as_deref(), args.sessions_fd)
-        .map_err(fail)?
-        .unwrap_or_else(|| SessionsAt::Dir(args.dir.clone()));
+    let at = &args.sessions;
+    let from_checkpoint = args.branch.as_ref().map(|(step, _)| *step);
     let store = at.open().map_err(|e| fail(e.to_string()))?;
     // Taken before the checkpoint is read: a run going on would change it.
     let lock = store
-        .hold(&args.session)
+        .hold(&args.session_id)
         .map_err(|e| Stop::invalid(e.code(), e.to_string()))?;
     let metadata = store
-        .metadata(&args.session)
+        .metadata(&args.session_id)
         .map_err(|e| fail(e.to_string()))?
         .ok_or_else(|| {
             fail(format!(
                 "no session `{}` in {}",
-                args.session,
+                args.session_id,
                 at.describe()
             ))
         })?;
-    let loaded = match args.from_checkpoint {
-        Some(step) => store.load_step(&args.session, step),
-        None => store.load(&args.session),
+    let loaded = match from_checkpoint {
+        Some(step) => store.load_step(&args.session_id, step),
+        None => store.load(&args.session_id),
     };
     let checkpoint = loaded.map_err(|e| fail(e.to_string()))?.ok_or_else(|| {
-        let what = args.from_checkpoint.map_or("checkpoint".to_string(), |n| {
+        let what = from_checkpoint.map_or("checkpoint".to_string(), |n| {
             format!("a checkpoint after step {n}")
         });
-        fail(format!("session `{}` has no {what}", args.session))
+        fail(format!("session `{}` has no {what}", args.session_id))
     })?;
     for warning in store.take_warnings() {
         eprintln!("warning: {warning}");
     }
-    if args.from_checkpoint.is_none() && checkpoint.status == SessionStatus::Completed {
+    if from_checkpoint.is_none() && checkpoint.status == SessionStatus::Completed {
         return Err(fail(format!(
             "session `{}` is completed; branch from one of its steps with --from-checkpoint N --branch NAME",
-            args.session
+            args.session_id
         )));
     }
     let state = AgentState::from_json(&checkpoint.state)
-        .map_err(|error| fail(format!("session `{}`: {error}", args.session)))?;
+        .map_err(|error| fail(format!("session `{}`: {error}", args.session_id)))?;
     let agent_file = PathBuf::from(&metadata.agent_file);
     let spec = load(&agent_file).map_err(|mut stop| {
         stop.message = format!(
@@ -132,10 +82,11 @@ fn launch_of(args: &ResumeArgs, run_id: String) -> Result<Launch, Stop> {
     })?;
     let resumable = Resumable::from_checkpoint(&checkpoint);
     let tree = resolve_tree(&agent_file, &spec)?;
-    if !args.run.allow_widening {
+    if !args.settings.allow_widening {
         refuse_widening(&resumable, (&spec, &tree), &agent_file)?;
     }
     let (state, answer) = settle(state, resumable.engine.as_ref(), args)?;
+    let sessions = Some(at.clone());
     let (session_id, metadata, lock) = branch(store.as_ref(), metadata, lock, args)?;
     let kept = (
         resumable.inputs.clone(),
@@ -152,7 +103,7 @@ fn launch_of(args: &ResumeArgs, run_id: String) -> Result<Launch, Stop> {
         spec,
         (resumable.inputs, resumable.input_text),
         (run_id, session_id),
-        &args.run,
+        &args.settings,
     )?;
     request.model_override = resumable.model.clone();
     // The tree checked above is the tree that runs.
@@ -175,6 +126,7 @@ fn launch_of(args: &ResumeArgs, run_id: String) -> Result<Launch, Stop> {
         state,
         opening: Opening::Continue,
         checkpoints: Some(files),
+        sessions,
         answer,
     })
 }
@@ -220,7 +172,7 @@ fn refuse_widening(
 fn settle(
     state: AgentState,
     pending: Option<&Pending>,
-    args: &ResumeArgs,
+    args: &ResumeRequest,
 ) -> Result<(AgentState, Option<Answer>), Stop> {
     match pending {
         Some(Pending::ToolsInFlight { calls }) => {
@@ -245,12 +197,12 @@ fn settle(
         }
         Some(waiting) => {
             let question = waiting.asked().map_or("", |asked| asked.question);
-            let Some(answer) = args.answer.clone() else {
+            let Some(answer) = text_of(args.answer.as_ref()) else {
                 return Err(Stop::invalid(
                     "invalid_session",
                     format!(
                         "session `{}` waits for an answer to \"{question}\": pass --answer TEXT",
-                        args.session
+                        args.session_id
                     ),
                 ));
             };
@@ -260,7 +212,7 @@ fn settle(
                         "invalid_answer",
                         format!(
                             "session `{}` waits for a form of MCP server `{}`: {problem}",
-                            args.session, form.server
+                            args.session_id, form.server
                         ),
                     )
                 })?;
@@ -275,7 +227,15 @@ fn settle(
 
 /// `--approve` and `--deny` for the calls a paused session waits on: every call needs a
 /// decision, and every id given must be one of them.
-fn decisions(waiting: &Pending, args: &ResumeArgs) -> Result<Decisions, Stop> {
+fn decisions(waiting: &Pending, args: &ResumeRequest) -> Result<Decisions, Stop> {
+    let (approve, deny, reason) = match &args.answer {
+        Some(Given::Decide {
+            approve,
+            deny,
+            reason,
+        }) => (approve.as_slice(), deny.as_slice(), reason.as_ref()),
+        _ => (&[][..], &[][..], None),
+    };
     let calls = waiting.approving().map(|a| a.calls).unwrap_or_default();
     let fail = |message: String| Stop::invalid("invalid_session", message);
     let listed = || {
@@ -286,32 +246,23 @@ fn decisions(waiting: &Pending, args: &ResumeArgs) -> Result<Decisions, Stop> {
         each.join(", ")
     };
     let known = |id: &str| calls.iter().any(|c| c.call.id == id);
-    for id in args
-        .approve
-        .iter()
-        .filter(|id| *id != "all")
-        .chain(&args.deny)
-    {
+    for id in approve.iter().filter(|id| *id != "all").chain(deny) {
         if !known(id) {
             return Err(fail(format!(
                 "session `{}` has no call `{id}` awaiting approval; it waits on {}",
-                args.session,
+                args.session_id,
                 listed()
             )));
         }
     }
-    let reason = match &args.reason {
+    let reason = match reason {
         Some(reason) => format!("denied by the user: {reason}"),
         None => "denied by the user".to_string(),
     };
     let decisions = Decisions {
-        approve_all: args.approve.iter().any(|id| id == "all"),
-        approve: args.approve.clone(),
-        deny: args
-            .deny
-            .iter()
-            .map(|id| (id.clone(), reason.clone()))
-            .collect(),
+        approve_all: approve.iter().any(|id| id == "all"),
+        approve: approve.to_vec(),
+        deny: deny.iter().map(|id| (id.clone(), reason.clone())).collect(),
     };
     let undecided: Vec<&str> = calls
         .iter()
@@ -321,7 +272,7 @@ fn decisions(waiting: &Pending, args: &ResumeArgs) -> Result<Decisions, Stop> {
     if !undecided.is_empty() {
         return Err(fail(format!(
             "session `{}` waits for approval of {}: pass --approve CALL_ID (or --approve all) or --deny CALL_ID --reason TEXT for {}",
-            args.session,
+            args.session_id,
             listed(),
             undecided.join(", ")
         )));
@@ -335,17 +286,17 @@ fn branch(
     store: &dyn CheckpointStore,
     metadata: SessionMetadata,
     lock: SessionHold,
-    args: &ResumeArgs,
+    args: &ResumeRequest,
 ) -> Result<(String, SessionMetadata, SessionHold), Stop> {
-    let (Some(step), Some(name)) = (&args.from_checkpoint, &args.branch) else {
-        return Ok((args.session.clone(), metadata, lock));
+    let Some((step, name)) = &args.branch else {
+        return Ok((args.session_id.clone(), metadata, lock));
     };
     let new_session = new_id();
     let branch_lock = store
         .hold(&new_session)
         .map_err(|e| Stop::invalid(e.code(), e.to_string()))?;
     let mut tree = metadata.thread_tree.clone();
-    tree.branch(&args.session, *step, &new_session, Some(name.clone()));
+    tree.branch(&args.session_id, *step, &new_session, Some(name.clone()));
     let mut parent = metadata.clone();
     parent.thread_tree = tree.clone();
     if let Err(error) = store.save_metadata(&parent) {
@@ -357,10 +308,19 @@ fn branch(
     branch.created = now_rfc3339();
     branch.run_ids = Vec::new();
     branch.parent = Some(crate::checkpoint::ParentRef {
-        session_id: args.session.clone(),
+        session_id: args.session_id.clone(),
         step: *step,
     });
     branch.branch_name = Some(name.clone());
     branch.thread_tree = tree;
     Ok((new_session, branch, branch_lock))
+}
+
+/// The text of a text or form answer.
+fn text_of(answer: Option<&Given>) -> Option<String> {
+    match answer? {
+        Given::Text(text) => Some(text.clone()),
+        Given::Form(values) => Some(values.to_string()),
+        Given::Decide { .. } => None,
+    }
 }

@@ -1,152 +1,193 @@
-//! Seeing a run through for `exec` and `resume`: prepare the agent, open the run directory,
-//! let the engine's driver run it, and leave the result (folded from the events) behind.
+//! Seeing a run through, for every front end: prepare the agent, open the run directory,
+//! run the `run_start` hooks, let the engine's driver run it as a task of the caller's
+//! runtime, and leave the result (folded from the events) behind, the `run_end` hooks told.
 
 use std::sync::Arc;
 
+use super::event_log::EventLog;
 use super::files::SessionFiles;
+use super::handle::{Ended, RunHandle};
 use super::hooks::RunHooks;
 use super::prepare::{Prepared, Request, Stop};
 use super::run_dir::RunDir;
-use crate::cli::Exit;
-use crate::cli::run_options::RunOptions;
+use super::{RunSettings, watch};
+use crate::checkpoint::SessionsAt;
 use crate::compile::run_limits;
-use crate::engine::AgentState;
 use crate::engine::agent::Reloader;
 use crate::engine::budget::Budget;
 use crate::engine::resume::Answer;
 use crate::engine::run::{RunStart, Settle, drive};
-use crate::output::result::{RunResult, Status};
+use crate::engine::{Agent, AgentState, RunContext};
 use crate::provider::Message;
 
 /// What starts a run.
 pub enum Opening {
-    /// A new conversation: the rendered `prompt`, or the `--input` text.
+    /// A new conversation: the rendered `prompt`, or the input text.
     Prompt,
     /// Continue the history in the state as it is (resume).
     Continue,
 }
 
-/// Everything `launch` needs.
+/// Everything a run needs before it starts.
 pub struct Launch {
     pub request: Request,
     pub state: AgentState,
     pub opening: Opening,
     /// Saves the root agent's state after each step.
     pub checkpoints: Option<Arc<SessionFiles>>,
+    /// Where those checkpoints go (an answer to the run resumes from there).
+    pub sessions: Option<SessionsAt>,
     /// The answer a resume gave to the question the session waited on.
     pub answer: Option<Answer>,
 }
 
-/// Runs the agent and returns the exit code.
-pub fn launch(launch: Launch, options: &RunOptions) -> Exit {
-    let ids = launch.request.ids.clone();
-    match run(launch, options) {
-        Ok(result) => {
-            options.print_result(&result);
-            Exit::from(result.status)
+/// A run ready to be driven: everything moves into its task.
+struct Started {
+    agent: Agent,
+    start: RunStart,
+    state: AgentState,
+    ctx: RunContext,
+    run_dir: RunDir,
+    hooks: RunHooks,
+}
+
+/// Starts the run on the current runtime and returns its handle; a problem before the
+/// run starts (the file, its MCP servers, a `run_start` hook) is the returned stop.
+pub async fn launch(launch: Launch, settings: RunSettings) -> Result<RunHandle, Stop> {
+    let Launch {
+        request,
+        state,
+        opening,
+        checkpoints,
+        sessions,
+        answer,
+    } = launch;
+    let (run_id, session_id) = request.ids.clone();
+    let agent_file = request.agent_file.clone();
+    let prepared = Prepared::start(request, settings.cancel.receiver()).await?;
+    let log = EventLog::new();
+    let resumable = checkpoints.is_some();
+    let parts = (state, opening, checkpoints, answer);
+    let started = match begin(&prepared, parts, &settings, &log).await {
+        Ok(started) => started,
+        Err(stop) => {
+            prepared.shutdown().await;
+            return Err(stop);
         }
-        Err(stop) => report(&stop, options, (&ids.0, &ids.1)),
-    }
+    };
+    let task = tokio::spawn(see_through(prepared, started, log.clone(), resumable));
+    Ok(RunHandle::new(
+        (run_id, session_id),
+        agent_file,
+        (log, task),
+        sessions.filter(|_| resumable),
+        settings,
+    ))
 }
 
-/// Reports a command that stopped before its run: the problem on stderr, the envelope on
-/// stdout when asked, and the exit code of its status.
-pub fn report(stop: &Stop, options: &RunOptions, ids: (&str, &str)) -> Exit {
-    stop.print();
-    let result = RunResult::not_started(
-        stop.status,
-        &stop.agent,
-        ids,
-        &stop.code,
-        stop.message.clone(),
-    );
-    options.print_result(&result);
-    Exit::from(stop.status)
-}
+type Parts = (
+    AgentState,
+    Opening,
+    Option<Arc<SessionFiles>>,
+    Option<Answer>,
+);
 
-fn run(launch: Launch, options: &RunOptions) -> Result<RunResult, Stop> {
-    let (run_id, session_id) = launch.request.ids.clone();
-    let prepared = Prepared::start(launch.request)?;
+/// Compiles the agent, opens the run directory and asks the `run_start` hooks.
+async fn begin(
+    prepared: &Prepared,
+    (state, opening, checkpoints, answer): Parts,
+    settings: &RunSettings,
+    log: &Arc<EventLog>,
+) -> Result<Started, Stop> {
+    let (run_id, session_id) = prepared.ids.clone();
     let agent = prepared.compile()?;
-    let reloader = match options.watch {
-        true => Some(super::watch::reloader(&prepared, options.allow_widening)?),
+    let reloader = match settings.watch {
+        true => Some(watch::reloader(prepared, settings.allow_widening)?),
         false => None,
     };
-    let opening = match launch.opening {
+    let messages = match opening {
         Opening::Prompt => vec![Message::user(prepared.opening()?)],
         Opening::Continue => Vec::new(),
     };
-    let run_dir = RunDir::open(options, &run_id)?;
-    let hooks = RunHooks::new(&agent, &prepared.runtime, &prepared.cancel, &run_dir.dir);
-    hooks.start((&run_id, &session_id), &prepared.spec.name)?;
+    let mut sinks = settings.sinks.clone();
+    sinks.push(log.clone());
+    let run_dir = RunDir::open(settings.run_dir.as_ref(), &run_id, &sinks)?;
+    let hooks = RunHooks::new(&agent, &prepared.cancel, run_dir.dir.as_deref());
+    hooks
+        .start((&run_id, &session_id), &prepared.spec.name)
+        .await?;
     let emitter = run_dir.emitter(&prepared.spec.name, run_id, &session_id);
     // A resumed session keeps counting where it stopped: limits are per session.
-    let spent = launch.state.spent_so_far();
+    let spent = state.spent_so_far();
     let budget = Budget::resumed(run_limits(&prepared.spec.limits), &spent)
         .map_err(|message| Stop::invalid("invalid_checkpoint", message))?;
-    let resumable = launch.checkpoints.is_some();
     let mut ctx = prepared.context(
         emitter,
         Arc::new(budget),
-        (launch.checkpoints, Some(&run_dir.dir)),
+        (checkpoints, run_dir.dir.as_deref()),
     );
     ctx.reload = reloader.map(|r| r as Arc<dyn Reloader>);
-    if matches!(launch.opening, Opening::Prompt)
+    if matches!(opening, Opening::Prompt)
         && let Some(warning) = prepared.ignored_input()
     {
         ctx.warn(warning);
     }
     let start = RunStart {
-        opening,
-        settle: launch
-            .answer
-            .map(|answer| Arc::new(answer) as Arc<dyn Settle>),
+        opening: messages,
+        settle: answer.map(|answer| Arc::new(answer) as Arc<dyn Settle>),
         session_id: Some(session_id),
     };
-    prepared
-        .runtime
-        .block_on(drive(&agent, start, launch.state, &ctx));
-    let result = run_dir
-        .finish()
-        .ok_or_else(|| Stop::invalid("internal", "the run left no result"))?;
-    hooks.end(&result);
-    if resumable && let Some(hint) = how_to_continue(&result, &prepared.agent_file) {
-        eprintln!("{hint}");
-    }
-    Ok(result)
+    Ok(Started {
+        agent,
+        start,
+        state,
+        ctx,
+        run_dir,
+        hooks,
+    })
 }
 
-/// What to do to go on after an interrupt or a limit: the command, and the key to raise.
-/// A raised `limits.` key widens the definition the session started with, which a resume
-/// accepts only with `--allow-widening`; the `execution.` bounds are not such limits.
-fn how_to_continue(result: &RunResult, agent_file: &std::path::Path) -> Option<String> {
-    let resume = format!("runner resume {}", result.session_id);
-    match result.status {
-        Status::Interrupted => Some(format!("to continue: {resume}")),
-        Status::LimitReached => Some(match result.limit.as_deref().and_then(limit_key) {
-            Some(key) => {
-                let widening = match key.starts_with("limits.") {
-                    true => " --allow-widening",
-                    false => "",
-                };
-                format!(
-                    "to continue: raise `{key}` in {}, then {resume}{widening}",
-                    agent_file.display()
-                )
-            }
-            None => format!("to continue: {resume}"),
-        }),
-        _ => None,
+/// The run's task: drive it, write its result, tell the `run_end` hooks, stop its MCP
+/// servers, then let go of its session.
+async fn see_through(
+    prepared: Prepared,
+    started: Started,
+    log: Arc<EventLog>,
+    resumable: bool,
+) -> Result<Ended, Stop> {
+    let _closed = CloseOnDrop(log);
+    let Started {
+        agent,
+        start,
+        state,
+        ctx,
+        run_dir,
+        hooks,
+    } = started;
+    let outcome = drive(&agent, start, state, &ctx).await;
+    let result = run_dir.finish();
+    if let Some(result) = &result {
+        hooks.end(result).await;
     }
+    // The session's hold goes with the context, once the run is over.
+    drop(ctx);
+    let agent_file = prepared.agent_file.clone();
+    prepared.shutdown().await;
+    let result = result.ok_or_else(|| Stop::invalid("internal", "the run left no result"))?;
+    Ok(Ended {
+        result,
+        outcome,
+        resumable,
+        agent_file,
+        run_dir: run_dir.dir.clone(),
+    })
 }
 
-/// The key of the agent file that sets the bound `limit` names (`None`: none does).
-fn limit_key(limit: &str) -> Option<String> {
-    match limit {
-        "stop_when" => None,
-        "max_iterations" | "max_steps" | "max_step_calls" | "max_plans" => {
-            Some(format!("execution.{limit}"))
-        }
-        other => Some(format!("limits.{other}")),
+/// Ends the event streams however the task ends (a panic too).
+struct CloseOnDrop(Arc<EventLog>);
+
+impl Drop for CloseOnDrop {
+    fn drop(&mut self) {
+        self.0.close();
     }
 }

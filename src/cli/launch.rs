@@ -1,0 +1,75 @@
+//! How `exec` and `resume` show a run's end: the hint to go on, the result on stdout, the
+//! exit code; a run that never started reports its problem the same way.
+
+use std::path::Path;
+
+use super::Exit;
+use super::run_options::RunOptions;
+use crate::output::result::{RunResult, Status};
+use crate::session::{Ended, Stop};
+
+/// Shows how the run ended and returns the exit code.
+pub fn show(ended: Result<Ended, Stop>, options: &RunOptions, ids: (&str, &str)) -> Exit {
+    match ended {
+        Ok(ended) => {
+            if ended.resumable
+                && let Some(hint) = how_to_continue(&ended.result, &ended.agent_file)
+            {
+                eprintln!("{hint}");
+            }
+            options.print_result(&ended.result);
+            Exit::from(ended.result.status)
+        }
+        Err(stop) => report(&stop, options, ids),
+    }
+}
+
+/// Reports a command that stopped before its run: the problem on stderr, the envelope on
+/// stdout when asked, and the exit code of its status.
+pub fn report(stop: &Stop, options: &RunOptions, ids: (&str, &str)) -> Exit {
+    stop.print();
+    let result = RunResult::not_started(
+        stop.status,
+        &stop.agent,
+        ids,
+        &stop.code,
+        stop.message.clone(),
+    );
+    options.print_result(&result);
+    Exit::from(stop.status)
+}
+
+/// What to do to go on after an interrupt or a limit: the command, and the key to raise.
+/// A raised `limits.` key widens the definition the session started with, which a resume
+/// accepts only with `--allow-widening`; the `execution.` bounds are not such limits.
+fn how_to_continue(result: &RunResult, agent_file: &Path) -> Option<String> {
+    let resume = format!("runner resume {}", result.session_id);
+    match result.status {
+        Status::Interrupted => Some(format!("to continue: {resume}")),
+        Status::LimitReached => Some(match result.limit.as_deref().and_then(limit_key) {
+            Some(key) => {
+                let widening = match key.starts_with("limits.") {
+                    true => " --allow-widening",
+                    false => "",
+                };
+                format!(
+                    "to continue: raise `{key}` in {}, then {resume}{widening}",
+                    agent_file.display()
+                )
+            }
+            None => format!("to continue: {resume}"),
+        }),
+        _ => None,
+    }
+}
+
+/// The key of the agent file that sets the bound `limit` names (`None`: none does).
+fn limit_key(limit: &str) -> Option<String> {
+    match limit {
+        "stop_when" => None,
+        "max_iterations" | "max_steps" | "max_step_calls" | "max_plans" => {
+            Some(format!("execution.{limit}"))
+        }
+        other => Some(format!("limits.{other}")),
+    }
+}
