@@ -25,6 +25,7 @@ mod new_run;
 pub(crate) mod prepare;
 mod request;
 pub(crate) mod resume;
+mod resume_data;
 pub(crate) mod run;
 pub(crate) mod run_dir;
 pub(crate) mod servers;
@@ -40,6 +41,7 @@ pub use request::{
     Answer, InputText, Inputs, Report, ResumeRequest, RunDirOptions, RunRequest, RunSettings,
 };
 pub use resume::INTERRUPTED_CALL;
+pub use resume_data::{ResumeData, UnreadableResumeData};
 
 use crate::engine::clock::new_id;
 

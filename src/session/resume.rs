@@ -9,9 +9,10 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use super::files::{Resumable, SessionFiles, definition_of};
+use super::files::SessionFiles;
 use super::prepare::{Request, Stop, load, resolve_tree};
 use super::request::{Answer as Given, ResumeRequest};
+use super::resume_data::ResumeData;
 use super::run::{Launch, Opening};
 use crate::checkpoint::{CheckpointStore, SessionHold, SessionMetadata, SessionStatus};
 use crate::engine::AgentState;
@@ -80,7 +81,8 @@ pub fn launch_of(args: &ResumeRequest, run_id: String) -> Result<Launch, Stop> {
         );
         stop
     })?;
-    let resumable = Resumable::from_checkpoint(&checkpoint);
+    let resumable =
+        ResumeData::read(&args.session_id, &checkpoint).map_err(|e| fail(e.to_string()))?;
     let tree = resolve_tree(&agent_file, &spec)?;
     if !args.settings.allow_widening {
         refuse_widening(&resumable, (&spec, &tree), &agent_file)?;
@@ -88,12 +90,13 @@ pub fn launch_of(args: &ResumeRequest, run_id: String) -> Result<Launch, Stop> {
     let (state, answer) = settle(state, resumable.engine.as_ref(), args)?;
     let sessions = Some(at.clone());
     let (session_id, metadata, lock) = branch(store.as_ref(), metadata, lock, args)?;
-    let kept = (
-        resumable.inputs.clone(),
-        resumable.input_text.clone(),
-        definition_of(&spec),
-    );
-    let files = SessionFiles::new(store, metadata, kept, lock);
+    let kept = ResumeData {
+        inputs: resumable.inputs.clone(),
+        input_text: resumable.input_text.clone(),
+        definition: Some(spec.clone()),
+        ..ResumeData::default()
+    };
+    let files = SessionFiles::new(store, metadata, &kept, lock);
     // The session goes on with the model it started with, `--model` included.
     if let Some(model) = &resumable.model {
         files.keep_model(model);
@@ -137,7 +140,7 @@ pub fn launch_of(args: &ResumeRequest, run_id: String) -> Result<Launch, Stop> {
 /// programs, hosts or limits by pausing. A session an older `runner` started kept only
 /// its root agent's definition: that one is checked, and a warning says so.
 fn refuse_widening(
-    kept: &Resumable,
+    kept: &ResumeData,
     (spec, tree): (&AgentSpec, &AgentTree),
     file: &Path,
 ) -> Result<(), Stop> {
