@@ -194,7 +194,11 @@ fn two_agent_files_run_concurrently_on_one_runtime_and_their_runs_do_not_mix() {
             .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())
             .filter(|name| !name.starts_with('.'))
             .collect();
-        assert_eq!(kept, [ended.result.session_id.clone()], "{name}: {kept:?}");
+        assert_eq!(
+            kept,
+            std::slice::from_ref(&ended.result.session_id),
+            "{name}: {kept:?}"
+        );
         let checkpoint = std::fs::read_to_string(
             sessions
                 .join(&ended.result.session_id)

@@ -38,6 +38,39 @@ pub enum ColorChoice {
     Never,
 }
 
+/// The options of every command that runs agents, `batch` (for each of its runs)
+/// included: where a person's answers come from, the cassette to replay, widening, and
+/// the progress on stderr.
+#[derive(Debug, Clone, Args)]
+pub struct SharedRunOptions {
+    /// Answers for `ask_user`: a YAML map (question id or text → answer) or a list in order;
+    /// a map's `approvals: {approve: [..], deny: [..]}` settles calls that ask for approval.
+    #[arg(long, value_name = "FILE")]
+    pub answers: Option<PathBuf>,
+    /// Approve every call that `permissions` sends to `ask`, without asking. Dangerous: the
+    /// model then does whatever the `ask` rules were there to stop.
+    #[arg(long)]
+    pub yes: bool,
+    /// Serve provider exchanges from this cassette (no network, no key).
+    #[arg(long, value_name = "FILE")]
+    pub replay: Option<PathBuf>,
+    /// Let a reload or a resume give the agent more than the file it started with (new
+    /// tools, programs, hosts, sub-agents, MCP servers, higher limits); without it such a
+    /// definition is refused.
+    #[arg(long)]
+    pub allow_widening: bool,
+    /// No progress on stderr (`--progress none`).
+    #[arg(long)]
+    pub quiet: bool,
+    /// Progress on stderr: `live` (a terminal), `plain` (timestamped lines, for CI logs),
+    /// `none`; `auto`: live on a terminal, plain when `CI` is set, else none.
+    #[arg(long, value_enum, default_value_t = ProgressChoice::Auto)]
+    pub progress: ProgressChoice,
+    /// Colour on stderr.
+    #[arg(long, value_enum, default_value_t = ColorChoice::Auto)]
+    pub color: ColorChoice,
+}
+
 /// How a run reports and what it may use.
 #[derive(Debug, Clone, Args)]
 pub struct RunOptions {
@@ -53,42 +86,18 @@ pub struct RunOptions {
     /// Write the JSONL events here too (`-`: stdout, instead of the result).
     #[arg(long)]
     pub events: Option<String>,
-    /// Answers for `ask_user`: a YAML map (question id or text → answer) or a list in order;
-    /// a map's `approvals: {approve: [..], deny: [..]}` settles calls that ask for approval.
-    #[arg(long, value_name = "FILE")]
-    pub answers: Option<PathBuf>,
-    /// Approve every call that `permissions` sends to `ask`, without asking. Dangerous: the
-    /// model then does whatever the `ask` rules were there to stop.
-    #[arg(long)]
-    pub yes: bool,
     /// Record every provider exchange to this cassette.
-    #[arg(long, value_name = "FILE")]
+    #[arg(long, value_name = "FILE", conflicts_with = "replay")]
     pub record: Option<PathBuf>,
-    /// Serve provider exchanges from this cassette (no network, no key).
-    #[arg(long, value_name = "FILE", conflicts_with = "record")]
-    pub replay: Option<PathBuf>,
     /// Watch the agent file (and what it pulls in) and swap saved changes in between steps.
     #[arg(long)]
     pub watch: bool,
-    /// Let a reload or a resume give the agent more than the file it started with (new
-    /// tools, programs, hosts, sub-agents, MCP servers, higher limits); without it such a
-    /// definition is refused.
-    #[arg(long)]
-    pub allow_widening: bool,
-    /// No progress on stderr (`--progress none`).
-    #[arg(long)]
-    pub quiet: bool,
-    /// Progress on stderr: `live` (a terminal), `plain` (timestamped lines, for CI logs),
-    /// `none`; `auto`: live on a terminal, plain when `CI` is set, else none.
-    #[arg(long, value_enum, default_value_t = ProgressChoice::Auto)]
-    pub progress: ProgressChoice,
     /// With progress, print the model's text on stderr as it arrives (a terminal then has
     /// no status line).
     #[arg(long)]
     pub stream: bool,
-    /// Colour on stderr.
-    #[arg(long, value_enum, default_value_t = ColorChoice::Auto)]
-    pub color: ColorChoice,
+    #[command(flatten)]
+    pub shared: SharedRunOptions,
 }
 
 impl RunOptions {
@@ -136,13 +145,13 @@ impl RunOptions {
                 stream: self.stream,
                 report: Some(Arc::new(report)),
             }),
-            answers: self.answers.clone(),
-            approve_all: self.yes,
+            answers: self.shared.answers.clone(),
+            approve_all: self.shared.yes,
             terminal: true,
             record: self.record.clone(),
-            replay: self.replay.clone(),
+            replay: self.shared.replay.clone(),
             watch: self.watch,
-            allow_widening: self.allow_widening,
+            allow_widening: self.shared.allow_widening,
             sinks: Vec::new(),
             cancel,
         }
@@ -150,7 +159,7 @@ impl RunOptions {
 
     /// The progress to print on stderr, if any: live or plain.
     pub fn progress(&self) -> Option<ProgressStyle> {
-        progress_style(self.progress, self.quiet, self.color)
+        progress_style(self.shared.progress, self.shared.quiet, self.shared.color)
     }
 }
 

@@ -125,7 +125,7 @@ impl Conversation {
             settle: None,
             session_id: Some(session_id),
         };
-        let state = std::mem::replace(&mut self.state, AgentState::initial());
+        let state = std::mem::take(&mut self.state);
         self.state = drive(&self.agent, start, state, &ctx).await.state;
         let Some(result) = self.run_dir.finish() else {
             return Ok(None);

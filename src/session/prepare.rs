@@ -72,6 +72,14 @@ impl Stop {
     }
 }
 
+impl std::fmt::Display for Stop {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.printed.as_deref().unwrap_or(&self.message))
+    }
+}
+
+impl std::error::Error for Stop {}
+
 /// Loads an agent file, printing its warnings; an invalid file prints its diagnostics.
 pub fn load(agent_file: &Path) -> Result<AgentSpec, Stop> {
     if !agent_file.exists() {
