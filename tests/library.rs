@@ -12,7 +12,7 @@ use runner::checkpoint::SessionsAt;
 use runner::engine::events::Event;
 use runner::output::result::Status;
 use runner::session::{
-    self, Inputs, ResumeRequest, RunDirOptions, RunHandle, RunRequest, RunSettings,
+    self, Answer, Inputs, ResumeRequest, RunDirOptions, RunHandle, RunRequest, RunSettings,
 };
 use runner::testing::mock_server::{MockResponse, MockServer, Reply};
 use serde_json::{Map, Value, json};
@@ -335,6 +335,48 @@ fn a_subscriber_that_joins_late_gets_every_event_from_the_first() {
         assert_eq!(ended.result.output.as_deref(), Some("delta done"));
         assert_eq!(ended.result.status, Status::Completed);
     });
+}
+
+#[test]
+fn a_run_that_pauses_for_a_person_is_answered_through_its_handle() {
+    key();
+    let mock = MockServer::start();
+    mock.route(|request| {
+        (who(request)? == "alpha").then(|| match after_a_tool(request) {
+            false => MockResponse::reply(Reply::tool_call(
+                "ask_user",
+                json!({"question": "Which file?"}),
+            )),
+            true => MockResponse::reply(Reply::text("reading the file you named")),
+        })
+    });
+    let dir = workspace("asking");
+    let body = format!("{BODY}tools:\n  - builtin: ask_user\n");
+    let agent = agent_file(&dir, "alpha", &mock, &body);
+    runtime().block_on(async {
+        let handle = session::start(request(agent, "alpha", RunSettings::default()))
+            .await
+            .unwrap();
+        let session_id = handle.session_id().to_string();
+        // No person and no answers file: the run ends waiting, and the answer resumes it.
+        let resumed = handle
+            .answer(Answer::Text("notes.txt".into()))
+            .await
+            .expect("the paused session resumes with the answer");
+        assert_eq!(resumed.session_id(), session_id);
+        let ended = resumed.outcome().await.unwrap();
+        assert_eq!(ended.result.status, Status::Completed);
+        assert_eq!(
+            ended.result.output.as_deref(),
+            Some("reading the file you named")
+        );
+    });
+    let last = mock.requests().pop().unwrap();
+    let answered = last
+        .conversation()
+        .iter()
+        .any(|m| m["role"] == "tool" && m["content"].as_str() == Some("notes.txt"));
+    assert!(answered, "{:?}", last.conversation());
 }
 
 #[test]
