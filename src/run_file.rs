@@ -89,6 +89,8 @@ impl RunFile {
             input: InputText::Text(self.input),
             settings: RunSettings {
                 sinks: self.sinks,
+                // The subscribers get every event as it happens.
+                no_event_log: true,
                 ..RunSettings::default()
             },
             ..RunRequest::new(self.path)

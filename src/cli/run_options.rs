@@ -153,6 +153,8 @@ impl RunOptions {
             watch: self.watch,
             allow_widening: self.shared.allow_widening,
             sinks: Vec::new(),
+            // The run directory has them.
+            no_event_log: true,
             cancel,
         }
     }

@@ -75,7 +75,7 @@ impl RunHandle {
     }
 
     /// Every event of the run from its first, then the live ones, until the run ends.
-    /// Each call is a reader of its own.
+    /// Each call is a reader of its own. With `RunSettings::no_event_log`, none.
     pub fn events(&self) -> EventStream {
         self.log.stream()
     }

@@ -120,6 +120,10 @@ pub struct RunSettings {
     pub allow_widening: bool,
     /// Subscribers of every event, besides the run directory's and the handle's.
     pub sinks: Vec<Arc<dyn EventSink>>,
+    /// The handle keeps no events (its readers get none): for a front end that reads the
+    /// run directory or its own `sinks` instead (the CLI), so a long run's events are not
+    /// held in memory as well.
+    pub no_event_log: bool,
     /// The run's stop signal; the front end keeps a clone to cancel it.
     pub cancel: Cancel,
 }

@@ -120,3 +120,60 @@ fn kind(value: &Value) -> &'static str {
         Value::Object(_) => "a mapping",
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+    use crate::checkpoint::SessionStatus;
+
+    fn checkpoint(pending: Option<Value>) -> Checkpoint {
+        Checkpoint {
+            version: 1,
+            session_id: "s1".into(),
+            checkpoint_id: "c1".into(),
+            timestamp: "2026-01-01T00:00:00.000Z".into(),
+            step: 1,
+            agent: "a".into(),
+            status: SessionStatus::Running,
+            state: json!({}),
+            pending,
+            journal: None,
+        }
+    }
+
+    #[test]
+    fn it_is_written_as_checkpoints_have_always_kept_it() {
+        let data = ResumeData {
+            inputs: Map::from_iter([("x".to_string(), json!(1))]),
+            input_text: "hi".into(),
+            ..ResumeData::default()
+        };
+        assert_eq!(
+            data.to_value().to_string(),
+            r#"{"inputs":{"x":1},"input_text":"hi","definition":null,"engine":null}"#
+        );
+    }
+
+    #[test]
+    fn fields_an_older_runner_did_not_keep_are_none_and_a_broken_one_is_named() {
+        let old = checkpoint(Some(
+            json!({"inputs": {"x": 1}, "input_text": "", "engine": null}),
+        ));
+        let read = ResumeData::read("s1", &old).unwrap();
+        assert_eq!(read.inputs["x"], 1);
+        assert!(read.definition.is_none() && read.tree.is_none() && read.model.is_none());
+        assert!(ResumeData::read("s1", &checkpoint(None)).is_ok());
+
+        let broken = checkpoint(Some(json!({"inputs": [1, 2]})));
+        let error = ResumeData::read("s1", &broken).unwrap_err();
+        assert_eq!(error.field, "inputs");
+        assert!(error.to_string().starts_with("session `s1`: "), "{error}");
+        let not_a_mapping = checkpoint(Some(json!("text")));
+        assert_eq!(
+            ResumeData::read("s1", &not_a_mapping).unwrap_err().field,
+            "pending"
+        );
+    }
+}

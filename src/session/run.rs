@@ -110,7 +110,9 @@ async fn begin(
         Opening::Continue => Vec::new(),
     };
     let mut sinks = settings.sinks.clone();
-    sinks.push(log.clone());
+    if !settings.no_event_log {
+        sinks.push(log.clone());
+    }
     let run_dir = RunDir::open(settings.run_dir.as_ref(), &run_id, &sinks)?;
     let hooks = RunHooks::new(&agent, &prepared.cancel, run_dir.dir.as_deref());
     hooks
