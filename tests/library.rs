@@ -9,7 +9,7 @@ use std::sync::{Arc, Once};
 use std::time::Duration;
 
 use runner::checkpoint::SessionsAt;
-use runner::engine::events::Event;
+use runner::engine::events::{Event, EventData};
 use runner::output::result::Status;
 use runner::session::{
     self, Answer, Inputs, ResumeRequest, RunDirOptions, RunHandle, RunRequest, RunSettings,
@@ -377,6 +377,59 @@ fn a_run_that_pauses_for_a_person_is_answered_through_its_handle() {
         .iter()
         .any(|m| m["role"] == "tool" && m["content"].as_str() == Some("notes.txt"));
     assert!(answered, "{:?}", last.conversation());
+}
+
+#[test]
+fn calls_waiting_for_approval_are_decided_through_the_handle() {
+    key();
+    let mock = MockServer::start();
+    mock.route(|request| {
+        (who(request)? == "beta").then(|| match after_a_tool(request) {
+            false => MockResponse::reply(Reply::tool_call(
+                "write_file",
+                json!({"path": "never-written.txt", "content": "no"}),
+            )),
+            true => MockResponse::reply(Reply::text("understood")),
+        })
+    });
+    let dir = workspace("approving");
+    let body =
+        format!("{BODY}tools:\n  - builtin: write_file\npermissions:\n  ask: [write_file]\n");
+    let agent = agent_file(&dir, "beta", &mock, &body);
+    runtime().block_on(async {
+        let handle = session::start(request(agent, "beta", RunSettings::default()))
+            .await
+            .unwrap();
+        let waiting = all_events(&handle).await;
+        let call = waiting
+            .iter()
+            .find_map(|event| match &event.data {
+                EventData::RequiresAction(action) => {
+                    Some(action.required_action.tool_call_id.clone())
+                }
+                _ => None,
+            })
+            .expect("the run asks for a decision");
+        let decided = Answer::Decide {
+            approve: Vec::new(),
+            deny: vec![call],
+            reason: Some("not today".into()),
+        };
+        let resumed = handle
+            .answer(decided)
+            .await
+            .expect("the decision resumes it");
+        let ended = resumed.outcome().await.unwrap();
+        assert_eq!(ended.result.status, Status::Completed);
+        assert_eq!(ended.result.output.as_deref(), Some("understood"));
+    });
+    let last = mock.requests().pop().unwrap();
+    let denied = last.conversation().iter().any(|m| {
+        m["role"] == "tool" && m["content"].as_str() == Some("Error: denied by the user: not today")
+    });
+    assert!(denied, "{:?}", last.conversation());
+    let workspace_file = Path::new(env!("CARGO_MANIFEST_DIR")).join("never-written.txt");
+    assert!(!workspace_file.exists());
 }
 
 #[test]
