@@ -29,7 +29,7 @@ pub struct Ended {
     pub run_dir: Option<PathBuf>,
 }
 
-/// One run, started by [`super::start`] or [`super::resume`]. Dropping the handle does not
+/// One run, started by [`super::start`] or [`super::resume()`]. Dropping the handle does not
 /// stop the run: [`RunHandle::cancel`] does.
 pub struct RunHandle {
     run_id: String,

@@ -1,7 +1,7 @@
 //! The session layer: what hosts a run, between the front ends (the CLI's `exec`,
 //! `resume`, `chat`; `RunFile`; a server) and the engine. One API for all of them:
 //!
-//! * [`start`] a run from a [`RunRequest`], or [`resume`] (or branch) a session from a
+//! * [`start`] a run from a [`RunRequest`], or [`resume()`] (or branch) a session from a
 //!   [`ResumeRequest`], and get a [`RunHandle`]: the run's events from the first
 //!   ([`RunHandle::events`]), [`RunHandle::cancel`], [`RunHandle::answer`] to a pause, and
 //!   the outcome ([`RunHandle::outcome`]: the `result.json` envelope and the final state).

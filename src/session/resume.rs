@@ -1,4 +1,4 @@
-//! Resuming a session (`runner resume SESSION_ID`, [`super::resume`]): continue one that
+//! Resuming a session (`runner resume SESSION_ID`, [`super::resume()`]): continue one that
 //! crashed, was interrupted, waits for an answer, or hit a limit (after the limit was
 //! raised in the file) — with the same session id and its history. A branch
 //! (`--from-checkpoint N --branch NAME`) starts a new session from the state after step N
