@@ -1,6 +1,7 @@
-//! The library's front door: run an agent file in a few lines, exactly as `runner exec`
-//! prepares and drives it (validation, inputs, MCP servers, compile, checkpoints), with the
-//! run's events delivered to the subscribers you give.
+//! The library's front door: run an agent file in a few lines, through the same session
+//! layer as `runner exec` (validation, inputs, MCP servers, compile, run hooks,
+//! checkpoints), with the run's events delivered to the subscribers you give. For many
+//! runs on one runtime, cancelling, answering and resuming, use `runner::session`.
 //!
 //! ```no_run
 //! use runner::RunFile;
@@ -15,15 +16,9 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use crate::cli::prepare::{Prepared, Request, Stop, initial_state, inputs, load, state_dirs};
-use crate::cli::session_store::SessionFiles;
-use crate::compile::run_limits;
-use crate::engine::budget::Budget;
-use crate::engine::clock::new_id;
-use crate::engine::events::{Emitter, EventBus, EventSink};
+use crate::engine::events::EventSink;
 use crate::engine::outcome::RunOutcome;
-use crate::engine::run::{RunStart, drive};
-use crate::provider::{BuildOptions, Message};
+use crate::session::{InputText, Inputs, RunRequest, RunSettings, Stop, blocking};
 
 /// Why a run never started: the file, its inputs, or its MCP servers.
 #[derive(Debug, Clone, thiserror::Error)]
@@ -80,44 +75,26 @@ impl RunFile {
         self
     }
 
-    /// Runs to the end on a runtime of its own (call it outside any async runtime). The
-    /// session is checkpointed as the file says, so `runner resume` can continue it.
+    /// Runs to the end on a runtime of its own (call it outside any async runtime), through
+    /// the session layer as `runner exec` does, `run_start` and `run_end` hooks included (a
+    /// refusing `run_start` hook is `NotStarted` with code `hook`). No run directory is
+    /// written. The session is checkpointed as the file says, so `runner resume` can
+    /// continue it.
     pub fn run(self) -> Result<RunOutcome, NotStarted> {
-        let spec = load(&self.path)?;
-        let inputs = inputs(&spec, None, &self.vars)?;
-        let ids = (new_id(), new_id());
-        let checkpoints = SessionFiles::open(
-            &spec,
-            &self.path,
-            &ids.1,
-            inputs.clone(),
-            self.input.clone(),
-        )
-        .map_err(|message| Stop::invalid("checkpoint_dir", message))?;
-        let prepared = Prepared::start(Request {
-            agent_file: self.path.clone(),
-            state_dirs: state_dirs(&spec, None),
-            spec,
-            inputs,
-            input_text: self.input,
-            ids: ids.clone(),
-            model_override: None,
-            build: BuildOptions::default(),
-            human: Default::default(),
-            protect: Vec::new(),
-            tree: None,
-        })?;
-        let agent = prepared.compile()?;
-        let opening = prepared.opening()?;
-        let emitter = Emitter::root(EventBus::new(self.sinks), &agent.name, ids.0, ids.1.clone());
-        let budget = Arc::new(Budget::new(run_limits(&prepared.spec.limits)));
-        let ctx = prepared.context(emitter, budget, (checkpoints, None));
-        let start = RunStart {
-            opening: vec![Message::user(opening)],
-            settle: None,
-            session_id: Some(ids.1),
+        let request = RunRequest {
+            inputs: Inputs::Vars {
+                file: None,
+                vars: self.vars,
+            },
+            input: InputText::Text(self.input),
+            settings: RunSettings {
+                sinks: self.sinks,
+                // The subscribers get every event as it happens.
+                no_event_log: true,
+                ..RunSettings::default()
+            },
+            ..RunRequest::new(self.path)
         };
-        let state = initial_state(&prepared.spec);
-        Ok(prepared.runtime.block_on(drive(&agent, start, state, &ctx)))
+        Ok(blocking::run(request)?.outcome)
     }
 }

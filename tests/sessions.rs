@@ -1179,3 +1179,45 @@ fn a_torn_record_is_reported_at_its_byte_of_the_file_by_every_command() {
         .stderr_contains(&warning)
         .run();
 }
+
+/// A checkpoint whose resume data (`pending`) is corrupted is refused, naming the session
+/// and the field, instead of resuming without it (a lost `engine` field would forget the
+/// question the session waits on).
+#[test]
+fn a_checkpoint_with_unreadable_resume_data_is_refused_naming_the_session_and_the_field() {
+    let paused = Test::new()
+        .agent("name: worker\nmodel: $MODEL\nprompt: Go\ntools:\n  - builtin: ask_user\n")
+        .reply(Reply::tool_call(
+            "ask_user",
+            json!({"question": "Which file?"}),
+        ))
+        .args(["--session", "bad"])
+        .status(4)
+        .any_stderr()
+        .run();
+    // The checkpoint as a session saved before the journal keeps it: one file to corrupt.
+    let dir = paused.path(".runner/sessions/bad");
+    let mut checkpoint = read_json(&dir.join("checkpoint.json"));
+    checkpoint.as_object_mut().unwrap().remove("journal");
+    checkpoint["pending"]["engine"] = json!({"waiting": "on nothing known"});
+    std::fs::write(dir.join("checkpoint.json"), checkpoint.to_string()).unwrap();
+    let mut metadata = read_json(&dir.join("metadata.json"));
+    metadata.as_object_mut().unwrap().remove("journalOffset");
+    std::fs::write(dir.join("metadata.json"), metadata.to_string()).unwrap();
+    std::fs::remove_file(dir.join("journal.jsonl")).unwrap();
+
+    let refused = paused
+        .then()
+        .reply(Reply::text("resumed without the question"))
+        .command(["resume", "bad", "--answer", "a.txt", "--run-dir", "after"])
+        .status(2)
+        .stderr_contains(
+            "session `bad`: its checkpoint's resume data is unreadable: field `engine`",
+        )
+        .run();
+    assert_eq!(
+        refused.requests().len(),
+        paused.requests().len(),
+        "no model call"
+    );
+}

@@ -11,9 +11,7 @@ use std::time::Instant;
 use clap::Args;
 
 use super::Exit;
-use super::prepare::load;
-use super::run_options::{ColorChoice, ProgressChoice, progress_style};
-use super::session_store::sessions_dir;
+use super::run_options::{SharedRunOptions, progress_style};
 use crate::batch::budget::Budget;
 use crate::batch::children::Children;
 use crate::batch::dir::{BatchDir, MAX_BATCH_ID_LEN, Manifest};
@@ -25,6 +23,8 @@ use crate::batch::scheduler::{self, Batch, StopSignal, Stopped};
 use crate::batch::summary::Summary;
 use crate::checkpoint::SessionsAt;
 use crate::engine::clock::new_id;
+use crate::session::files::sessions_dir;
+use crate::session::prepare::load;
 use crate::spec::model::ModelShorthand;
 
 /// How long an input whose session another process holds is tried again: a child of a
@@ -72,28 +72,10 @@ pub struct BatchArgs {
     /// Start no new input once the batch has spent this many tokens.
     #[arg(long, value_name = "N")]
     pub max_tokens: Option<u64>,
-    /// Answers for `ask_user` and approvals, for every run (as `runner exec --answers`).
-    #[arg(long, value_name = "FILE")]
-    pub answers: Option<PathBuf>,
-    /// Approve every call that `permissions` sends to `ask`, in every run.
-    #[arg(long)]
-    pub yes: bool,
-    /// Serve every run's model answers from this cassette (as `runner exec --replay`).
-    #[arg(long, value_name = "FILE")]
-    pub replay: Option<PathBuf>,
-    /// Let resumed runs use an agent file that gives more than their session started with.
-    #[arg(long)]
-    pub allow_widening: bool,
-    /// No progress on stderr (`--progress none`).
-    #[arg(long)]
-    pub quiet: bool,
-    /// Progress on stderr: `live` (a status line), `plain` (a timestamped line per input,
-    /// for CI logs), `none`; `auto`: live on a terminal, plain when `CI` is set, else none.
-    #[arg(long, value_enum, default_value_t = ProgressChoice::Auto)]
-    pub progress: ProgressChoice,
-    /// Colour on stderr.
-    #[arg(long, value_enum, default_value_t = ColorChoice::Auto)]
-    pub color: ColorChoice,
+    /// For every run of the batch, as for `runner exec`; an input resumed by a rerun uses
+    /// `--allow-widening` too.
+    #[command(flatten)]
+    pub run: SharedRunOptions,
 }
 
 pub fn run(command: BatchCommand) -> Exit {
@@ -182,7 +164,7 @@ fn start(args: &BatchArgs, (agent_file, inputs_file): (&Path, &Path)) -> Result<
                 .saturating_sub(ledger.final_lines().count() as u64),
         ),
     };
-    let style = progress_style(args.progress, args.quiet, args.color);
+    let style = progress_style(args.run.progress, args.run.quiet, args.run.color);
     let mut progress = BatchProgress::new(style, to_run, &ledger);
     progress.note(&format!(
         "batch {batch_id}: {} already over, results in {}",
@@ -191,7 +173,11 @@ fn start(args: &BatchArgs, (agent_file, inputs_file): (&Path, &Path)) -> Result<
     ));
     let children = Arc::new(Children::new());
     let stop = Arc::new(StopSignal::default());
-    watch_signals(stop.clone(), children.clone());
+    let (stopping, interrupted) = (stop.clone(), children.clone());
+    super::signals::on_stop_signal(move || {
+        stopping.stop(Stopped::Interrupted);
+        interrupted.stop();
+    });
     let batch = Batch {
         dir: &dir,
         launcher: &launcher,
@@ -260,16 +246,16 @@ pub fn default_batch_id(inputs: &Path, agent_name: &str) -> String {
 /// The options every run of the batch gets.
 fn passed_options(args: &BatchArgs) -> Result<Vec<OsString>, String> {
     let mut passed = Vec::new();
-    if let Some(answers) = &args.answers {
+    if let Some(answers) = &args.run.answers {
         passed.extend(["--answers".into(), absolute(answers)?.into_os_string()]);
     }
-    if let Some(replay) = &args.replay {
+    if let Some(replay) = &args.run.replay {
         passed.extend(["--replay".into(), absolute(replay)?.into_os_string()]);
     }
-    if args.yes {
+    if args.run.yes {
         passed.push("--yes".into());
     }
-    if args.allow_widening {
+    if args.run.allow_widening {
         passed.push("--allow-widening".into());
     }
     Ok(passed)
@@ -285,38 +271,4 @@ pub fn open(path: &Path) -> Result<std::fs::File, String> {
 
 fn cores() -> usize {
     std::thread::available_parallelism().map_or(1, |n| n.get())
-}
-
-/// On SIGINT or SIGTERM, no new input starts and every run going on is told to stop (it
-/// ends `interrupted`, its session saved); the batch then records them and ends with 130.
-/// The handlers are in place before this returns.
-fn watch_signals(stop: Arc<StopSignal>, children: Arc<Children>) {
-    use tokio::signal::unix::{SignalKind, signal};
-    let Ok(runtime) = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-    else {
-        return;
-    };
-    let signals = {
-        let _context = runtime.enter();
-        (
-            signal(SignalKind::interrupt()),
-            signal(SignalKind::terminate()),
-        )
-    };
-    let (Ok(mut interrupt), Ok(mut terminate)) = signals else {
-        return;
-    };
-    // Never joined: it waits for a signal for as long as the process lives.
-    std::thread::spawn(move || {
-        runtime.block_on(async {
-            tokio::select! {
-                _ = interrupt.recv() => {}
-                _ = terminate.recv() => {}
-            }
-        });
-        stop.stop(Stopped::Interrupted);
-        children.stop();
-    });
 }

@@ -4,27 +4,18 @@
 //! turn by turn, and `result.json` is the last turn's. The agent file is reloaded between
 //! turns; the session is checkpointed so `runner resume` can pick it up. Commands: `/reset`
 //! clears the history, `/save` checkpoints now and prints the session id, `/exit` ends.
+//! The session layer holds the chat (`session::Conversation`); this is its command line.
 
 use std::io::{BufRead, Write};
 use std::path::PathBuf;
-use std::sync::Arc;
 
 use clap::Args;
 
 use super::Exit;
-use super::prepare::{Prepared, Request, Stop, inputs, load};
-use super::run_dir::RunDir;
-use super::run_hooks::RunHooks;
 use super::run_options::RunOptions;
-use super::session_store::SessionFiles;
-use crate::compile::run_limits;
-use crate::engine::AgentState;
-use crate::engine::budget::Budget;
-use crate::engine::checkpointing::{Checkpointer, Durability};
-use crate::engine::clock::new_id;
-use crate::engine::run::{RunStart, drive};
+use super::signals::cancelled_by_signals;
 use crate::output::result::Status;
-use crate::provider::Message;
+use crate::session::{Conversation, Inputs, RunRequest, Stop, blocking};
 
 #[derive(Debug, Args)]
 pub struct ChatArgs {
@@ -49,85 +40,50 @@ pub fn run(args: ChatArgs) -> Exit {
 }
 
 fn chat(args: &ChatArgs) -> Result<Exit, Stop> {
-    let spec = load(&args.agent)?;
-    let inputs = inputs(&spec, args.vars_file.as_deref(), &args.vars)?;
-    let (chat_id, session_id) = (new_id(), new_id());
-    let files = SessionFiles::open(
-        &spec,
-        &args.agent,
-        &session_id,
-        inputs.clone(),
-        String::new(),
-    )
-    .map_err(|message| Stop::invalid("checkpoint_dir", message))?;
-    let ids = (chat_id.clone(), session_id.clone());
-    let request = Request::new(&args.agent, spec, (inputs, String::new()), ids, &args.run)?;
-    let prepared = Prepared::start(request)?;
-    // Before any turn: `/save` may checkpoint first.
-    if let Some(files) = &files {
-        files.keep_tree(&prepared.tree);
-    }
-    let mut agent = prepared.compile()?;
-    let reloader = super::watch::reloader(&prepared, args.run.allow_widening)?;
-    let run_dir = RunDir::open(&args.run, &chat_id)?;
-    let name = prepared.spec.name.clone();
-    // Limits hold for the whole chat, as for a session.
-    let budget = Arc::new(Budget::new(run_limits(&prepared.spec.limits)));
+    let runtime = blocking::runtime()?;
+    let request = RunRequest {
+        inputs: Inputs::Vars {
+            file: args.vars_file.clone(),
+            vars: args.vars.clone(),
+        },
+        settings: args.run.settings(cancelled_by_signals()),
+        ..RunRequest::new(&args.agent)
+    };
+    let mut chat = runtime.block_on(Conversation::open(request))?;
+    let (name, session_id) = (chat.agent_name(), chat.session_id());
     eprintln!("chat with {name} (session {session_id}); /reset, /save, /exit");
-    let (mut state, mut exit) = (AgentState::initial(), Exit::Completed);
+    let mut exit = Exit::Completed;
     for line in std::io::stdin().lock().lines().map_while(Result::ok) {
         match line.trim() {
             "" => continue,
             "/exit" => break,
             "/reset" => {
-                state = AgentState::initial();
+                chat.reset();
                 eprintln!("(history cleared)");
             }
-            "/save" => save(files.as_deref(), &state, &session_id),
-            line => {
-                let emitter = run_dir.emitter(&name, chat_id.clone(), &session_id);
-                super::watch::swap_between_runs(&*reloader, &mut agent, &emitter, state.step);
-                let run_id = new_id();
-                let hooks =
-                    RunHooks::new(&agent, &prepared.runtime, &prepared.cancel, &run_dir.dir);
-                if let Err(stop) = hooks.start((&run_id, &session_id), &name) {
-                    stop.print();
-                    exit = Exit::from(stop.status);
+            "/save" => match chat.save() {
+                Some(Ok(_)) => outln!("saved session {}", chat.session_id()),
+                Some(Err(error)) => eprintln!("error: {error}"),
+                None => eprintln!("this agent keeps no checkpoints (`checkpoints: false`)"),
+            },
+            line => match runtime.block_on(chat.turn(line)) {
+                Err(refused) => {
+                    refused.print();
+                    exit = Exit::from(refused.status);
                     continue;
                 }
-                let emitter = run_dir.emitter(&name, run_id, &session_id);
-                let ctx =
-                    prepared.context(emitter, budget.clone(), (files.clone(), Some(&run_dir.dir)));
-                let start = RunStart {
-                    opening: vec![Message::user(line)],
-                    settle: None,
-                    session_id: Some(session_id.clone()),
-                };
-                state = prepared
-                    .runtime
-                    .block_on(drive(&agent, start, state, &ctx))
-                    .state;
-                let Some(result) = run_dir.finish() else {
-                    break;
-                };
-                hooks.end(&result);
-                args.run.print_result(&result);
-                exit = Exit::from(result.status);
-                if result.status == Status::Interrupted {
-                    break;
+                Ok(None) => break,
+                Ok(Some(result)) => {
+                    args.run.print_result(&result);
+                    exit = Exit::from(result.status);
+                    if result.status == Status::Interrupted {
+                        break;
+                    }
                 }
-            }
+            },
         }
         let _ = std::io::stdout().flush();
     }
+    runtime.block_on(chat.close());
     Ok(exit)
-}
-
-/// `/save`: checkpoints the history now.
-fn save(files: Option<&SessionFiles>, state: &AgentState, session_id: &str) {
-    match files.map(|f| f.save(state, None, Durability::Now)) {
-        Some(Ok(_)) => outln!("saved session {session_id}"),
-        Some(Err(message)) => eprintln!("error: {message}"),
-        None => eprintln!("this agent keeps no checkpoints (`checkpoints: false`)"),
-    }
 }

@@ -1,21 +1,20 @@
 //! `runner exec AGENT.yaml`: run an agent and leave a result behind (SPEC §3).
 //!
-//! stdout carries only the result (the answer, or the envelope with `--output json`, or the
+//! The run goes through the session layer (`session::blocking::run`); this is its command
+//! line. stdout carries only the result (the answer, or the envelope with `--output json`, or the
 //! events with `--events -`); people get progress on stderr.
 
-use std::io::Read;
 use std::path::PathBuf;
 
 use clap::Args;
 
 use super::Exit;
-use super::launch::{Launch, Opening, launch, report};
-use super::prepare::{Request, Stop, initial_state, inputs, load};
+use super::launch::{report, show};
 use super::run_options::RunOptions;
-use super::session_store::SessionFiles;
-use crate::checkpoint::{CheckpointError, SessionsAt, check_session_id};
+use super::signals::cancelled_by_signals;
+use crate::checkpoint::SessionsAt;
 use crate::engine::clock::new_id;
-use crate::spec::model::{ModelRef, ModelShorthand, override_model};
+use crate::session::{InputText, Inputs, RunRequest, Stop, blocking};
 
 /// Options of `runner exec`.
 #[derive(Debug, Args)]
@@ -62,113 +61,32 @@ pub struct ExecArgs {
 pub fn run(args: ExecArgs) -> Exit {
     let session_id = args.session.clone().unwrap_or_else(new_id);
     let ids = (new_id(), session_id);
-    match launch_of(&args, ids.clone()) {
-        Ok(launched) => launch(launched, &args.run),
-        Err(stop) => report(&stop, &args.run, (&ids.0, &ids.1)),
-    }
-}
-
-/// What `exec` runs: the file, its inputs from `--vars`/`--var`, the input text, a new
-/// session, held by this process.
-fn launch_of(args: &ExecArgs, ids: (String, String)) -> Result<Launch, Stop> {
-    let mut spec = load(&args.agent)?;
-    if let Some(path) = &args.script {
-        // The file's model is replaced, not overridden: its key is then not needed.
-        let scripted = scripted_model(path)
-            .map_err(|m| Stop::invalid("invalid_model", m).named(&spec.name))?;
-        spec.model = Some(scripted);
-    }
-    let invalid = |code: &str, message: String| Stop::invalid(code, message).named(&spec.name);
-    // Even when the agent keeps no checkpoints: the id is in every event and result.
-    check_session_id(&ids.1).map_err(|error| invalid(error.code(), error.to_string()))?;
-    let inputs = inputs(&spec, args.vars_file.as_deref(), &args.vars)?;
-    let input_text = match args.input.as_deref() {
-        Some("-") => {
-            let mut text = String::new();
-            std::io::stdin()
-                .read_to_string(&mut text)
-                .map_err(|error| {
-                    invalid(
-                        "invalid_input",
-                        format!("cannot read --input from stdin: {error}"),
-                    )
-                })?;
-            text
+    let sessions = match SessionsAt::remote(args.nats.as_deref(), args.sessions_fd) {
+        Ok(sessions) => sessions,
+        Err(message) => {
+            let stop = Stop::invalid("checkpoint_dir", message);
+            return report(&stop, &args.run, (&ids.0, &ids.1));
         }
-        Some(text) => text.to_string(),
-        None => String::new(),
     };
-    let model_override = match args.model.as_deref().map(ModelShorthand::parse) {
-        Some(Ok(chosen)) => Some(chosen_model(spec.model.as_ref(), &chosen)),
-        Some(Err(message)) => return Err(invalid("invalid_model", format!("--model: {message}"))),
-        None => None,
+    let input = match args.input {
+        Some(text) if text == "-" => InputText::Stdin,
+        Some(text) => InputText::Text(text),
+        None => InputText::Text(String::new()),
     };
-
-    let remote = SessionsAt::remote(args.nats.as_deref(), args.sessions_fd)
-        .map_err(|message| invalid("checkpoint_dir", message))?;
-    let checkpoints = SessionFiles::create(
-        (&spec, remote.as_ref()),
-        &args.agent,
-        &ids.1,
-        inputs.clone(),
-        input_text.clone(),
-    )
-    .map_err(|error| match error {
-        CheckpointError::Io { .. } => invalid(
-            "checkpoint_dir",
-            format!("cannot use the checkpoint directory: {error}"),
-        ),
-        refused => invalid(refused.code(), refused.to_string()),
-    })?;
-    if let (Some(files), Some(model)) = (&checkpoints, &model_override) {
-        files.keep_model(model);
-    }
-    let state = initial_state(&spec);
-    Ok(Launch {
-        request: Request {
-            model_override,
-            protect: args.protect.clone(),
-            ..Request::new(&args.agent, spec, (inputs, input_text), ids, &args.run)?
+    let request = RunRequest {
+        agent_file: args.agent,
+        inputs: Inputs::Vars {
+            file: args.vars_file,
+            vars: args.vars,
         },
-        state,
-        opening: Opening::Prompt,
-        checkpoints,
-        answer: None,
-    })
-}
-
-/// `--model` over the file's model; a change of provider is said on stderr, since the
-/// requests (and the key) then go to that provider's endpoint, not the file's.
-fn chosen_model(file: Option<&ModelRef>, chosen: &ModelShorthand) -> ModelRef {
-    let before = file.map(ModelRef::to_config);
-    if let Some(before) = before.filter(|before| before.provider != chosen.provider) {
-        let endpoint = match &before.base_url {
-            Some(url) => format!("instead of {url}"),
-            None => "instead of the file's".to_string(),
-        };
-        eprintln!(
-            "note: --model {}/{} changes the provider: requests go to {}'s default endpoint ({endpoint})",
-            chosen.provider.as_str(),
-            chosen.name,
-            chosen.provider.as_str()
-        );
-    }
-    override_model(file, chosen)
-}
-
-/// `--script FILE`: a scripted model answering with the file's list of answers.
-fn scripted_model(path: &std::path::Path) -> Result<ModelRef, String> {
-    use crate::spec::model::{ModelConfig, ProviderKind, ScriptedResponse};
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| format!("--script: cannot read {}: {e}", path.display()))?;
-    let document = crate::spec::yaml::load_yaml(&text)
-        .map_err(|errors| format!("--script {}: {}", path.display(), errors[0].message))?;
-    let script: Vec<ScriptedResponse> = serde_json::from_value(document.value)
-        .map_err(|e| format!("--script {}: {e}", path.display()))?;
-    Ok(ModelRef::Config(Box::new(ModelConfig {
-        provider: ProviderKind::Scripted,
-        name: "scripted".into(),
-        script: Some(script),
-        ..ModelConfig::default()
-    })))
+        input,
+        run_id: Some(ids.0.clone()),
+        session_id: Some(ids.1.clone()),
+        model: args.model,
+        script: args.script,
+        protect: args.protect,
+        sessions,
+        settings: args.run.settings(cancelled_by_signals()),
+    };
+    show(blocking::run(request), &args.run, (&ids.0, &ids.1))
 }

@@ -1,51 +1,26 @@
-//! Seeing a run through for `exec` and `resume`: prepare the agent, open the run directory,
-//! let the engine's driver run it, and leave the result (folded from the events) behind.
+//! How `exec` and `resume` show a run's end: the hint to go on, the result on stdout, the
+//! exit code; a run that never started reports its problem the same way.
 
-use std::sync::Arc;
+use std::path::Path;
 
 use super::Exit;
-use super::prepare::{Prepared, Request, Stop};
-use super::run_dir::RunDir;
-use super::run_hooks::RunHooks;
 use super::run_options::RunOptions;
-use super::session_store::SessionFiles;
-use crate::compile::run_limits;
-use crate::engine::AgentState;
-use crate::engine::agent::Reloader;
-use crate::engine::budget::Budget;
-use crate::engine::resume::Answer;
-use crate::engine::run::{RunStart, Settle, drive};
 use crate::output::result::{RunResult, Status};
-use crate::provider::Message;
+use crate::session::{Ended, Stop};
 
-/// What starts a run.
-pub enum Opening {
-    /// A new conversation: the rendered `prompt`, or the `--input` text.
-    Prompt,
-    /// Continue the history in the state as it is (resume).
-    Continue,
-}
-
-/// Everything `launch` needs.
-pub struct Launch {
-    pub request: Request,
-    pub state: AgentState,
-    pub opening: Opening,
-    /// Saves the root agent's state after each step.
-    pub checkpoints: Option<Arc<SessionFiles>>,
-    /// The answer a resume gave to the question the session waited on.
-    pub answer: Option<Answer>,
-}
-
-/// Runs the agent and returns the exit code.
-pub fn launch(launch: Launch, options: &RunOptions) -> Exit {
-    let ids = launch.request.ids.clone();
-    match run(launch, options) {
-        Ok(result) => {
-            options.print_result(&result);
-            Exit::from(result.status)
+/// Shows how the run ended and returns the exit code.
+pub fn show(ended: Result<Ended, Stop>, options: &RunOptions, ids: (&str, &str)) -> Exit {
+    match ended {
+        Ok(ended) => {
+            if ended.resumable
+                && let Some(hint) = how_to_continue(&ended.result, &ended.agent_file)
+            {
+                eprintln!("{hint}");
+            }
+            options.print_result(&ended.result);
+            Exit::from(ended.result.status)
         }
-        Err(stop) => report(&stop, options, (&ids.0, &ids.1)),
+        Err(stop) => report(&stop, options, ids),
     }
 }
 
@@ -64,62 +39,10 @@ pub fn report(stop: &Stop, options: &RunOptions, ids: (&str, &str)) -> Exit {
     Exit::from(stop.status)
 }
 
-fn run(launch: Launch, options: &RunOptions) -> Result<RunResult, Stop> {
-    let (run_id, session_id) = launch.request.ids.clone();
-    let prepared = Prepared::start(launch.request)?;
-    let agent = prepared.compile()?;
-    let reloader = match options.watch {
-        true => Some(super::watch::reloader(&prepared, options.allow_widening)?),
-        false => None,
-    };
-    let opening = match launch.opening {
-        Opening::Prompt => vec![Message::user(prepared.opening()?)],
-        Opening::Continue => Vec::new(),
-    };
-    let run_dir = RunDir::open(options, &run_id)?;
-    let hooks = RunHooks::new(&agent, &prepared.runtime, &prepared.cancel, &run_dir.dir);
-    hooks.start((&run_id, &session_id), &prepared.spec.name)?;
-    let emitter = run_dir.emitter(&prepared.spec.name, run_id, &session_id);
-    // A resumed session keeps counting where it stopped: limits are per session.
-    let spent = launch.state.spent_so_far();
-    let budget = Budget::resumed(run_limits(&prepared.spec.limits), &spent)
-        .map_err(|message| Stop::invalid("invalid_checkpoint", message))?;
-    let resumable = launch.checkpoints.is_some();
-    let mut ctx = prepared.context(
-        emitter,
-        Arc::new(budget),
-        (launch.checkpoints, Some(&run_dir.dir)),
-    );
-    ctx.reload = reloader.map(|r| r as Arc<dyn Reloader>);
-    if matches!(launch.opening, Opening::Prompt)
-        && let Some(warning) = prepared.ignored_input()
-    {
-        ctx.warn(warning);
-    }
-    let start = RunStart {
-        opening,
-        settle: launch
-            .answer
-            .map(|answer| Arc::new(answer) as Arc<dyn Settle>),
-        session_id: Some(session_id),
-    };
-    prepared
-        .runtime
-        .block_on(drive(&agent, start, launch.state, &ctx));
-    let result = run_dir
-        .finish()
-        .ok_or_else(|| Stop::invalid("internal", "the run left no result"))?;
-    hooks.end(&result);
-    if resumable && let Some(hint) = how_to_continue(&result, &prepared.agent_file) {
-        eprintln!("{hint}");
-    }
-    Ok(result)
-}
-
 /// What to do to go on after an interrupt or a limit: the command, and the key to raise.
 /// A raised `limits.` key widens the definition the session started with, which a resume
 /// accepts only with `--allow-widening`; the `execution.` bounds are not such limits.
-fn how_to_continue(result: &RunResult, agent_file: &std::path::Path) -> Option<String> {
+fn how_to_continue(result: &RunResult, agent_file: &Path) -> Option<String> {
     let resume = format!("runner resume {}", result.session_id);
     match result.status {
         Status::Interrupted => Some(format!("to continue: {resume}")),

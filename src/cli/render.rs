@@ -7,11 +7,11 @@ use std::path::{Path, PathBuf};
 use clap::ValueEnum;
 
 use super::Exit;
-use super::run_dir::runs_dir;
-use super::session_store::default_sessions_dir;
 use crate::checkpoint::{CheckpointStore, FileCheckpointStore};
 use crate::output::render::{Format, render, write_markdown};
 use crate::output::transcript::{Transcript, parse};
+use crate::session::files::default_sessions_dir;
+use crate::session::run_dir::runs_dir;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum RenderFormat {

@@ -1,5 +1,5 @@
-//! The options every command that runs an agent shares (`exec`, `resume`), and how they
-//! turn into sources, sinks and printed results.
+//! The options every command that runs an agent shares (`exec`, `resume`, `chat`), and how
+//! they turn into the session layer's settings and printed results.
 
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
@@ -7,12 +7,11 @@ use std::sync::Arc;
 
 use clap::{Args, ValueEnum};
 
-use crate::compile::HumanInput;
+use super::ci_report::{in_github_actions, run_annotation};
 use crate::output::progress::ProgressStyle;
 use crate::output::result::RunResult;
-use crate::policy::{ApprovalRules, Approvals, ApproveAll, Approver, TerminalApprover};
-use crate::provider::BuildOptions;
-use crate::tools::{AnswerSource, AnswersFile, Terminal};
+use crate::output::summary::summary_line;
+use crate::session::{Cancel, RunDirOptions, RunSettings};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum OutputFormat {
@@ -39,6 +38,39 @@ pub enum ColorChoice {
     Never,
 }
 
+/// The options of every command that runs agents, `batch` (for each of its runs)
+/// included: where a person's answers come from, the cassette to replay, widening, and
+/// the progress on stderr.
+#[derive(Debug, Clone, Args)]
+pub struct SharedRunOptions {
+    /// Answers for `ask_user`: a YAML map (question id or text → answer) or a list in order;
+    /// a map's `approvals: {approve: [..], deny: [..]}` settles calls that ask for approval.
+    #[arg(long, value_name = "FILE")]
+    pub answers: Option<PathBuf>,
+    /// Approve every call that `permissions` sends to `ask`, without asking. Dangerous: the
+    /// model then does whatever the `ask` rules were there to stop.
+    #[arg(long)]
+    pub yes: bool,
+    /// Serve provider exchanges from this cassette (no network, no key).
+    #[arg(long, value_name = "FILE")]
+    pub replay: Option<PathBuf>,
+    /// Let a reload or a resume give the agent more than the file it started with (new
+    /// tools, programs, hosts, sub-agents, MCP servers, higher limits); without it such a
+    /// definition is refused.
+    #[arg(long)]
+    pub allow_widening: bool,
+    /// No progress on stderr (`--progress none`).
+    #[arg(long)]
+    pub quiet: bool,
+    /// Progress on stderr: `live` (a terminal), `plain` (timestamped lines, for CI logs),
+    /// `none`; `auto`: live on a terminal, plain when `CI` is set, else none.
+    #[arg(long, value_enum, default_value_t = ProgressChoice::Auto)]
+    pub progress: ProgressChoice,
+    /// Colour on stderr.
+    #[arg(long, value_enum, default_value_t = ColorChoice::Auto)]
+    pub color: ColorChoice,
+}
+
 /// How a run reports and what it may use.
 #[derive(Debug, Clone, Args)]
 pub struct RunOptions {
@@ -54,42 +86,18 @@ pub struct RunOptions {
     /// Write the JSONL events here too (`-`: stdout, instead of the result).
     #[arg(long)]
     pub events: Option<String>,
-    /// Answers for `ask_user`: a YAML map (question id or text → answer) or a list in order;
-    /// a map's `approvals: {approve: [..], deny: [..]}` settles calls that ask for approval.
-    #[arg(long, value_name = "FILE")]
-    pub answers: Option<PathBuf>,
-    /// Approve every call that `permissions` sends to `ask`, without asking. Dangerous: the
-    /// model then does whatever the `ask` rules were there to stop.
-    #[arg(long)]
-    pub yes: bool,
     /// Record every provider exchange to this cassette.
-    #[arg(long, value_name = "FILE")]
+    #[arg(long, value_name = "FILE", conflicts_with = "replay")]
     pub record: Option<PathBuf>,
-    /// Serve provider exchanges from this cassette (no network, no key).
-    #[arg(long, value_name = "FILE", conflicts_with = "record")]
-    pub replay: Option<PathBuf>,
     /// Watch the agent file (and what it pulls in) and swap saved changes in between steps.
     #[arg(long)]
     pub watch: bool,
-    /// Let a reload or a resume give the agent more than the file it started with (new
-    /// tools, programs, hosts, sub-agents, MCP servers, higher limits); without it such a
-    /// definition is refused.
-    #[arg(long)]
-    pub allow_widening: bool,
-    /// No progress on stderr (`--progress none`).
-    #[arg(long)]
-    pub quiet: bool,
-    /// Progress on stderr: `live` (a terminal), `plain` (timestamped lines, for CI logs),
-    /// `none`; `auto`: live on a terminal, plain when `CI` is set, else none.
-    #[arg(long, value_enum, default_value_t = ProgressChoice::Auto)]
-    pub progress: ProgressChoice,
     /// With progress, print the model's text on stderr as it arrives (a terminal then has
     /// no status line).
     #[arg(long)]
     pub stream: bool,
-    /// Colour on stderr.
-    #[arg(long, value_enum, default_value_t = ColorChoice::Auto)]
-    pub color: ColorChoice,
+    #[command(flatten)]
+    pub shared: SharedRunOptions,
 }
 
 impl RunOptions {
@@ -113,50 +121,47 @@ impl RunOptions {
         }
     }
 
-    /// Recording or replaying, as asked.
-    pub fn build_options(&self) -> Result<BuildOptions, String> {
-        let mut build = BuildOptions::default();
-        if let Some(path) = &self.record {
-            build.record =
-                Some(crate::provider::CassetteRecorder::create(path).map_err(|e| e.to_string())?);
+    /// How the session layer hosts the run: its directory and files, the answer sources
+    /// (the terminal first), the cassette, `--watch`; `cancel` stops it.
+    pub fn settings(&self, cancel: Cancel) -> RunSettings {
+        let progress = self.progress();
+        let report = move |result: &RunResult, dir: &Path| {
+            if let Some(error) = &result.error {
+                eprintln!("error[{}]: {}", error.code, error.message);
+                if in_github_actions() {
+                    eprintln!("{}", run_annotation(result, error));
+                }
+            }
+            if progress.is_some() {
+                eprintln!("{}", summary_line(result, dir));
+            }
+        };
+        RunSettings {
+            run_dir: Some(RunDirOptions {
+                dir: self.run_dir.clone(),
+                transcript: self.transcript.clone(),
+                events: self.events.clone(),
+                progress,
+                stream: self.stream,
+                report: Some(Arc::new(report)),
+            }),
+            answers: self.shared.answers.clone(),
+            approve_all: self.shared.yes,
+            terminal: true,
+            record: self.record.clone(),
+            replay: self.shared.replay.clone(),
+            watch: self.watch,
+            allow_widening: self.shared.allow_widening,
+            sinks: Vec::new(),
+            // The run directory has them.
+            no_event_log: true,
+            cancel,
         }
-        if let Some(path) = &self.replay {
-            build.replay =
-                Some(crate::provider::ReplayStore::load(path).map_err(|e| e.to_string())?);
-            build.mcp_replay = Some(crate::mcp::McpReplay::load(path)?);
-        }
-        Ok(build)
-    }
-
-    /// Where a person's input comes from. `ask_user` answers: the terminal when there is
-    /// one, then `--answers`. Approvals: the answers file's `approvals`, then `--yes`, then
-    /// the terminal.
-    pub fn human_input(&self) -> Result<HumanInput, String> {
-        let mut answers: Vec<Arc<dyn AnswerSource>> = Vec::new();
-        let mut approvers: Vec<Arc<dyn Approver>> = Vec::new();
-        if Terminal::available() {
-            answers.push(Arc::new(Terminal));
-        }
-        if let Some(path) = &self.answers {
-            let (file, approvals) = read_answers(path)?;
-            answers.push(Arc::new(file));
-            approvers.extend(approvals.map(|a| Arc::new(a) as Arc<dyn Approver>));
-        }
-        if self.yes {
-            approvers.push(Arc::new(ApproveAll));
-        }
-        if Terminal::available() {
-            approvers.push(Arc::new(TerminalApprover::default()));
-        }
-        Ok(HumanInput {
-            answers,
-            approvals: Arc::new(Approvals::new(approvers)),
-        })
     }
 
     /// The progress to print on stderr, if any: live or plain.
     pub fn progress(&self) -> Option<ProgressStyle> {
-        progress_style(self.progress, self.quiet, self.color)
+        progress_style(self.shared.progress, self.shared.quiet, self.shared.color)
     }
 }
 
@@ -198,34 +203,4 @@ fn stderr_colored(color: ColorChoice) -> bool {
 /// CircleCI, Buildkite and most others set, to anything but `false` or `0`.
 fn in_ci() -> bool {
     std::env::var("CI").is_ok_and(|value| !matches!(value.as_str(), "" | "false" | "0"))
-}
-
-/// The answers file, and its `approvals` when it has them.
-fn read_answers(path: &Path) -> Result<(AnswersFile, Option<ApprovalRules>), String> {
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| format!("cannot read --answers {}: {e}", path.display()))?;
-    let document = crate::spec::yaml::load_yaml(&text).map_err(|errors| {
-        let first = &errors[0];
-        format!(
-            "{}:{}:{}: {}",
-            path.display(),
-            first.position.line,
-            first.position.column,
-            first.message
-        )
-    })?;
-    let mut value = document.value;
-    let approvals = match value
-        .as_object_mut()
-        .and_then(|map| map.remove("approvals"))
-    {
-        Some(approvals) => Some(
-            ApprovalRules::from_value(&approvals)
-                .map_err(|e| format!("--answers {}: {e}", path.display()))?,
-        ),
-        None => None,
-    };
-    let answers =
-        AnswersFile::from_value(value).map_err(|e| format!("--answers {}: {e}", path.display()))?;
-    Ok((answers, approvals))
 }

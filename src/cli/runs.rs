@@ -8,9 +8,9 @@ use std::time::SystemTime;
 use clap::{Args, Subcommand};
 
 use super::Exit;
-use super::run_dir::runs_dir;
 use crate::checkpoint::check_session_id;
 use crate::output::result::RunResult;
+use crate::session::run_dir::runs_dir;
 
 #[derive(Debug, Args)]
 pub struct RunsArgs {

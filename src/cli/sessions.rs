@@ -6,8 +6,8 @@ use std::path::PathBuf;
 use clap::{Args, Subcommand};
 
 use super::Exit;
-use super::session_store::default_sessions_dir;
 use crate::checkpoint::{CheckpointStore, FileCheckpointStore, check_session_id};
+use crate::session::files::default_sessions_dir;
 
 #[derive(Debug, Args)]
 pub struct SessionsArgs {
@@ -117,7 +117,7 @@ fn remove(store: &FileCheckpointStore, id: &str) -> Result<(), crate::checkpoint
         .unwrap_or_default();
     store.delete(id)?;
     for run in runs {
-        let dir = super::run_dir::runs_dir().join(&run);
+        let dir = crate::session::run_dir::runs_dir().join(&run);
         // A run id is one plain name, like a session id: metadata that says otherwise
         // cannot point the deletion elsewhere.
         if crate::checkpoint::check_session_id(&run).is_ok() && dir.is_dir() {

@@ -9,11 +9,11 @@ use clap::Args;
 use super::Exit;
 use super::batch::{default_batch_id, open};
 use super::nats_runtime::nats_runtime;
-use super::prepare::load;
 use crate::batch::dir::check_batch_id;
 use crate::batch::inputs::InputsReader;
 use crate::nats::bundle::Bundle;
 use crate::nats::submit::{Submission, SubmitError, submit};
+use crate::session::prepare::load;
 use crate::spec::model::ModelShorthand;
 
 /// Options of `runner submit`.

@@ -6,16 +6,18 @@ use std::path::Path;
 
 use serde_json::{Map, Value, json};
 
-use super::prepare::{Prepared, Request, load, state_dirs};
+use super::signals::cancelled_by_signals;
 use super::{Exit, Format};
 use crate::compile::build_tools;
 use crate::engine::clock::new_id;
 use crate::provider::BuildOptions;
+use crate::session::blocking;
+use crate::session::prepare::{Prepared, Request, load, state_dirs};
 
 pub fn run(agent_file: &Path, format: Format) -> Exit {
     let listed = load(agent_file).and_then(|spec| {
         let id = new_id();
-        let prepared = Prepared::start(Request {
+        let request = Request {
             agent_file: agent_file.to_path_buf(),
             state_dirs: state_dirs(&spec, None),
             spec,
@@ -27,9 +29,15 @@ pub fn run(agent_file: &Path, format: Format) -> Exit {
             human: Default::default(),
             protect: Vec::new(),
             tree: None,
-        })?;
-        let tools = build_tools(&prepared.compile_input()).map_err(|e| prepared.located(&e))?;
-        Ok((prepared.spec.name.clone(), tools))
+        };
+        let cancel = cancelled_by_signals();
+        blocking::runtime()?.block_on(async {
+            let prepared = Prepared::start(request, cancel.receiver()).await?;
+            let tools = build_tools(&prepared.compile_input()).map_err(|e| prepared.located(&e));
+            let name = prepared.spec.name.clone();
+            prepared.shutdown().await;
+            Ok((name, tools?))
+        })
     });
     let (name, tools) = match listed {
         Ok(listed) => listed,

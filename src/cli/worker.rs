@@ -63,25 +63,12 @@ pub fn run(args: WorkerArgs) -> Exit {
     let Ok(runtime) = nats_runtime().inspect_err(|message| eprintln!("error: {message}")) else {
         return Exit::Failed;
     };
+    let (stop, stopped) = watch::channel(false);
+    super::signals::on_stop_signal(move || {
+        let _ = stop.send(true);
+    });
     runtime.block_on(async {
-        let (stop, stopped) = watch::channel(false);
-        let signalled = tokio::spawn(async move {
-            use tokio::signal::unix::{SignalKind, signal};
-            let (Ok(mut interrupt), Ok(mut terminate)) = (
-                signal(SignalKind::interrupt()),
-                signal(SignalKind::terminate()),
-            ) else {
-                return;
-            };
-            tokio::select! {
-                _ = interrupt.recv() => {}
-                _ = terminate.recv() => {}
-            }
-            let _ = stop.send(true);
-        });
-        let ran = worker::run(options, stopped).await;
-        signalled.abort();
-        match ran {
+        match worker::run(options, stopped).await {
             Ok(()) => Exit::Interrupted,
             Err(error) => {
                 eprintln!("error: {error}");

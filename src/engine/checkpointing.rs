@@ -25,6 +25,26 @@ pub enum Durability {
 /// and a power cut costs it about that second of model calls.
 pub const MAX_UNSYNCED: std::time::Duration = std::time::Duration::from_secs(1);
 
+/// Why a checkpoint was not saved.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum SaveError {
+    /// The session's hold lapsed: another process may run it now.
+    #[error(
+        "this process no longer holds the session: its lease lapsed (not renewed in time), and another process may have taken it over"
+    )]
+    Lost,
+    /// A lock of the checkpointer was poisoned by a panic (`what` names it).
+    #[error("{what} lock is poisoned")]
+    Poisoned { what: &'static str },
+    /// The state or the pending data could not be encoded.
+    #[error("{0}")]
+    Encode(#[from] serde_json::Error),
+    /// The store refused or failed the write.
+    #[error("{0}")]
+    Store(Box<dyn std::error::Error + Send + Sync>),
+}
+
 /// Saves states for resume.
 pub trait Checkpointer: Send + Sync {
     /// Saves `state` of a running run. Returns the checkpoint's name.
@@ -33,7 +53,7 @@ pub trait Checkpointer: Send + Sync {
         state: &AgentState,
         pending: Option<&Pending>,
         durability: Durability,
-    ) -> Result<String, String>;
+    ) -> Result<String, SaveError>;
     /// Saves the final state of run `run_id` with how it ended, durably. Returns the
     /// checkpoint's name.
     fn finish(
@@ -42,7 +62,7 @@ pub trait Checkpointer: Send + Sync {
         status: RunStatus,
         pending: Option<&Pending>,
         run_id: &str,
-    ) -> Result<String, String>;
+    ) -> Result<String, SaveError>;
     /// Whether the session is lost to this process for good: its store is gone (a run
     /// started by `runner worker` whose worker died) or another process took it over (its
     /// lease expired). A save that failed then did not fail the run: it cut it off, and

@@ -7,13 +7,15 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
-use serde_json::{Map, Value, json};
+use serde_json::{Map, Value};
 
+use super::resume_data::ResumeData;
 use crate::checkpoint::{
-    Checkpoint, CheckpointError, CheckpointRef, CheckpointStore, SessionHold, SessionMetadata,
-    SessionStatus, SessionsAt,
+    CheckpointError, CheckpointRef, CheckpointStore, SessionHold, SessionMetadata, SessionStatus,
+    SessionsAt,
 };
 use crate::engine::AgentState;
+pub use crate::engine::checkpointing::SaveError;
 use crate::engine::checkpointing::{Checkpointer, Durability};
 use crate::engine::clock::{new_id, now_rfc3339};
 use crate::engine::outcome::RunStatus;
@@ -21,7 +23,7 @@ use crate::engine::pending::Pending;
 use crate::spec::AgentSpec;
 use crate::spec::agent::Checkpoints;
 use crate::spec::model::ModelRef;
-use crate::spec::tree::{AgentTree, KeptAgents};
+use crate::spec::tree::AgentTree;
 
 /// Where an agent's sessions live: `checkpoints: {dir}`, or `.runner/sessions`; `None` when
 /// the agent turned checkpoints off.
@@ -48,11 +50,8 @@ pub fn sessions_at(spec: &AgentSpec, remote: Option<&SessionsAt>) -> Option<Sess
 pub struct SessionFiles {
     store: Box<dyn CheckpointStore>,
     metadata: Mutex<SessionMetadata>,
-    /// A checkpoint's `pending`: the inputs and the input text (so a resume renders the
-    /// same prompts), the definition the session runs under and every agent file of its
-    /// tree (a resume refuses a tree that gives any agent more: `spec::widening`), the model `--model` put in the file's place
-    /// (a resume goes on with it), and the engine's pending work. Built once: each save sets
-    /// only `engine`.
+    /// A checkpoint's `pending`: the [`ResumeData`], encoded once; each save sets only
+    /// `engine`, `keep_model` and `keep_tree` add theirs.
     pending: Mutex<Value>,
     /// Held until these files are dropped, at the end of the command.
     hold: SessionHold,
@@ -94,8 +93,13 @@ impl SessionFiles {
             thread_tree: crate::checkpoint::ThreadTree::new(session_id),
             journal_offset: None,
         };
-        let kept = (inputs, input_text, definition_of(spec));
-        let files = Self::new(store, metadata, kept, lock);
+        let kept = ResumeData {
+            inputs,
+            input_text,
+            definition: Some(spec.clone()),
+            ..ResumeData::default()
+        };
+        let files = Self::new(store, metadata, &kept, lock);
         files.unsaved.store(true, Ordering::SeqCst);
         Ok(Some(files))
     }
@@ -113,19 +117,18 @@ impl SessionFiles {
             .map_err(|error| format!("cannot use the checkpoint directory: {error}"))
     }
 
-    /// The files of a session held by `hold` (a resume's, or a new branch's), keeping the
-    /// inputs, the input text and the definition in each checkpoint.
+    /// The files of a session held by `hold` (a resume's, or a new branch's), keeping
+    /// `kept` (the inputs, the input text and the definition) in each checkpoint.
     pub fn new(
         store: Box<dyn CheckpointStore>,
         metadata: SessionMetadata,
-        (inputs, input_text, definition): (Map<String, Value>, String, Value),
+        kept: &ResumeData,
         hold: SessionHold,
     ) -> Arc<Self> {
         Arc::new(SessionFiles {
             store,
             metadata: Mutex::new(metadata),
-            pending: Mutex::new(json!({"inputs": inputs, "input_text": input_text,
-                                      "definition": definition, "engine": null})),
+            pending: Mutex::new(kept.to_value()),
             hold,
             unsaved: AtomicBool::new(false),
         })
@@ -178,15 +181,17 @@ impl SessionFiles {
         status: SessionStatus,
         pending: Option<&Pending>,
         durability: Durability,
-    ) -> Result<String, String> {
+    ) -> Result<String, SaveError> {
         if self.hold.is_lost() {
-            return Err("this process no longer holds the session: its lease lapsed (not renewed in time), and another process may have taken it over".into());
+            return Err(SaveError::Lost);
         }
         let session_id = self.session_id();
         let (checkpoint_id, timestamp, agent) = (new_id(), now_rfc3339(), self.agent());
-        let engine = serde_json::to_value(pending).map_err(|e| e.to_string())?;
+        let engine = serde_json::to_value(pending)?;
         let Ok(mut kept) = self.pending.lock() else {
-            return Err("the session's pending data lock is poisoned".into());
+            return Err(SaveError::Poisoned {
+                what: "the session's pending data",
+            });
         };
         kept["engine"] = engine;
         let pending = &*kept;
@@ -205,7 +210,7 @@ impl SessionFiles {
         let saved = self
             .store
             .save(&session_id, &checkpoint, durability)
-            .map_err(|e| e.to_string())?;
+            .map_err(store_error)?;
         // The journal's records say the steps and status of a run in progress: the metadata
         // is rewritten when the store says (with each snapshot, not at every step). It goes
         // before the snapshot: a crash between the two must not leave a checkpoint without
@@ -213,7 +218,9 @@ impl SessionFiles {
         if saved.metadata_due {
             let metadata = {
                 let Ok(mut metadata) = self.metadata.lock() else {
-                    return Err("the session metadata lock is poisoned".into());
+                    return Err(SaveError::Poisoned {
+                        what: "the session metadata",
+                    });
                 };
                 metadata.updated = timestamp.clone();
                 metadata.steps = state.step;
@@ -221,15 +228,13 @@ impl SessionFiles {
                 metadata.journal_offset = Some(saved.position.offset);
                 metadata.clone()
             };
-            self.store
-                .save_metadata(&metadata)
-                .map_err(|e| e.to_string())?;
+            self.store.save_metadata(&metadata).map_err(store_error)?;
             self.unsaved.store(false, Ordering::SeqCst);
         }
         if saved.snapshot_due {
             self.store
                 .snapshot(&session_id, &checkpoint, saved.position)
-                .map_err(|e| e.to_string())?;
+                .map_err(store_error)?;
         }
         Ok(format!("step-{}", state.step))
     }
@@ -255,7 +260,7 @@ impl Checkpointer for SessionFiles {
         state: &AgentState,
         pending: Option<&Pending>,
         durability: Durability,
-    ) -> Result<String, String> {
+    ) -> Result<String, SaveError> {
         self.write(state, SessionStatus::Running, pending, durability)
     }
 
@@ -265,7 +270,7 @@ impl Checkpointer for SessionFiles {
         status: RunStatus,
         pending: Option<&Pending>,
         run_id: &str,
-    ) -> Result<String, String> {
+    ) -> Result<String, SaveError> {
         // A run that did not `begin` (a library caller's own context) is listed as it ends.
         if let Ok(mut metadata) = self.metadata.lock() {
             list_run(&mut metadata, run_id);
@@ -285,57 +290,14 @@ impl Checkpointer for SessionFiles {
     }
 }
 
+/// A store's error, kept whole.
+fn store_error(error: CheckpointError) -> SaveError {
+    SaveError::Store(Box::new(error))
+}
+
 /// Adds `run_id` to the session's runs, once.
 fn list_run(metadata: &mut SessionMetadata, run_id: &str) {
     if !metadata.run_ids.iter().any(|r| r == run_id) {
         metadata.run_ids.push(run_id.to_string());
     }
-}
-
-/// The inputs, input text, definition and engine data kept in a checkpoint's `pending`.
-pub struct Resumable {
-    pub inputs: Map<String, Value>,
-    pub input_text: String,
-    /// `None` for a checkpoint written before definitions were kept.
-    pub definition: Option<AgentSpec>,
-    /// Every agent file of the tree; `None` for a checkpoint written before trees were kept.
-    pub tree: Option<KeptAgents>,
-    /// The model `--model` chose when the session started, if it did.
-    pub model: Option<ModelRef>,
-    pub engine: Option<Pending>,
-}
-
-impl Resumable {
-    pub fn from_checkpoint(checkpoint: &Checkpoint) -> Self {
-        let pending = checkpoint.pending.clone().unwrap_or(Value::Null);
-        Resumable {
-            inputs: pending
-                .get("inputs")
-                .and_then(Value::as_object)
-                .cloned()
-                .unwrap_or_default(),
-            input_text: pending
-                .get("input_text")
-                .and_then(Value::as_str)
-                .unwrap_or_default()
-                .to_string(),
-            definition: pending
-                .get("definition")
-                .and_then(|spec| serde_json::from_value(spec.clone()).ok()),
-            tree: pending
-                .get("tree")
-                .and_then(|tree| serde_json::from_value(tree.clone()).ok()),
-            model: pending
-                .get("model")
-                .and_then(|model| serde_json::from_value(model.clone()).ok()),
-            engine: pending
-                .get("engine")
-                .and_then(|engine| serde_json::from_value(engine.clone()).ok()),
-        }
-    }
-}
-
-/// The definition a session runs under, as its checkpoints keep it.
-pub fn definition_of(spec: &AgentSpec) -> Value {
-    serde_json::to_value(spec).unwrap_or(Value::Null)
 }

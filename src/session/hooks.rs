@@ -1,11 +1,10 @@
-//! The root agent's run hooks around one run of `exec`, `resume` or a chat turn:
+//! The root agent's run hooks around every run (`exec`, `resume`, a chat turn, `RunFile`):
 //! `run_start` before it (it may refuse the run), `user_input` when it pauses for a
 //! person, `run_end` with its result envelope. Failures that do not stop the run are
 //! warnings on stderr; the hooks' own stderr is in the run directory's `hooks.log`.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
-use tokio::runtime::Runtime;
 use tokio::sync::watch;
 
 use super::prepare::Stop;
@@ -15,36 +14,30 @@ use crate::policy::hooks::RunHookInput;
 use crate::policy::{HookPoint, Hooks};
 
 /// One run's hooks and what they are told.
-pub struct RunHooks<'a> {
-    hooks: Option<&'a Hooks>,
-    runtime: &'a Runtime,
-    cancel: &'a watch::Receiver<bool>,
-    run_dir: &'a Path,
+pub struct RunHooks {
+    hooks: Option<Hooks>,
+    cancel: watch::Receiver<bool>,
+    /// Where the hooks' stderr goes (`hooks.log`); `None` for a run without files.
+    run_dir: Option<PathBuf>,
 }
 
-impl<'a> RunHooks<'a> {
-    pub fn new(
-        agent: &'a Agent,
-        runtime: &'a Runtime,
-        cancel: &'a watch::Receiver<bool>,
-        run_dir: &'a Path,
-    ) -> Self {
+impl RunHooks {
+    pub fn new(agent: &Agent, cancel: &watch::Receiver<bool>, run_dir: Option<&Path>) -> Self {
         let hooks = agent.policy.as_ref().map(|policy| &policy.hooks);
         RunHooks {
-            hooks: hooks.filter(|hooks| !hooks.is_empty()),
-            runtime,
-            cancel,
-            run_dir,
+            hooks: hooks.filter(|hooks| !hooks.is_empty()).cloned(),
+            cancel: cancel.clone(),
+            run_dir: run_dir.map(Path::to_path_buf),
         }
     }
 
     /// Runs the `run_start` hooks; a refusal is the run's stop (status `failed`).
-    pub fn start(&self, (run_id, session_id): (&str, &str), agent: &str) -> Result<(), Stop> {
-        let Some(hooks) = self.hooks else {
+    pub async fn start(&self, (run_id, session_id): (&str, &str), agent: &str) -> Result<(), Stop> {
+        let Some(hooks) = &self.hooks else {
             return Ok(());
         };
         let input = self.input(run_id, session_id, agent);
-        match self.runtime.block_on(hooks.run_start(&input)) {
+        match hooks.run_start(&input).await {
             Ok(warnings) => {
                 warn(&warnings);
                 Ok(())
@@ -58,8 +51,8 @@ impl<'a> RunHooks<'a> {
 
     /// Tells the `user_input` hooks (when the run waits for a person) and the `run_end`
     /// hooks about the run's result.
-    pub fn end(&self, result: &RunResult) {
-        let Some(hooks) = self.hooks else {
+    pub async fn end(&self, result: &RunResult) {
+        let Some(hooks) = &self.hooks else {
             return;
         };
         let input = self.input(&result.run_id, &result.session_id, &result.agent);
@@ -69,11 +62,7 @@ impl<'a> RunHooks<'a> {
             points.insert(0, HookPoint::UserInput);
         }
         for point in points {
-            warn(
-                &self
-                    .runtime
-                    .block_on(hooks.notify(point, &input, &envelope)),
-            );
+            warn(&hooks.notify(point, &input, &envelope).await);
         }
     }
 
@@ -87,8 +76,8 @@ impl<'a> RunHooks<'a> {
             run_id,
             session_id,
             agent,
-            log_dir: Some(self.run_dir),
-            cancel: self.cancel,
+            log_dir: self.run_dir.as_deref(),
+            cancel: &self.cancel,
         }
     }
 }

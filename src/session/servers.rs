@@ -1,19 +1,19 @@
-//! The run's MCP servers as the commands see them: started before the agent is compiled,
-//! stopped when the guard is dropped, so every return path of a command stops them.
+//! The run's MCP servers as a run sees them: started before the agent is compiled,
+//! stopped by [`RunningServers::stop`] as the run ends; a guard dropped without it (an
+//! early error, a panic) kills their processes.
 
 use std::sync::Arc;
 
-use tokio::runtime::{Handle, Runtime};
+use tokio::runtime::Runtime;
 use tokio::sync::watch;
 
 use crate::compile::{CompileError, CompileInput, start_mcp_servers};
 use crate::mcp::{McpServers, StartErrorKind};
 use crate::output::result::Status;
 
-/// Started servers; dropping this shuts them down.
+/// Started servers.
 pub struct RunningServers {
     servers: Arc<McpServers>,
-    runtime: Handle,
 }
 
 /// Why the servers could not be started, and how the command ends because of it.
@@ -27,16 +27,12 @@ pub struct StartFailure {
 
 impl RunningServers {
     /// Starts every MCP server of the agent tree that `input` roots.
-    pub fn start(
-        runtime: &Runtime,
+    pub async fn start(
         input: &CompileInput<'_>,
         cancel: watch::Receiver<bool>,
     ) -> Result<Self, StartFailure> {
-        match runtime.block_on(start_mcp_servers(input, cancel)) {
-            Ok(servers) => Ok(RunningServers {
-                servers,
-                runtime: runtime.handle().clone(),
-            }),
+        match start_mcp_servers(input, cancel).await {
+            Ok(servers) => Ok(RunningServers { servers }),
             Err(CompileError::Mcp(error)) => Err(StartFailure {
                 status: match error.kind {
                     StartErrorKind::Config => Status::Invalid,
@@ -57,19 +53,19 @@ impl RunningServers {
     pub fn servers(&self) -> Arc<McpServers> {
         self.servers.clone()
     }
+
+    /// Ends every server's session and stops its process.
+    pub async fn stop(self) {
+        self.servers.shutdown().await;
+    }
 }
 
-/// The async runtime of a run: two workers (the machine's tools are mostly waiting on I/O).
+/// The async runtime of the CLI's runs: two workers (the machine's tools are mostly
+/// waiting on I/O).
 pub fn runtime() -> Result<Runtime, String> {
     tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
         .build()
         .map_err(|error| format!("cannot start the async runtime: {error}"))
-}
-
-impl Drop for RunningServers {
-    fn drop(&mut self) {
-        self.runtime.block_on(self.servers.shutdown());
-    }
 }

@@ -1,6 +1,7 @@
 //! A run's directory and the subscribers of its event stream: `events.jsonl`, the
-//! transcript (and `--transcript`), `--events`, progress on a terminal, and the result
-//! fold that becomes `result.json`.
+//! transcript (and `--transcript`), `--events`, progress on a terminal, the caller's own
+//! subscribers, and the result fold that becomes `result.json`. A run without a directory
+//! (`RunFile`) has the fold and the caller's subscribers only.
 //!
 //! A write to one of these files that fails (a full disk) does not stop the run, but it is
 //! never silent: each file's failure is printed once on stderr and is in the `warnings` of
@@ -13,14 +14,12 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use super::ci_report::{in_github_actions, run_annotation};
 use super::prepare::Stop;
-use super::run_options::RunOptions;
+use super::request::{Report, RunDirOptions};
 use crate::engine::events::{Emitter, EventBus, EventSink, JsonlSink};
 use crate::fsutil::write_atomically;
-use crate::output::progress::{Progress, ProgressStyle};
+use crate::output::progress::Progress;
 use crate::output::result::{ResultFold, RunResult};
-use crate::output::summary::summary_line;
 use crate::output::transcript::TranscriptWriter;
 use crate::output::transcript_events::TranscriptEvents;
 
@@ -31,20 +30,47 @@ pub fn runs_dir() -> PathBuf {
 
 /// An open run directory.
 pub struct RunDir {
-    pub dir: PathBuf,
+    /// `None` for a run that keeps no files.
+    pub dir: Option<PathBuf>,
     pub bus: EventBus,
     fold: Arc<ResultFold>,
     /// The files the subscribers append to, asked after each run whether a write failed.
     files: Vec<AppendedFile>,
-    /// The progress shown on stderr, which a run's summary line ends.
-    progress: Option<ProgressStyle>,
+    /// Told of each run's result once its files are written.
+    report: Option<Report>,
 }
 
 impl RunDir {
+    /// The subscribers of a run: the directory's (when `options` asks for one) and `sinks`.
+    pub fn open(
+        options: Option<&RunDirOptions>,
+        run_id: &str,
+        sinks: &[Arc<dyn EventSink>],
+    ) -> Result<Self, Stop> {
+        let fold = Arc::new(ResultFold::default());
+        let Some(options) = options else {
+            let mut all: Vec<Arc<dyn EventSink>> = vec![fold.clone()];
+            all.extend(sinks.iter().cloned());
+            return Ok(RunDir {
+                dir: None,
+                bus: EventBus::new(all),
+                fold,
+                files: Vec::new(),
+                report: None,
+            });
+        };
+        Self::create(options, run_id, fold, sinks)
+    }
+
     /// Creates the directory (`--run-dir`, or `.runner/runs/<run_id>`) and its files.
-    pub fn open(options: &RunOptions, run_id: &str) -> Result<Self, Stop> {
+    fn create(
+        options: &RunDirOptions,
+        run_id: &str,
+        fold: Arc<ResultFold>,
+        sinks: &[Arc<dyn EventSink>],
+    ) -> Result<Self, Stop> {
         let dir = options
-            .run_dir
+            .dir
             .clone()
             .unwrap_or_else(|| runs_dir().join(run_id));
         let cannot = |path: &Path, error: std::io::Error| {
@@ -54,7 +80,6 @@ impl RunDir {
             )
         };
         std::fs::create_dir_all(&dir).map_err(|error| cannot(&dir, error))?;
-        let fold = Arc::new(ResultFold::default());
         let mut subscribers = Subscribers::default();
         subscribers.add(fold.clone());
         let events = dir.join("events.jsonl");
@@ -79,14 +104,17 @@ impl RunDir {
             }
             None => {}
         }
-        let progress = options.progress();
-        subscribers.add(Arc::new(Progress::new(progress, options.stream)));
+        // Always attached: with no progress style it still prints the engine's notices.
+        subscribers.add(Arc::new(Progress::new(options.progress, options.stream)));
+        for sink in sinks {
+            subscribers.add(sink.clone());
+        }
         Ok(RunDir {
-            dir,
+            dir: Some(dir),
             bus: EventBus::new(subscribers.sinks),
             fold,
             files: subscribers.files,
-            progress,
+            report: options.report.clone(),
         })
     }
 
@@ -94,8 +122,10 @@ impl RunDir {
     /// and the writes to them that failed so far.
     pub fn result(&self) -> Option<RunResult> {
         let mut result = self.fold.result()?;
-        result.transcript = Some(self.dir.join("transcript.txt").display().to_string());
-        result.events = Some(self.dir.join("events.jsonl").display().to_string());
+        if let Some(dir) = &self.dir {
+            result.transcript = Some(dir.join("transcript.txt").display().to_string());
+            result.events = Some(dir.join("events.jsonl").display().to_string());
+        }
         let failures = self.files.iter().filter_map(AppendedFile::failure);
         result
             .warnings
@@ -108,8 +138,8 @@ impl RunDir {
         Emitter::root(self.bus.clone(), agent, run_id, session_id.to_string())
     }
 
-    /// After a run: its result written to `result.json`, and on stderr its error and each
-    /// write that failed (once; the result's `warnings` have them too).
+    /// After a run: its result written to `result.json`, each write that failed on stderr
+    /// (once; the result's `warnings` have them too), then the report told.
     pub fn finish(&self) -> Option<RunResult> {
         let mut result = self.result()?;
         for file in &self.files {
@@ -119,25 +149,22 @@ impl RunDir {
                 eprintln!("warning: {failure}");
             }
         }
-        if let Err(failure) = self.write_result(&result) {
+        let Some(dir) = &self.dir else {
+            return Some(result);
+        };
+        if let Err(failure) = self.write_result(dir, &result) {
             eprintln!("warning: {failure}");
             result.warnings.push(failure.to_string());
         }
-        if let Some(error) = &result.error {
-            eprintln!("error[{}]: {}", error.code, error.message);
-            if in_github_actions() {
-                eprintln!("{}", run_annotation(&result, error));
-            }
-        }
-        if self.progress.is_some() {
-            eprintln!("{}", summary_line(&result, &self.dir));
+        if let Some(report) = &self.report {
+            report(&result, dir);
         }
         Some(result)
     }
 
     /// Writes `result.json`; a failure is a warning (the run itself is over).
-    fn write_result(&self, result: &RunResult) -> Result<(), WriteFailure> {
-        let path = self.dir.join("result.json");
+    fn write_result(&self, dir: &Path, result: &RunResult) -> Result<(), WriteFailure> {
+        let path = dir.join("result.json");
         let bytes = serde_json::to_vec_pretty(result).map_err(io::Error::from);
         bytes
             .and_then(|bytes| write_atomically(&path, &bytes))

@@ -1,18 +1,17 @@
-//! One preparation path for every command that runs or inspects an agent (`exec`,
-//! `resume`, `chat`, `tools`): load and validate the file, resolve its inputs, build the
-//! template context, start the async runtime with the stop signal wired, start the MCP
-//! servers, and compile — each problem reported the same way, compile problems at their
-//! `file:line:col` like `runner validate`.
+//! One preparation path for every run and every command that inspects an agent (`exec`,
+//! `resume`, `chat`, `tools`, `RunFile`): load and validate the file, resolve its inputs,
+//! build the template context, start the MCP servers (on the caller's runtime, watching
+//! the run's own stop signal), and compile — each problem reported the same way, compile
+//! problems at their `file:line:col` like `runner validate`.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use serde_json::{Map, Value};
-use tokio::runtime::Runtime;
 use tokio::sync::watch;
 
-use super::servers::{RunningServers, runtime};
-use super::session_store::SessionFiles;
+use super::files::SessionFiles;
+use super::servers::RunningServers;
 use crate::compile::{
     CompileError, CompileInput, EnvLookup, HumanInput, Sandbox, TemplateContext, check_models,
     compile_agent, file_dir,
@@ -72,6 +71,14 @@ impl Stop {
         }
     }
 }
+
+impl std::fmt::Display for Stop {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.printed.as_deref().unwrap_or(&self.message))
+    }
+}
+
+impl std::error::Error for Stop {}
 
 /// Loads an agent file, printing its warnings; an invalid file prints its diagnostics.
 pub fn load(agent_file: &Path) -> Result<AgentSpec, Stop> {
@@ -177,22 +184,21 @@ pub struct Request {
 }
 
 impl Request {
-    /// A request with the cassette and the answer sources of `options`.
+    /// A request with the cassette and the answer sources of `settings`.
     pub fn new(
         agent_file: &Path,
         spec: AgentSpec,
         inputs: (Map<String, Value>, String),
         ids: (String, String),
-        options: &super::run_options::RunOptions,
+        settings: &super::RunSettings,
     ) -> Result<Self, Stop> {
         let invalid = |code: &str, message: String| Stop::invalid(code, message).named(&spec.name);
-        let build = options
-            .build_options()
-            .map_err(|m| invalid("invalid_cassette", m))?;
-        let human = options
-            .human_input()
-            .map_err(|m| invalid("invalid_answers", m))?;
-        let state_dirs = state_dirs(&spec, options.run_dir.as_deref());
+        let build =
+            super::sources::build_options(settings).map_err(|m| invalid("invalid_cassette", m))?;
+        let human =
+            super::sources::human_input(settings).map_err(|m| invalid("invalid_answers", m))?;
+        let run_dir = settings.run_dir.as_ref().and_then(|o| o.dir.as_deref());
+        let state_dirs = state_dirs(&spec, run_dir);
         Ok(Request {
             agent_file: agent_file.to_path_buf(),
             spec,
@@ -212,7 +218,7 @@ impl Request {
 /// Where `runner` keeps the state of a run of `spec`: `.runner/`, the run directory when
 /// it is elsewhere, and the sessions directory.
 pub fn state_dirs(spec: &AgentSpec, run_dir: Option<&Path>) -> Vec<PathBuf> {
-    let sessions = super::session_store::sessions_dir(spec);
+    let sessions = super::files::sessions_dir(spec);
     [
         Some(PathBuf::from(".runner")),
         run_dir.map(Path::to_path_buf),
@@ -223,10 +229,12 @@ pub fn state_dirs(spec: &AgentSpec, run_dir: Option<&Path>) -> Vec<PathBuf> {
     .collect()
 }
 
-/// An agent ready to run. Dropping it stops its MCP servers, then its runtime.
+/// An agent ready to run. [`Prepared::shutdown`] stops its MCP servers (dropping it kills
+/// them).
 pub struct Prepared {
     servers: RunningServers,
-    pub runtime: Runtime,
+    /// The run's id and its session's.
+    pub ids: (String, String),
     pub cancel: watch::Receiver<bool>,
     pub spec: AgentSpec,
     pub agent_file: PathBuf,
@@ -243,9 +251,9 @@ pub struct Prepared {
 }
 
 impl Prepared {
-    /// Starts the runtime (signals watched from here on, so an interrupt while MCP servers
-    /// start stops them too) and the agent tree's MCP servers.
-    pub fn start(request: Request) -> Result<Self, Stop> {
+    /// Starts the agent tree's MCP servers on the current runtime; `cancel` (the run's own
+    /// stop signal) stops them while they start too.
+    pub async fn start(request: Request, cancel: watch::Receiver<bool>) -> Result<Self, Stop> {
         let name = request.spec.name.clone();
         let env: EnvLookup = Arc::new(|name: &str| std::env::var(name).ok());
         let spec = &request.spec;
@@ -259,12 +267,6 @@ impl Prepared {
             (&request.ids.0, &request.ids.1),
             &now_rfc3339(),
         );
-        let runtime = runtime().map_err(|message| Stop {
-            status: Status::Failed,
-            ..Stop::invalid("runtime", message)
-        })?;
-        let (cancel_tx, cancel) = watch::channel(false);
-        watch_signals(&runtime, cancel_tx);
         let dir = workspace();
         let tree = match request.tree {
             Some(tree) => tree,
@@ -290,8 +292,9 @@ impl Prepared {
             tree: tree.clone(),
         };
         let sandbox = input.workspace.clone();
-        let servers =
-            RunningServers::start(&runtime, &input, cancel.clone()).map_err(|failure| {
+        let servers = RunningServers::start(&input, cancel.clone())
+            .await
+            .map_err(|failure| {
                 Stop {
                     status: failure.status,
                     ..Stop::invalid(failure.code, failure.message)
@@ -300,7 +303,7 @@ impl Prepared {
             })?;
         Ok(Prepared {
             servers,
-            runtime,
+            ids: request.ids,
             cancel,
             spec: request.spec,
             agent_file: request.agent_file,
@@ -313,6 +316,11 @@ impl Prepared {
             sandbox,
             tree,
         })
+    }
+
+    /// Stops the MCP servers, waiting for them.
+    pub async fn shutdown(self) {
+        self.servers.stop().await;
     }
 
     /// The context of one run of this agent: its events, its budget, this command's stop
@@ -453,25 +461,4 @@ pub fn resolve_tree(agent_file: &Path, spec: &AgentSpec) -> Result<AgentTree, St
 /// The workspace root of file tools: the working directory.
 fn workspace() -> PathBuf {
     std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."))
-}
-
-/// Flips the stop signal on SIGINT or SIGTERM; the engine stops at once and the run ends
-/// with status `interrupted`. The handlers are installed before this returns, so a signal
-/// that comes while MCP servers start is not lost.
-fn watch_signals(runtime: &Runtime, cancel: watch::Sender<bool>) {
-    use tokio::signal::unix::{SignalKind, signal};
-    let _context = runtime.enter();
-    let (Ok(mut interrupt), Ok(mut terminate)) = (
-        signal(SignalKind::interrupt()),
-        signal(SignalKind::terminate()),
-    ) else {
-        return;
-    };
-    runtime.spawn(async move {
-        tokio::select! {
-            _ = interrupt.recv() => {}
-            _ = terminate.recv() => {}
-        }
-        let _ = cancel.send(true);
-    });
 }
