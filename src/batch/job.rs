@@ -171,13 +171,23 @@ fn run_input(
     }
     let session = &place.session;
     let mut number = last.unwrap_or(0);
-    let mut fresh = place.fresh && last.is_none();
+    let fresh = place.fresh && last.is_none();
+    // Set once an `exec` was refused because the session exists: asking the store and
+    // starting the run are not one step, so a run of this batch killed a moment before (and
+    // still stopping) can create the session in between. It is then resumed, once.
+    let mut exists_after_all = false;
     let started = Instant::now();
     loop {
         number += 1;
         let run_dir = place.dir.join(number.to_string());
+        let resume = exists_after_all
+            || (!fresh
+                && launcher
+                    .sessions
+                    .as_ref()
+                    .is_some_and(|sessions| sessions.store.exists(session).unwrap_or(false)));
         let command = match &launcher.sessions {
-            Some(sessions) if !fresh && sessions.store.exists(session).unwrap_or(false) => {
+            Some(sessions) if resume => {
                 if let Some(result) = completed(launcher, session) {
                     return Some(result);
                 }
@@ -189,7 +199,8 @@ fn run_input(
             },
         };
         let result = run_child(command, &run_dir, launcher, session, children)?;
-        if std::mem::take(&mut fresh) && session_existed(&result) {
+        if !resume && session_existed(&result) {
+            exists_after_all = true;
             continue;
         }
         // A resume refused because the session completed in between (another delivery of
