@@ -23,7 +23,8 @@ use crate::engine::clock::new_id;
 use crate::engine::events::{Emitter, EventBus, EventSink};
 use crate::engine::outcome::RunOutcome;
 use crate::engine::run::{RunStart, drive};
-use crate::provider::{BuildOptions, Message};
+use crate::compile::BuildOptions;
+use crate::provider::Message;
 
 /// Why a run never started: the file, its inputs, or its MCP servers.
 #[derive(Debug, Clone, thiserror::Error)]

@@ -19,10 +19,8 @@ use super::dir::BatchDir;
 use super::inputs::{Entry, ID_KEY, Input};
 use super::results::{Envelope, InputRef, is_final, session_existed, session_was_held};
 use super::settled::completed_result;
-use crate::checkpoint::{CheckpointStore, SessionsAt};
+use crate::checkpoint::CheckpointStore;
 use crate::engine::clock::new_id;
-use crate::nats::relay;
-use crate::nats::session_kv::SessionKv;
 use crate::output::result::{RunResult, Status};
 use crate::spec::agent::InputSpec;
 use crate::spec::inputs::{InputError, resolve_inputs};
@@ -41,11 +39,32 @@ pub const BATCH_DIR: &str = "batch_dir";
 /// input's session exists (then it is resumed).
 #[derive(Clone)]
 pub struct Sessions {
-    pub at: SessionsAt,
+    pub at: ChildSessions,
     pub store: Arc<dyn CheckpointStore>,
-    /// Set by a worker: its children reach the store through it (`nats::relay`), not with
-    /// connections of their own.
-    pub relay: Option<Arc<dyn SessionKv>>,
+}
+
+/// How the children reach the sessions.
+#[derive(Clone)]
+pub enum ChildSessions {
+    /// A directory, named on a `runner resume` child's command line (`--dir`).
+    Dir(PathBuf),
+    /// The NATS server at a URL (`--nats`), each child with a connection of its own.
+    Nats(String),
+    /// Given to each child by the process that runs the batch: a worker's children reach
+    /// the store through it (`nats::relay`), not with connections of their own.
+    Given(Arc<dyn GiveSessions>),
+}
+
+/// Gives a child the session store of the process that starts it (a worker: `nats::relay`).
+pub trait GiveSessions: Send + Sync {
+    /// Readies `command` to reach the store for `session`; the value returned is finished
+    /// once the child has exited.
+    fn give(&self, command: &mut Command, session: &str) -> std::io::Result<Box<dyn Given>>;
+}
+
+/// The store given to one child, for as long as it runs.
+pub trait Given: Send {
+    fn finish(self: Box<Self>);
 }
 
 /// Where one input's runs go: its directory (`vars.json`, a directory per run) and its
@@ -256,8 +275,7 @@ fn exec_command(
         command.args(["--model", model]);
     }
     if let Some(Sessions {
-        at: SessionsAt::Nats(url),
-        relay: None,
+        at: ChildSessions::Nats(url),
         ..
     }) = &launcher.sessions
     {
@@ -271,16 +289,15 @@ fn exec_command(
 fn resume_command(launcher: &Launcher, session: &str, sessions: &Sessions) -> Command {
     let mut command = Command::new(&launcher.exe);
     command.arg("resume").arg(session);
-    match (&sessions.relay, &sessions.at) {
-        (None, SessionsAt::Dir(dir)) => {
+    match &sessions.at {
+        ChildSessions::Dir(dir) => {
             command.arg("--dir").arg(dir);
         }
-        (None, SessionsAt::Nats(url)) => {
+        ChildSessions::Nats(url) => {
             command.args(["--nats", url]);
         }
-        // A relayed store is given with the relay (`run_child`); a batch never runs with
-        // one of its own.
-        _ => {}
+        // A given store is given when the child starts (`run_to_end`).
+        ChildSessions::Given(_) => {}
     }
     command
 }
@@ -355,9 +372,12 @@ fn run_to_end(
     session: &str,
     children: &Children,
 ) -> Result<Option<Finished>, String> {
-    let relayed = launcher.sessions.as_ref().and_then(|s| s.relay.clone());
-    let given = relayed
-        .map(|kv| relay::give(&mut command, kv, session))
+    let giver = launcher.sessions.as_ref().and_then(|s| match &s.at {
+        ChildSessions::Given(giver) => Some(giver.clone()),
+        ChildSessions::Dir(_) | ChildSessions::Nats(_) => None,
+    });
+    let given = giver
+        .map(|giver| giver.give(&mut command, session))
         .transpose()
         .map_err(|error| format!("cannot give the run its session store: {error}"))?;
     let ran = children.run(command);

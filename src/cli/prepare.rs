@@ -24,7 +24,7 @@ use crate::engine::events::Emitter;
 use crate::engine::{Agent, RunContext};
 use crate::mcp::McpServers;
 use crate::output::result::Status;
-use crate::provider::BuildOptions;
+use crate::compile::BuildOptions;
 use crate::spec::AgentSpec;
 use crate::spec::inputs::{Vars, parse_var, read_vars_file, resolve_inputs};
 use crate::spec::load::load_agent;

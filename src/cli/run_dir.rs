@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use super::ci_report::{in_github_actions, run_annotation};
+use crate::output::ci_report::{in_github_actions, run_annotation};
 use super::prepare::Stop;
 use super::run_options::RunOptions;
 use crate::engine::events::{Emitter, EventBus, EventSink, JsonlSink};

@@ -11,7 +11,7 @@ use crate::compile::HumanInput;
 use crate::output::progress::ProgressStyle;
 use crate::output::result::RunResult;
 use crate::policy::{ApprovalRules, Approvals, ApproveAll, Approver, TerminalApprover};
-use crate::provider::BuildOptions;
+use crate::compile::BuildOptions;
 use crate::tools::{AnswerSource, AnswersFile, Terminal};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -117,11 +117,11 @@ impl RunOptions {
     pub fn build_options(&self) -> Result<BuildOptions, String> {
         let mut build = BuildOptions::default();
         if let Some(path) = &self.record {
-            build.record =
+            build.models.record =
                 Some(crate::provider::CassetteRecorder::create(path).map_err(|e| e.to_string())?);
         }
         if let Some(path) = &self.replay {
-            build.replay =
+            build.models.replay =
                 Some(crate::provider::ReplayStore::load(path).map_err(|e| e.to_string())?);
             build.mcp_replay = Some(crate::mcp::McpReplay::load(path)?);
         }

@@ -11,8 +11,9 @@ use serde_json::{Map, Value, json};
 
 use crate::checkpoint::{
     Checkpoint, CheckpointError, CheckpointRef, CheckpointStore, SessionHold, SessionMetadata,
-    SessionStatus, SessionsAt,
+    SessionStatus,
 };
+use crate::nats::SessionsAt;
 use crate::engine::AgentState;
 use crate::engine::checkpointing::{Checkpointer, Durability};
 use crate::engine::clock::{new_id, now_rfc3339};

@@ -7,7 +7,7 @@ use std::time::Instant;
 use clap::{Args, ValueEnum};
 
 use super::Exit;
-use super::ci_report::{github_diagnostics, in_github_actions};
+use crate::output::ci_report::{github_diagnostics, in_github_actions};
 use crate::agent_test::report::{
     annotations, failures_section, json_report, junit_report, progress_line, summary_line,
 };

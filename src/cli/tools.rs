@@ -10,7 +10,7 @@ use super::prepare::{Prepared, Request, load, state_dirs};
 use super::{Exit, Format};
 use crate::compile::build_tools;
 use crate::engine::clock::new_id;
-use crate::provider::BuildOptions;
+use crate::compile::BuildOptions;
 
 pub fn run(agent_file: &Path, format: Format) -> Exit {
     let listed = load(agent_file).and_then(|spec| {

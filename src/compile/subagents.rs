@@ -16,7 +16,7 @@ use crate::engine::Agent;
 use crate::engine::agent::{AgentFactory, HandoffTool, PromptRenderer, SubAgentTool};
 use crate::engine::budget::PricedModel;
 use crate::mcp::McpServers;
-use crate::provider::BuildOptions;
+use super::BuildOptions;
 use crate::spec::AgentSpec;
 use crate::spec::inputs::resolve_inputs;
 use crate::spec::template::BUILTIN_VARIABLES;

@@ -12,7 +12,8 @@ use futures_util::StreamExt;
 
 use super::buckets::{LEASES, SESSIONS, Timing, bucket};
 use super::{Blocking, NatsError, connect, kv as nats_kv};
-use crate::checkpoint::{CheckpointError, Lease, SessionHold};
+use super::Lease;
+use crate::checkpoint::{CheckpointError, SessionHold};
 
 /// The entries of sessions, and their leases.
 pub trait SessionKv: Send + Sync {
@@ -119,6 +120,6 @@ impl SessionKv for DirectKv {
 
     fn hold(&self, session_id: &str) -> Result<SessionHold, CheckpointError> {
         Lease::acquire(&self.blocking, (&self.leases, self.lease_ttl), session_id)
-            .map(|lease| SessionHold::Lease(Box::new(lease)))
+            .map(|lease| SessionHold::Remote(Box::new(lease)))
     }
 }

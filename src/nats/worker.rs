@@ -25,9 +25,11 @@ use super::results::{add_spending, recorded, spending, store_once};
 use super::session_kv::{DirectKv, SessionKv};
 use super::{NatsError, connect};
 use crate::batch::children::Children;
-use crate::batch::job::{BATCH_DIR, InputPlace, Launcher, Sessions, run_checked};
+use crate::batch::job::{
+    BATCH_DIR, InputPlace, Launcher, Sessions, ChildSessions, run_checked,
+};
 use crate::batch::results::{Envelope, InputRef, session_was_held};
-use crate::checkpoint::{NatsCheckpointStore, SessionsAt};
+use super::{NatsCheckpointStore, relay};
 use crate::engine::clock::new_id;
 use crate::output::result::{RunResult, Status};
 use crate::spec::AgentSpec;
@@ -411,9 +413,8 @@ impl Shared {
             agent_name: spec.name.clone(),
             declared: spec.inputs.clone(),
             sessions: Some(Sessions {
-                at: SessionsAt::Nats(self.options.url.clone()),
+                at: ChildSessions::Given(Arc::new(relay::Relayed(self.entries.clone()))),
                 store: self.sessions.clone(),
-                relay: Some(self.entries.clone()),
             }),
             // A dead worker's session is free once its lease expires.
             wait_held: self.options.timing.lease_ttl * 2,

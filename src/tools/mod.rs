@@ -42,7 +42,7 @@ pub use list_dir::ListDirTool;
 pub use protected::Protected;
 pub use read_file::ReadFileTool;
 pub use search_files::SearchFilesTool;
-pub use shell::{ShellTool, is_secret_name, scrub_env};
+pub use shell::{NATS_CREDENTIAL_VARS, ShellTool, is_secret_name, scrub_env};
 pub use workspace::Workspace;
 pub use write_file::WriteFileTool;
 

@@ -201,6 +201,11 @@ pub fn scrub_env(
         .collect()
 }
 
+/// The environment variables that hold NATS credentials (`nats::connect` reads them): kept
+/// from the tools and hooks a run starts, like model keys.
+pub const NATS_CREDENTIAL_VARS: [&str; 4] =
+    ["NATS_CREDS", "NATS_USER", "NATS_PASSWORD", "NATS_TOKEN"];
+
 /// Whether the variable `name` holds a secret: the names [`scrub_env`] drops.
 pub fn is_secret_name(name: &str, deny: &[String]) -> bool {
     let upper = name.to_ascii_uppercase();
@@ -209,7 +214,7 @@ pub fn is_secret_name(name: &str, deny: &[String]) -> bool {
         || upper == "API_KEY"
         || upper.ends_with("_API_KEY")
         || upper.ends_with("_TOKEN")
-        || crate::nats::connect::CREDENTIAL_VARS.contains(&upper.as_str())
+        || NATS_CREDENTIAL_VARS.contains(&upper.as_str())
         || deny.iter().any(|d| d == name)
 }
 
