@@ -17,13 +17,13 @@ use std::sync::Arc;
 
 use crate::cli::prepare::{Prepared, Request, Stop, initial_state, inputs, load, state_dirs};
 use crate::cli::session_store::SessionFiles;
+use crate::compile::BuildOptions;
 use crate::compile::run_limits;
 use crate::engine::budget::Budget;
 use crate::engine::clock::new_id;
 use crate::engine::events::{Emitter, EventBus, EventSink};
 use crate::engine::outcome::RunOutcome;
 use crate::engine::run::{RunStart, drive};
-use crate::compile::BuildOptions;
 use crate::provider::Message;
 
 /// Why a run never started: the file, its inputs, or its MCP servers.

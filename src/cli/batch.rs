@@ -23,8 +23,8 @@ use crate::batch::progress::BatchProgress;
 use crate::batch::results::ResultsFile;
 use crate::batch::scheduler::{self, Batch, StopSignal, Stopped};
 use crate::batch::summary::Summary;
-use crate::nats::SessionsAt;
 use crate::engine::clock::new_id;
+use crate::nats::SessionsAt;
 use crate::spec::model::ModelShorthand;
 
 /// How long an input whose session another process holds is tried again: a child of a

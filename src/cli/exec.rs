@@ -14,8 +14,8 @@ use super::prepare::{Request, Stop, initial_state, inputs, load};
 use super::run_options::RunOptions;
 use super::session_store::SessionFiles;
 use crate::checkpoint::{CheckpointError, check_session_id};
-use crate::nats::SessionsAt;
 use crate::engine::clock::new_id;
+use crate::nats::SessionsAt;
 use crate::spec::model::{ModelRef, ModelShorthand, override_model};
 
 /// Options of `runner exec`.

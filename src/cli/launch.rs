@@ -123,30 +123,24 @@ fn how_to_continue(result: &RunResult, agent_file: &std::path::Path) -> Option<S
     let resume = format!("runner resume {}", result.session_id);
     match result.status {
         Status::Interrupted => Some(format!("to continue: {resume}")),
-        Status::LimitReached => Some(match result.limit.as_deref().and_then(limit_key) {
-            Some(key) => {
-                let widening = match key.starts_with("limits.") {
-                    true => " --allow-widening",
-                    false => "",
-                };
-                format!(
-                    "to continue: raise `{key}` in {}, then {resume}{widening}",
-                    agent_file.display()
-                )
-            }
-            None => format!("to continue: {resume}"),
-        }),
+        Status::LimitReached => Some(
+            match result
+                .limit
+                .and_then(|limit| Some((limit.yaml_key()?, limit)))
+            {
+                Some((key, limit)) => {
+                    let widening = match limit.widens() {
+                        true => " --allow-widening",
+                        false => "",
+                    };
+                    format!(
+                        "to continue: raise `{key}` in {}, then {resume}{widening}",
+                        agent_file.display()
+                    )
+                }
+                None => format!("to continue: {resume}"),
+            },
+        ),
         _ => None,
-    }
-}
-
-/// The key of the agent file that sets the bound `limit` names (`None`: none does).
-fn limit_key(limit: &str) -> Option<String> {
-    match limit {
-        "stop_when" => None,
-        "max_iterations" | "max_steps" | "max_step_calls" | "max_plans" => {
-            Some(format!("execution.{limit}"))
-        }
-        other => Some(format!("limits.{other}")),
     }
 }

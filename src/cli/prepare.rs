@@ -13,6 +13,7 @@ use tokio::sync::watch;
 
 use super::servers::{RunningServers, runtime};
 use super::session_store::SessionFiles;
+use crate::compile::BuildOptions;
 use crate::compile::{
     CompileError, CompileInput, EnvLookup, HumanInput, Sandbox, TemplateContext, check_models,
     compile_agent, file_dir,
@@ -24,7 +25,6 @@ use crate::engine::events::Emitter;
 use crate::engine::{Agent, RunContext};
 use crate::mcp::McpServers;
 use crate::output::result::Status;
-use crate::compile::BuildOptions;
 use crate::spec::AgentSpec;
 use crate::spec::inputs::{Vars, parse_var, read_vars_file, resolve_inputs};
 use crate::spec::load::load_agent;

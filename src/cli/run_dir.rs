@@ -13,11 +13,11 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use crate::output::ci_report::{in_github_actions, run_annotation};
 use super::prepare::Stop;
 use super::run_options::RunOptions;
 use crate::engine::events::{Emitter, EventBus, EventSink, JsonlSink};
 use crate::fsutil::write_atomically;
+use crate::output::ci_report::{in_github_actions, run_annotation};
 use crate::output::progress::{Progress, ProgressStyle};
 use crate::output::result::{ResultFold, RunResult};
 use crate::output::summary::summary_line;

@@ -7,11 +7,11 @@ use std::sync::Arc;
 
 use clap::{Args, ValueEnum};
 
+use crate::compile::BuildOptions;
 use crate::compile::HumanInput;
 use crate::output::progress::ProgressStyle;
 use crate::output::result::RunResult;
 use crate::policy::{ApprovalRules, Approvals, ApproveAll, Approver, TerminalApprover};
-use crate::compile::BuildOptions;
 use crate::tools::{AnswerSource, AnswersFile, Terminal};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

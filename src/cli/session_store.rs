@@ -13,12 +13,12 @@ use crate::checkpoint::{
     Checkpoint, CheckpointError, CheckpointRef, CheckpointStore, SessionHold, SessionMetadata,
     SessionStatus,
 };
-use crate::nats::SessionsAt;
 use crate::engine::AgentState;
 use crate::engine::checkpointing::{Checkpointer, Durability};
 use crate::engine::clock::{new_id, now_rfc3339};
 use crate::engine::outcome::RunStatus;
 use crate::engine::pending::Pending;
+use crate::nats::SessionsAt;
 use crate::spec::AgentSpec;
 use crate::spec::agent::Checkpoints;
 use crate::spec::model::ModelRef;

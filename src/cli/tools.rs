@@ -8,9 +8,9 @@ use serde_json::{Map, Value, json};
 
 use super::prepare::{Prepared, Request, load, state_dirs};
 use super::{Exit, Format};
+use crate::compile::BuildOptions;
 use crate::compile::build_tools;
 use crate::engine::clock::new_id;
-use crate::compile::BuildOptions;
 
 pub fn run(agent_file: &Path, format: Format) -> Exit {
     let listed = load(agent_file).and_then(|spec| {

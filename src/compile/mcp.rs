@@ -3,10 +3,10 @@
 
 use std::sync::Arc;
 
+use super::BuildOptions;
 use super::tree::for_each_agent;
 use super::{CompileError, CompileInput, build_tools, render_field, secret_env_names};
 use crate::mcp::{Endpoint, McpCassette, McpServers, StartOptions};
-use super::BuildOptions;
 use crate::spec::tools::{McpServer, ToolEntry};
 use crate::tools::Tool;
 

@@ -8,6 +8,7 @@ use std::sync::Arc;
 
 use serde_json::{Map, Value};
 
+use super::BuildOptions;
 use super::{
     CompileError, CompileInput, EnvLookup, Sandbox, TemplateContext, compile_agent, file_dir,
     render_field,
@@ -16,7 +17,6 @@ use crate::engine::Agent;
 use crate::engine::agent::{AgentFactory, HandoffTool, PromptRenderer, SubAgentTool};
 use crate::engine::budget::PricedModel;
 use crate::mcp::McpServers;
-use super::BuildOptions;
 use crate::spec::AgentSpec;
 use crate::spec::inputs::resolve_inputs;
 use crate::spec::template::BUILTIN_VARIABLES;

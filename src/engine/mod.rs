@@ -9,6 +9,7 @@ pub mod clock;
 pub mod effect;
 pub mod events;
 mod guard;
+pub mod limit;
 pub mod middleware;
 pub mod outcome;
 pub mod pending;
@@ -27,6 +28,7 @@ pub mod xml_turn;
 
 pub use agent::{Agent, GenerateResult, Halt, HaltReason, RunContext, Turn};
 pub use builder::AgentBuilder;
+pub use limit::Limit;
 pub use outcome::{RunOutcome, RunStatus};
 pub use run::{RunStart, drive};
 pub use state::AgentState;

@@ -5,6 +5,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use super::limit::Limit;
 use super::pending::Pending;
 use super::state::AgentState;
 use crate::provider::Usage;
@@ -47,7 +48,7 @@ pub struct RunOutcome {
     pub structured: Option<Value>,
     pub error: Option<RunError>,
     /// The bound that stopped the run (`limit_reached`).
-    pub limit: Option<String>,
+    pub limit: Option<Limit>,
     /// What a resume must settle first (the question of an `input_required` run).
     pub pending: Option<Pending>,
 }

@@ -190,8 +190,8 @@ fn conclude(result: GenerateResult) -> RunOutcome {
         HaltReason::Limit(hit) => (
             RunStatus::LimitReached,
             "limit_reached".to_string(),
-            format!("the run reached `{}`: {}", hit.name, hit.detail),
-            Some(hit.name),
+            format!("the run reached `{}`: {}", hit.limit, hit.detail),
+            Some(hit.limit),
             None,
         ),
         HaltReason::Failed { code, message } => (RunStatus::Failed, code, message, None, None),

@@ -10,9 +10,9 @@ use async_nats::jetstream::kv;
 use bytes::Bytes;
 use futures_util::StreamExt;
 
+use super::Lease;
 use super::buckets::{LEASES, SESSIONS, Timing, bucket};
 use super::{Blocking, NatsError, connect, kv as nats_kv};
-use super::Lease;
 use crate::checkpoint::{CheckpointError, SessionHold};
 
 /// The entries of sessions, and their leases.

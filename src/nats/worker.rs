@@ -23,13 +23,11 @@ use super::job::{BatchRecord, Job};
 use super::kv::{get, retrying};
 use super::results::{add_spending, recorded, spending, store_once};
 use super::session_kv::{DirectKv, SessionKv};
+use super::{NatsCheckpointStore, relay};
 use super::{NatsError, connect};
 use crate::batch::children::Children;
-use crate::batch::job::{
-    BATCH_DIR, InputPlace, Launcher, Sessions, ChildSessions, run_checked,
-};
+use crate::batch::job::{BATCH_DIR, ChildSessions, InputPlace, Launcher, Sessions, run_checked};
 use crate::batch::results::{Envelope, InputRef, session_was_held};
-use super::{NatsCheckpointStore, relay};
 use crate::engine::clock::new_id;
 use crate::output::result::{RunResult, Status};
 use crate::spec::AgentSpec;

@@ -7,6 +7,7 @@ use std::time::Instant;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use crate::engine::Limit;
 use crate::engine::events::{Event, EventData, EventSink, RunCreated};
 use crate::engine::outcome::{RunStatus, RunTotals};
 
@@ -90,7 +91,7 @@ pub struct RunResult {
     pub retries: u64,
     pub usage: ResultUsage,
     pub duration_ms: u64,
-    pub limit: Option<String>,
+    pub limit: Option<Limit>,
     pub error: Option<ResultError>,
     pub transcript: Option<String>,
     pub events: Option<String>,

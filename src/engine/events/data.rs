@@ -6,6 +6,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use crate::engine::Limit;
 use crate::engine::outcome::{RunStatus, RunTotals};
 use crate::engine::plan::{PlanStep, PlanStepStatus};
 use crate::policy::{Decider, HookOutcome, HookPoint, Verdict};
@@ -462,7 +463,8 @@ pub struct Failure {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct FailureDetails {
     /// The bound that stopped the run (`limit_reached`), e.g. `max_tool_calls`.
-    pub limit: Option<String>,
+    #[schemars(with = "Option<String>")]
+    pub limit: Option<Limit>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]

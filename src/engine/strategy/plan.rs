@@ -12,6 +12,7 @@ use serde_json::{Value, json};
 use super::reply::{
     Answer, action_options, answer_options, bound_reached, check_answer, conclude, tool_title,
 };
+use crate::engine::Limit;
 use crate::engine::agent::{
     Agent, ExecutionStrategy, GenerateResult, Halt, HaltReason, RunContext,
 };
@@ -83,7 +84,7 @@ impl ExecutionStrategy for PlanStrategy {
                 if plans >= self.max_plans {
                     return Err(bound_reached(
                         state,
-                        "max_plans",
+                        Limit::MaxPlans,
                         format!("no workable plan after {} plans", self.max_plans),
                     ));
                 }
@@ -365,7 +366,7 @@ async fn run_step(
     }
     Err(bound_reached(
         state,
-        "max_step_calls",
+        Limit::MaxStepCalls,
         format!("a plan step made {max_calls} model calls"),
     ))
 }

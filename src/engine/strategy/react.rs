@@ -3,6 +3,7 @@
 //! ends when an action call makes no tool call.
 
 use super::reply::{Next, act_on_reply, action_options, answer_options, bound_reached};
+use crate::engine::Limit;
 use crate::engine::agent::{Agent, ExecutionStrategy, GenerateResult, RunContext};
 use crate::engine::events::ReasoningCreated;
 use crate::engine::state::AgentState;
@@ -52,7 +53,7 @@ impl ExecutionStrategy for ReactStrategy {
                 {
                     return Err(bound_reached(
                         state,
-                        "max_steps",
+                        Limit::MaxSteps,
                         format!("{max} reasoning steps"),
                     ));
                 }

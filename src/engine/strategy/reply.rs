@@ -1,6 +1,7 @@
 //! What every strategy does with a model's reply: the options of an action call, running
 //! its tool calls, accepting (or retrying) a final answer, and the bounds of the loop.
 
+use crate::engine::Limit;
 use crate::engine::agent::{Agent, Halt, HaltReason, RunContext, Turn};
 use crate::engine::budget::LimitHit;
 use crate::engine::state::AgentState;
@@ -133,8 +134,8 @@ pub(crate) fn handed_over(tool: String) -> Turn {
 }
 
 /// The halt for a strategy bound such as `max_iterations`.
-pub(crate) fn bound_reached(state: AgentState, name: &str, detail: String) -> Halt {
-    Halt::new(state, HaltReason::Limit(LimitHit::new(name, detail)))
+pub(crate) fn bound_reached(state: AgentState, limit: Limit, detail: String) -> Halt {
+    Halt::new(state, HaltReason::Limit(LimitHit::new(limit, detail)))
 }
 
 /// What a step's action reply leads to.

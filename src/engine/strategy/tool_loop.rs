@@ -1,6 +1,7 @@
 //! `loop`: call the model, run the tool calls it made, repeat until a reply has none.
 
 use super::reply::{Next, act_on_reply, action_options, answer_options, bound_reached};
+use crate::engine::Limit;
 use crate::engine::agent::{Agent, ExecutionStrategy, GenerateResult, RunContext};
 use crate::engine::state::AgentState;
 use crate::engine::step::{call_model, fail_step, start_step};
@@ -38,7 +39,7 @@ impl ExecutionStrategy for LoopStrategy {
                 {
                     return Err(bound_reached(
                         state,
-                        "max_iterations",
+                        Limit::MaxIterations,
                         format!("{max} iterations"),
                     ));
                 }
