@@ -21,7 +21,7 @@ pub fn completed_result(
     let Some(checkpoint) = store.load(session)? else {
         return Ok(None);
     };
-    if checkpoint.status != SessionStatus::Completed {
+    if checkpoint.status != SessionStatus::Ended(Status::Completed) {
         return Ok(None);
     }
     let state =

@@ -8,22 +8,27 @@ use super::error::CheckpointError;
 use super::hold::SessionHold;
 use super::journal::JournalPosition;
 use super::thread_tree::ThreadTree;
-use crate::engine::AgentState;
 use crate::engine::checkpointing::Durability;
+use crate::engine::{AgentState, RunStatus};
 
 /// The version of checkpoint and metadata files.
 pub const CHECKPOINT_VERSION: u32 = 1;
 
-/// How a session stands.
+/// How a session stands: a run is going on in it, or its last run ended (spelt as its
+/// status).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum SessionStatus {
     Running,
-    Completed,
-    Failed,
-    LimitReached,
-    InputRequired,
-    Interrupted,
+    #[serde(untagged)]
+    Ended(RunStatus),
+}
+
+impl From<RunStatus> for SessionStatus {
+    fn from(status: RunStatus) -> Self {
+        SessionStatus::Ended(status)
+    }
 }
 
 /// One saved state.

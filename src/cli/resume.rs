@@ -17,6 +17,7 @@ use super::run_options::RunOptions;
 use super::session_store::{Resumable, SessionFiles, default_sessions_dir, definition_of};
 use crate::checkpoint::{CheckpointStore, SessionHold, SessionMetadata, SessionStatus};
 use crate::engine::AgentState;
+use crate::engine::RunStatus;
 use crate::engine::clock::{new_id, now_rfc3339};
 use crate::engine::pending::Pending;
 use crate::engine::resume::{Answer, Decisions, Reply};
@@ -115,7 +116,9 @@ fn launch_of(args: &ResumeArgs, run_id: String) -> Result<Launch, Stop> {
     for warning in store.take_warnings() {
         eprintln!("warning: {warning}");
     }
-    if args.from_checkpoint.is_none() && checkpoint.status == SessionStatus::Completed {
+    if args.from_checkpoint.is_none()
+        && checkpoint.status == SessionStatus::Ended(RunStatus::Completed)
+    {
         return Err(fail(format!(
             "session `{}` is completed; branch from one of its steps with --from-checkpoint N --branch NAME",
             args.session

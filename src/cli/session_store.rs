@@ -271,14 +271,7 @@ impl Checkpointer for SessionFiles {
         if let Ok(mut metadata) = self.metadata.lock() {
             list_run(&mut metadata, run_id);
         }
-        let status = match status {
-            RunStatus::Completed => SessionStatus::Completed,
-            RunStatus::Failed => SessionStatus::Failed,
-            RunStatus::LimitReached => SessionStatus::LimitReached,
-            RunStatus::InputRequired => SessionStatus::InputRequired,
-            RunStatus::Interrupted => SessionStatus::Interrupted,
-        };
-        self.write(state, status, pending, Durability::Now)
+        self.write(state, status.into(), pending, Durability::Now)
     }
 
     fn session_lost(&self) -> bool {

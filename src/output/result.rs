@@ -11,54 +11,8 @@ use crate::engine::Limit;
 use crate::engine::events::{Event, EventData, EventSink, RunCreated};
 use crate::engine::outcome::{RunStatus, RunTotals};
 
-/// How a run ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum Status {
-    Completed,
-    Failed,
-    Invalid,
-    LimitReached,
-    InputRequired,
-    Interrupted,
-}
-
-impl Status {
-    /// The name in the result envelope (`completed`, `limit_reached`, …).
-    pub fn name(self) -> &'static str {
-        match self {
-            Status::Completed => "completed",
-            Status::Failed => "failed",
-            Status::Invalid => "invalid",
-            Status::LimitReached => "limit_reached",
-            Status::InputRequired => "input_required",
-            Status::Interrupted => "interrupted",
-        }
-    }
-
-    pub fn exit_code(self) -> u8 {
-        match self {
-            Status::Completed => 0,
-            Status::Failed => 1,
-            Status::Invalid => 2,
-            Status::LimitReached => 3,
-            Status::InputRequired => 4,
-            Status::Interrupted => 130,
-        }
-    }
-}
-
-impl From<RunStatus> for Status {
-    fn from(status: RunStatus) -> Self {
-        match status {
-            RunStatus::Completed => Status::Completed,
-            RunStatus::Failed => Status::Failed,
-            RunStatus::LimitReached => Status::LimitReached,
-            RunStatus::InputRequired => Status::InputRequired,
-            RunStatus::Interrupted => Status::Interrupted,
-        }
-    }
-}
+/// How a run ended: the engine's status (`invalid` for a run that never started).
+pub use crate::engine::outcome::RunStatus as Status;
 
 /// Token usage and cost of the whole run tree.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
