@@ -19,6 +19,7 @@ use crate::cli::prepare::{Prepared, Request, Stop, initial_state, inputs, load, 
 use crate::cli::session_store::SessionFiles;
 use crate::compile::BuildOptions;
 use crate::compile::run_limits;
+use crate::engine::ErrorCode;
 use crate::engine::budget::Budget;
 use crate::engine::clock::new_id;
 use crate::engine::events::{Emitter, EventBus, EventSink};
@@ -31,7 +32,7 @@ use crate::provider::Message;
 #[error("{message}")]
 pub struct NotStarted {
     /// The result code `runner exec` would report (`invalid_agent`, `invalid_input`, …).
-    pub code: String,
+    pub code: ErrorCode,
     /// What is wrong; for the file's problems, its `file:line:col` diagnostics.
     pub message: String,
 }
@@ -94,7 +95,7 @@ impl RunFile {
             inputs.clone(),
             self.input.clone(),
         )
-        .map_err(|message| Stop::invalid("checkpoint_dir", message))?;
+        .map_err(|message| Stop::invalid(ErrorCode::CheckpointDir, message))?;
         let prepared = Prepared::start(Request {
             agent_file: self.path.clone(),
             state_dirs: state_dirs(&spec, None),

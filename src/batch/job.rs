@@ -20,6 +20,7 @@ use super::inputs::{Entry, ID_KEY, Input};
 use super::results::{Envelope, InputRef, is_final, session_existed, session_was_held};
 use super::settled::completed_result;
 use crate::checkpoint::CheckpointStore;
+use crate::engine::ErrorCode;
 use crate::engine::clock::new_id;
 use crate::output::result::{RunResult, Status};
 use crate::spec::agent::InputSpec;
@@ -29,11 +30,6 @@ use crate::spec::inputs::{InputError, resolve_inputs};
 /// again: a child of a batch that was killed may still be stopping, or (on NATS) a dead
 /// holder's lease has not expired yet.
 const HELD_WAIT: Duration = Duration::from_millis(200);
-
-/// The error code of an input that did not run because the batch's (or the worker's)
-/// own directory could not be written (a full disk): the machine's failure, not the
-/// input's, so a worker hands its job back for another machine.
-pub const BATCH_DIR: &str = "batch_dir";
 
 /// Where the agent's sessions are: for the children's options, and to ask whether an
 /// input's session exists (then it is resumed).
@@ -115,7 +111,12 @@ pub fn run_entry(
     };
     let (result, name) = match entry {
         Entry::Bad(bad) => (
-            invalid(&place, launcher, "invalid_input", bad.message.clone()),
+            invalid(
+                &place,
+                launcher,
+                ErrorCode::InvalidInput,
+                bad.message.clone(),
+            ),
             bad.name.clone(),
         ),
         Entry::Input(input) => (
@@ -138,13 +139,18 @@ pub fn run_checked(
     children: &Children,
 ) -> Option<RunResult> {
     match check(input, launcher) {
-        Err(message) => Some(invalid(place, launcher, "invalid_input", message)),
+        Err(message) => Some(invalid(place, launcher, ErrorCode::InvalidInput, message)),
         Ok(()) => run_input(input, place, launcher, children),
     }
 }
 
 /// The envelope of an input that did not run.
-pub fn invalid(place: &InputPlace, launcher: &Launcher, code: &str, message: String) -> RunResult {
+pub fn invalid(
+    place: &InputPlace,
+    launcher: &Launcher,
+    code: ErrorCode,
+    message: String,
+) -> RunResult {
     RunResult::invalid(
         &launcher.agent_name,
         &new_id(),
@@ -182,7 +188,7 @@ fn run_input(
 ) -> Option<RunResult> {
     if let Err(error) = std::fs::create_dir_all(&place.dir) {
         let message = format!("cannot create {}: {error}", place.dir.display());
-        return Some(invalid(place, launcher, BATCH_DIR, message));
+        return Some(invalid(place, launcher, ErrorCode::BatchDir, message));
     }
     let last = last_run(&place.dir);
     if let Some(result) = last.and_then(|n| recorded_result(&place.dir.join(n.to_string()))) {
@@ -204,7 +210,9 @@ fn run_input(
             }
             _ => match exec_command(input, launcher, session, &place.dir) {
                 Ok(command) => command,
-                Err(message) => return Some(invalid(place, launcher, BATCH_DIR, message)),
+                Err(message) => {
+                    return Some(invalid(place, launcher, ErrorCode::BatchDir, message));
+                }
             },
         };
         let result = run_child(command, &run_dir, launcher, session, children)?;
@@ -316,7 +324,7 @@ fn run_child(
             Status::Failed,
             &launcher.agent_name,
             (&new_id(), session),
-            "batch_child",
+            ErrorCode::BatchChild,
             message,
         )
     };
@@ -329,7 +337,7 @@ fn run_child(
                 &launcher.agent_name,
                 &new_id(),
                 session,
-                BATCH_DIR,
+                ErrorCode::BatchDir,
                 message,
             ));
         }
@@ -355,7 +363,7 @@ fn run_child(
                     Status::Interrupted,
                     &launcher.agent_name,
                     (&new_id(), session),
-                    "interrupted",
+                    ErrorCode::Interrupted,
                     message,
                 ),
                 None => failed(message),

@@ -16,7 +16,7 @@ mod session_id;
 pub(crate) mod store;
 mod thread_tree;
 
-pub use error::{CheckpointError, SESSION_EXISTS, SESSION_IN_USE};
+pub use error::CheckpointError;
 pub use file_store::FileCheckpointStore;
 pub use hold::{RemoteHold, SessionHold};
 pub use journal::{JOURNAL_FILE, JournalPosition};

@@ -203,6 +203,27 @@ pub trait CheckpointStore: Send + Sync {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn a_session_that_ended_is_spelt_as_its_status() {
+        use serde_json::json;
+
+        use super::{RunStatus, SessionStatus};
+        for status in RunStatus::ALL {
+            let name = json!(status.name());
+            let ended = SessionStatus::Ended(status);
+            assert_eq!(serde_json::to_value(ended).unwrap(), name);
+            assert_eq!(
+                serde_json::from_value::<SessionStatus>(name).unwrap(),
+                ended
+            );
+        }
+        assert_eq!(
+            serde_json::to_value(SessionStatus::Running).unwrap(),
+            json!("running")
+        );
+        assert!(serde_json::from_value::<SessionStatus>(json!("paused")).is_err());
+    }
+
     use super::*;
     use crate::provider::{Message, ToolCall};
     use serde_json::json;

@@ -215,7 +215,7 @@ fn start(args: &BatchArgs, (agent_file, inputs_file): (&Path, &Path)) -> Result<
         eprintln!("{note}");
     }
     outln!("{summary}");
-    Ok(summary.exit().into())
+    Ok(summary.exit())
 }
 
 /// `--batch-id`; else the id in `--batch-dir`'s `batch.json`; else [`default_batch_id`].

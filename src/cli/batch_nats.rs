@@ -128,7 +128,7 @@ async fn status(args: &StatusArgs) -> Result<Exit, NatsError> {
     }
     outln!("{}", describe(&stored.record, &ledger));
     Ok(match args.wait {
-        true => most_severe(LISTED.into_iter().filter(|s| ledger.count(*s) > 0)).into(),
+        true => most_severe(LISTED.into_iter().filter(|s| ledger.count(*s) > 0)),
         false => Exit::Completed,
     })
 }

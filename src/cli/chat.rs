@@ -19,6 +19,7 @@ use super::run_options::RunOptions;
 use super::session_store::SessionFiles;
 use crate::compile::run_limits;
 use crate::engine::AgentState;
+use crate::engine::ErrorCode;
 use crate::engine::budget::Budget;
 use crate::engine::checkpointing::{Checkpointer, Durability};
 use crate::engine::clock::new_id;
@@ -44,7 +45,7 @@ pub struct ChatArgs {
 pub fn run(args: ChatArgs) -> Exit {
     chat(&args).unwrap_or_else(|stop| {
         stop.print();
-        Exit::from(stop.status)
+        stop.status
     })
 }
 
@@ -59,7 +60,7 @@ fn chat(args: &ChatArgs) -> Result<Exit, Stop> {
         inputs.clone(),
         String::new(),
     )
-    .map_err(|message| Stop::invalid("checkpoint_dir", message))?;
+    .map_err(|message| Stop::invalid(ErrorCode::CheckpointDir, message))?;
     let ids = (chat_id.clone(), session_id.clone());
     let request = Request::new(&args.agent, spec, (inputs, String::new()), ids, &args.run)?;
     let prepared = Prepared::start(request)?;
@@ -92,7 +93,7 @@ fn chat(args: &ChatArgs) -> Result<Exit, Stop> {
                     RunHooks::new(&agent, &prepared.runtime, &prepared.cancel, &run_dir.dir);
                 if let Err(stop) = hooks.start((&run_id, &session_id), &name) {
                     stop.print();
-                    exit = Exit::from(stop.status);
+                    exit = stop.status;
                     continue;
                 }
                 let emitter = run_dir.emitter(&name, run_id, &session_id);
@@ -112,7 +113,7 @@ fn chat(args: &ChatArgs) -> Result<Exit, Stop> {
                 };
                 hooks.end(&result);
                 args.run.print_result(&result);
-                exit = Exit::from(result.status);
+                exit = result.status;
                 if result.status == Status::Interrupted {
                     break;
                 }

@@ -14,6 +14,7 @@ use super::prepare::{Request, Stop, initial_state, inputs, load};
 use super::run_options::RunOptions;
 use super::session_store::SessionFiles;
 use crate::checkpoint::{CheckpointError, check_session_id};
+use crate::engine::ErrorCode;
 use crate::engine::clock::new_id;
 use crate::nats::SessionsAt;
 use crate::spec::model::{ModelRef, ModelShorthand, override_model};
@@ -76,10 +77,10 @@ fn launch_of(args: &ExecArgs, ids: (String, String)) -> Result<Launch, Stop> {
     if let Some(path) = &args.script {
         // The file's model is replaced, not overridden: its key is then not needed.
         let scripted = scripted_model(path)
-            .map_err(|m| Stop::invalid("invalid_model", m).named(&spec.name))?;
+            .map_err(|m| Stop::invalid(ErrorCode::InvalidModel, m).named(&spec.name))?;
         spec.model = Some(scripted);
     }
-    let invalid = |code: &str, message: String| Stop::invalid(code, message).named(&spec.name);
+    let invalid = |code: ErrorCode, message: String| Stop::invalid(code, message).named(&spec.name);
     // Even when the agent keeps no checkpoints: the id is in every event and result.
     check_session_id(&ids.1).map_err(|error| invalid(error.code(), error.to_string()))?;
     let inputs = inputs(&spec, args.vars_file.as_deref(), &args.vars)?;
@@ -90,7 +91,7 @@ fn launch_of(args: &ExecArgs, ids: (String, String)) -> Result<Launch, Stop> {
                 .read_to_string(&mut text)
                 .map_err(|error| {
                     invalid(
-                        "invalid_input",
+                        ErrorCode::InvalidInput,
                         format!("cannot read --input from stdin: {error}"),
                     )
                 })?;
@@ -101,12 +102,17 @@ fn launch_of(args: &ExecArgs, ids: (String, String)) -> Result<Launch, Stop> {
     };
     let model_override = match args.model.as_deref().map(ModelShorthand::parse) {
         Some(Ok(chosen)) => Some(chosen_model(spec.model.as_ref(), &chosen)),
-        Some(Err(message)) => return Err(invalid("invalid_model", format!("--model: {message}"))),
+        Some(Err(message)) => {
+            return Err(invalid(
+                ErrorCode::InvalidModel,
+                format!("--model: {message}"),
+            ));
+        }
         None => None,
     };
 
     let remote = SessionsAt::remote(args.nats.as_deref(), args.sessions_fd)
-        .map_err(|message| invalid("checkpoint_dir", message))?;
+        .map_err(|message| invalid(ErrorCode::CheckpointDir, message))?;
     let checkpoints = SessionFiles::create(
         (&spec, remote.as_ref()),
         &args.agent,
@@ -116,7 +122,7 @@ fn launch_of(args: &ExecArgs, ids: (String, String)) -> Result<Launch, Stop> {
     )
     .map_err(|error| match error {
         CheckpointError::Io { .. } => invalid(
-            "checkpoint_dir",
+            ErrorCode::CheckpointDir,
             format!("cannot use the checkpoint directory: {error}"),
         ),
         refused => invalid(refused.code(), refused.to_string()),

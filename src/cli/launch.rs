@@ -11,6 +11,7 @@ use super::run_options::RunOptions;
 use super::session_store::SessionFiles;
 use crate::compile::run_limits;
 use crate::engine::AgentState;
+use crate::engine::ErrorCode;
 use crate::engine::agent::Reloader;
 use crate::engine::budget::Budget;
 use crate::engine::resume::Answer;
@@ -43,7 +44,7 @@ pub fn launch(launch: Launch, options: &RunOptions) -> Exit {
     match run(launch, options) {
         Ok(result) => {
             options.print_result(&result);
-            Exit::from(result.status)
+            result.status
         }
         Err(stop) => report(&stop, options, (&ids.0, &ids.1)),
     }
@@ -57,11 +58,11 @@ pub fn report(stop: &Stop, options: &RunOptions, ids: (&str, &str)) -> Exit {
         stop.status,
         &stop.agent,
         ids,
-        &stop.code,
+        stop.code,
         stop.message.clone(),
     );
     options.print_result(&result);
-    Exit::from(stop.status)
+    stop.status
 }
 
 fn run(launch: Launch, options: &RunOptions) -> Result<RunResult, Stop> {
@@ -83,7 +84,7 @@ fn run(launch: Launch, options: &RunOptions) -> Result<RunResult, Stop> {
     // A resumed session keeps counting where it stopped: limits are per session.
     let spent = launch.state.spent_so_far();
     let budget = Budget::resumed(run_limits(&prepared.spec.limits), &spent)
-        .map_err(|message| Stop::invalid("invalid_checkpoint", message))?;
+        .map_err(|message| Stop::invalid(ErrorCode::InvalidCheckpoint, message))?;
     let resumable = launch.checkpoints.is_some();
     let mut ctx = prepared.context(
         emitter,
@@ -108,7 +109,7 @@ fn run(launch: Launch, options: &RunOptions) -> Result<RunResult, Stop> {
         .block_on(drive(&agent, start, launch.state, &ctx));
     let result = run_dir
         .finish()
-        .ok_or_else(|| Stop::invalid("internal", "the run left no result"))?;
+        .ok_or_else(|| Stop::invalid(ErrorCode::Internal, "the run left no result"))?;
     hooks.end(&result);
     if resumable && let Some(hint) = how_to_continue(&result, &prepared.agent_file) {
         eprintln!("{hint}");

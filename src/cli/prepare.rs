@@ -18,6 +18,7 @@ use crate::compile::{
     CompileError, CompileInput, EnvLookup, HumanInput, Sandbox, TemplateContext, check_models,
     compile_agent, file_dir,
 };
+use crate::engine::ErrorCode;
 use crate::engine::budget::Budget;
 use crate::engine::checkpointing::Checkpointer;
 use crate::engine::clock::now_rfc3339;
@@ -40,7 +41,7 @@ pub struct Stop {
     /// when MCP servers could not start.
     pub status: Status,
     /// The result's error code.
-    pub code: String,
+    pub code: ErrorCode,
     pub message: String,
     /// What to print instead of `error: {message}`: the located diagnostics.
     pub printed: Option<String>,
@@ -49,10 +50,10 @@ pub struct Stop {
 }
 
 impl Stop {
-    pub fn invalid(code: &str, message: impl Into<String>) -> Self {
+    pub fn invalid(code: ErrorCode, message: impl Into<String>) -> Self {
         Stop {
             status: Status::Invalid,
-            code: code.to_string(),
+            code,
             message: message.into(),
             printed: None,
             agent: String::new(),
@@ -92,7 +93,7 @@ pub fn load(agent_file: &Path) -> Result<AgentSpec, Stop> {
                 "{} is not a valid agent file ({errors} error(s))",
                 agent_file.display()
             );
-            let mut stop = Stop::invalid("invalid_agent", message);
+            let mut stop = Stop::invalid(ErrorCode::InvalidAgent, message);
             stop.printed = Some(lines.join("\n"));
             Err(stop)
         }
@@ -121,7 +122,7 @@ fn no_such_file(agent_file: &Path) -> Stop {
         None => String::new(),
     };
     Stop::invalid(
-        "invalid_agent",
+        ErrorCode::InvalidAgent,
         format!("no such file: {}{hint}", agent_file.display()),
     )
 }
@@ -133,7 +134,8 @@ pub fn inputs(
     vars_file: Option<&Path>,
     vars: &[String],
 ) -> Result<Map<String, Value>, Stop> {
-    let invalid = |message: String| Stop::invalid("invalid_input", message).named(&spec.name);
+    let invalid =
+        |message: String| Stop::invalid(ErrorCode::InvalidInput, message).named(&spec.name);
     let file_values = match vars_file {
         Some(path) => read_vars_file(path).map_err(|e| invalid(e.to_string()))?,
         None => Vars::default(),
@@ -185,13 +187,14 @@ impl Request {
         ids: (String, String),
         options: &super::run_options::RunOptions,
     ) -> Result<Self, Stop> {
-        let invalid = |code: &str, message: String| Stop::invalid(code, message).named(&spec.name);
+        let invalid =
+            |code: ErrorCode, message: String| Stop::invalid(code, message).named(&spec.name);
         let build = options
             .build_options()
-            .map_err(|m| invalid("invalid_cassette", m))?;
+            .map_err(|m| invalid(ErrorCode::InvalidCassette, m))?;
         let human = options
             .human_input()
-            .map_err(|m| invalid("invalid_answers", m))?;
+            .map_err(|m| invalid(ErrorCode::InvalidAnswers, m))?;
         let state_dirs = state_dirs(&spec, options.run_dir.as_deref());
         Ok(Request {
             agent_file: agent_file.to_path_buf(),
@@ -261,7 +264,7 @@ impl Prepared {
         );
         let runtime = runtime().map_err(|message| Stop {
             status: Status::Failed,
-            ..Stop::invalid("runtime", message)
+            ..Stop::invalid(ErrorCode::Runtime, message)
         })?;
         let (cancel_tx, cancel) = watch::channel(false);
         watch_signals(&runtime, cancel_tx);
@@ -400,7 +403,7 @@ impl Prepared {
             .map_err(|error| self.located(&error)),
             None if !self.input_text.is_empty() => Ok(self.input_text.clone()),
             None => Err(Stop::invalid(
-                "invalid_input",
+                ErrorCode::InvalidInput,
                 "nothing to say: the agent has no `prompt` and no --input was given",
             )
             .named(&self.spec.name)),
@@ -435,8 +438,8 @@ fn located(agent_file: &Path, agent: &str, error: &CompileError) -> Stop {
         error.code()
     );
     let code = match error.kind() {
-        CompileError::Mcp(_) => "mcp_server",
-        _ => "invalid_agent",
+        CompileError::Mcp(_) => ErrorCode::McpServer,
+        _ => ErrorCode::InvalidAgent,
     };
     let mut stop = Stop::invalid(code, error.to_string()).named(agent);
     stop.printed = Some(printed);

@@ -17,6 +17,7 @@ use super::run_options::RunOptions;
 use super::session_store::{Resumable, SessionFiles, default_sessions_dir, definition_of};
 use crate::checkpoint::{CheckpointStore, SessionHold, SessionMetadata, SessionStatus};
 use crate::engine::AgentState;
+use crate::engine::ErrorCode;
 use crate::engine::RunStatus;
 use crate::engine::clock::{new_id, now_rfc3339};
 use crate::engine::pending::Pending;
@@ -84,7 +85,7 @@ pub fn run(args: ResumeArgs) -> Exit {
 /// What `resume` runs: the session's agent file again, from its checkpoint, with what the
 /// checkpoint lacked settled first.
 fn launch_of(args: &ResumeArgs, run_id: String) -> Result<Launch, Stop> {
-    let fail = |message: String| Stop::invalid("invalid_session", message);
+    let fail = |message: String| Stop::invalid(ErrorCode::InvalidSession, message);
     let at = SessionsAt::remote(args.nats.as_deref(), args.sessions_fd)
         .map_err(fail)?
         .unwrap_or_else(|| SessionsAt::Dir(args.dir.clone()));
@@ -208,7 +209,7 @@ fn refuse_widening(
         return Ok(());
     }
     Err(Stop::invalid(
-        "widened_definition",
+        ErrorCode::WidenedDefinition,
         format!(
             "{} (or a file it references) now gives an agent more than the session was started with ({}); resume with --allow-widening to accept that",
             file.display(),
@@ -251,7 +252,7 @@ fn settle(
             let question = waiting.asked().map_or("", |asked| asked.question);
             let Some(answer) = args.answer.clone() else {
                 return Err(Stop::invalid(
-                    "invalid_session",
+                    ErrorCode::InvalidSession,
                     format!(
                         "session `{}` waits for an answer to \"{question}\": pass --answer TEXT",
                         args.session
@@ -261,7 +262,7 @@ fn settle(
             if let Some(form) = waiting.form() {
                 check_form_answer(&answer, &form.schema).map_err(|problem| {
                     Stop::invalid(
-                        "invalid_answer",
+                        ErrorCode::InvalidAnswer,
                         format!(
                             "session `{}` waits for a form of MCP server `{}`: {problem}",
                             args.session, form.server
@@ -281,7 +282,7 @@ fn settle(
 /// decision, and every id given must be one of them.
 fn decisions(waiting: &Pending, args: &ResumeArgs) -> Result<Decisions, Stop> {
     let calls = waiting.approving().map(|a| a.calls).unwrap_or_default();
-    let fail = |message: String| Stop::invalid("invalid_session", message);
+    let fail = |message: String| Stop::invalid(ErrorCode::InvalidSession, message);
     let listed = || {
         let each: Vec<String> = calls
             .iter()

@@ -15,6 +15,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use super::prepare::Stop;
 use super::run_options::RunOptions;
+use crate::engine::ErrorCode;
 use crate::engine::events::{Emitter, EventBus, EventSink, JsonlSink};
 use crate::fsutil::write_atomically;
 use crate::output::ci_report::{in_github_actions, run_annotation};
@@ -49,7 +50,7 @@ impl RunDir {
             .unwrap_or_else(|| runs_dir().join(run_id));
         let cannot = |path: &Path, error: std::io::Error| {
             Stop::invalid(
-                "run_dir",
+                ErrorCode::RunDir,
                 format!("cannot create {}: {error}", path.display()),
             )
         };
@@ -71,7 +72,7 @@ impl RunDir {
             Some(path) => {
                 let file = File::create(path).map_err(|error| {
                     Stop::invalid(
-                        "invalid_events",
+                        ErrorCode::InvalidEvents,
                         format!("cannot create --events {path}: {error}"),
                     )
                 })?;

@@ -35,7 +35,7 @@ pub fn run(agent_file: &Path, format: Format) -> Exit {
         Ok(listed) => listed,
         Err(stop) => {
             stop.print();
-            return Exit::from(stop.status);
+            return stop.status;
         }
     };
     match format {

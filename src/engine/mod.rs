@@ -7,6 +7,7 @@ pub mod builder;
 pub mod checkpointing;
 pub mod clock;
 pub mod effect;
+pub mod error_code;
 pub mod events;
 mod guard;
 pub mod limit;
@@ -28,6 +29,7 @@ pub mod xml_turn;
 
 pub use agent::{Agent, GenerateResult, Halt, HaltReason, RunContext, Turn};
 pub use builder::AgentBuilder;
+pub use error_code::ErrorCode;
 pub use limit::Limit;
 pub use outcome::{RunOutcome, RunStatus};
 pub use run::{RunStart, drive};

@@ -20,6 +20,7 @@ use super::events::{
 use super::outcome::{RunError, RunOutcome, RunStatus, RunTotals};
 use super::pending::Pending;
 use super::state::AgentState;
+use crate::engine::ErrorCode;
 use crate::provider::{BoxFuture, Message, Usage};
 
 /// What a paused run waits on, settled before it goes on (a resume's answer). It is
@@ -97,7 +98,7 @@ pub async fn follow(root: &Agent, state: AgentState, ctx: &RunContext) -> Genera
     let mut reloaded_root: Option<Agent> = None;
     let mut active = match handed_chain(root, &state.handoffs) {
         Ok(active) => active.map(|target| answering_for(target, root)),
-        Err(message) => return Err(Halt::failed(state, "handoff", message)),
+        Err(message) => return Err(Halt::failed(state, ErrorCode::Handoff, message)),
     };
     let mut state = state;
     loop {
@@ -121,7 +122,7 @@ pub async fn follow(root: &Agent, state: AgentState, ctx: &RunContext) -> Genera
                         active = Some(answering_for(target, root_now));
                         continue;
                     }
-                    Err(message) => return Err(Halt::failed(next, "handoff", message)),
+                    Err(message) => return Err(Halt::failed(next, ErrorCode::Handoff, message)),
                 }
             }
             Err(halt) => halt,
@@ -134,7 +135,7 @@ pub async fn follow(root: &Agent, state: AgentState, ctx: &RunContext) -> Genera
             // A new root definition: the agents it handed over to are rebuilt from it.
             active = match handed_chain(&next, &state.handoffs) {
                 Ok(active) => active.map(|target| answering_for(target, &next)),
-                Err(message) => return Err(Halt::failed(state, "handoff", message)),
+                Err(message) => return Err(Halt::failed(state, ErrorCode::Handoff, message)),
             };
             reloaded_root = Some(next);
         }
@@ -189,7 +190,7 @@ fn conclude(result: GenerateResult) -> RunOutcome {
     let (status, code, message, limit, pending) = match halt.reason {
         HaltReason::Limit(hit) => (
             RunStatus::LimitReached,
-            "limit_reached".to_string(),
+            ErrorCode::LimitReached,
             format!("the run reached `{}`: {}", hit.limit, hit.detail),
             Some(hit.limit),
             None,
@@ -197,14 +198,14 @@ fn conclude(result: GenerateResult) -> RunOutcome {
         HaltReason::Failed { code, message } => (RunStatus::Failed, code, message, None, None),
         HaltReason::Interrupted => (
             RunStatus::Interrupted,
-            "interrupted".to_string(),
+            ErrorCode::Interrupted,
             "the run was interrupted".to_string(),
             None,
             None,
         ),
         HaltReason::InputRequired(pending) => (
             RunStatus::InputRequired,
-            "input_required".to_string(),
+            ErrorCode::InputRequired,
             question_message(&pending),
             None,
             Some(*pending),
@@ -212,7 +213,7 @@ fn conclude(result: GenerateResult) -> RunOutcome {
         // `follow` handles reloads itself; this arm cannot be reached.
         HaltReason::Reloaded => (
             RunStatus::Failed,
-            "internal".to_string(),
+            ErrorCode::Internal,
             "a reload escaped the engine".to_string(),
             None,
             None,
@@ -337,10 +338,10 @@ fn finish(ctx: &RunContext, outcome: &RunOutcome) {
         Some(error) => emitter.emit(RunFailed {
             status: outcome.status,
             error: Failure {
-                code: error.code.clone(),
+                code: error.code,
                 message: error.message.clone(),
                 details: FailureDetails {
-                    limit: outcome.limit.clone(),
+                    limit: outcome.limit,
                 },
             },
             totals,

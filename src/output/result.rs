@@ -7,9 +7,9 @@ use std::time::Instant;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::engine::Limit;
 use crate::engine::events::{Event, EventData, EventSink, RunCreated};
 use crate::engine::outcome::{RunStatus, RunTotals};
+use crate::engine::{ErrorCode, Limit};
 
 /// How a run ended: the engine's status (`invalid` for a run that never started).
 pub use crate::engine::outcome::RunStatus as Status;
@@ -60,7 +60,7 @@ impl RunResult {
         agent: &str,
         run_id: &str,
         session_id: &str,
-        code: &str,
+        code: ErrorCode,
         message: String,
     ) -> Self {
         Self::not_started(Status::Invalid, agent, (run_id, session_id), code, message)
@@ -72,7 +72,7 @@ impl RunResult {
         status: Status,
         agent: &str,
         (run_id, session_id): (&str, &str),
-        code: &str,
+        code: ErrorCode,
         message: String,
     ) -> Self {
         RunResult {
@@ -91,10 +91,7 @@ impl RunResult {
             usage: ResultUsage::default(),
             duration_ms: 0,
             limit: None,
-            error: Some(ResultError {
-                code: code.to_string(),
-                message,
-            }),
+            error: Some(ResultError { code, message }),
             transcript: None,
             events: None,
             warnings: Vec::new(),
@@ -125,7 +122,7 @@ impl ResultFold {
             Status::Interrupted,
             &event.agent,
             (&event.run_id, session),
-            "internal",
+            ErrorCode::Internal,
             "the run did not end".into(),
         )
     }
@@ -141,7 +138,7 @@ impl ResultFold {
             cost_usd: totals.cost_usd,
         };
         result.warnings = warnings.to_vec();
-        result.status = status.into();
+        result.status = status;
         result.exit_code = result.status.exit_code();
     }
 }
@@ -179,14 +176,44 @@ impl EventSink for ResultFold {
             }
             EventData::RunFailed(failed) => {
                 Self::ended(result, failed.status, &failed.totals, &failed.warnings);
-                result.limit = failed.error.details.limit.clone();
+                result.limit = failed.error.details.limit;
                 result.error = Some(ResultError {
-                    code: failed.error.code.clone(),
+                    code: failed.error.code,
                     message: failed.error.message.clone(),
                 });
             }
             _ => return,
         }
         result.duration_ms = started.elapsed().as_millis() as u64;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use crate::engine::RunStatus;
+    use crate::engine::events::Phase;
+
+    /// The events spell a run's phase as they always have: `queued`, `in_progress`, or the
+    /// status it ended with.
+    #[test]
+    fn a_phase_is_spelt_as_it_was() {
+        for status in RunStatus::ALL {
+            let name = json!(status.name());
+            assert_eq!(serde_json::to_value(Phase::from(status)).unwrap(), name);
+            assert_eq!(
+                serde_json::from_value::<Phase>(name).unwrap(),
+                Phase::Ended(status)
+            );
+        }
+        assert_eq!(
+            serde_json::to_value(Phase::InProgress).unwrap(),
+            json!("in_progress")
+        );
+        assert_eq!(
+            serde_json::from_value::<Phase>(json!("queued")).unwrap(),
+            Phase::Queued
+        );
     }
 }

@@ -6,9 +6,9 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::engine::Limit;
 use crate::engine::outcome::{RunStatus, RunTotals, StartedRunStatus};
 use crate::engine::plan::{PlanStep, PlanStepStatus};
+use crate::engine::{ErrorCode, Limit};
 use crate::policy::{Decider, HookOutcome, HookPoint, Verdict};
 use crate::provider::{FinishReason, Message, ToolCall, Usage};
 use crate::tools::ToolOutput;
@@ -465,7 +465,8 @@ pub struct RunFailed {
 /// Why a run did not complete.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Failure {
-    pub code: String,
+    #[schemars(with = "String")]
+    pub code: ErrorCode,
     pub message: String,
     pub details: FailureDetails,
 }

@@ -1,6 +1,7 @@
 //! Step boundaries: a step's number and start, its end (completed, failed or paused),
 //! and what happens between steps: `stop_when`, the time bound, the checkpoint, a reload.
 
+use crate::engine::ErrorCode;
 use crate::engine::Limit;
 use crate::engine::agent::{Agent, Halt, HaltReason, RunContext};
 use crate::engine::budget::LimitHit;
@@ -64,7 +65,7 @@ pub fn after_step(agent: &Agent, state: AgentState, ctx: &RunContext) -> Result<
                 return Err(Halt::new(state, HaltReason::Limit(hit)));
             }
             Ok(false) => {}
-            Err(message) => return Err(Halt::failed(state, "stop_when", message)),
+            Err(message) => return Err(Halt::failed(state, ErrorCode::StopWhen, message)),
         }
     }
     if let Err(hit) = ctx.budget.check_time() {
@@ -163,7 +164,7 @@ pub fn save_checkpoint(
             let message = format!(
                 "the checkpoint could not be saved ({message}); the run stops so that a resume never runs a finished call again"
             );
-            Err(Halt::failed(state, "checkpoint_write", message))
+            Err(Halt::failed(state, ErrorCode::CheckpointWrite, message))
         }
     }
 }

@@ -12,6 +12,7 @@ use serde_json::{Value, json};
 use super::reply::{
     Answer, action_options, answer_options, bound_reached, check_answer, conclude, tool_title,
 };
+use crate::engine::ErrorCode;
 use crate::engine::Limit;
 use crate::engine::agent::{
     Agent, ExecutionStrategy, GenerateResult, Halt, HaltReason, RunContext,
@@ -20,7 +21,7 @@ use crate::engine::events::{PlanStepChanged, PlanUpdated};
 use crate::engine::plan::{PlanStep, PlanStepStatus};
 use crate::engine::state::AgentState;
 use crate::engine::step::{
-    CallOptions, SavePoint, StepEnd, XML_FORMAT, after_step, call_model, end_step, fail_step,
+    CallOptions, SavePoint, StepEnd, after_step, call_model, end_step, fail_step,
     parse_json_answer, run_tools, save_checkpoint, start_step,
 };
 use crate::provider::{BoxFuture, FinishReason, Message, ResponseFormat};
@@ -103,7 +104,7 @@ impl ExecutionStrategy for PlanStrategy {
                     (Some(failure), next) => {
                         state = next;
                         if !self.allow_replan {
-                            return Err(Halt::failed(state, "plan_step_failed", failure));
+                            return Err(Halt::failed(state, ErrorCode::PlanStepFailed, failure));
                         }
                         feedback = Some(format!(
                             "The previous plan failed: {failure}. Make a new plan for what is left."
@@ -374,8 +375,8 @@ async fn run_step(
 /// Whether a step's failure is the model's (it never gave a usable reply), which a new
 /// plan may get round. Anything else (a provider error, a checkpoint that could not be
 /// written) would fail the same way again: it ends the run with its own code.
-fn step_failure(code: &str) -> bool {
-    code == XML_FORMAT
+fn step_failure(code: &ErrorCode) -> bool {
+    *code == ErrorCode::XmlFormat
 }
 
 /// Adds what a branch counted (calls, usage, traces) to the main state; its messages stay
