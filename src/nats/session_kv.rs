@@ -1,4 +1,4 @@
-//! What the KV session store (`checkpoint::NatsCheckpointStore`) reads and writes: entries
+//! What the KV session store (`NatsCheckpointStore`, `session_store.rs`) reads and writes: entries
 //! of the bucket `runner_sessions`, and leases of `runner_leases`. A process reaches them
 //! over its own connection ([`DirectKv`]), or, as a run started by `runner worker`,
 //! through the worker (`relay`): one connection per worker instead of one per job.

@@ -20,6 +20,7 @@ mod read;
 pub mod schema_alternatives;
 pub mod schema_check;
 pub mod schema_gen;
+pub mod script;
 pub mod template;
 pub mod tools;
 pub mod tree;

@@ -20,6 +20,7 @@ use serde_json::{Value, json};
 use super::child::{End, Finished, run_child};
 use super::text::capped_text;
 use super::{BoxFuture, Signature, Tool, ToolContext, ToolOutput, Workspace};
+use crate::secrets::is_secret_name;
 
 /// The default time a program may run.
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(60);
@@ -199,23 +200,6 @@ pub fn scrub_env(
             !is_secret_name(&name, deny)
         })
         .collect()
-}
-
-/// The environment variables that hold NATS credentials (`nats::connect` reads them): kept
-/// from the tools and hooks a run starts, like model keys.
-pub const NATS_CREDENTIAL_VARS: [&str; 4] =
-    ["NATS_CREDS", "NATS_USER", "NATS_PASSWORD", "NATS_TOKEN"];
-
-/// Whether the variable `name` holds a secret: the names [`scrub_env`] drops.
-pub fn is_secret_name(name: &str, deny: &[String]) -> bool {
-    let upper = name.to_ascii_uppercase();
-    upper == "OPENAI_API_KEY"
-        || upper == "ANTHROPIC_API_KEY"
-        || upper == "API_KEY"
-        || upper.ends_with("_API_KEY")
-        || upper.ends_with("_TOKEN")
-        || NATS_CREDENTIAL_VARS.contains(&upper.as_str())
-        || deny.iter().any(|d| d == name)
 }
 
 fn show_duration(duration: Duration) -> String {
