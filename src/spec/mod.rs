@@ -15,6 +15,7 @@ pub mod mcp_import;
 pub mod middleware;
 pub mod model;
 pub mod paths;
+pub mod pattern;
 pub mod permissions;
 mod read;
 pub mod schema_alternatives;

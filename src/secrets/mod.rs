@@ -11,9 +11,13 @@
 //! variable that does. The redactor ([`crate::policy::Redactor`]) replaces every one of them, wherever
 //! it appears, before its patterns run.
 
+mod redactor;
+
 use std::sync::{Arc, OnceLock, RwLock};
 
 use regex::Regex;
+
+pub use redactor::TextRedactor;
 
 /// The shortest secret (in characters) that is redacted anywhere, in tool results, logs,
 /// errors and cassettes alike: a real key is far longer, and a shorter value is a dummy key
