@@ -44,8 +44,6 @@ pub struct Sessions {
 pub enum ChildSessions {
     /// A directory, named on a `runner resume` child's command line (`--dir`).
     Dir(PathBuf),
-    /// The NATS server at a URL (`--nats`), each child with a connection of its own.
-    Nats(String),
     /// Given to each child by the process that runs the batch: a worker's children reach
     /// the store through it (`nats::relay`), not with connections of their own.
     Given(Arc<dyn GiveSessions>),
@@ -282,17 +280,10 @@ fn exec_command(
     if let Some(model) = &launcher.model {
         command.args(["--model", model]);
     }
-    if let Some(Sessions {
-        at: ChildSessions::Nats(url),
-        ..
-    }) = &launcher.sessions
-    {
-        command.args(["--nats", url]);
-    }
     Ok(command)
 }
 
-/// `runner resume ID --dir SESSIONS` (or `--nats URL`): calls that were in flight are
+/// `runner resume ID --dir SESSIONS` (or with the store given to it): calls that were in flight are
 /// reported to the model as interrupted, never run again.
 fn resume_command(launcher: &Launcher, session: &str, sessions: &Sessions) -> Command {
     let mut command = Command::new(&launcher.exe);
@@ -300,9 +291,6 @@ fn resume_command(launcher: &Launcher, session: &str, sessions: &Sessions) -> Co
     match &sessions.at {
         ChildSessions::Dir(dir) => {
             command.arg("--dir").arg(dir);
-        }
-        ChildSessions::Nats(url) => {
-            command.args(["--nats", url]);
         }
         // A given store is given when the child starts (`run_to_end`).
         ChildSessions::Given(_) => {}
@@ -382,7 +370,7 @@ fn run_to_end(
 ) -> Result<Option<Finished>, String> {
     let giver = launcher.sessions.as_ref().and_then(|s| match &s.at {
         ChildSessions::Given(giver) => Some(giver.clone()),
-        ChildSessions::Dir(_) | ChildSessions::Nats(_) => None,
+        ChildSessions::Dir(_) => None,
     });
     let given = giver
         .map(|giver| giver.give(&mut command, session))
