@@ -283,8 +283,8 @@ fn exec_command(
     Ok(command)
 }
 
-/// `runner resume ID --dir SESSIONS` (or with the store given to it): calls that were in flight are
-/// reported to the model as interrupted, never run again.
+/// `runner resume ID --dir SESSIONS` (or with the store given to it): calls that were in
+/// flight are reported to the model as interrupted, never run again.
 fn resume_command(launcher: &Launcher, session: &str, sessions: &Sessions) -> Command {
     let mut command = Command::new(&launcher.exe);
     command.arg("resume").arg(session);
