@@ -119,4 +119,25 @@ mod tests {
         assert_eq!(Limit::StopWhen.yaml_key(), None);
         assert!(Limit::Timeout.widens() && !Limit::MaxPlans.widens());
     }
+
+    /// The exit code table of `docs/running.md` names every bound, and nothing else.
+    #[test]
+    fn the_documented_limits_are_the_limits() {
+        let doc = include_str!("../../docs/running.md");
+        let row = doc
+            .lines()
+            .find(|line| line.starts_with("| 3 | `limit_reached` |"))
+            .expect("docs/running.md has the row of exit code 3");
+        let listed = row
+            .split("names it (")
+            .nth(1)
+            .and_then(|rest| rest.split(')').next())
+            .expect("the row says what `limit` names");
+        let documented: Vec<&str> = listed.split(", ").map(|n| n.trim_matches('`')).collect();
+        let names: Vec<&str> = Limit::ALL.map(Limit::name).to_vec();
+        let mut sorted = (documented.clone(), names.clone());
+        sorted.0.sort();
+        sorted.1.sort();
+        assert_eq!(sorted.0, sorted.1, "docs/running.md lists {documented:?}");
+    }
 }
