@@ -16,7 +16,7 @@ use tracing_subscriber::fmt::MakeWriter;
 use tracing_subscriber::layer::SubscriberExt;
 use tracing_subscriber::util::SubscriberInitExt;
 
-use crate::provider::redact::REDACTED;
+use crate::secrets::{REDACTED, is_redactable};
 
 /// What `--debug` turns on: runner's events and the MCP SDK's, at debug level.
 const DEBUG: &str = "runner=debug,rmcp=debug";
@@ -27,7 +27,7 @@ static SECRETS: RwLock<Vec<String>> = RwLock::new(Vec::new());
 /// Registers a secret: no log line will show it.
 pub fn secret(value: &str) {
     // Short values would scrub ordinary words out of lines, and carry little anyway.
-    if !crate::provider::redact::is_redactable(value) {
+    if !is_redactable(value) {
         return;
     }
     let mut secrets = crate::sync::write(&SECRETS);

@@ -16,6 +16,7 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
+use crate::engine::ErrorCode;
 use crate::engine::events::EventSink;
 use crate::engine::outcome::RunOutcome;
 use crate::session::{InputText, Inputs, RunRequest, RunSettings, Stop, blocking};
@@ -25,7 +26,7 @@ use crate::session::{InputText, Inputs, RunRequest, RunSettings, Stop, blocking}
 #[error("{message}")]
 pub struct NotStarted {
     /// The result code `runner exec` would report (`invalid_agent`, `invalid_input`, …).
-    pub code: String,
+    pub code: ErrorCode,
     /// What is wrong; for the file's problems, its `file:line:col` diagnostics.
     pub message: String,
 }

@@ -8,8 +8,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Once};
 use std::time::Duration;
 
-use runner::checkpoint::SessionsAt;
 use runner::engine::events::{Event, EventData};
+use runner::nats::SessionsAt;
 use runner::output::result::Status;
 use runner::session::{
     self, Answer, Inputs, ResumeRequest, RunDirOptions, RunHandle, RunRequest, RunSettings,

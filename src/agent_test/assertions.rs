@@ -47,15 +47,18 @@ pub fn check(assertion: &Assertion, run: &Evidence<'_>, grade: &Grade<'_>) -> Re
                 error_of(result)
             )
         }),
-        Assertion::Limit(limit) => expect(result.limit.as_deref() == Some(limit), || match &result
-            .limit
-        {
-            Some(actual) => format!("expected the limit `{limit}` to end the run, got `{actual}`"),
-            None => format!(
-                "expected the limit `{limit}` to end the run; it ended {}",
-                result.status.name()
-            ),
-        }),
+        Assertion::Limit(limit) => expect(
+            result.limit.map(|l| l.name()) == Some(limit.as_str()),
+            || match &result.limit {
+                Some(actual) => {
+                    format!("expected the limit `{limit}` to end the run, got `{actual}`")
+                }
+                None => format!(
+                    "expected the limit `{limit}` to end the run; it ended {}",
+                    result.status.name()
+                ),
+            },
+        ),
         Assertion::Output(text) => expect(output.trim() == text.trim(), || {
             format!("expected the output {}, got {}", quote(text), quote(output))
         }),

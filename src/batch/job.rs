@@ -19,10 +19,9 @@ use super::dir::BatchDir;
 use super::inputs::{Entry, ID_KEY, Input};
 use super::results::{Envelope, InputRef, is_final, session_existed, session_was_held};
 use super::settled::completed_result;
-use crate::checkpoint::{CheckpointStore, SessionsAt};
+use crate::checkpoint::CheckpointStore;
+use crate::engine::ErrorCode;
 use crate::engine::clock::new_id;
-use crate::nats::relay;
-use crate::nats::session_kv::SessionKv;
 use crate::output::result::{RunResult, Status};
 use crate::spec::agent::InputSpec;
 use crate::spec::inputs::{InputError, resolve_inputs};
@@ -32,20 +31,34 @@ use crate::spec::inputs::{InputError, resolve_inputs};
 /// holder's lease has not expired yet.
 const HELD_WAIT: Duration = Duration::from_millis(200);
 
-/// The error code of an input that did not run because the batch's (or the worker's)
-/// own directory could not be written (a full disk): the machine's failure, not the
-/// input's, so a worker hands its job back for another machine.
-pub const BATCH_DIR: &str = "batch_dir";
-
 /// Where the agent's sessions are: for the children's options, and to ask whether an
 /// input's session exists (then it is resumed).
 #[derive(Clone)]
 pub struct Sessions {
-    pub at: SessionsAt,
+    pub at: ChildSessions,
     pub store: Arc<dyn CheckpointStore>,
-    /// Set by a worker: its children reach the store through it (`nats::relay`), not with
-    /// connections of their own.
-    pub relay: Option<Arc<dyn SessionKv>>,
+}
+
+/// How the children reach the sessions.
+#[derive(Clone)]
+pub enum ChildSessions {
+    /// A directory, named on a `runner resume` child's command line (`--dir`).
+    Dir(PathBuf),
+    /// Given to each child by the process that runs the batch: a worker's children reach
+    /// the store through it (`nats::relay`), not with connections of their own.
+    Given(Arc<dyn GiveSessions>),
+}
+
+/// Gives a child the session store of the process that starts it (a worker: `nats::relay`).
+pub trait GiveSessions: Send + Sync {
+    /// Readies `command` to reach the store for `session`; the value returned is finished
+    /// once the child has exited.
+    fn give(&self, command: &mut Command, session: &str) -> std::io::Result<Box<dyn Given>>;
+}
+
+/// The store given to one child, for as long as it runs.
+pub trait Given: Send {
+    fn finish(self: Box<Self>);
 }
 
 /// Where one input's runs go: its directory (`vars.json`, a directory per run) and its
@@ -96,7 +109,12 @@ pub fn run_entry(
     };
     let (result, name) = match entry {
         Entry::Bad(bad) => (
-            invalid(&place, launcher, "invalid_input", bad.message.clone()),
+            invalid(
+                &place,
+                launcher,
+                ErrorCode::InvalidInput,
+                bad.message.clone(),
+            ),
             bad.name.clone(),
         ),
         Entry::Input(input) => (
@@ -119,13 +137,18 @@ pub fn run_checked(
     children: &Children,
 ) -> Option<RunResult> {
     match check(input, launcher) {
-        Err(message) => Some(invalid(place, launcher, "invalid_input", message)),
+        Err(message) => Some(invalid(place, launcher, ErrorCode::InvalidInput, message)),
         Ok(()) => run_input(input, place, launcher, children),
     }
 }
 
 /// The envelope of an input that did not run.
-pub fn invalid(place: &InputPlace, launcher: &Launcher, code: &str, message: String) -> RunResult {
+pub fn invalid(
+    place: &InputPlace,
+    launcher: &Launcher,
+    code: ErrorCode,
+    message: String,
+) -> RunResult {
     RunResult::invalid(
         &launcher.agent_name,
         &new_id(),
@@ -163,7 +186,7 @@ fn run_input(
 ) -> Option<RunResult> {
     if let Err(error) = std::fs::create_dir_all(&place.dir) {
         let message = format!("cannot create {}: {error}", place.dir.display());
-        return Some(invalid(place, launcher, BATCH_DIR, message));
+        return Some(invalid(place, launcher, ErrorCode::BatchDir, message));
     }
     let last = last_run(&place.dir);
     if let Some(result) = last.and_then(|n| recorded_result(&place.dir.join(n.to_string()))) {
@@ -195,7 +218,9 @@ fn run_input(
             }
             _ => match exec_command(input, launcher, session, &place.dir) {
                 Ok(command) => command,
-                Err(message) => return Some(invalid(place, launcher, BATCH_DIR, message)),
+                Err(message) => {
+                    return Some(invalid(place, launcher, ErrorCode::BatchDir, message));
+                }
             },
         };
         let result = run_child(command, &run_dir, launcher, session, children)?;
@@ -266,32 +291,20 @@ fn exec_command(
     if let Some(model) = &launcher.model {
         command.args(["--model", model]);
     }
-    if let Some(Sessions {
-        at: SessionsAt::Nats(url),
-        relay: None,
-        ..
-    }) = &launcher.sessions
-    {
-        command.args(["--nats", url]);
-    }
     Ok(command)
 }
 
-/// `runner resume ID --dir SESSIONS` (or `--nats URL`): calls that were in flight are
-/// reported to the model as interrupted, never run again.
+/// `runner resume ID --dir SESSIONS` (or with the store given to it): calls that were in
+/// flight are reported to the model as interrupted, never run again.
 fn resume_command(launcher: &Launcher, session: &str, sessions: &Sessions) -> Command {
     let mut command = Command::new(&launcher.exe);
     command.arg("resume").arg(session);
-    match (&sessions.relay, &sessions.at) {
-        (None, SessionsAt::Dir(dir)) => {
+    match &sessions.at {
+        ChildSessions::Dir(dir) => {
             command.arg("--dir").arg(dir);
         }
-        (None, SessionsAt::Nats(url)) => {
-            command.args(["--nats", url]);
-        }
-        // A relayed store is given with the relay (`run_child`); a batch never runs with
-        // one of its own.
-        _ => {}
+        // A given store is given when the child starts (`run_to_end`).
+        ChildSessions::Given(_) => {}
     }
     command
 }
@@ -310,7 +323,7 @@ fn run_child(
             Status::Failed,
             &launcher.agent_name,
             (&new_id(), session),
-            "batch_child",
+            ErrorCode::BatchChild,
             message,
         )
     };
@@ -323,7 +336,7 @@ fn run_child(
                 &launcher.agent_name,
                 &new_id(),
                 session,
-                BATCH_DIR,
+                ErrorCode::BatchDir,
                 message,
             ));
         }
@@ -349,7 +362,7 @@ fn run_child(
                     Status::Interrupted,
                     &launcher.agent_name,
                     (&new_id(), session),
-                    "interrupted",
+                    ErrorCode::Interrupted,
                     message,
                 ),
                 None => failed(message),
@@ -366,9 +379,12 @@ fn run_to_end(
     session: &str,
     children: &Children,
 ) -> Result<Option<Finished>, String> {
-    let relayed = launcher.sessions.as_ref().and_then(|s| s.relay.clone());
-    let given = relayed
-        .map(|kv| relay::give(&mut command, kv, session))
+    let giver = launcher.sessions.as_ref().and_then(|s| match &s.at {
+        ChildSessions::Given(giver) => Some(giver.clone()),
+        ChildSessions::Dir(_) => None,
+    });
+    let given = giver
+        .map(|giver| giver.give(&mut command, session))
         .transpose()
         .map_err(|error| format!("cannot give the run its session store: {error}"))?;
     let ran = children.run(command);

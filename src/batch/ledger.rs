@@ -91,8 +91,13 @@ mod tests {
     use crate::output::result::RunResult;
 
     fn envelope(line: u64, status: Status, tokens: u64, cost: f64) -> Envelope {
-        let mut result =
-            RunResult::not_started(status, "agent", ("run", "session"), "x", "y".into());
+        let mut result = RunResult::not_started(
+            status,
+            "agent",
+            ("run", "session"),
+            crate::engine::ErrorCode::Internal,
+            "y".into(),
+        );
         result.usage.total_tokens = tokens;
         result.usage.cost_usd = Some(cost);
         Envelope {

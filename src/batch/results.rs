@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use super::ledger::Ledger;
-use crate::checkpoint::{SESSION_EXISTS, SESSION_IN_USE};
+use crate::engine::ErrorCode;
 use crate::output::result::{RunResult, Status};
 
 /// Which input an envelope is for.
@@ -47,16 +47,16 @@ pub fn is_final(result: &RunResult) -> bool {
 
 /// Whether the run was refused because another process held its session.
 pub fn session_was_held(result: &RunResult) -> bool {
-    error_code(result) == Some(SESSION_IN_USE)
+    error_code(result) == Some(ErrorCode::SessionInUse)
 }
 
 /// Whether a new run was refused because its session exists.
 pub fn session_existed(result: &RunResult) -> bool {
-    error_code(result) == Some(SESSION_EXISTS)
+    error_code(result) == Some(ErrorCode::SessionExists)
 }
 
-fn error_code(result: &RunResult) -> Option<&str> {
-    result.error.as_ref().map(|error| error.code.as_str())
+fn error_code(result: &RunResult) -> Option<ErrorCode> {
+    result.error.as_ref().map(|error| error.code)
 }
 
 /// `results.jsonl`, open for appending.
@@ -138,7 +138,13 @@ mod tests {
                 line,
                 id: line.to_string(),
             },
-            result: RunResult::not_started(status, "agent", ("run", "session"), "x", "y".into()),
+            result: RunResult::not_started(
+                status,
+                "agent",
+                ("run", "session"),
+                crate::engine::ErrorCode::Internal,
+                "y".into(),
+            ),
         }
     }
 

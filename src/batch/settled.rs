@@ -7,6 +7,7 @@
 use serde_json::Value;
 
 use crate::checkpoint::{CheckpointError, CheckpointStore, SessionStatus};
+use crate::engine::ErrorCode;
 use crate::engine::clock::new_id;
 use crate::engine::state::AgentState;
 use crate::output::result::{ResultUsage, RunResult, Status};
@@ -21,7 +22,7 @@ pub fn completed_result(
     let Some(checkpoint) = store.load(session)? else {
         return Ok(None);
     };
-    if checkpoint.status != SessionStatus::Completed {
+    if checkpoint.status != SessionStatus::Ended(Status::Completed) {
         return Ok(None);
     }
     let state =
@@ -43,9 +44,10 @@ pub fn completed_result(
         Status::Completed,
         agent,
         (&run_id, session),
-        "",
+        ErrorCode::Internal,
         String::new(),
     );
+    // It completed: no error.
     result.error = None;
     result.output = Some(output);
     result.structured = structured;

@@ -7,7 +7,6 @@ use std::time::Duration;
 
 use super::ledger::Ledger;
 use super::scheduler::{Ran, Stopped};
-use crate::cli::Exit;
 use crate::output::result::Status;
 
 /// From most to least severe: a batch that was interrupted has inputs left to run; a
@@ -21,13 +20,14 @@ pub const SEVERITY: [Status; 5] = [
     Status::InputRequired,
 ];
 
-/// The exit code of a batch whose inputs ended with `statuses`: 0 when all completed.
-pub fn most_severe(statuses: impl Iterator<Item = Status>) -> Exit {
+/// The status (and exit code) of a batch whose inputs ended with `statuses`: completed
+/// when all did.
+pub fn most_severe(statuses: impl Iterator<Item = Status>) -> Status {
     let seen: Vec<Status> = statuses.collect();
     SEVERITY
         .into_iter()
         .find(|severe| seen.contains(severe))
-        .map_or(Exit::Completed, Exit::from)
+        .unwrap_or(Status::Completed)
 }
 
 /// Order of the counts in the summary line.
@@ -84,7 +84,7 @@ impl Summary {
         recorded.chain(stop)
     }
 
-    pub fn exit(&self) -> Exit {
+    pub fn exit(&self) -> Status {
         most_severe(self.statuses())
     }
 
@@ -162,7 +162,7 @@ mod tests {
     #[test]
     fn the_most_severe_status_is_the_exit_code() {
         let all_done = summary(&[(Status::Completed, 3)], 0, None);
-        assert_eq!(all_done.exit(), Exit::Completed);
+        assert_eq!(all_done.exit(), Status::Completed);
         let mixed = summary(
             &[
                 (Status::Completed, 3),
@@ -173,20 +173,20 @@ mod tests {
             0,
             None,
         );
-        assert_eq!(mixed.exit(), Exit::Invalid);
+        assert_eq!(mixed.exit(), Status::Invalid);
         let budget = Some(Stopped::Budget("spent".into()));
         assert_eq!(
             summary(&[(Status::Completed, 3)], 2, budget.clone()).exit(),
-            Exit::LimitReached
+            Status::LimitReached
         );
         assert_eq!(
             summary(&[(Status::Completed, 3)], 0, budget).exit(),
-            Exit::Completed,
+            Status::Completed,
             "a budget reached after the last input stopped nothing"
         );
         assert_eq!(
             summary(&[(Status::Failed, 1)], 5, Some(Stopped::Interrupted)).exit(),
-            Exit::Interrupted
+            Status::Interrupted
         );
     }
 }

@@ -3,6 +3,8 @@
 
 use std::path::PathBuf;
 
+use crate::engine::ErrorCode;
+
 #[derive(Debug, thiserror::Error)]
 pub enum CheckpointError {
     #[error("{path}: {source}")]
@@ -34,21 +36,18 @@ pub enum CheckpointError {
     Exists(String),
 }
 
-/// The error code of a run refused because another process holds its session.
-pub const SESSION_IN_USE: &str = "session_in_use";
-/// The error code of a new run refused because its session exists.
-pub const SESSION_EXISTS: &str = "session_exists";
-
 impl CheckpointError {
     /// The result's error code when a command stops on this error.
-    pub fn code(&self) -> &'static str {
+    pub fn code(&self) -> ErrorCode {
         match self {
-            CheckpointError::Held { .. } | CheckpointError::Leased { .. } => SESSION_IN_USE,
-            CheckpointError::Exists(_) => SESSION_EXISTS,
-            CheckpointError::InvalidSessionId(_) => "invalid_session",
+            CheckpointError::Held { .. } | CheckpointError::Leased { .. } => {
+                ErrorCode::SessionInUse
+            }
+            CheckpointError::Exists(_) => ErrorCode::SessionExists,
+            CheckpointError::InvalidSessionId(_) => ErrorCode::InvalidSession,
             CheckpointError::Io { .. }
             | CheckpointError::Corrupt { .. }
-            | CheckpointError::Version { .. } => "checkpoint",
+            | CheckpointError::Version { .. } => ErrorCode::Checkpoint,
         }
     }
 }

@@ -37,7 +37,7 @@ const SNAPSHOT_FILE: &str = "checkpoint.json";
 
 /// The journal may grow past the snapshot by this much before a new snapshot, at least:
 /// small sessions are not rewritten at every step.
-pub(super) const MIN_TAIL: u64 = 64 * 1024;
+pub(crate) const MIN_TAIL: u64 = 64 * 1024;
 
 pub struct FileCheckpointStore {
     dir: PathBuf,

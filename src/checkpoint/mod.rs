@@ -3,29 +3,25 @@
 //! branched from (UAP §7). A session is held by one process at a time (`lock.rs`).
 //! `docs/checkpoints.md` describes the files.
 
-mod delta;
+// The NATS store (`nats::session_store`) is built from the file store's pieces: its
+// journal records, their deltas and their replay.
+pub(crate) mod delta;
 mod error;
-mod file_store;
+pub(crate) mod file_store;
 mod hold;
-mod journal;
-mod lease;
+pub(crate) mod journal;
 mod lock;
-mod nats_store;
-mod replay;
+pub(crate) mod replay;
 mod session_id;
-mod sessions_at;
-mod store;
+pub(crate) mod store;
 mod thread_tree;
 
-pub use error::{CheckpointError, SESSION_EXISTS, SESSION_IN_USE};
+pub use error::CheckpointError;
 pub use file_store::FileCheckpointStore;
-pub use hold::SessionHold;
+pub use hold::{RemoteHold, SessionHold};
 pub use journal::{JOURNAL_FILE, JournalPosition};
-pub use lease::Lease;
 pub use lock::{LOCK_FILE, SessionLock};
-pub use nats_store::NatsCheckpointStore;
 pub use session_id::{MAX_SESSION_ID_LEN, check_session_id};
-pub use sessions_at::SessionsAt;
 pub use store::{
     Checkpoint, CheckpointRef, CheckpointStore, ParentRef, Saved, SessionMetadata, SessionStatus,
     SessionSummary,

@@ -8,22 +8,27 @@ use super::error::CheckpointError;
 use super::hold::SessionHold;
 use super::journal::JournalPosition;
 use super::thread_tree::ThreadTree;
-use crate::engine::AgentState;
 use crate::engine::checkpointing::Durability;
+use crate::engine::{AgentState, RunStatus};
 
 /// The version of checkpoint and metadata files.
 pub const CHECKPOINT_VERSION: u32 = 1;
 
-/// How a session stands.
+/// How a session stands: a run is going on in it, or its last run ended (spelt as its
+/// status).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum SessionStatus {
     Running,
-    Completed,
-    Failed,
-    LimitReached,
-    InputRequired,
-    Interrupted,
+    #[serde(untagged)]
+    Ended(RunStatus),
+}
+
+impl From<RunStatus> for SessionStatus {
+    fn from(status: RunStatus) -> Self {
+        SessionStatus::Ended(status)
+    }
 }
 
 /// One saved state.
@@ -198,6 +203,27 @@ pub trait CheckpointStore: Send + Sync {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn a_session_that_ended_is_spelt_as_its_status() {
+        use serde_json::json;
+
+        use super::{RunStatus, SessionStatus};
+        for status in RunStatus::ALL {
+            let name = json!(status.name());
+            let ended = SessionStatus::Ended(status);
+            assert_eq!(serde_json::to_value(ended).unwrap(), name);
+            assert_eq!(
+                serde_json::from_value::<SessionStatus>(name).unwrap(),
+                ended
+            );
+        }
+        assert_eq!(
+            serde_json::to_value(SessionStatus::Running).unwrap(),
+            json!("running")
+        );
+        assert!(serde_json::from_value::<SessionStatus>(json!("paused")).is_err());
+    }
+
     use super::*;
     use crate::provider::{Message, ToolCall};
     use serde_json::json;

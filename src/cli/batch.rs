@@ -16,13 +16,13 @@ use crate::batch::budget::Budget;
 use crate::batch::children::Children;
 use crate::batch::dir::{BatchDir, MAX_BATCH_ID_LEN, Manifest};
 use crate::batch::inputs::{InputsReader, count_entries};
-use crate::batch::job::{Launcher, Sessions};
+use crate::batch::job::{ChildSessions, Launcher, Sessions};
 use crate::batch::progress::BatchProgress;
 use crate::batch::results::ResultsFile;
 use crate::batch::scheduler::{self, Batch, StopSignal, Stopped};
 use crate::batch::summary::Summary;
-use crate::checkpoint::SessionsAt;
 use crate::engine::clock::new_id;
+use crate::nats::SessionsAt;
 use crate::session::files::sessions_dir;
 use crate::session::prepare::load;
 use crate::spec::model::ModelShorthand;
@@ -139,11 +139,9 @@ fn start(args: &BatchArgs, (agent_file, inputs_file): (&Path, &Path)) -> Result<
         declared: spec.inputs.clone(),
         sessions: sessions
             .map(|dir| {
-                let at = SessionsAt::Dir(dir);
-                at.open().map(|store| Sessions {
-                    at,
+                SessionsAt::Dir(dir.clone()).open().map(|store| Sessions {
+                    at: ChildSessions::Dir(dir),
                     store: store.into(),
-                    relay: None,
                 })
             })
             .transpose()

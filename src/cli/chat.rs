@@ -35,7 +35,7 @@ pub struct ChatArgs {
 pub fn run(args: ChatArgs) -> Exit {
     chat(&args).unwrap_or_else(|stop| {
         stop.print();
-        Exit::from(stop.status)
+        stop.status
     })
 }
 
@@ -69,13 +69,13 @@ fn chat(args: &ChatArgs) -> Result<Exit, Stop> {
             line => match runtime.block_on(chat.turn(line)) {
                 Err(refused) => {
                     refused.print();
-                    exit = Exit::from(refused.status);
+                    exit = refused.status;
                     continue;
                 }
                 Ok(None) => break,
                 Ok(Some(result)) => {
                     args.run.print_result(&result);
-                    exit = Exit::from(result.status);
+                    exit = result.status;
                     if result.status == Status::Interrupted {
                         break;
                     }

@@ -12,8 +12,9 @@ use super::Exit;
 use super::launch::{report, show};
 use super::run_options::RunOptions;
 use super::signals::cancelled_by_signals;
-use crate::checkpoint::SessionsAt;
+use crate::engine::ErrorCode;
 use crate::engine::clock::new_id;
+use crate::nats::SessionsAt;
 use crate::session::{InputText, Inputs, RunRequest, Stop, blocking};
 
 /// Options of `runner exec`.
@@ -64,7 +65,7 @@ pub fn run(args: ExecArgs) -> Exit {
     let sessions = match SessionsAt::remote(args.nats.as_deref(), args.sessions_fd) {
         Ok(sessions) => sessions,
         Err(message) => {
-            let stop = Stop::invalid("checkpoint_dir", message);
+            let stop = Stop::invalid(ErrorCode::CheckpointDir, message);
             return report(&stop, &args.run, (&ids.0, &ids.1));
         }
     };

@@ -18,7 +18,7 @@ pub fn show(ended: Result<Ended, Stop>, options: &RunOptions, ids: (&str, &str))
                 eprintln!("{hint}");
             }
             options.print_result(&ended.result);
-            Exit::from(ended.result.status)
+            ended.result.status
         }
         Err(stop) => report(&stop, options, ids),
     }
@@ -32,11 +32,11 @@ pub fn report(stop: &Stop, options: &RunOptions, ids: (&str, &str)) -> Exit {
         stop.status,
         &stop.agent,
         ids,
-        &stop.code,
+        stop.code,
         stop.message.clone(),
     );
     options.print_result(&result);
-    Exit::from(stop.status)
+    stop.status
 }
 
 /// What to do to go on after an interrupt or a limit: the command, and the key to raise.
@@ -46,30 +46,24 @@ fn how_to_continue(result: &RunResult, agent_file: &Path) -> Option<String> {
     let resume = format!("runner resume {}", result.session_id);
     match result.status {
         Status::Interrupted => Some(format!("to continue: {resume}")),
-        Status::LimitReached => Some(match result.limit.as_deref().and_then(limit_key) {
-            Some(key) => {
-                let widening = match key.starts_with("limits.") {
-                    true => " --allow-widening",
-                    false => "",
-                };
-                format!(
-                    "to continue: raise `{key}` in {}, then {resume}{widening}",
-                    agent_file.display()
-                )
-            }
-            None => format!("to continue: {resume}"),
-        }),
+        Status::LimitReached => Some(
+            match result
+                .limit
+                .and_then(|limit| Some((limit.yaml_key()?, limit)))
+            {
+                Some((key, limit)) => {
+                    let widening = match limit.widens() {
+                        true => " --allow-widening",
+                        false => "",
+                    };
+                    format!(
+                        "to continue: raise `{key}` in {}, then {resume}{widening}",
+                        agent_file.display()
+                    )
+                }
+                None => format!("to continue: {resume}"),
+            },
+        ),
         _ => None,
-    }
-}
-
-/// The key of the agent file that sets the bound `limit` names (`None`: none does).
-fn limit_key(limit: &str) -> Option<String> {
-    match limit {
-        "stop_when" => None,
-        "max_iterations" | "max_steps" | "max_step_calls" | "max_plans" => {
-            Some(format!("execution.{limit}"))
-        }
-        other => Some(format!("limits.{other}")),
     }
 }

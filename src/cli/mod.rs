@@ -19,7 +19,6 @@ macro_rules! out {
 mod batch;
 mod batch_nats;
 mod chat;
-pub(crate) mod ci_report;
 mod exec;
 mod exit;
 mod init;

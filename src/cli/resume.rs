@@ -12,8 +12,9 @@ use super::Exit;
 use super::launch::{report, show};
 use super::run_options::RunOptions;
 use super::signals::cancelled_by_signals;
-use crate::checkpoint::SessionsAt;
+use crate::engine::ErrorCode;
 use crate::engine::clock::new_id;
+use crate::nats::SessionsAt;
 use crate::session::files::default_sessions_dir;
 use crate::session::{Answer, ResumeRequest, Stop, blocking};
 
@@ -61,7 +62,7 @@ pub fn run(args: ResumeArgs) -> Exit {
     let sessions = match SessionsAt::remote(args.nats.as_deref(), args.sessions_fd) {
         Ok(remote) => remote.unwrap_or_else(|| SessionsAt::Dir(args.dir.clone())),
         Err(message) => {
-            let stop = Stop::invalid("invalid_session", message);
+            let stop = Stop::invalid(ErrorCode::InvalidSession, message);
             return report(&stop, &args.run, (&ids.0, &ids.1));
         }
     };

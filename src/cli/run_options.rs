@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use clap::{Args, ValueEnum};
 
-use super::ci_report::{in_github_actions, run_annotation};
+use crate::output::ci_report::{in_github_actions, run_annotation};
 use crate::output::progress::ProgressStyle;
 use crate::output::result::RunResult;
 use crate::output::summary::summary_line;

@@ -7,7 +7,6 @@ use std::time::Instant;
 use clap::{Args, ValueEnum};
 
 use super::Exit;
-use super::ci_report::{github_diagnostics, in_github_actions};
 use crate::agent_test::report::{
     annotations, failures_section, json_report, junit_report, progress_line, summary_line,
 };
@@ -15,6 +14,7 @@ use crate::agent_test::{
     LoadedFile, Mode, Settings, Totals, discover::discover, load_test_file, run_suite,
 };
 use crate::engine::clock::new_id;
+use crate::output::ci_report::{github_diagnostics, in_github_actions};
 use crate::output::summary::counted;
 use crate::spec::duration::{HumanDuration, parse_duration};
 

@@ -8,9 +8,9 @@ use serde_json::{Map, Value, json};
 
 use super::signals::cancelled_by_signals;
 use super::{Exit, Format};
+use crate::compile::BuildOptions;
 use crate::compile::build_tools;
 use crate::engine::clock::new_id;
-use crate::provider::BuildOptions;
 use crate::session::blocking;
 use crate::session::prepare::{Prepared, Request, load, state_dirs};
 
@@ -43,7 +43,7 @@ pub fn run(agent_file: &Path, format: Format) -> Exit {
         Ok(listed) => listed,
         Err(stop) => {
             stop.print();
-            return Exit::from(stop.status);
+            return stop.status;
         }
     };
     match format {

@@ -6,8 +6,8 @@ use std::path::PathBuf;
 use clap::ValueEnum;
 
 use super::Exit;
-use super::ci_report::{github_diagnostics, junit};
 use super::style::{paint, stdout_colored};
+use crate::output::ci_report::{github_diagnostics, junit};
 use crate::reload::{FileWatcher, agent_files};
 use crate::spec::validate::expand_paths;
 use crate::spec::validate::validate_files;

@@ -3,10 +3,10 @@
 
 use std::sync::Arc;
 
+use super::BuildOptions;
 use super::tree::for_each_agent;
 use super::{CompileError, CompileInput, build_tools, render_field, secret_env_names};
 use crate::mcp::{Endpoint, McpCassette, McpServers, StartOptions};
-use crate::provider::BuildOptions;
 use crate::spec::tools::{McpServer, ToolEntry};
 use crate::tools::Tool;
 
@@ -69,7 +69,7 @@ pub async fn start_servers(
 
 /// What `--record` and `--replay` make of the servers (the two options exclude each other).
 fn cassette(build: &BuildOptions) -> McpCassette {
-    match (&build.mcp_replay, &build.record) {
+    match (&build.mcp_replay, &build.models.record) {
         (Some(replay), _) => McpCassette::Replay(replay.clone()),
         (None, Some(record)) => McpCassette::Record(record.clone()),
         (None, None) => McpCassette::Live,

@@ -1,6 +1,7 @@
 //! Compiles an agent file into an engine `Agent`: providers built, tools registered,
 //! templates rendered. This is the only place where the spec meets the engine.
 
+mod build_options;
 mod hooks;
 mod mcp;
 mod model;
@@ -8,6 +9,7 @@ mod prompts;
 mod subagents;
 mod tree;
 
+pub use build_options::BuildOptions;
 pub use mcp::start_servers as start_mcp_servers;
 pub use model::{ModelError, check_models, provider_config};
 pub use prompts::{TemplateContext, render_field};
@@ -29,7 +31,7 @@ use crate::engine::strategy::{
 use crate::engine::xml_turn::{DEFAULT_FORMAT_RETRIES, XmlTools};
 use crate::mcp::McpServers;
 use crate::policy::{Permissions, Redactor, ToolPolicy};
-use crate::provider::{BuildOptions, build_provider_with};
+use crate::provider::build_provider_with;
 use crate::spec::AgentSpec;
 use crate::spec::agent::OnProblem;
 use crate::spec::execution::Strategy;
@@ -198,7 +200,7 @@ pub fn compile_agent(input: &CompileInput<'_>) -> Result<Agent, CompileError> {
         (Some(model), _) => {
             let config = provider_config(&model)?;
             let price = model_price(&model);
-            let provider = build_provider_with(&config, input.build, &*input.env)
+            let provider = build_provider_with(&config, &input.build.models, &*input.env)
                 .map_err(ModelError::Provider)?;
             (provider, price)
         }
@@ -489,7 +491,7 @@ fn build_middleware(
                     Some(model) => PricedModel {
                         provider: provider_config(model)
                             .and_then(|config| {
-                                build_provider_with(&config, input.build, &*input.env)
+                                build_provider_with(&config, &input.build.models, &*input.env)
                                     .map_err(ModelError::Provider)
                             })
                             .map_err(|error| {

@@ -82,7 +82,7 @@ pub fn check_models(input: &CompileInput<'_>) -> Result<(), CompileError> {
         for (key, model) in models_of(agent.spec, agent.model_override.as_ref()) {
             let built = provider_config(model)
                 .and_then(|config| {
-                    build_provider_with(&config, agent.build, &*agent.env)
+                    build_provider_with(&config, &agent.build.models, &*agent.env)
                         .map_err(ModelError::Provider)
                 })
                 .map(drop);

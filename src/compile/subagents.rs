@@ -8,6 +8,7 @@ use std::sync::Arc;
 
 use serde_json::{Map, Value};
 
+use super::BuildOptions;
 use super::{
     CompileError, CompileInput, EnvLookup, Sandbox, TemplateContext, compile_agent, file_dir,
     render_field,
@@ -18,7 +19,6 @@ use crate::engine::agent::{
 };
 use crate::engine::budget::PricedModel;
 use crate::mcp::McpServers;
-use crate::provider::BuildOptions;
 use crate::spec::AgentSpec;
 use crate::spec::inputs::{InputError, resolve_inputs};
 use crate::spec::template::BUILTIN_VARIABLES;

@@ -15,6 +15,7 @@ use tokio::sync::watch;
 
 use super::budget::{Budget, LimitHit, Price, PricedModel, RunLimits};
 use super::checkpointing::Checkpointer;
+use super::error_code::ErrorCode;
 use super::events::{Emitter, Notice};
 use super::middleware::Middleware;
 use super::pending::Pending;
@@ -235,7 +236,7 @@ pub enum HaltReason {
     /// A bound was reached (exit 3).
     Limit(LimitHit),
     /// A provider error after retries, structured output never valid, an internal error (exit 1).
-    Failed { code: String, message: String },
+    Failed { code: ErrorCode, message: String },
     /// SIGINT/SIGTERM (exit 130).
     Interrupted,
     /// `ask_user` found no answer, here or in a sub-agent: the run pauses until `runner
@@ -251,11 +252,11 @@ impl Halt {
         }
     }
 
-    pub fn failed(state: AgentState, code: &str, message: impl Into<String>) -> Self {
+    pub fn failed(state: AgentState, code: ErrorCode, message: impl Into<String>) -> Self {
         Halt::new(
             state,
             HaltReason::Failed {
-                code: code.to_string(),
+                code,
                 message: message.into(),
             },
         )

@@ -7,6 +7,7 @@ use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
 
+use super::limit::Limit;
 use crate::provider::{Provider, Usage};
 use crate::sync::lock;
 
@@ -47,19 +48,16 @@ pub struct PricedModel {
     pub price: Option<Price>,
 }
 
-/// The bound that ended a run; its name goes into the result's `limit`.
+/// The bound that ended a run (the result's `limit`), and how it was reached.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct LimitHit {
-    pub name: String,
+    pub limit: Limit,
     pub detail: String,
 }
 
 impl LimitHit {
-    pub fn new(name: &str, detail: String) -> Self {
-        LimitHit {
-            name: name.to_string(),
-            detail,
-        }
+    pub fn new(limit: Limit, detail: String) -> Self {
+        LimitHit { limit, detail }
     }
 }
 
@@ -173,7 +171,7 @@ impl Budget {
             && totals.llm_calls >= max
         {
             return Err(LimitHit::new(
-                "max_llm_calls",
+                Limit::MaxLlmCalls,
                 format!("{max} model calls made"),
             ));
         }
@@ -208,7 +206,7 @@ impl Budget {
                 && totals.tool_calls >= max
             {
                 return Err(LimitHit::new(
-                    "max_tool_calls",
+                    Limit::MaxToolCalls,
                     format!("{max} tool calls made"),
                 ));
             }
@@ -242,7 +240,7 @@ impl Budget {
             && totals.usage.total_tokens > max
         {
             return Err(LimitHit::new(
-                "max_tokens",
+                Limit::MaxTokens,
                 format!(
                     "{} tokens used, the bound is {max}",
                     totals.usage.total_tokens
@@ -253,7 +251,7 @@ impl Budget {
             && cost > max
         {
             return Err(LimitHit::new(
-                "max_cost_usd",
+                Limit::MaxCostUsd,
                 format!("${cost:.4} spent, the bound is ${max}"),
             ));
         }
@@ -264,7 +262,7 @@ impl Budget {
 /// The `timeout` bound, reached.
 pub fn timeout_hit(timeout: Duration) -> LimitHit {
     LimitHit::new(
-        "timeout",
+        Limit::Timeout,
         format!(
             "the run took longer than {}",
             crate::spec::duration::HumanDuration(timeout)

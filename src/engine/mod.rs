@@ -7,8 +7,10 @@ pub mod builder;
 pub mod checkpointing;
 pub mod clock;
 pub mod effect;
+pub mod error_code;
 pub mod events;
 mod guard;
+pub mod limit;
 pub mod middleware;
 pub mod outcome;
 pub mod pending;
@@ -32,6 +34,8 @@ pub use agent::{
     Agent, GenerateResult, Halt, HaltReason, RunContext, StrategyEnd, StrategyResult, Turn,
 };
 pub use builder::AgentBuilder;
+pub use error_code::ErrorCode;
+pub use limit::Limit;
 pub use outcome::{RunOutcome, RunStatus};
 pub use run::{RunStart, drive};
 pub use state::AgentState;

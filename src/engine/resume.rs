@@ -16,6 +16,7 @@ use super::run::{Settle, handed_chain};
 use super::state::AgentState;
 use super::step::{StepEnd, end_step, fail_step, result_for_model, run_approved_tools, start_step};
 use super::subagent::CallerRun;
+use crate::engine::ErrorCode;
 use crate::policy::{Decider, Verdict};
 use crate::provider::{BoxFuture, Message, ToolCall};
 use crate::tools::ToolOutput;
@@ -113,7 +114,7 @@ impl Settle for Answer {
                 (Pending::ToolsInFlight { .. }, _) => Ok(state),
                 (_, reply) => {
                     let message = format!("the session's pause cannot take {reply:?}");
-                    Err(Halt::failed(state, "resume", message))
+                    Err(Halt::failed(state, ErrorCode::Resume, message))
                 }
             }
         })
@@ -137,7 +138,7 @@ impl SubAgentResume<'_> {
     ) -> Result<AgentState, Halt> {
         let active = match handed_chain(root, &state.handoffs) {
             Ok(active) => active,
-            Err(error) => return Err(Halt::failed(state, "handoff", error.to_string())),
+            Err(error) => return Err(Halt::failed(state, ErrorCode::Handoff, error.to_string())),
         };
         let owner = active.as_ref().unwrap_or(root);
         let Some(tool) = sub_agent_tool(owner, &self.call.name) else {
@@ -145,7 +146,7 @@ impl SubAgentResume<'_> {
                 "the session waits on sub-agent tool `{}`, which `{}` no longer has",
                 self.call.name, owner.name
             );
-            return Err(Halt::failed(state, "resume", message));
+            return Err(Halt::failed(state, ErrorCode::Resume, message));
         };
         let title = format!("Answer for {}", self.call.name);
         let (state, step_id) = start_step(ctx, state, &title);
@@ -276,7 +277,7 @@ async fn in_own_step(
 ) -> Result<AgentState, Halt> {
     let active = match handed_chain(root, &state.handoffs) {
         Ok(active) => active,
-        Err(error) => return Err(Halt::failed(state, "handoff", error.to_string())),
+        Err(error) => return Err(Halt::failed(state, ErrorCode::Handoff, error.to_string())),
     };
     let owner = active.as_ref().unwrap_or(root);
     let (state, step_id) = start_step(ctx, state, title);

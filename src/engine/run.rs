@@ -22,6 +22,7 @@ use super::events::{
 use super::outcome::{RunError, RunOutcome, RunStatus, RunTotals};
 use super::pending::Pending;
 use super::state::AgentState;
+use crate::engine::ErrorCode;
 use crate::provider::{BoxFuture, Message, Usage};
 use crate::sync::lock;
 
@@ -100,7 +101,7 @@ pub async fn follow(root: &Agent, state: AgentState, ctx: &RunContext) -> Genera
     let mut reloaded_root: Option<Agent> = None;
     let mut active = match handed_chain(root, &state.handoffs) {
         Ok(active) => active.map(|target| answering_for(target, root)),
-        Err(error) => return Err(Halt::failed(state, "handoff", error.to_string())),
+        Err(error) => return Err(Halt::failed(state, ErrorCode::Handoff, error.to_string())),
     };
     let mut state = state;
     loop {
@@ -120,7 +121,9 @@ pub async fn follow(root: &Agent, state: AgentState, ctx: &RunContext) -> Genera
             StrategyEnd::HandedOff(tool) => {
                 let target = match hand_over(agent, &tool, ctx) {
                     Ok(target) => target,
-                    Err(error) => return Err(Halt::failed(next, "handoff", error.to_string())),
+                    Err(error) => {
+                        return Err(Halt::failed(next, ErrorCode::Handoff, error.to_string()));
+                    }
                 };
                 active = Some(answering_for(target, root_now));
                 state = next.with_handoff(tool);
@@ -129,7 +132,9 @@ pub async fn follow(root: &Agent, state: AgentState, ctx: &RunContext) -> Genera
             StrategyEnd::Reloaded(new_root) => {
                 active = match handed_chain(&new_root, &next.handoffs) {
                     Ok(active) => active.map(|target| answering_for(target, &new_root)),
-                    Err(error) => return Err(Halt::failed(next, "handoff", error.to_string())),
+                    Err(error) => {
+                        return Err(Halt::failed(next, ErrorCode::Handoff, error.to_string()));
+                    }
                 };
                 reloaded_root = Some(*new_root);
                 state = next;
@@ -199,22 +204,22 @@ fn conclude(result: GenerateResult) -> RunOutcome {
     let (status, code, message, limit, pending) = match halt.reason {
         HaltReason::Limit(hit) => (
             RunStatus::LimitReached,
-            "limit_reached".to_string(),
-            format!("the run reached `{}`: {}", hit.name, hit.detail),
-            Some(hit.name),
+            ErrorCode::LimitReached,
+            format!("the run reached `{}`: {}", hit.limit, hit.detail),
+            Some(hit.limit),
             None,
         ),
         HaltReason::Failed { code, message } => (RunStatus::Failed, code, message, None, None),
         HaltReason::Interrupted => (
             RunStatus::Interrupted,
-            "interrupted".to_string(),
+            ErrorCode::Interrupted,
             "the run was interrupted".to_string(),
             None,
             None,
         ),
         HaltReason::InputRequired(pending) => (
             RunStatus::InputRequired,
-            "input_required".to_string(),
+            ErrorCode::InputRequired,
             question_message(&pending),
             None,
             Some(*pending),
@@ -339,10 +344,10 @@ fn finish(ctx: &RunContext, outcome: &RunOutcome) {
         Some(error) => emitter.emit(RunFailed {
             status: outcome.status,
             error: Failure {
-                code: error.code.clone(),
+                code: error.code,
                 message: error.message.clone(),
                 details: FailureDetails {
-                    limit: outcome.limit.clone(),
+                    limit: outcome.limit,
                 },
             },
             totals,

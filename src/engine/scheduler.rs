@@ -275,7 +275,7 @@ fn admit(call: &ToolCall, sequential: Option<bool>, observer: &dyn CallObserver)
     if let Err(hit) = observer.admit(call) {
         let message = format!(
             "not run: the run reached its bound `{}` ({})",
-            hit.name, hit.detail
+            hit.limit, hit.detail
         );
         return Admission::Refused(Box::new(ToolOutput::error(message)), Some(hit));
     }

@@ -58,7 +58,3 @@ pub async fn connect(url: &str, name: &str) -> Result<Client, NatsError> {
             )
         })
 }
-
-/// The environment variables that hold NATS credentials: kept from the tools and hooks a
-/// run starts, like model keys.
-pub const CREDENTIAL_VARS: [&str; 4] = ["NATS_CREDS", "NATS_USER", "NATS_PASSWORD", "NATS_TOKEN"];

@@ -1,4 +1,4 @@
-//! What the KV session store (`checkpoint::NatsCheckpointStore`) reads and writes: entries
+//! What the KV session store (`NatsCheckpointStore`, `session_store.rs`) reads and writes: entries
 //! of the bucket `runner_sessions`, and leases of `runner_leases`. A process reaches them
 //! over its own connection ([`DirectKv`]), or, as a run started by `runner worker`,
 //! through the worker (`relay`): one connection per worker instead of one per job.
@@ -10,9 +10,10 @@ use async_nats::jetstream::kv;
 use bytes::Bytes;
 use futures_util::StreamExt;
 
+use super::Lease;
 use super::buckets::{LEASES, SESSIONS, Timing, bucket};
 use super::{Blocking, NatsError, connect, kv as nats_kv};
-use crate::checkpoint::{CheckpointError, Lease, SessionHold};
+use crate::checkpoint::{CheckpointError, SessionHold};
 
 /// The entries of sessions, and their leases.
 pub trait SessionKv: Send + Sync {
@@ -119,6 +120,6 @@ impl SessionKv for DirectKv {
 
     fn hold(&self, session_id: &str) -> Result<SessionHold, CheckpointError> {
         Lease::acquire(&self.blocking, (&self.leases, self.lease_ttl), session_id)
-            .map(|lease| SessionHold::Lease(Box::new(lease)))
+            .map(|lease| SessionHold::Remote(Box::new(lease)))
     }
 }

@@ -20,6 +20,7 @@ use super::{NatsError, connect};
 use crate::batch::inputs::{Entry, Input};
 use crate::batch::job::check_values;
 use crate::batch::results::{Envelope, InputRef};
+use crate::engine::ErrorCode;
 use crate::engine::clock::{new_id, now_rfc3339};
 use crate::output::result::RunResult;
 use crate::spec::agent::InputSpec;
@@ -119,7 +120,7 @@ pub async fn submit(
                     &submission.agent_name,
                     &new_id(),
                     &session,
-                    "invalid_input",
+                    ErrorCode::InvalidInput,
                     message,
                 );
                 // Stored by an earlier run of this submit, it stands.

@@ -23,11 +23,12 @@ use super::job::{BatchRecord, Job};
 use super::kv::{get, retrying};
 use super::results::{add_spending, recorded, spending, store_once};
 use super::session_kv::{DirectKv, SessionKv};
+use super::{NatsCheckpointStore, relay};
 use super::{NatsError, connect};
 use crate::batch::children::Children;
-use crate::batch::job::{BATCH_DIR, InputPlace, Launcher, Sessions, run_checked};
+use crate::batch::job::{ChildSessions, InputPlace, Launcher, Sessions, run_checked};
 use crate::batch::results::{Envelope, InputRef, session_was_held};
-use crate::checkpoint::{NatsCheckpointStore, SessionsAt};
+use crate::engine::ErrorCode;
 use crate::engine::clock::new_id;
 use crate::output::result::{RunResult, Status};
 use crate::spec::AgentSpec;
@@ -254,7 +255,7 @@ async fn settle(
             Status::LimitReached,
             &batch.record.agent_name,
             (&new_id(), &job.session_id()),
-            "batch_budget",
+            ErrorCode::BatchBudget,
             format!("not run: the batch's budget is spent ({reason})"),
         ),
         None => {
@@ -274,7 +275,11 @@ async fn settle(
     };
     // This worker cannot write its own directory (its disk is full?): the job is not the
     // input's to fail, another worker takes it.
-    if result.error.as_ref().is_some_and(|e| e.code == BATCH_DIR) {
+    if result
+        .error
+        .as_ref()
+        .is_some_and(|e| e.code == ErrorCode::BatchDir)
+    {
         let why = result.error.map(|e| e.message).unwrap_or_default();
         return Ok(Settled::CannotWrite(why));
     }
@@ -314,7 +319,7 @@ async fn refuse(shared: &Shared, job: &Job, error: &NatsError) -> Result<Settled
             "",
             &new_id(),
             &job.session_id(),
-            "invalid_batch",
+            ErrorCode::InvalidBatch,
             error.to_string(),
         ),
     };
@@ -411,9 +416,8 @@ impl Shared {
             agent_name: spec.name.clone(),
             declared: spec.inputs.clone(),
             sessions: Some(Sessions {
-                at: SessionsAt::Nats(self.options.url.clone()),
+                at: ChildSessions::Given(Arc::new(relay::Relayed(self.entries.clone()))),
                 store: self.sessions.clone(),
-                relay: Some(self.entries.clone()),
             }),
             // A dead worker's session is free once its lease expires.
             wait_held: self.options.timing.lease_ttl * 2,

@@ -1,6 +1,7 @@
 //! What a run leaves behind: the result envelope, progress for people, and the tagged
 //! transcript with its renderers.
 
+pub(crate) mod ci_report;
 pub mod events_schema;
 pub mod progress;
 pub mod render;

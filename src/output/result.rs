@@ -9,56 +9,11 @@ use serde_json::Value;
 
 use crate::engine::events::{Event, EventData, EventSink, RunCreated};
 use crate::engine::outcome::{RunStatus, RunTotals};
+use crate::engine::{ErrorCode, Limit};
 use crate::sync::lock;
 
-/// How a run ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum Status {
-    Completed,
-    Failed,
-    Invalid,
-    LimitReached,
-    InputRequired,
-    Interrupted,
-}
-
-impl Status {
-    /// The name in the result envelope (`completed`, `limit_reached`, …).
-    pub fn name(self) -> &'static str {
-        match self {
-            Status::Completed => "completed",
-            Status::Failed => "failed",
-            Status::Invalid => "invalid",
-            Status::LimitReached => "limit_reached",
-            Status::InputRequired => "input_required",
-            Status::Interrupted => "interrupted",
-        }
-    }
-
-    pub fn exit_code(self) -> u8 {
-        match self {
-            Status::Completed => 0,
-            Status::Failed => 1,
-            Status::Invalid => 2,
-            Status::LimitReached => 3,
-            Status::InputRequired => 4,
-            Status::Interrupted => 130,
-        }
-    }
-}
-
-impl From<RunStatus> for Status {
-    fn from(status: RunStatus) -> Self {
-        match status {
-            RunStatus::Completed => Status::Completed,
-            RunStatus::Failed => Status::Failed,
-            RunStatus::LimitReached => Status::LimitReached,
-            RunStatus::InputRequired => Status::InputRequired,
-            RunStatus::Interrupted => Status::Interrupted,
-        }
-    }
-}
+/// How a run ended: the engine's status (`invalid` for a run that never started).
+pub use crate::engine::outcome::RunStatus as Status;
 
 /// Token usage and cost of the whole run tree.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -91,7 +46,7 @@ pub struct RunResult {
     pub retries: u64,
     pub usage: ResultUsage,
     pub duration_ms: u64,
-    pub limit: Option<String>,
+    pub limit: Option<Limit>,
     pub error: Option<ResultError>,
     pub transcript: Option<String>,
     pub events: Option<String>,
@@ -106,7 +61,7 @@ impl RunResult {
         agent: &str,
         run_id: &str,
         session_id: &str,
-        code: &str,
+        code: ErrorCode,
         message: String,
     ) -> Self {
         Self::not_started(Status::Invalid, agent, (run_id, session_id), code, message)
@@ -118,7 +73,7 @@ impl RunResult {
         status: Status,
         agent: &str,
         (run_id, session_id): (&str, &str),
-        code: &str,
+        code: ErrorCode,
         message: String,
     ) -> Self {
         RunResult {
@@ -137,10 +92,7 @@ impl RunResult {
             usage: ResultUsage::default(),
             duration_ms: 0,
             limit: None,
-            error: Some(ResultError {
-                code: code.to_string(),
-                message,
-            }),
+            error: Some(ResultError { code, message }),
             transcript: None,
             events: None,
             warnings: Vec::new(),
@@ -171,7 +123,7 @@ impl ResultFold {
             Status::Interrupted,
             &event.agent,
             (&event.run_id, session),
-            "internal",
+            ErrorCode::Internal,
             "the run did not end".into(),
         )
     }
@@ -187,7 +139,7 @@ impl ResultFold {
             cost_usd: totals.cost_usd,
         };
         result.warnings = warnings.to_vec();
-        result.status = status.into();
+        result.status = status;
         result.exit_code = result.status.exit_code();
     }
 }
@@ -223,14 +175,44 @@ impl EventSink for ResultFold {
             }
             EventData::RunFailed(failed) => {
                 Self::ended(result, failed.status, &failed.totals, &failed.warnings);
-                result.limit = failed.error.details.limit.clone();
+                result.limit = failed.error.details.limit;
                 result.error = Some(ResultError {
-                    code: failed.error.code.clone(),
+                    code: failed.error.code,
                     message: failed.error.message.clone(),
                 });
             }
             _ => return,
         }
         result.duration_ms = started.elapsed().as_millis() as u64;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use crate::engine::RunStatus;
+    use crate::engine::events::Phase;
+
+    /// The events spell a run's phase as they always have: `queued`, `in_progress`, or the
+    /// status it ended with.
+    #[test]
+    fn a_phase_is_spelt_as_it_was() {
+        for status in RunStatus::ALL {
+            let name = json!(status.name());
+            assert_eq!(serde_json::to_value(Phase::from(status)).unwrap(), name);
+            assert_eq!(
+                serde_json::from_value::<Phase>(name).unwrap(),
+                Phase::Ended(status)
+            );
+        }
+        assert_eq!(
+            serde_json::to_value(Phase::InProgress).unwrap(),
+            json!("in_progress")
+        );
+        assert_eq!(
+            serde_json::from_value::<Phase>(json!("queued")).unwrap(),
+            Phase::Queued
+        );
     }
 }

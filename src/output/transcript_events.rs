@@ -182,7 +182,7 @@ impl<S: TranscriptSink> RunTranscript<S> {
                 let error = &failed.error;
                 let json = ErrorJson {
                     error: error.message.clone(),
-                    code: Some(error.code.clone()),
+                    code: Some(error.code.to_string()),
                     details: serde_json::to_value(&error.details).unwrap_or(Value::Null),
                     timestamp: Some(event.timestamp.clone()),
                 };

@@ -10,7 +10,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::pattern::Pattern;
+use crate::spec::pattern::Pattern;
 use crate::sync::lock;
 
 /// Who or what decided a call.

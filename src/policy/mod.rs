@@ -7,7 +7,6 @@
 
 mod approval;
 pub mod hooks;
-mod pattern;
 mod permissions;
 mod redact;
 
@@ -15,12 +14,12 @@ use std::sync::{Arc, OnceLock};
 
 use serde_json::Value;
 
+pub use crate::spec::pattern::Pattern;
 pub use approval::{
     Approval, ApprovalRequest, ApprovalRules, Approvals, ApproveAll, Approver, Decider,
     TerminalApprover,
 };
 pub use hooks::{HookOutcome, HookPoint, Hooks};
-pub use pattern::Pattern;
 pub use permissions::{Permissions, Ruling, Verdict};
 pub use redact::Redactor;
 

@@ -2,36 +2,10 @@
 //! a default for calls none matches. Deny wins over allow, allow over ask, so a broad
 //! `ask: [write_file]` can sit beside a narrow `allow: [write_file:path=src/**]`.
 
-use std::fmt;
-
-use schemars::JsonSchema;
-use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::pattern::Pattern;
-
-/// What happens to a call.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum Verdict {
-    /// It runs.
-    #[default]
-    Allow,
-    /// A person approves or denies it first.
-    Ask,
-    /// It does not run; the model gets an error saying why.
-    Deny,
-}
-
-impl fmt::Display for Verdict {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            Verdict::Allow => "allow",
-            Verdict::Ask => "ask",
-            Verdict::Deny => "deny",
-        })
-    }
-}
+use crate::spec::pattern::Pattern;
+pub use crate::spec::permissions::Verdict;
 
 /// The rules of one agent.
 #[derive(Debug, Clone, Default)]

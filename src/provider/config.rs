@@ -165,13 +165,13 @@ impl ProviderConfig {
     }
 }
 
-/// Run-wide options: a shared recorder for `--record`, shared stores for `--replay` (the
-/// model's exchanges, and the MCP servers').
+/// A run's cassettes, for its models: a shared recorder for `--record` (the MCP servers'
+/// exchanges go in it too), a shared store for `--replay` (the MCP servers' are
+/// `compile::BuildOptions`').
 #[derive(Debug, Clone, Default)]
 pub struct BuildOptions {
     pub record: Option<Arc<CassetteRecorder>>,
     pub replay: Option<Arc<ReplayStore>>,
-    pub mcp_replay: Option<Arc<crate::mcp::McpReplay>>,
 }
 
 /// Builds the provider for `cfg` with keys from the process environment.

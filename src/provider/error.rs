@@ -12,7 +12,7 @@ use std::time::Duration;
 use super::types::ModelRequest;
 
 /// What went wrong, at the granularity callers act on.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum ErrorKind {
     /// The env var named by `api_key_env` is unset or empty. Raised before any request.
     MissingKey,
@@ -63,23 +63,24 @@ impl ErrorKind {
 
     /// Parses [`ErrorKind::as_str`] back (used by cassettes).
     pub fn parse(s: &str) -> Option<Self> {
-        const ALL: [ErrorKind; 13] = [
-            ErrorKind::MissingKey,
-            ErrorKind::Auth,
-            ErrorKind::BadRequest,
-            ErrorKind::NotFound,
-            ErrorKind::RateLimited,
-            ErrorKind::Server,
-            ErrorKind::Network,
-            ErrorKind::Timeout,
-            ErrorKind::IncompleteStream,
-            ErrorKind::Protocol,
-            ErrorKind::ScriptExhausted,
-            ErrorKind::ReplayMiss,
-            ErrorKind::Config,
-        ];
-        ALL.into_iter().find(|k| k.as_str() == s)
+        Self::ALL.into_iter().find(|k| k.as_str() == s)
     }
+
+    pub const ALL: [ErrorKind; 13] = [
+        ErrorKind::MissingKey,
+        ErrorKind::Auth,
+        ErrorKind::BadRequest,
+        ErrorKind::NotFound,
+        ErrorKind::RateLimited,
+        ErrorKind::Server,
+        ErrorKind::Network,
+        ErrorKind::Timeout,
+        ErrorKind::IncompleteStream,
+        ErrorKind::Protocol,
+        ErrorKind::ScriptExhausted,
+        ErrorKind::ReplayMiss,
+        ErrorKind::Config,
+    ];
 }
 
 /// A failed model call: kind, the provider's own message, an optional hint on what to

@@ -23,18 +23,10 @@ use serde_json::Value;
 use super::error::{ProviderError, shorten};
 use super::http::Secret;
 
-/// What the key is replaced by.
-pub const REDACTED: &str = "[REDACTED]";
-
 /// Longest message (in bytes) of an error from a server, applied after redaction.
 pub const MAX_MESSAGE: usize = 500;
 
-pub use crate::secrets::MIN_SECRET_LEN;
-
-/// Whether `value` is long enough to be redacted (see [`MIN_SECRET_LEN`]).
-pub fn is_redactable(value: &str) -> bool {
-    value.chars().count() >= MIN_SECRET_LEN
-}
+pub use crate::secrets::{MIN_SECRET_LEN, REDACTED, is_redactable};
 
 /// `text` with every occurrence of the key replaced by [`REDACTED`] (a key shorter than
 /// [`MIN_SECRET_LEN`] is left alone).

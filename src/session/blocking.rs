@@ -4,6 +4,7 @@
 use tokio::runtime::Runtime;
 
 use super::{Ended, ResumeRequest, RunRequest, Stop};
+use crate::engine::ErrorCode;
 use crate::output::result::Status;
 
 /// Runs `request` to its end.
@@ -22,6 +23,6 @@ pub fn resume(request: ResumeRequest) -> Result<Ended, Stop> {
 pub fn runtime() -> Result<Runtime, Stop> {
     super::servers::runtime().map_err(|message| Stop {
         status: Status::Failed,
-        ..Stop::invalid("runtime", message)
+        ..Stop::invalid(ErrorCode::Runtime, message)
     })
 }

@@ -13,6 +13,7 @@ use super::run_dir::RunDir;
 use super::watch::{SpecReloader, reloader, swap_between_runs};
 use super::{RunRequest, RunSettings};
 use crate::compile::run_limits;
+use crate::engine::ErrorCode;
 use crate::engine::budget::Budget;
 use crate::engine::checkpointing::{Checkpointer, Durability};
 use crate::engine::clock::new_id;
@@ -46,7 +47,7 @@ impl Conversation {
             inputs.clone(),
             String::new(),
         )
-        .map_err(|message| Stop::invalid("checkpoint_dir", message))?;
+        .map_err(|message| Stop::invalid(ErrorCode::CheckpointDir, message))?;
         let ids = (chat_id, session_id);
         let settings = &request.settings;
         let prepared = Request::new(

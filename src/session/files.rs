@@ -12,7 +12,6 @@ use serde_json::{Map, Value};
 use super::resume_data::ResumeData;
 use crate::checkpoint::{
     CheckpointError, CheckpointRef, CheckpointStore, SessionHold, SessionMetadata, SessionStatus,
-    SessionsAt,
 };
 use crate::engine::AgentState;
 pub use crate::engine::checkpointing::SaveError;
@@ -20,6 +19,7 @@ use crate::engine::checkpointing::{Checkpointer, Durability};
 use crate::engine::clock::{new_id, now_rfc3339};
 use crate::engine::outcome::RunStatus;
 use crate::engine::pending::Pending;
+use crate::nats::SessionsAt;
 use crate::spec::AgentSpec;
 use crate::spec::agent::Checkpoints;
 use crate::spec::model::ModelRef;
@@ -275,14 +275,7 @@ impl Checkpointer for SessionFiles {
         if let Ok(mut metadata) = self.metadata.lock() {
             list_run(&mut metadata, run_id);
         }
-        let status = match status {
-            RunStatus::Completed => SessionStatus::Completed,
-            RunStatus::Failed => SessionStatus::Failed,
-            RunStatus::LimitReached => SessionStatus::LimitReached,
-            RunStatus::InputRequired => SessionStatus::InputRequired,
-            RunStatus::Interrupted => SessionStatus::Interrupted,
-        };
-        self.write(state, status, pending, Durability::Now)
+        self.write(state, status.into(), pending, Durability::Now)
     }
 
     fn session_lost(&self) -> bool {

@@ -10,8 +10,9 @@ use super::event_log::{EventLog, EventStream};
 use super::prepare::Stop;
 use super::request::{Answer, ResumeRequest, RunSettings};
 use super::{Cancel, resume};
-use crate::checkpoint::SessionsAt;
+use crate::engine::ErrorCode;
 use crate::engine::outcome::RunOutcome;
+use crate::nats::SessionsAt;
 use crate::output::result::{RunResult, Status};
 
 /// How a run ended.
@@ -95,7 +96,10 @@ impl RunHandle {
         self.task.await.unwrap_or_else(|error| {
             Err(Stop {
                 status: Status::Failed,
-                ..Stop::invalid("internal", format!("the run's task failed: {error}"))
+                ..Stop::invalid(
+                    ErrorCode::Internal,
+                    format!("the run's task failed: {error}"),
+                )
             })
         })
     }
@@ -111,7 +115,7 @@ impl RunHandle {
             ..self.settings.clone()
         };
         let ended = self.outcome().await?;
-        let refused = |message: String| Stop::invalid("invalid_session", message);
+        let refused = |message: String| Stop::invalid(ErrorCode::InvalidSession, message);
         if ended.result.status != Status::InputRequired {
             return Err(refused(format!(
                 "session `{session_id}` does not wait for an answer: its run ended {}",

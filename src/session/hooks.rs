@@ -9,6 +9,7 @@ use tokio::sync::watch;
 
 use super::prepare::Stop;
 use crate::engine::Agent;
+use crate::engine::ErrorCode;
 use crate::output::result::{RunResult, Status};
 use crate::policy::hooks::RunHookInput;
 use crate::policy::{HookPoint, Hooks};
@@ -44,7 +45,7 @@ impl RunHooks {
             }
             Err(refused) => Err(Stop {
                 status: Status::Failed,
-                ..Stop::invalid("hook", refused.to_string()).named(agent)
+                ..Stop::invalid(ErrorCode::Hook, refused.to_string()).named(agent)
             }),
         }
     }

@@ -11,6 +11,7 @@ use super::run::{Launch, Opening};
 use serde_json::{Map, Value};
 
 use crate::checkpoint::{CheckpointError, check_session_id};
+use crate::engine::ErrorCode;
 use crate::spec::AgentSpec;
 use crate::spec::inputs::resolve_inputs;
 use crate::spec::model::{ModelRef, ModelShorthand, override_model};
@@ -21,10 +22,10 @@ pub fn launch_of(request: &RunRequest, ids: (String, String)) -> Result<Launch, 
     if let Some(path) = &request.script {
         // The file's model is replaced, not overridden: its key is then not needed.
         let scripted = scripted_model(path)
-            .map_err(|m| Stop::invalid("invalid_model", m).named(&spec.name))?;
+            .map_err(|m| Stop::invalid(ErrorCode::InvalidModel, m).named(&spec.name))?;
         spec.model = Some(scripted);
     }
-    let invalid = |code: &str, message: String| Stop::invalid(code, message).named(&spec.name);
+    let invalid = |code: ErrorCode, message: String| Stop::invalid(code, message).named(&spec.name);
     // Even when the agent keeps no checkpoints: the id is in every event and result.
     check_session_id(&ids.1).map_err(|error| invalid(error.code(), error.to_string()))?;
     let inputs = resolve_inputs_of(&spec, &request.inputs)?;
@@ -35,7 +36,7 @@ pub fn launch_of(request: &RunRequest, ids: (String, String)) -> Result<Launch, 
                 .read_to_string(&mut text)
                 .map_err(|error| {
                     invalid(
-                        "invalid_input",
+                        ErrorCode::InvalidInput,
                         format!("cannot read --input from stdin: {error}"),
                     )
                 })?;
@@ -45,7 +46,12 @@ pub fn launch_of(request: &RunRequest, ids: (String, String)) -> Result<Launch, 
     };
     let model_override = match request.model.as_deref().map(ModelShorthand::parse) {
         Some(Ok(chosen)) => Some(chosen_model(spec.model.as_ref(), &chosen)),
-        Some(Err(message)) => return Err(invalid("invalid_model", format!("--model: {message}"))),
+        Some(Err(message)) => {
+            return Err(invalid(
+                ErrorCode::InvalidModel,
+                format!("--model: {message}"),
+            ));
+        }
         None => None,
     };
     let sessions = super::files::sessions_at(&spec, request.sessions.as_ref());
@@ -58,7 +64,7 @@ pub fn launch_of(request: &RunRequest, ids: (String, String)) -> Result<Launch, 
     )
     .map_err(|error| match error {
         CheckpointError::Io { .. } => invalid(
-            "checkpoint_dir",
+            ErrorCode::CheckpointDir,
             format!("cannot use the checkpoint directory: {error}"),
         ),
         refused => invalid(refused.code(), refused.to_string()),
@@ -93,7 +99,7 @@ pub fn resolve_inputs_of(spec: &AgentSpec, given: &Inputs) -> Result<Map<String,
     match given {
         Inputs::Vars { file, vars } => inputs(spec, file.as_deref(), vars),
         Inputs::Values(values) => resolve_inputs(&spec.inputs, values.clone(), &[])
-            .map_err(|e| Stop::invalid("invalid_input", e.to_string()).named(&spec.name)),
+            .map_err(|e| Stop::invalid(ErrorCode::InvalidInput, e.to_string()).named(&spec.name)),
     }
 }
 

@@ -12,10 +12,12 @@ use tokio::sync::watch;
 
 use super::files::SessionFiles;
 use super::servers::RunningServers;
+use crate::compile::BuildOptions;
 use crate::compile::{
     CompileError, CompileInput, EnvLookup, HumanInput, Sandbox, TemplateContext, check_models,
     compile_agent, file_dir,
 };
+use crate::engine::ErrorCode;
 use crate::engine::budget::Budget;
 use crate::engine::checkpointing::Checkpointer;
 use crate::engine::clock::now_rfc3339;
@@ -23,7 +25,6 @@ use crate::engine::events::Emitter;
 use crate::engine::{Agent, RunContext};
 use crate::mcp::McpServers;
 use crate::output::result::Status;
-use crate::provider::BuildOptions;
 use crate::spec::AgentSpec;
 use crate::spec::inputs::{Vars, parse_var, read_vars_file, resolve_inputs};
 use crate::spec::load::load_agent;
@@ -39,7 +40,7 @@ pub struct Stop {
     /// when MCP servers could not start.
     pub status: Status,
     /// The result's error code.
-    pub code: String,
+    pub code: ErrorCode,
     pub message: String,
     /// What to print instead of `error: {message}`: the located diagnostics.
     pub printed: Option<String>,
@@ -48,10 +49,10 @@ pub struct Stop {
 }
 
 impl Stop {
-    pub fn invalid(code: &str, message: impl Into<String>) -> Self {
+    pub fn invalid(code: ErrorCode, message: impl Into<String>) -> Self {
         Stop {
             status: Status::Invalid,
-            code: code.to_string(),
+            code,
             message: message.into(),
             printed: None,
             agent: String::new(),
@@ -99,7 +100,7 @@ pub fn load(agent_file: &Path) -> Result<AgentSpec, Stop> {
                 "{} is not a valid agent file ({errors} error(s))",
                 agent_file.display()
             );
-            let mut stop = Stop::invalid("invalid_agent", message);
+            let mut stop = Stop::invalid(ErrorCode::InvalidAgent, message);
             stop.printed = Some(lines.join("\n"));
             Err(stop)
         }
@@ -128,7 +129,7 @@ fn no_such_file(agent_file: &Path) -> Stop {
         None => String::new(),
     };
     Stop::invalid(
-        "invalid_agent",
+        ErrorCode::InvalidAgent,
         format!("no such file: {}{hint}", agent_file.display()),
     )
 }
@@ -140,7 +141,8 @@ pub fn inputs(
     vars_file: Option<&Path>,
     vars: &[String],
 ) -> Result<Map<String, Value>, Stop> {
-    let invalid = |message: String| Stop::invalid("invalid_input", message).named(&spec.name);
+    let invalid =
+        |message: String| Stop::invalid(ErrorCode::InvalidInput, message).named(&spec.name);
     let file_values = match vars_file {
         Some(path) => read_vars_file(path).map_err(|e| invalid(e.to_string()))?,
         None => Vars::default(),
@@ -192,11 +194,12 @@ impl Request {
         ids: (String, String),
         settings: &super::RunSettings,
     ) -> Result<Self, Stop> {
-        let invalid = |code: &str, message: String| Stop::invalid(code, message).named(&spec.name);
-        let build =
-            super::sources::build_options(settings).map_err(|m| invalid("invalid_cassette", m))?;
-        let human =
-            super::sources::human_input(settings).map_err(|m| invalid("invalid_answers", m))?;
+        let invalid =
+            |code: ErrorCode, message: String| Stop::invalid(code, message).named(&spec.name);
+        let build = super::sources::build_options(settings)
+            .map_err(|m| invalid(ErrorCode::InvalidCassette, m))?;
+        let human = super::sources::human_input(settings)
+            .map_err(|m| invalid(ErrorCode::InvalidAnswers, m))?;
         let run_dir = settings.run_dir.as_ref().and_then(|o| o.dir.as_deref());
         let state_dirs = state_dirs(&spec, run_dir);
         Ok(Request {
@@ -408,7 +411,7 @@ impl Prepared {
             .map_err(|error| self.located(&error)),
             None if !self.input_text.is_empty() => Ok(self.input_text.clone()),
             None => Err(Stop::invalid(
-                "invalid_input",
+                ErrorCode::InvalidInput,
                 "nothing to say: the agent has no `prompt` and no --input was given",
             )
             .named(&self.spec.name)),
@@ -443,8 +446,8 @@ fn located(agent_file: &Path, agent: &str, error: &CompileError) -> Stop {
         error.code()
     );
     let code = match error.kind() {
-        CompileError::Mcp(_) => "mcp_server",
-        _ => "invalid_agent",
+        CompileError::Mcp(_) => ErrorCode::McpServer,
+        _ => ErrorCode::InvalidAgent,
     };
     let mut stop = Stop::invalid(code, error.to_string()).named(agent);
     stop.printed = Some(printed);

@@ -7,8 +7,8 @@ use std::sync::Arc;
 use serde_json::{Map, Value};
 
 use super::Cancel;
-use crate::checkpoint::SessionsAt;
 use crate::engine::events::EventSink;
+use crate::nats::SessionsAt;
 use crate::output::progress::ProgressStyle;
 use crate::output::result::RunResult;
 

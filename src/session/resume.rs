@@ -19,6 +19,7 @@ use crate::engine::AgentState;
 use crate::engine::clock::{new_id, now_rfc3339};
 use crate::engine::pending::Pending;
 use crate::engine::resume::{Answer, Decisions, Reply};
+use crate::engine::{ErrorCode, RunStatus};
 use crate::mcp::check_form_answer;
 use crate::provider::Message;
 use crate::spec::AgentSpec;
@@ -34,7 +35,7 @@ not have taken effect. Check its effect before calling it again.";
 /// What `resume` runs: the session's agent file again, from its checkpoint, with what the
 /// checkpoint lacked settled first.
 pub fn launch_of(args: &ResumeRequest, run_id: String) -> Result<Launch, Stop> {
-    let fail = |message: String| Stop::invalid("invalid_session", message);
+    let fail = |message: String| Stop::invalid(ErrorCode::InvalidSession, message);
     let at = &args.sessions;
     let from_checkpoint = args.branch.as_ref().map(|(step, _)| *step);
     let store = at.open().map_err(|e| fail(e.to_string()))?;
@@ -65,7 +66,8 @@ pub fn launch_of(args: &ResumeRequest, run_id: String) -> Result<Launch, Stop> {
     for warning in store.take_warnings() {
         eprintln!("warning: {warning}");
     }
-    if from_checkpoint.is_none() && checkpoint.status == SessionStatus::Completed {
+    if from_checkpoint.is_none() && checkpoint.status == SessionStatus::Ended(RunStatus::Completed)
+    {
         return Err(fail(format!(
             "session `{}` is completed; branch from one of its steps with --from-checkpoint N --branch NAME",
             args.session_id
@@ -159,7 +161,7 @@ fn refuse_widening(
         return Ok(());
     }
     Err(Stop::invalid(
-        "widened_definition",
+        ErrorCode::WidenedDefinition,
         format!(
             "{} (or a file it references) now gives an agent more than the session was started with ({}); resume with --allow-widening to accept that",
             file.display(),
@@ -202,7 +204,7 @@ fn settle(
             let question = waiting.asked().map_or("", |asked| asked.question);
             let Some(answer) = text_of(args.answer.as_ref()) else {
                 return Err(Stop::invalid(
-                    "invalid_session",
+                    ErrorCode::InvalidSession,
                     format!(
                         "session `{}` waits for an answer to \"{question}\": pass --answer TEXT",
                         args.session_id
@@ -212,7 +214,7 @@ fn settle(
             if let Some(form) = waiting.form() {
                 check_form_answer(&answer, &form.schema).map_err(|problem| {
                     Stop::invalid(
-                        "invalid_answer",
+                        ErrorCode::InvalidAnswer,
                         format!(
                             "session `{}` waits for a form of MCP server `{}`: {problem}",
                             args.session_id, form.server
@@ -240,7 +242,7 @@ fn decisions(waiting: &Pending, args: &ResumeRequest) -> Result<Decisions, Stop>
         _ => (&[][..], &[][..], None),
     };
     let calls = waiting.approving().map(|a| a.calls).unwrap_or_default();
-    let fail = |message: String| Stop::invalid("invalid_session", message);
+    let fail = |message: String| Stop::invalid(ErrorCode::InvalidSession, message);
     let listed = || {
         let each: Vec<String> = calls
             .iter()

@@ -11,13 +11,14 @@ use super::hooks::RunHooks;
 use super::prepare::{Prepared, Request, Stop};
 use super::run_dir::RunDir;
 use super::{RunSettings, watch};
-use crate::checkpoint::SessionsAt;
 use crate::compile::run_limits;
+use crate::engine::ErrorCode;
 use crate::engine::agent::Reloader;
 use crate::engine::budget::Budget;
 use crate::engine::resume::Answer;
 use crate::engine::run::{RunStart, Settle, drive};
 use crate::engine::{Agent, AgentState, RunContext};
+use crate::nats::SessionsAt;
 use crate::provider::Message;
 
 /// What starts a run.
@@ -122,7 +123,7 @@ async fn begin(
     // A resumed session keeps counting where it stopped: limits are per session.
     let spent = state.spent_so_far();
     let budget = Budget::resumed(run_limits(&prepared.spec.limits), &spent)
-        .map_err(|message| Stop::invalid("invalid_checkpoint", message))?;
+        .map_err(|message| Stop::invalid(ErrorCode::InvalidCheckpoint, message))?;
     let mut ctx = prepared.context(
         emitter,
         Arc::new(budget),
@@ -175,7 +176,8 @@ async fn see_through(
     drop(ctx);
     let agent_file = prepared.agent_file.clone();
     prepared.shutdown().await;
-    let result = result.ok_or_else(|| Stop::invalid("internal", "the run left no result"))?;
+    let result =
+        result.ok_or_else(|| Stop::invalid(ErrorCode::Internal, "the run left no result"))?;
     Ok(Ended {
         result,
         outcome,

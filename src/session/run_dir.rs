@@ -16,6 +16,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use super::prepare::Stop;
 use super::request::{Report, RunDirOptions};
+use crate::engine::ErrorCode;
 use crate::engine::events::{Emitter, EventBus, EventSink, JsonlSink};
 use crate::fsutil::write_atomically;
 use crate::output::progress::Progress;
@@ -75,7 +76,7 @@ impl RunDir {
             .unwrap_or_else(|| runs_dir().join(run_id));
         let cannot = |path: &Path, error: std::io::Error| {
             Stop::invalid(
-                "run_dir",
+                ErrorCode::RunDir,
                 format!("cannot create {}: {error}", path.display()),
             )
         };
@@ -96,7 +97,7 @@ impl RunDir {
             Some(path) => {
                 let file = File::create(path).map_err(|error| {
                     Stop::invalid(
-                        "invalid_events",
+                        ErrorCode::InvalidEvents,
                         format!("cannot create --events {path}: {error}"),
                     )
                 })?;

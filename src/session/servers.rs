@@ -8,6 +8,7 @@ use tokio::runtime::Runtime;
 use tokio::sync::watch;
 
 use crate::compile::{CompileError, CompileInput, start_mcp_servers};
+use crate::engine::ErrorCode;
 use crate::mcp::{McpServers, StartErrorKind};
 use crate::output::result::Status;
 
@@ -21,7 +22,7 @@ pub struct StartFailure {
     /// `invalid` (exit 2) for a configuration problem, `failed` (1), `interrupted` (130).
     pub status: Status,
     /// The result's error code: `mcp_server`, or `invalid_agent` for the rest of the file.
-    pub code: &'static str,
+    pub code: ErrorCode,
     pub message: String,
 }
 
@@ -39,12 +40,12 @@ impl RunningServers {
                     StartErrorKind::Failed => Status::Failed,
                     StartErrorKind::Interrupted => Status::Interrupted,
                 },
-                code: "mcp_server",
+                code: ErrorCode::McpServer,
                 message: error.to_string(),
             }),
             Err(error) => Err(StartFailure {
                 status: Status::Invalid,
-                code: "invalid_agent",
+                code: ErrorCode::InvalidAgent,
                 message: error.to_string(),
             }),
         }

@@ -5,20 +5,20 @@ use std::path::Path;
 use std::sync::Arc;
 
 use super::RunSettings;
-use crate::compile::HumanInput;
+use crate::compile::{BuildOptions, HumanInput};
 use crate::policy::{ApprovalRules, Approvals, ApproveAll, Approver, TerminalApprover};
-use crate::provider::BuildOptions;
 use crate::tools::{AnswerSource, AnswersFile, Terminal};
 
 /// Recording or replaying, as asked.
 pub fn build_options(settings: &RunSettings) -> Result<BuildOptions, String> {
     let mut build = BuildOptions::default();
     if let Some(path) = &settings.record {
-        build.record =
+        build.models.record =
             Some(crate::provider::CassetteRecorder::create(path).map_err(|e| e.to_string())?);
     }
     if let Some(path) = &settings.replay {
-        build.replay = Some(crate::provider::ReplayStore::load(path).map_err(|e| e.to_string())?);
+        build.models.replay =
+            Some(crate::provider::ReplayStore::load(path).map_err(|e| e.to_string())?);
         build.mcp_replay = Some(crate::mcp::McpReplay::load(path)?);
     }
     Ok(build)

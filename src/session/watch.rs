@@ -12,6 +12,7 @@ use serde_json::Value;
 
 use crate::compile::{CompileInput, Sandbox, compile_agent};
 use crate::engine::Agent;
+use crate::engine::ErrorCode;
 use crate::engine::agent::{ReloadOutcome, Reloader};
 use crate::engine::events::{Emitter, ReloadFailed, Reloaded};
 use crate::reload::FileWatcher;
@@ -176,7 +177,7 @@ pub fn reloader(
     };
     SpecReloader::new(started, compile, allow_widening)
         .map(Arc::new)
-        .map_err(|message| super::prepare::Stop::invalid("watch", message))
+        .map_err(|message| super::prepare::Stop::invalid(ErrorCode::Watch, message))
 }
 
 /// Between two runs (chat turns): a saved change of the agent file takes over from here.

@@ -192,8 +192,8 @@ impl fmt::Display for Diagnostic {
 /// replaced in their messages and hints: a message may quote a value of any file a
 /// definition references.
 pub fn redacted(mut diagnostics: Vec<Diagnostic>) -> Vec<Diagnostic> {
-    static REDACTOR: std::sync::LazyLock<crate::policy::Redactor> =
-        std::sync::LazyLock::new(crate::policy::Redactor::default);
+    static REDACTOR: std::sync::LazyLock<crate::secrets::TextRedactor> =
+        std::sync::LazyLock::new(crate::secrets::TextRedactor::default);
     for diagnostic in &mut diagnostics {
         if let Some(message) = REDACTOR.redact_text(&diagnostic.message) {
             diagnostic.message = message;

@@ -9,8 +9,7 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::{Map, Value};
 
 use super::duration::HumanDuration;
-// The script's shape is the scripted provider's own; one definition serves both.
-pub use crate::provider::scripted::{ScriptedResponse, ScriptedToolCall, ScriptedUsage};
+pub use super::script::{ScriptedResponse, ScriptedToolCall, ScriptedUsage};
 
 /// The model an agent talks to.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]

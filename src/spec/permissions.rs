@@ -2,10 +2,33 @@
 //! never run (docs/permissions.md). The patterns are checked by `runner validate` and
 //! compiled into the engine's policy (`crate::policy`).
 
+use std::fmt;
+
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-pub use crate::policy::Verdict;
+/// What happens to a call.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Verdict {
+    /// It runs.
+    #[default]
+    Allow,
+    /// A person approves or denies it first.
+    Ask,
+    /// It does not run; the model gets an error saying why.
+    Deny,
+}
+
+impl fmt::Display for Verdict {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Verdict::Allow => "allow",
+            Verdict::Ask => "ask",
+            Verdict::Deny => "deny",
+        })
+    }
+}
 
 /// Rules over the agent's tool calls: `deny` wins, then `allow`, then `ask`; `default`
 /// decides the calls no pattern matches. Sub-agents and handoff targets without their own

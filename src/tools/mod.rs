@@ -34,6 +34,7 @@ mod text;
 mod workspace;
 mod write_file;
 
+pub use crate::secrets::{NATS_CREDENTIAL_VARS, is_secret_name};
 pub use ask_user::{AnswerSource, AnswersFile, AskUserTool, Asked, Question, Terminal};
 pub use builtin::build_builtin;
 pub use child::{End, Finished, run_child};
@@ -44,7 +45,7 @@ pub use list_dir::ListDirTool;
 pub use protected::Protected;
 pub use read_file::ReadFileTool;
 pub use search_files::SearchFilesTool;
-pub use shell::{ShellTool, is_secret_name, scrub_env};
+pub use shell::{ShellTool, scrub_env};
 pub use workspace::Workspace;
 pub use write_file::WriteFileTool;
 

@@ -20,6 +20,7 @@ use serde_json::{Value, json};
 use super::child::{End, Finished, run_child};
 use super::text::capped_text;
 use super::{BoxFuture, Signature, Tool, ToolContext, ToolOutput, Workspace};
+use crate::secrets::is_secret_name;
 
 /// The default time a program may run.
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(60);
@@ -199,18 +200,6 @@ pub fn scrub_env(
             !is_secret_name(&name, deny)
         })
         .collect()
-}
-
-/// Whether the variable `name` holds a secret: the names [`scrub_env`] drops.
-pub fn is_secret_name(name: &str, deny: &[String]) -> bool {
-    let upper = name.to_ascii_uppercase();
-    upper == "OPENAI_API_KEY"
-        || upper == "ANTHROPIC_API_KEY"
-        || upper == "API_KEY"
-        || upper.ends_with("_API_KEY")
-        || upper.ends_with("_TOKEN")
-        || crate::nats::connect::CREDENTIAL_VARS.contains(&upper.as_str())
-        || deny.iter().any(|d| d == name)
 }
 
 fn show_duration(duration: Duration) -> String {

@@ -51,7 +51,6 @@ async fn record_then_replay_without_network_or_key() {
         let opts = BuildOptions {
             record: Some(CassetteRecorder::create(&path).unwrap()),
             replay: None,
-            ..BuildOptions::default()
         };
         let provider =
             build_provider_with(&config(ProviderKind::OpenAi, &server, 1), &opts, &fake_env)
@@ -81,7 +80,6 @@ async fn record_then_replay_without_network_or_key() {
     let opts = BuildOptions {
         record: None,
         replay: Some(store),
-        ..BuildOptions::default()
     };
     let mut cfg = config(ProviderKind::OpenAi, &MockServer::start(), 1);
     cfg.base_url = Some("http://127.0.0.1:9/unused".into());
@@ -111,7 +109,6 @@ async fn a_replay_miss_shows_the_closest_recorded_request() {
         let opts = BuildOptions {
             record: Some(CassetteRecorder::create(&path).unwrap()),
             replay: None,
-            ..BuildOptions::default()
         };
         let provider = build_provider_with(
             &config(ProviderKind::Anthropic, &server, 1),
@@ -127,7 +124,6 @@ async fn a_replay_miss_shows_the_closest_recorded_request() {
     let opts = BuildOptions {
         record: None,
         replay: Some(ReplayStore::load(&path).unwrap()),
-        ..BuildOptions::default()
     };
     let server = MockServer::start();
     let provider =
@@ -189,7 +185,6 @@ async fn the_cassette_never_holds_the_key_even_when_the_model_says_it() {
     let opts = BuildOptions {
         record: Some(CassetteRecorder::create(&path).unwrap()),
         replay: None,
-        ..BuildOptions::default()
     };
     let provider =
         build_provider_with(&config(ProviderKind::OpenAi, &server, 1), &opts, &fake_env).unwrap();

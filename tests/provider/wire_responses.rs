@@ -406,7 +406,6 @@ async fn record_then_replay_through_a_cassette() {
         let opts = BuildOptions {
             record: Some(CassetteRecorder::create(&path).unwrap()),
             replay: None,
-            ..BuildOptions::default()
         };
         converse(build_provider_with(&config(KIND, &server, 1), &opts, &fake_env).unwrap()).await
     };
@@ -432,7 +431,6 @@ async fn record_then_replay_through_a_cassette() {
     let opts = BuildOptions {
         record: None,
         replay: Some(ReplayStore::load(&path).unwrap()),
-        ..BuildOptions::default()
     };
     let mut cfg = config(KIND, &MockServer::start(), 1);
     cfg.base_url = Some("http://127.0.0.1:9/unused".into());

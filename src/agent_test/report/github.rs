@@ -3,7 +3,7 @@
 //! its assertions), written with `runner validate`'s workflow-command code.
 
 use crate::agent_test::outcome::{CaseReport, Verdict};
-use crate::cli::ci_report::{At, github_annotation};
+use crate::output::ci_report::{At, github_annotation};
 use crate::spec::Severity;
 
 pub fn annotations(cases: &[CaseReport]) -> String {

@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use crate::agent_test::outcome::{CaseReport, Totals, Verdict};
-use crate::cli::ci_report::escape;
+use crate::output::ci_report::escape;
 
 pub fn junit_report(cases: &[CaseReport], totals: &Totals, elapsed: Duration) -> String {
     let mut files: Vec<PathBuf> = Vec::new();

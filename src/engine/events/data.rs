@@ -6,8 +6,9 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::engine::outcome::{RunStatus, RunTotals};
+use crate::engine::outcome::{RunStatus, RunTotals, StartedRunStatus};
 use crate::engine::plan::{PlanStep, PlanStepStatus};
+use crate::engine::{ErrorCode, Limit};
 use crate::policy::{Decider, HookOutcome, HookPoint, Verdict};
 use crate::provider::{FinishReason, Message, ToolCall, Usage};
 use crate::tools::ToolOutput;
@@ -108,28 +109,36 @@ event_types! {
     "agent.definition.reload_failed" => ReloadFailed(ReloadFailed),
 }
 
-/// Where a run is in its life.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+/// Where a run is in its life: not yet going, going, or ended (spelt as its status).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum Phase {
     Queued,
     InProgress,
-    Completed,
-    Failed,
-    LimitReached,
-    InputRequired,
-    Interrupted,
+    #[serde(untagged)]
+    Ended(RunStatus),
 }
 
 impl From<RunStatus> for Phase {
     fn from(status: RunStatus) -> Self {
-        match status {
-            RunStatus::Completed => Phase::Completed,
-            RunStatus::Failed => Phase::Failed,
-            RunStatus::LimitReached => Phase::LimitReached,
-            RunStatus::InputRequired => Phase::InputRequired,
-            RunStatus::Interrupted => Phase::Interrupted,
-        }
+        Phase::Ended(status)
+    }
+}
+
+impl JsonSchema for Phase {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "Phase".into()
+    }
+
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        let mut names = vec!["queued", "in_progress"];
+        names.extend(RunStatus::names(RunStatus::ends_a_started_run));
+        schemars::json_schema!({
+            "type": "string",
+            "enum": names,
+            "description": "Where a run is in its life.",
+        })
     }
 }
 
@@ -422,6 +431,7 @@ pub struct PlanStepChanged {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct RunCompleted {
+    #[schemars(with = "StartedRunStatus")]
     pub status: RunStatus,
     /// `[{role: "assistant", text}]`.
     pub final_messages: Vec<Message>,
@@ -445,6 +455,7 @@ impl RunCompleted {
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct RunFailed {
+    #[schemars(with = "StartedRunStatus")]
     pub status: RunStatus,
     pub error: Failure,
     pub totals: RunTotals,
@@ -454,7 +465,8 @@ pub struct RunFailed {
 /// Why a run did not complete.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Failure {
-    pub code: String,
+    #[schemars(with = "String")]
+    pub code: ErrorCode,
     pub message: String,
     pub details: FailureDetails,
 }
@@ -462,7 +474,8 @@ pub struct Failure {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct FailureDetails {
     /// The bound that stopped the run (`limit_reached`), e.g. `max_tool_calls`.
-    pub limit: Option<String>,
+    #[schemars(with = "Option<String>")]
+    pub limit: Option<Limit>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]

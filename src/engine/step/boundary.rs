@@ -1,6 +1,8 @@
 //! Step boundaries: a step's number and start, its end (completed, failed or paused),
 //! and what happens between steps: `stop_when`, the time bound, the checkpoint, a reload.
 
+use crate::engine::ErrorCode;
+use crate::engine::Limit;
 use crate::engine::agent::{Agent, Halt, HaltReason, RunContext};
 use crate::engine::budget::LimitHit;
 use crate::engine::checkpointing::Durability;
@@ -66,12 +68,14 @@ pub fn after_step(agent: &Agent, state: AgentState, ctx: &RunContext) -> Result<
         let totals = ctx.budget.totals();
         match stop_when.check(&state, &totals, ctx.budget.elapsed().as_millis() as u64) {
             Ok(true) => {
-                let hit =
-                    LimitHit::new("stop_when", format!("`{}` became true", stop_when.source()));
+                let hit = LimitHit::new(
+                    Limit::StopWhen,
+                    format!("`{}` became true", stop_when.source()),
+                );
                 return Err(Halt::new(state, HaltReason::Limit(hit)));
             }
             Ok(false) => {}
-            Err(message) => return Err(Halt::failed(state, "stop_when", message)),
+            Err(message) => return Err(Halt::failed(state, ErrorCode::StopWhen, message)),
         }
     }
     if let Err(hit) = ctx.budget.check_time() {
@@ -163,7 +167,7 @@ pub fn save_checkpoint(
             let message = format!(
                 "the checkpoint could not be saved ({message}); the run stops so that a resume never runs a finished call again"
             );
-            Err(Halt::failed(state, "checkpoint_write", message))
+            Err(Halt::failed(state, ErrorCode::CheckpointWrite, message))
         }
     }
 }

@@ -10,5 +10,5 @@ pub use answer::{check_structured, parse_json_answer};
 pub use boundary::{
     AfterStep, SavePoint, StepEnd, after_step, end_step, fail_step, save_checkpoint, start_step,
 };
-pub use model_call::{CallOptions, XML_FORMAT, call_model};
+pub use model_call::{CallOptions, call_model};
 pub use tool_turn::{result_for_model, run_approved_tools, run_tools};

@@ -3,6 +3,7 @@
 
 use std::sync::Arc;
 
+use crate::engine::ErrorCode;
 use crate::engine::agent::{Agent, Halt, HaltReason, RunContext};
 use crate::engine::budget::{LimitHit, timeout_hit};
 use crate::engine::clock::new_id;
@@ -75,7 +76,7 @@ pub async fn call_model(
         if retries >= allowed {
             return Err(Halt::failed(
                 next,
-                XML_FORMAT,
+                ErrorCode::XmlFormat,
                 format!(
                     "{} replies in a row had no valid action: {feedback}",
                     retries + 1
@@ -86,9 +87,6 @@ pub async fn call_model(
         state = next.with_message(Message::user(feedback));
     }
 }
-
-/// The failure code of a model that kept replying without a valid action.
-pub const XML_FORMAT: &str = "xml_format";
 
 async fn call_model_once(
     agent: &Agent,
@@ -194,7 +192,7 @@ async fn call_model_once(
             None => {
                 return Err(Halt::failed(
                     state,
-                    &format!("provider_{}", error.kind.as_str()),
+                    ErrorCode::Provider(error.kind),
                     error.to_string(),
                 ));
             }

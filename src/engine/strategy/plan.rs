@@ -12,6 +12,8 @@ use serde_json::{Value, json};
 use super::reply::{
     Answer, action_options, answer_options, bound_reached, check_answer, conclude, tool_title,
 };
+use crate::engine::ErrorCode;
+use crate::engine::Limit;
 use crate::engine::agent::{
     Agent, ExecutionStrategy, Halt, HaltReason, RunContext, StrategyEnd, StrategyResult,
 };
@@ -19,8 +21,8 @@ use crate::engine::events::{PlanStepChanged, PlanUpdated};
 use crate::engine::plan::{PlanStep, PlanStepStatus};
 use crate::engine::state::AgentState;
 use crate::engine::step::{
-    AfterStep, CallOptions, SavePoint, StepEnd, XML_FORMAT, after_step, call_model, end_step,
-    fail_step, parse_json_answer, run_tools, save_checkpoint, start_step,
+    AfterStep, CallOptions, SavePoint, StepEnd, after_step, call_model, end_step, fail_step,
+    parse_json_answer, run_tools, save_checkpoint, start_step,
 };
 use crate::provider::{BoxFuture, FinishReason, Message, ResponseFormat};
 
@@ -83,7 +85,7 @@ impl ExecutionStrategy for PlanStrategy {
                 if plans >= self.max_plans {
                     return Err(bound_reached(
                         state,
-                        "max_plans",
+                        Limit::MaxPlans,
                         format!("no workable plan after {} plans", self.max_plans),
                     ));
                 }
@@ -105,7 +107,7 @@ impl ExecutionStrategy for PlanStrategy {
                     (Ran::Failed(failure), next) => {
                         state = next;
                         if !self.allow_replan {
-                            return Err(Halt::failed(state, "plan_step_failed", failure));
+                            return Err(Halt::failed(state, ErrorCode::PlanStepFailed, failure));
                         }
                         feedback = Some(format!(
                             "The previous plan failed: {failure}. Make a new plan for what is left."
@@ -379,7 +381,7 @@ async fn run_step(
     }
     Err(bound_reached(
         state,
-        "max_step_calls",
+        Limit::MaxStepCalls,
         format!("a plan step made {max_calls} model calls"),
     ))
 }
@@ -387,8 +389,8 @@ async fn run_step(
 /// Whether a step's failure is the model's (it never gave a usable reply), which a new
 /// plan may get round. Anything else (a provider error, a checkpoint that could not be
 /// written) would fail the same way again: it ends the run with its own code.
-fn step_failure(code: &str) -> bool {
-    code == XML_FORMAT
+fn step_failure(code: &ErrorCode) -> bool {
+    *code == ErrorCode::XmlFormat
 }
 
 /// Adds what a branch counted (calls, usage, traces) to the main state; its messages stay

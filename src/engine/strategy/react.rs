@@ -4,6 +4,7 @@
 
 use super::reply::action_options;
 use super::steps::{ActionSteps, StepBound, run_steps};
+use crate::engine::Limit;
 use crate::engine::agent::{Agent, ExecutionStrategy, Halt, RunContext, StrategyResult};
 use crate::engine::events::ReasoningCreated;
 use crate::engine::state::AgentState;
@@ -38,7 +39,7 @@ impl ExecutionStrategy for ReactStrategy {
 impl ActionSteps for ReactStrategy {
     fn bound(&self) -> StepBound {
         StepBound {
-            name: "max_steps",
+            limit: Limit::MaxSteps,
             max: self.max_steps,
             counted: "reasoning steps",
         }

@@ -1,6 +1,8 @@
 //! What every strategy does with a model's reply: the options of an action call, running
 //! its tool calls, accepting (or retrying) a final answer, and the bounds of the loop.
 
+use crate::engine::ErrorCode;
+use crate::engine::Limit;
 use crate::engine::agent::{Agent, Halt, HaltReason, RunContext, StrategyEnd, Turn};
 use crate::engine::budget::LimitHit;
 use crate::engine::state::AgentState;
@@ -87,7 +89,7 @@ pub(crate) fn conclude(
         }
         Err(mismatch) => Err(Halt::failed(
             state,
-            "structured_output",
+            ErrorCode::StructuredOutput,
             format!("the final answer never matched the output schema; the last one: {mismatch}"),
         )),
     }
@@ -104,10 +106,15 @@ pub(crate) fn check_answer(
     let policy = agent.answer_policy;
     let (fail, code, key, message) = if truncated {
         let message = "the final answer was cut off at the model's length limit (finish_reason: length); raise the model's max_tokens, or ask for a shorter answer";
-        (policy.fail_truncated, "truncated", "truncated", message)
+        (
+            policy.fail_truncated,
+            ErrorCode::Truncated,
+            "truncated",
+            message,
+        )
     } else if output.trim().is_empty() {
         let message = "the final answer is empty";
-        (policy.fail_empty, "empty_answer", "empty", message)
+        (policy.fail_empty, ErrorCode::EmptyAnswer, "empty", message)
     } else {
         return Ok(state);
     };
@@ -121,8 +128,8 @@ pub(crate) fn check_answer(
 }
 
 /// The halt for a strategy bound such as `max_iterations`.
-pub(crate) fn bound_reached(state: AgentState, name: &str, detail: String) -> Halt {
-    Halt::new(state, HaltReason::Limit(LimitHit::new(name, detail)))
+pub(crate) fn bound_reached(state: AgentState, limit: Limit, detail: String) -> Halt {
+    Halt::new(state, HaltReason::Limit(LimitHit::new(limit, detail)))
 }
 
 /// What a step's action reply leads to.

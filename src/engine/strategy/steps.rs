@@ -5,6 +5,7 @@
 //! titles, and what a step does before its action call (`react` reasons first).
 
 use super::reply::{Next, act_on_reply, answer_options, bound_reached};
+use crate::engine::Limit;
 use crate::engine::agent::{Agent, Halt, RunContext, StrategyResult};
 use crate::engine::state::AgentState;
 use crate::engine::step::{CallOptions, call_model, fail_step, start_step};
@@ -12,8 +13,8 @@ use crate::provider::BoxFuture;
 
 /// A strategy's bound on its steps (`max_iterations`, `max_steps`).
 pub(crate) struct StepBound {
-    /// The key that sets it, reported as the limit reached.
-    pub name: &'static str,
+    /// The bound, reported as the limit reached.
+    pub limit: Limit,
     pub max: Option<u64>,
     /// What is counted, after the number: "iterations".
     pub counted: &'static str,
@@ -52,7 +53,7 @@ pub(crate) async fn run_steps(
             && taken >= max
         {
             let detail = format!("{max} {}", bound.counted);
-            return Err(bound_reached(state, bound.name, detail));
+            return Err(bound_reached(state, bound.limit, detail));
         }
         taken += 1;
         let title = steps.title(answering);

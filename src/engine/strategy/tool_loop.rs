@@ -2,6 +2,7 @@
 
 use super::reply::action_options;
 use super::steps::{ActionSteps, StepBound, run_steps};
+use crate::engine::Limit;
 use crate::engine::agent::{Agent, ExecutionStrategy, Halt, RunContext, StrategyResult};
 use crate::engine::state::AgentState;
 use crate::engine::step::CallOptions;
@@ -32,7 +33,7 @@ impl ExecutionStrategy for LoopStrategy {
 impl ActionSteps for LoopStrategy {
     fn bound(&self) -> StepBound {
         StepBound {
-            name: "max_iterations",
+            limit: Limit::MaxIterations,
             max: self.max_iterations,
             counted: "iterations",
         }

@@ -8,7 +8,7 @@ use std::sync::{Arc, Mutex};
 use bytes::Bytes;
 
 use super::wire::{Call, Reply, read_frame, write_frame};
-use crate::checkpoint::{CheckpointError, SessionHold};
+use crate::checkpoint::{CheckpointError, RemoteHold, SessionHold};
 use crate::nats::NatsError;
 use crate::nats::buckets::LEASES;
 use crate::nats::session_kv::SessionKv;
@@ -133,10 +133,10 @@ impl SessionKv for RelayedKv {
             source: std::io::Error::other(error.to_string()),
         };
         match self.call(&call, &[]).map_err(failed)? {
-            (Reply::Done, _) => Ok(SessionHold::Relayed(RelayedHold {
+            (Reply::Done, _) => Ok(SessionHold::Remote(Box::new(RelayedHold {
                 kv: self.clone(),
                 session_id: session_id.to_string(),
-            })),
+            }))),
             (Reply::Leased { holder }, _) => Err(CheckpointError::Leased {
                 session_id: session_id.to_string(),
                 holder,
@@ -150,6 +150,13 @@ impl SessionKv for RelayedKv {
 pub struct RelayedHold {
     kv: RelayedKv,
     session_id: String,
+}
+
+/// Never found lost here: the worker refuses the writes instead.
+impl RemoteHold for RelayedHold {
+    fn is_lost(&self) -> bool {
+        false
+    }
 }
 
 impl Drop for RelayedHold {

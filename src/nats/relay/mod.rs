@@ -14,4 +14,4 @@ mod server;
 mod wire;
 
 pub use client::{RelayedHold, RelayedKv};
-pub use server::{Given, give};
+pub use server::{Given, Relayed, give};

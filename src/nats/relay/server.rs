@@ -42,6 +42,25 @@ pub fn give(command: &mut Command, kv: Arc<dyn SessionKv>, session_id: &str) -> 
     Given::start(ours, kv, session_id)
 }
 
+/// What a worker gives its batch's children: a relay to its session store.
+pub struct Relayed(pub Arc<dyn SessionKv>);
+
+impl crate::batch::job::GiveSessions for Relayed {
+    fn give(
+        &self,
+        command: &mut Command,
+        session: &str,
+    ) -> io::Result<Box<dyn crate::batch::job::Given>> {
+        Ok(Box::new(give(command, self.0.clone(), session)?))
+    }
+}
+
+impl crate::batch::job::Given for Given {
+    fn finish(self: Box<Self>) {
+        Given::finish(*self);
+    }
+}
+
 impl Given {
     /// Answers the calls that come on `ours` with `kv`, for the session `session_id`.
     fn start(ours: UnixStream, kv: Arc<dyn SessionKv>, session_id: &str) -> io::Result<Given> {

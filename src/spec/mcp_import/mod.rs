@@ -400,8 +400,14 @@ mod tests {
         );
         let file = json!({"servers": {"b": {"command": "b"}, "a": {"command": "a"}}});
         let servers = import("order", file, json!({})).unwrap();
-        let labels: Vec<String> = servers.iter().map(crate::mcp::Endpoint::label_of).collect();
-        assert_eq!(labels, ["b", "a"]);
+        let commands: Vec<&str> = servers
+            .iter()
+            .map(|server| match server {
+                crate::spec::tools::McpServer::Stdio(stdio) => stdio.command.as_str(),
+                crate::spec::tools::McpServer::Http(http) => http.url.as_str(),
+            })
+            .collect();
+        assert_eq!(commands, ["b", "a"]);
     }
 
     #[test]

@@ -10,7 +10,7 @@ use serde_json::{Map, Value};
 use super::super::diagnostic::{Code, Diagnostic, did_you_mean};
 use super::super::yaml::pointer_push;
 use super::{FileContext, Validator};
-use crate::policy::Pattern;
+use crate::spec::pattern::Pattern;
 
 /// The arguments of each built-in tool, for conditions on them.
 const BUILTIN_ARGUMENTS: &[(&str, &[&str])] = &[

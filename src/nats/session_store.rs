@@ -14,20 +14,18 @@ use std::sync::{Arc, Mutex};
 
 use bytes::Bytes;
 
-use super::delta::Written;
-use super::error::CheckpointError;
-use super::file_store::MIN_TAIL;
-use super::hold::SessionHold;
-use super::journal::{JournalPosition, Record, RecordHeader, parse};
-use super::replay::Replay;
-use super::session_id::check_session_id;
-use super::store::{
-    CHECKPOINT_VERSION, Checkpoint, CheckpointRef, CheckpointStore, Saved, SessionMetadata,
-    SessionStatus, SessionSummary, summaries,
+use super::buckets::SESSIONS;
+use super::session_kv::{DirectKv, SessionKv};
+use crate::checkpoint::delta::Written;
+use crate::checkpoint::file_store::MIN_TAIL;
+use crate::checkpoint::journal::{JournalPosition, Record, RecordHeader, parse};
+use crate::checkpoint::replay::Replay;
+use crate::checkpoint::store::{CHECKPOINT_VERSION, summaries};
+use crate::checkpoint::{
+    Checkpoint, CheckpointError, CheckpointRef, CheckpointStore, Saved, SessionHold,
+    SessionMetadata, SessionStatus, SessionSummary, check_session_id,
 };
 use crate::engine::checkpointing::Durability;
-use crate::nats::buckets::SESSIONS;
-use crate::nats::session_kv::{DirectKv, SessionKv};
 use crate::sync::lock;
 
 pub struct NatsCheckpointStore {

@@ -23,10 +23,10 @@ use serde::{Deserialize, Serialize};
 use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
 
-use super::error::CheckpointError;
+use super::Blocking;
+use super::kv::retrying;
+use crate::checkpoint::CheckpointError;
 use crate::engine::clock::now_rfc3339;
-use crate::nats::Blocking;
-use crate::nats::kv::retrying;
 use crate::sync::lock;
 
 /// What a lease entry says: who holds the session, since when, and a token of this one
@@ -146,6 +146,12 @@ impl Lease {
             self.lost.store(true, Ordering::SeqCst);
         }
         self.lost.load(Ordering::SeqCst)
+    }
+}
+
+impl crate::checkpoint::RemoteHold for Lease {
+    fn is_lost(&self) -> bool {
+        Lease::is_lost(self)
     }
 }
 

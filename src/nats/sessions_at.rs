@@ -1,15 +1,13 @@
 //! Where sessions are kept: a directory (the file store), the NATS server at a URL
-//! (`--nats`: the key-value store of `nats_store.rs`), or that store reached through the
+//! (`--nats`: the key-value store of `session_store.rs`), or that store reached through the
 //! worker that started this run (`--sessions-fd`: `nats::relay`).
 
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use super::error::CheckpointError;
-use super::file_store::FileCheckpointStore;
-use super::nats_store::NatsCheckpointStore;
-use super::store::CheckpointStore;
-use crate::nats::relay::RelayedKv;
+use super::relay::RelayedKv;
+use super::session_store::NatsCheckpointStore;
+use crate::checkpoint::{CheckpointError, CheckpointStore, FileCheckpointStore};
 
 #[derive(Debug, Clone)]
 pub enum SessionsAt {

@@ -5,23 +5,51 @@
 //!
 //! Known from the start: the values of the environment variables the children never get
 //! (`*_API_KEY`, `*_TOKEN`, `API_KEY`, `NATS_PASSWORD`, see
-//! [`crate::tools::is_secret_name`]). Added as they are read: each model's key (whatever
+//! [`is_secret_name`]). Added as they are read: each model's key (whatever
 //! its variable is called), the environment values an MCP server's `headers` take, and
 //! those its `env` takes under a name that looks secret ([`looks_secret`]) or from a
 //! variable that does. The redactor ([`crate::policy::Redactor`]) replaces every one of them, wherever
 //! it appears, before its patterns run.
+
+mod redactor;
 
 use std::sync::{Arc, OnceLock, RwLock};
 
 use regex::Regex;
 
 use crate::sync;
+pub use redactor::TextRedactor;
 
 /// The shortest secret (in characters) that is redacted anywhere, in tool results, logs,
 /// errors and cassettes alike: a real key is far longer, and a shorter value is a dummy key
 /// a local server takes (`x`, `none`, `EMPTY`) or an ordinary word, which replacing
 /// everywhere would rewrite prompts and answers.
 pub const MIN_SECRET_LEN: usize = 8;
+
+/// What a secret is replaced by, wherever it is found.
+pub const REDACTED: &str = "[REDACTED]";
+
+/// Whether `value` is long enough to be redacted (see [`MIN_SECRET_LEN`]).
+pub fn is_redactable(value: &str) -> bool {
+    value.chars().count() >= MIN_SECRET_LEN
+}
+
+/// The environment variables that hold NATS credentials (`nats::connect` reads them): kept
+/// from the tools and hooks a run starts, like model keys.
+pub const NATS_CREDENTIAL_VARS: [&str; 4] =
+    ["NATS_CREDS", "NATS_USER", "NATS_PASSWORD", "NATS_TOKEN"];
+
+/// Whether the variable `name` holds a secret: the names `tools::scrub_env` drops.
+pub fn is_secret_name(name: &str, deny: &[String]) -> bool {
+    let upper = name.to_ascii_uppercase();
+    upper == "OPENAI_API_KEY"
+        || upper == "ANTHROPIC_API_KEY"
+        || upper == "API_KEY"
+        || upper.ends_with("_API_KEY")
+        || upper.ends_with("_TOKEN")
+        || NATS_CREDENTIAL_VARS.contains(&upper.as_str())
+        || deny.iter().any(|d| d == name)
+}
 
 /// The values known, and one expression matching any of them (longest first, so a value
 /// that contains another is replaced whole).
@@ -47,7 +75,7 @@ fn known() -> &'static RwLock<Known> {
 /// except `NATS_USER` (a name) and `NATS_CREDS` (a path; the file's seed and token are
 /// redacted by pattern).
 fn is_secret_value(name: &str) -> bool {
-    crate::tools::is_secret_name(name, &[]) && !matches!(name, "NATS_USER" | "NATS_CREDS")
+    is_secret_name(name, &[]) && !matches!(name, "NATS_USER" | "NATS_CREDS")
 }
 
 /// Whether a variable called `name` looks like it holds a credential: a name the children
@@ -55,7 +83,7 @@ fn is_secret_value(name: &str) -> bool {
 /// `CREDENTIAL` in it, in any case).
 pub fn looks_secret(name: &str) -> bool {
     let upper = name.to_ascii_uppercase();
-    crate::tools::is_secret_name(name, &[])
+    is_secret_name(name, &[])
         || [
             "KEY",
             "TOKEN",

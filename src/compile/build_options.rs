@@ -1,0 +1,15 @@
+//! Run-wide options of a compile: the cassettes of `--record` and `--replay`, shared by
+//! every model and MCP server of the agent tree. They live here, above `provider` and
+//! `mcp`, because they are both's: a provider knows nothing of MCP.
+
+use std::sync::Arc;
+
+use crate::mcp::McpReplay;
+
+#[derive(Debug, Clone, Default)]
+pub struct BuildOptions {
+    /// The models' recorder (which the MCP servers record into too) and replay store.
+    pub models: crate::provider::BuildOptions,
+    /// The MCP servers' exchanges of the `--replay` cassette.
+    pub mcp_replay: Option<Arc<McpReplay>>,
+}
