@@ -34,9 +34,6 @@ pub enum SaveError {
         "this process no longer holds the session: its lease lapsed (not renewed in time), and another process may have taken it over"
     )]
     Lost,
-    /// A lock of the checkpointer was poisoned by a panic (`what` names it).
-    #[error("{what} lock is poisoned")]
-    Poisoned { what: &'static str },
     /// The state or the pending data could not be encoded.
     #[error("{0}")]
     Encode(#[from] serde_json::Error),

@@ -7,6 +7,7 @@ use std::sync::{Arc, Condvar, Mutex, PoisonError};
 use tokio::sync::watch;
 
 use crate::engine::events::{Event, EventSink};
+use crate::sync::lock;
 
 /// The events so far, and whether the run is over (no more will come).
 #[derive(Default)]
@@ -50,7 +51,7 @@ impl EventLog {
 
     fn lock(&self) -> std::sync::MutexGuard<'_, Kept> {
         // The log only appends: what a panicking writer left is still a valid prefix.
-        self.kept.lock().unwrap_or_else(PoisonError::into_inner)
+        lock(&self.kept)
     }
 
     fn wake(&self) {

@@ -24,6 +24,7 @@ use crate::spec::AgentSpec;
 use crate::spec::agent::Checkpoints;
 use crate::spec::model::ModelRef;
 use crate::spec::tree::AgentTree;
+use crate::sync::lock;
 
 /// Where an agent's sessions live: `checkpoints: {dir}`, or `.runner/sessions`; `None` when
 /// the agent turned checkpoints off.
@@ -136,17 +137,13 @@ impl SessionFiles {
 
     /// Keeps the model `--model` chose in each checkpoint, so the session's runs all use it.
     pub fn keep_model(&self, model: &ModelRef) {
-        if let Ok(mut kept) = self.pending.lock() {
-            kept["model"] = serde_json::to_value(model).unwrap_or(Value::Null);
-        }
+        lock(&self.pending)["model"] = serde_json::to_value(model).unwrap_or(Value::Null);
     }
 
     /// Keeps the agent files of the tree the session runs under in each checkpoint, so a
     /// resume applies the widening rule to sub-agent and handoff files too.
     pub fn keep_tree(&self, tree: &AgentTree) {
-        if let Ok(mut kept) = self.pending.lock() {
-            kept["tree"] = serde_json::to_value(tree.kept()).unwrap_or(Value::Null);
-        }
+        lock(&self.pending)["tree"] = serde_json::to_value(tree.kept()).unwrap_or(Value::Null);
     }
 
     /// Lists run `run_id` in the session's metadata as the run starts, so a run that
@@ -154,9 +151,7 @@ impl SessionFiles {
     /// with its first checkpoint: before that there is nothing to resume.
     pub fn begin(&self, run_id: &str) {
         let metadata = {
-            let Ok(mut metadata) = self.metadata.lock() else {
-                return;
-            };
+            let mut metadata = lock(&self.metadata);
             list_run(&mut metadata, run_id);
             metadata.status = SessionStatus::Running;
             metadata.updated = now_rfc3339();
@@ -188,11 +183,7 @@ impl SessionFiles {
         let session_id = self.session_id();
         let (checkpoint_id, timestamp, agent) = (new_id(), now_rfc3339(), self.agent());
         let engine = serde_json::to_value(pending)?;
-        let Ok(mut kept) = self.pending.lock() else {
-            return Err(SaveError::Poisoned {
-                what: "the session's pending data",
-            });
-        };
+        let mut kept = lock(&self.pending);
         kept["engine"] = engine;
         let pending = &*kept;
         let checkpoint = CheckpointRef {
@@ -217,11 +208,7 @@ impl SessionFiles {
         // the metadata (the agent file) a resume needs.
         if saved.metadata_due {
             let metadata = {
-                let Ok(mut metadata) = self.metadata.lock() else {
-                    return Err(SaveError::Poisoned {
-                        what: "the session metadata",
-                    });
-                };
+                let mut metadata = lock(&self.metadata);
                 metadata.updated = timestamp.clone();
                 metadata.steps = state.step;
                 metadata.status = status;
@@ -240,17 +227,11 @@ impl SessionFiles {
     }
 
     fn session_id(&self) -> String {
-        self.metadata
-            .lock()
-            .map(|m| m.session_id.clone())
-            .unwrap_or_default()
+        lock(&self.metadata).session_id.clone()
     }
 
     fn agent(&self) -> String {
-        self.metadata
-            .lock()
-            .map(|m| m.agent.clone())
-            .unwrap_or_default()
+        lock(&self.metadata).agent.clone()
     }
 }
 
@@ -272,9 +253,7 @@ impl Checkpointer for SessionFiles {
         run_id: &str,
     ) -> Result<String, SaveError> {
         // A run that did not `begin` (a library caller's own context) is listed as it ends.
-        if let Ok(mut metadata) = self.metadata.lock() {
-            list_run(&mut metadata, run_id);
-        }
+        list_run(&mut lock(&self.metadata), run_id);
         self.write(state, status.into(), pending, Durability::Now)
     }
 

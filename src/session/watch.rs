@@ -19,6 +19,7 @@ use crate::reload::FileWatcher;
 use crate::spec::AgentSpec;
 use crate::spec::load::load_agent;
 use crate::spec::tree::AgentTree;
+use crate::sync::lock;
 use crate::tools::Protected;
 
 /// Builds the agent from a (new) spec and its tree with the run's inputs, model, answers
@@ -112,7 +113,7 @@ impl Reloader for SpecReloader {
             Err(message) => return Some(Err(vec![message])),
         };
         if let Some(refused) = self.widened(&tree) {
-            let mut last = self.refused.lock().ok()?;
+            let mut last = lock(&self.refused);
             if last.as_ref() == Some(&spec) {
                 return None;
             }
@@ -126,9 +127,7 @@ impl Reloader for SpecReloader {
         // Includes, sub-agent files and hook programs may have changed with it.
         let _ = self.watcher.set_files(&tree.definition_files());
         self.protected.set_definitions(tree.files());
-        let Ok(mut current) = self.current.lock() else {
-            return Some(Ok((agent, Vec::new())));
-        };
+        let mut current = lock(&self.current);
         let changes = changed_keys(&current, &spec);
         *current = spec;
         Some(Ok((agent, changes)))
