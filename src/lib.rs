@@ -15,7 +15,8 @@
 //!   outcome), [`session::Conversation`] for a chat.
 //! * How a run ended: [`RunOutcome`] (the engine's, with the final [`AgentState`]),
 //!   [`RunResult`] (the `result.json` envelope), [`RunStatus`], [`ErrorCode`], [`Limit`].
-//! * Events: [`Event`], its typed payload [`EventData`], and [`EventSink`] to receive them.
+//! * Events: [`Event`], its typed payload [`EventData`], and [`EventSink`] to receive them
+//!   (and the [`Notice`]s beside them: warnings, log lines).
 //! * An agent built in code: [`Agent::builder`] ([`AgentBuilder`]) with a [`Provider`]
 //!   (e.g. [`ScriptedProvider`]) and [`Tool`]s, driven by [`Agent::stream`].
 //!
@@ -55,12 +56,14 @@ pub mod testing;
 
 // The public API, item by item.
 pub use engine::budget::{Budget, RunLimits};
-pub use engine::events::{Event, EventData, EventSink};
+pub use engine::events::{Event, EventData, EventSink, Notice};
+pub use engine::outcome::RunError;
 pub use engine::{Agent, AgentBuilder, AgentState, ErrorCode, Limit, RunOutcome, RunStatus};
-pub use output::result::RunResult;
+pub use output::result::{ResultUsage, RunResult};
 pub use provider::{
     BoxFuture, DeltaSink, Message, ModelRequest, ModelResponse, Provider, ProviderError,
     ScriptedProvider, ScriptedResponse, ScriptedToolCall, ScriptedUsage, StreamDelta, ToolCall,
+    Usage,
 };
 pub use run_file::{NotStarted, RunFile};
 pub use tools::{Tool, ToolContext, ToolOutput};

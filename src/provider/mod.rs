@@ -70,7 +70,7 @@ pub type DeltaSink<'a> = dyn Fn(StreamDelta) + Send + Sync + 'a;
 /// `stream` sends one request and resolves to the assembled response; while it runs,
 /// each piece of text, reasoning, tool call and usage goes to `sink`. Errors are
 /// classified ([`ProviderError::is_retryable`]); retrying is the job of the
-/// [`Retry`] wrapper, not of the clients.
+/// `Retry` wrapper, not of the clients.
 pub trait Provider: Send + Sync {
     /// Short name for errors and cassettes: "openai", "openai_responses", "anthropic",
     /// "ollama", "scripted".
