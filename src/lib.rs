@@ -29,9 +29,11 @@
 // parsers, the policy, the engine's scheduler...). They build the library with the
 // `testing` feature (through the dev-dependency on itself), which makes these modules
 // `pub` and `#[doc(hidden)]`: reachable from `tests/` and `benches/` by their usual paths,
-// never part of the documented API, and absent from a build without the feature (a
-// dependent crate's normal build). Dead code stays visible as such: without the feature
-// an item only the tests use is reported unused.
+// never part of the documented API, and private in a build without the feature (a
+// dependent crate's normal build). An item inside them keeps its `pub`: the module's
+// visibility bounds it. Dead code stays visible as such: without the feature an item only
+// the tests use is reported unused, so such items are compiled for the tests only
+// (`#[cfg(any(test, feature = "testing"))]`), and `.ci/run` checks that build.
 macro_rules! internal_modules {
     ($($name:ident),* $(,)?) => {$(
         #[cfg(feature = "testing")]
@@ -48,6 +50,7 @@ internal_modules!(
 );
 mod run_file;
 pub(crate) mod secrets;
+// Public: its own `pub use` list (session/mod.rs) is the session API.
 pub mod session;
 pub(crate) mod sync;
 /// The mock model server and test helpers (the `testing` feature): not a stable API.
