@@ -64,7 +64,7 @@ pub use engine::outcome::RunError;
 pub use engine::{Agent, AgentBuilder, AgentState, ErrorCode, Limit, RunOutcome, RunStatus};
 pub use output::result::{ResultUsage, RunResult};
 pub use provider::{
-    BoxFuture, DeltaSink, Message, ModelRequest, ModelResponse, Provider, ProviderError,
+    BoxFuture, DeltaSink, ErrorKind, Message, ModelRequest, ModelResponse, Provider, ProviderError,
     ScriptedProvider, ScriptedResponse, ScriptedToolCall, ScriptedUsage, StreamDelta, ToolCall,
     Usage,
 };
