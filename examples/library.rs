@@ -7,9 +7,8 @@
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use runner::engine::events::Event;
 use runner::session::{self, RunRequest, RunSettings};
-use runner::{RunFile, RunStatus};
+use runner::{Event, RunFile, RunStatus};
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     // One call: validate, run, checkpoint; the events to a subscriber.

@@ -94,6 +94,7 @@ impl<W: Write> WholeRecords<W> {
         self.failure.as_ref().map(copy)
     }
 
+    #[cfg(any(test, feature = "testing"))]
     pub fn into_inner(self) -> W {
         self.out
     }

@@ -8,13 +8,12 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Once};
 use std::time::Duration;
 
-use runner::engine::events::{Event, EventData};
-use runner::nats::SessionsAt;
-use runner::output::result::Status;
 use runner::session::{
     self, Answer, Inputs, ResumeRequest, RunDirOptions, RunHandle, RunRequest, RunSettings,
+    SessionsAt,
 };
 use runner::testing::mock_server::{MockResponse, MockServer, Reply};
+use runner::{Event, EventData, RunStatus};
 use serde_json::{Map, Value, json};
 
 const KEY_ENV: &str = "RUNNER_LIBRARY_TEST_KEY";
@@ -160,7 +159,7 @@ fn two_agent_files_run_concurrently_on_one_runtime_and_their_runs_do_not_mix() {
 
     for ((ended, events), name, other) in [(&alpha, "alpha", "beta"), (&beta, "beta", "alpha")] {
         let result = &ended.result;
-        assert_eq!(result.status, Status::Completed, "{name}: {result:?}");
+        assert_eq!(result.status, RunStatus::Completed, "{name}: {result:?}");
         assert_eq!(
             result.output.as_deref(),
             Some(format!("{name} done").as_str())
@@ -268,12 +267,12 @@ fn a_cancelled_run_ends_interrupted_while_another_goes_on_and_it_resumes() {
             .expect("alpha starts");
         gamma.cancel();
         let interrupted = gamma.outcome().await.unwrap();
-        assert_eq!(interrupted.result.status, Status::Interrupted);
+        assert_eq!(interrupted.result.status, RunStatus::Interrupted);
         assert!(interrupted.resumable);
         let completed = alpha.outcome().await.unwrap();
         assert_eq!(
             completed.result.status,
-            Status::Completed,
+            RunStatus::Completed,
             "alpha was not cancelled"
         );
         assert_eq!(completed.result.output.as_deref(), Some("alpha done"));
@@ -291,7 +290,7 @@ fn a_cancelled_run_ends_interrupted_while_another_goes_on_and_it_resumes() {
         .expect("the session resumes");
         assert_eq!(resumed.session_id(), session_id);
         let ended = resumed.outcome().await.unwrap();
-        assert_eq!(ended.result.status, Status::Completed);
+        assert_eq!(ended.result.status, RunStatus::Completed);
         assert_eq!(ended.result.output.as_deref(), Some("gamma resumed"));
         assert_eq!(ended.result.session_id, session_id);
         assert_ne!(ended.result.run_id, interrupted.result.run_id);
@@ -333,7 +332,7 @@ fn a_subscriber_that_joins_late_gets_every_event_from_the_first() {
         );
         let ended = handle.outcome().await.unwrap();
         assert_eq!(ended.result.output.as_deref(), Some("delta done"));
-        assert_eq!(ended.result.status, Status::Completed);
+        assert_eq!(ended.result.status, RunStatus::Completed);
     });
 }
 
@@ -365,7 +364,7 @@ fn a_run_that_pauses_for_a_person_is_answered_through_its_handle() {
             .expect("the paused session resumes with the answer");
         assert_eq!(resumed.session_id(), session_id);
         let ended = resumed.outcome().await.unwrap();
-        assert_eq!(ended.result.status, Status::Completed);
+        assert_eq!(ended.result.status, RunStatus::Completed);
         assert_eq!(
             ended.result.output.as_deref(),
             Some("reading the file you named")
@@ -420,7 +419,7 @@ fn calls_waiting_for_approval_are_decided_through_the_handle() {
             .await
             .expect("the decision resumes it");
         let ended = resumed.outcome().await.unwrap();
-        assert_eq!(ended.result.status, Status::Completed);
+        assert_eq!(ended.result.status, RunStatus::Completed);
         assert_eq!(ended.result.output.as_deref(), Some("understood"));
     });
     let last = mock.requests().pop().unwrap();

@@ -26,7 +26,6 @@ pub mod spec;
 pub mod suite;
 mod workspace;
 
-pub use case::Source;
 pub use load::{LoadedFile, load_test_file};
-pub use outcome::{CaseReport, Failure, Totals, Verdict};
+pub use outcome::Totals;
 pub use suite::{Mode, Settings, kept_cases, run_suite};

@@ -54,6 +54,7 @@ impl Ledger {
     }
 
     /// Whether the input of this line is over (a rerun skips it).
+    #[cfg(test)]
     pub fn is_final(&self, line: u64) -> bool {
         self.by_line.get(&line).is_some_and(|r| r.is_final)
     }

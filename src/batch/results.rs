@@ -31,15 +31,6 @@ pub struct Envelope {
     pub result: RunResult,
 }
 
-impl Envelope {
-    /// Whether the input is over for the batch: a rerun skips it. Interrupted inputs are
-    /// resumed instead, and so are inputs whose session another process held (a run of
-    /// a batch that was killed, still stopping).
-    pub fn is_final(&self) -> bool {
-        is_final(&self.result)
-    }
-}
-
 /// [`Envelope::is_final`] of a bare result.
 pub fn is_final(result: &RunResult) -> bool {
     result.status != Status::Interrupted && !session_was_held(result)

@@ -153,10 +153,6 @@ impl FileCheckpointStore {
         Ok(Some(replay.checkpoint(&tail[last], &session_id)))
     }
 
-    pub fn dir(&self) -> &Path {
-        &self.dir
-    }
-
     /// Takes the session's lock, for this process only (see `lock.rs`); refused while
     /// another process holds it.
     pub fn lock(&self, session_id: &str) -> Result<SessionLock, CheckpointError> {

@@ -19,11 +19,9 @@ mod thread_tree;
 pub use error::CheckpointError;
 pub use file_store::FileCheckpointStore;
 pub use hold::{RemoteHold, SessionHold};
-pub use journal::{JOURNAL_FILE, JournalPosition};
-pub use lock::{LOCK_FILE, SessionLock};
-pub use session_id::{MAX_SESSION_ID_LEN, check_session_id};
+pub use session_id::check_session_id;
 pub use store::{
     Checkpoint, CheckpointRef, CheckpointStore, ParentRef, Saved, SessionMetadata, SessionStatus,
     SessionSummary,
 };
-pub use thread_tree::{ThreadNode, ThreadTree};
+pub use thread_tree::ThreadTree;

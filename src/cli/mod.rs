@@ -16,6 +16,7 @@ macro_rules! out {
     };
 }
 
+pub(crate) mod binary;
 mod batch;
 mod batch_nats;
 mod chat;

@@ -4,8 +4,7 @@
 //!
 //! ```
 //! use std::sync::Arc;
-//! use runner::engine::Agent;
-//! use runner::provider::ScriptedProvider;
+//! use runner::{Agent, ScriptedProvider};
 //!
 //! // Any provider; the scripted one answers from a list (here, none).
 //! let provider = Arc::new(ScriptedProvider::new("m", Vec::new()));

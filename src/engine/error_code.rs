@@ -136,7 +136,7 @@ const NAMED: [ErrorCode; 36] = [
 const PROVIDER: &str = "provider_";
 
 impl ErrorCode {
-    /// Every code, the provider's one per [`ErrorKind`].
+    /// Every code, the provider's one per `ErrorKind`.
     pub fn all() -> impl Iterator<Item = ErrorCode> {
         NAMED
             .into_iter()

@@ -30,12 +30,12 @@ pub mod xml_turn;
 #[cfg(test)]
 mod never_prints;
 
-pub use agent::{
-    Agent, GenerateResult, Halt, HaltReason, RunContext, StrategyEnd, StrategyResult, Turn,
-};
+pub use agent::{Agent, RunContext};
+// For the crate's own tests and benchmarks (the `testing` feature).
+#[cfg(any(test, feature = "testing"))]
+pub use agent::{StrategyResult, Turn};
 pub use builder::AgentBuilder;
 pub use error_code::ErrorCode;
 pub use limit::Limit;
 pub use outcome::{RunOutcome, RunStatus};
-pub use run::{RunStart, drive};
 pub use state::AgentState;

@@ -370,7 +370,7 @@ fn totals(ctx: &RunContext, state: &AgentState) -> RunTotals {
 impl Agent {
     /// Runs the agent on `input` (appended as a user message when given) from `state`
     /// (UAP §4.4): `(input, state) -> (turn, new state)`, following handoffs. No lifecycle
-    /// events; [`drive`] is the whole run.
+    /// events; `drive` is the whole run.
     pub async fn generate(
         &self,
         input: Option<Message>,

@@ -54,7 +54,6 @@ pub struct CallResult {
     pub output: ToolOutput,
     /// What the call did to the run (a handoff, a question, a sub-agent's trace).
     pub effect: Option<ToolEffect>,
-    pub duration: Duration,
     /// Whether the call counts in `tool_calls`: it ran, or it was answered with an error
     /// about the call itself; `false` for calls a bound refused.
     pub counted: bool,
@@ -230,7 +229,6 @@ pub async fn run_calls(
                 call: call.clone(),
                 output,
                 effect: called.effect,
-                duration,
                 counted,
             }
         }

@@ -21,7 +21,7 @@ use std::time::Duration;
 
 use tokio::sync::watch;
 
-pub use cassette::{McpExchange, McpReplay};
+pub use cassette::McpReplay;
 pub use connection::{McpCassette, ServerTool, StartError, StartErrorKind};
 pub use elicit::check_answer as check_form_answer;
 pub use endpoint::Endpoint;
@@ -156,13 +156,6 @@ impl McpServers {
                 Arc::new(tool) as Arc<dyn Tool>
             })
             .collect())
-    }
-
-    /// Every connected server's label and tools, in start order.
-    pub fn servers(&self) -> impl Iterator<Item = (&str, &[ServerTool])> {
-        self.connections
-            .iter()
-            .map(|(_, c)| (c.label.as_str(), c.tools.as_slice()))
     }
 
     /// Ends every session and stops every server process, all at once.

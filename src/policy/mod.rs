@@ -20,7 +20,7 @@ pub use approval::{
     TerminalApprover,
 };
 pub use hooks::{HookOutcome, HookPoint, Hooks};
-pub use permissions::{Permissions, Ruling, Verdict};
+pub use permissions::{Permissions, Verdict};
 pub use redact::Redactor;
 
 /// One agent's guardrails.

@@ -9,9 +9,9 @@ mod parser;
 mod prompt;
 
 pub use coerce::coerce_params;
-pub use entities::{decode, escape};
+pub use entities::escape;
 pub use parser::{
-    Action, COMPLETION, FormatError, ParseOutcome, XmlStreamParser, parse_reply, trim_value,
+    Action, COMPLETION, FormatError, ParseOutcome, XmlStreamParser, parse_reply,
 };
 pub use prompt::{ToolDescription, protocol_section};
 

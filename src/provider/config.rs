@@ -38,18 +38,6 @@ pub enum ProviderKind {
 }
 
 impl ProviderKind {
-    /// Parses the `model.provider` value.
-    pub fn parse(s: &str) -> Option<Self> {
-        match s {
-            "openai" => Some(ProviderKind::OpenAi),
-            "openai_responses" => Some(ProviderKind::OpenAiResponses),
-            "anthropic" => Some(ProviderKind::Anthropic),
-            "ollama" => Some(ProviderKind::Ollama),
-            "scripted" => Some(ProviderKind::Scripted),
-            other => Service::parse(other).map(ProviderKind::Service),
-        }
-    }
-
     pub fn as_str(self) -> &'static str {
         match self {
             ProviderKind::OpenAi => "openai",
@@ -174,6 +162,7 @@ pub struct BuildOptions {
     pub replay: Option<Arc<ReplayStore>>,
 }
 
+#[cfg(any(test, feature = "testing"))]
 /// Builds the provider for `cfg` with keys from the process environment.
 pub fn build_provider(cfg: &ProviderConfig) -> Result<Arc<dyn Provider>, ProviderError> {
     build_provider_with(cfg, &BuildOptions::default(), &|name| {

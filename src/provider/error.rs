@@ -13,6 +13,7 @@ use super::types::ModelRequest;
 
 /// What went wrong, at the granularity callers act on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum ErrorKind {
     /// The env var named by `api_key_env` is unset or empty. Raised before any request.
     MissingKey,

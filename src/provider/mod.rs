@@ -39,19 +39,22 @@ pub mod sse;
 pub mod types;
 mod wire_body;
 
-pub use cassette::{CASSETTE_VERSION, CassetteRecorder, Recording, cassette_lines, is_mcp_line};
-pub use config::{
-    BuildOptions, ProviderConfig, ProviderKind, RetryConfig, build_provider, build_provider_with,
-};
+pub use cassette::{CASSETTE_VERSION, CassetteRecorder, cassette_lines, is_mcp_line};
+pub use config::{BuildOptions, ProviderConfig, ProviderKind, RetryConfig, build_provider_with};
 pub use error::{ErrorKind, ProviderError, shorten};
-pub use http::{Secret, http_client, parse_retry_after};
-pub use replay::{Replay, ReplayStore};
-pub use retry::Retry;
+pub use http::{Secret, http_client};
+pub use replay::ReplayStore;
 pub use scripted::{ScriptedProvider, ScriptedResponse, ScriptedToolCall, ScriptedUsage};
 pub use types::{
     AssistantMessage, FinishReason, InvalidArguments, Message, ModelRequest, ModelResponse,
-    ReasoningItem, ResponseFormat, StreamDelta, ThinkingBlock, ToolCall, ToolResult, ToolSpec,
-    Usage,
+    ResponseFormat, StreamDelta, ThinkingBlock, ToolCall, ToolSpec, Usage,
+};
+// For the crate's own tests and benchmarks (the `testing` feature).
+#[cfg(any(test, feature = "testing"))]
+pub use {
+    config::build_provider,
+    http::parse_retry_after,
+    types::{ReasoningItem, ToolResult},
 };
 
 /// A boxed, sendable future (what [`Provider`] methods return, keeping the trait
@@ -67,7 +70,7 @@ pub type DeltaSink<'a> = dyn Fn(StreamDelta) + Send + Sync + 'a;
 /// `stream` sends one request and resolves to the assembled response; while it runs,
 /// each piece of text, reasoning, tool call and usage goes to `sink`. Errors are
 /// classified ([`ProviderError::is_retryable`]); retrying is the job of the
-/// [`Retry`] wrapper, not of the clients.
+/// `Retry` wrapper, not of the clients.
 pub trait Provider: Send + Sync {
     /// Short name for errors and cassettes: "openai", "openai_responses", "anthropic",
     /// "ollama", "scripted".

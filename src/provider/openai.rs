@@ -74,6 +74,7 @@ impl OpenAiProvider {
         })
     }
 
+    #[cfg(any(test, feature = "testing"))]
     /// The JSON body for `req`, borrowing it (public for tests).
     pub fn request_body<'a>(&'a self, req: &'a ModelRequest) -> impl serde::Serialize + 'a {
         openai_body::request_body(&self.model, &self.params, req, self.takes(), &self.sent)

@@ -59,7 +59,7 @@ pub fn redact_value(value: &mut Value, key: &Secret) {
 
 impl ProviderError {
     /// Replaces the key in the message and hint, then cuts the message to
-    /// [`MAX_MESSAGE`] bytes.
+    /// `MAX_MESSAGE` bytes.
     pub fn redact(mut self, key: Option<&Secret>) -> Self {
         self.message = shorten(&redact(&self.message, key), MAX_MESSAGE);
         if let Some(hint) = &mut self.hint {

@@ -59,14 +59,6 @@ impl ReplayStore {
         }))
     }
 
-    pub fn len(&self) -> usize {
-        self.exchanges.len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.exchanges.is_empty()
-    }
-
     /// Takes the first unused exchange matching `model` and the normalised request.
     fn take(&self, model: &str, req: &ModelRequest) -> Result<&Exchange, String> {
         let mut used = lock(&self.used);

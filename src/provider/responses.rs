@@ -49,6 +49,7 @@ impl ResponsesProvider {
         })
     }
 
+    #[cfg(any(test, feature = "testing"))]
     /// The JSON body for `req`, borrowing it (public for tests).
     pub fn request_body<'a>(&'a self, req: &'a ModelRequest) -> impl serde::Serialize + 'a {
         responses_body::request_body(&self.model, &self.params, req, &self.sent)

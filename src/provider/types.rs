@@ -343,6 +343,7 @@ impl ModelResponse {
 /// The final [`ModelResponse`] is authoritative; deltas are for live display.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum StreamDelta {
     Text {
         text: String,

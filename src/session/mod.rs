@@ -42,6 +42,9 @@ pub use request::{
 };
 pub use resume::INTERRUPTED_CALL;
 pub use resume_data::{ResumeData, UnreadableResumeData};
+// The types a request names that are defined below this layer.
+pub use crate::nats::SessionsAt;
+pub use crate::output::progress::ProgressStyle;
 
 use crate::engine::clock::new_id;
 

@@ -85,6 +85,7 @@ pub struct ResumeRequest {
 
 /// An answer to a paused run.
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub enum Answer {
     /// The answer to an `ask_user` question.
     Text(String),

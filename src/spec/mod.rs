@@ -35,4 +35,6 @@ mod yaml_scalar;
 pub use agent::AgentSpec;
 pub use diagnostic::{Code, Diagnostic, Severity, did_you_mean};
 pub use paths::normalize;
-pub use validate::{Validator, validate_paths};
+// For the crate's own tests and benchmarks (the `testing` feature).
+#[cfg(any(test, feature = "testing"))]
+pub use validate::Validator;

@@ -9,7 +9,7 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::{Map, Value};
 
 use super::duration::HumanDuration;
-pub use super::script::{ScriptedResponse, ScriptedToolCall, ScriptedUsage};
+pub use super::script::ScriptedResponse;
 
 /// The model an agent talks to.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]

@@ -131,10 +131,6 @@ impl YamlDocument {
         span.key.unwrap_or(span.value)
     }
 
-    pub fn source(&self) -> &str {
-        &self.source
-    }
-
     /// The number at `pointer` as written in the file (`None` for other values, and for
     /// numbers that came from an alias).
     pub fn written_number(&self, pointer: &str) -> Option<&str> {

@@ -34,12 +34,14 @@ mod text;
 mod workspace;
 mod write_file;
 
-pub use crate::secrets::{NATS_CREDENTIAL_VARS, is_secret_name};
-pub use ask_user::{AnswerSource, AnswersFile, AskUserTool, Asked, Question, Terminal};
+pub use ask_user::{AnswerSource, AnswersFile, AskUserTool, Asked, Terminal};
 pub use builtin::build_builtin;
 pub use child::{End, Finished, run_child};
 pub use form::{FormAnswer, FormRequest};
-pub use http_get::{HttpGetTool, host_allowed};
+pub use http_get::HttpGetTool;
+// For the crate's own tests and benchmarks (the `testing` feature).
+#[cfg(any(test, feature = "testing"))]
+pub use http_get::host_allowed;
 pub use isolate::hide_this_process;
 pub use list_dir::ListDirTool;
 pub use protected::Protected;
@@ -275,6 +277,7 @@ impl ArgsValidator {
     }
 }
 
+#[cfg(any(test, feature = "testing"))]
 /// Checks `arguments` against `schema` (compiling it each time; built-ins keep an
 /// [`ArgsValidator`] instead).
 #[allow(clippy::result_large_err)]

@@ -19,6 +19,7 @@ macro_rules! event_types {
         /// The payload of one event, tagged with its type (`{"type": …, "data": …}`).
         #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
         #[serde(tag = "type", content = "data")]
+        #[non_exhaustive]
         pub enum EventData {
             $($(#[$doc])* #[serde(rename = $name)] $variant($payload),)*
         }

@@ -6,6 +6,7 @@
 
 /// One thing to tell the person watching the run.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Notice {
     /// A problem that did not stop the run (also kept in the run's `warnings`).
     Warning(String),

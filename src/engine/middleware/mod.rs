@@ -15,4 +15,3 @@ pub use sliding_window::SlidingWindow;
 pub use summarize::Summarize;
 
 pub use chain::{CallContext, Middleware, Spend, run_after, run_before, run_on_error};
-pub use history::{estimate_tokens, is_safe_cut};

@@ -7,8 +7,6 @@ mod reply;
 mod steps;
 mod tool_loop;
 
-/// The trait a strategy implements (it lives beside `Agent`, which holds one).
-pub use super::agent::{ExecutionStrategy, StrategyEnd, StrategyResult};
 pub use plan::{DEFAULT_MAX_PLANS, DEFAULT_MAX_STEP_CALLS, PlanStrategy};
 pub use react::ReactStrategy;
 pub use tool_loop::LoopStrategy;

@@ -13,5 +13,5 @@ mod client;
 mod server;
 mod wire;
 
-pub use client::{RelayedHold, RelayedKv};
-pub use server::{Given, Relayed, give};
+pub use client::RelayedKv;
+pub use server::Relayed;

@@ -58,6 +58,7 @@ pub fn escape_text_into(text: &str, out: &mut String) {
     out.push_str(&text[last..]);
 }
 
+#[cfg(any(test, feature = "testing"))]
 /// The free-text encoding of `text`.
 pub fn escape_text(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
@@ -123,6 +124,7 @@ pub fn escape_field_into(field: &str, specials: &[char], out: &mut String) {
     }
 }
 
+#[cfg(any(test, feature = "testing"))]
 /// The one-line field encoding of `field`.
 pub fn escape_field(field: &str, specials: &[char]) -> String {
     let mut out = String::with_capacity(field.len());

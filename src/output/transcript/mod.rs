@@ -16,12 +16,19 @@ pub mod serialize;
 pub mod tags;
 pub mod writer;
 
-pub use error::ParseError;
 pub use model::{
-    Checkpoint, ErrorBlock, ErrorJson, InputRequired, Item, Step, StepStatus, ToolResult, ToolStep,
-    Transcript, UserInput,
+    ErrorBlock, ErrorJson, InputRequired, Item, Step, StepStatus, ToolResult, ToolStep, Transcript,
+    UserInput,
 };
-pub use parser::{IncompleteTail, PartialTranscript, parse, parse_partial};
-pub use recorder::{Recorder, TranscriptSink, WriteError};
-pub use serialize::write_transcript;
+pub use parser::parse;
+pub use recorder::{Recorder, TranscriptSink};
+// For the crate's own tests and benchmarks (the `testing` feature).
+#[cfg(any(test, feature = "testing"))]
+pub use {
+    error::ParseError,
+    model::Checkpoint,
+    parser::{IncompleteTail, PartialTranscript, parse_partial},
+    recorder::WriteError,
+    serialize::write_transcript,
+};
 pub use writer::TranscriptWriter;

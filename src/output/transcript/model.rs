@@ -110,6 +110,7 @@ impl From<&ToolOutput> for ToolResult {
     }
 }
 
+#[cfg(any(test, feature = "testing"))]
 impl ToolResult {
     /// A successful result carrying `data`.
     pub fn ok(data: Value) -> Self {
@@ -190,6 +191,7 @@ impl Item {
     }
 }
 
+#[cfg(any(test, feature = "testing"))]
 impl Transcript {
     /// The answer: the top-level text after the last top-level step, if any.
     pub fn final_answer(&self) -> Option<&str> {
@@ -221,6 +223,7 @@ impl Transcript {
     }
 }
 
+#[cfg(any(test, feature = "testing"))]
 fn normalize_items(items: &[Item]) -> Vec<Item> {
     let mut out: Vec<Item> = Vec::with_capacity(items.len());
     for item in items {
@@ -245,6 +248,7 @@ fn normalize_items(items: &[Item]) -> Vec<Item> {
     out
 }
 
+#[cfg(any(test, feature = "testing"))]
 fn items_normalized(items: &[Item]) -> bool {
     let adjacent = items
         .windows(2)

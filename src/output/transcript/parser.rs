@@ -35,6 +35,7 @@ pub fn parse(input: &str) -> Result<Transcript, ParseError> {
     Ok(Transcript { items: parser.root })
 }
 
+#[cfg(any(test, feature = "testing"))]
 /// The result of [`parse_partial`].
 #[derive(Debug, Clone, PartialEq)]
 pub struct PartialTranscript {
@@ -44,6 +45,7 @@ pub struct PartialTranscript {
     pub tail: Option<IncompleteTail>,
 }
 
+#[cfg(any(test, feature = "testing"))]
 /// Where the unusable rest of a transcript begins, and why it is unusable.
 #[derive(Debug, Clone, PartialEq)]
 pub struct IncompleteTail {
@@ -53,6 +55,7 @@ pub struct IncompleteTail {
     pub error: ParseError,
 }
 
+#[cfg(any(test, feature = "testing"))]
 /// Parses as much as possible: the top-level blocks before the first error, and the
 /// position of the incomplete tail. Meant for transcripts of crashed runs, whose last
 /// block may be torn; [`parse`] rejects those.

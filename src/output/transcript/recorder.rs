@@ -13,8 +13,9 @@ use serde_json::Value;
 
 use super::model::{
     Checkpoint, ErrorBlock, ErrorJson, InputRequired, Item, Step, StepStatus, ToolResult, ToolStep,
-    UserInput,
 };
+#[cfg(any(test, feature = "testing"))]
+use super::model::UserInput;
 
 /// A call that does not fit the current state (e.g. `step_end` with no step open), or an
 /// I/O failure of the underlying file.
@@ -32,6 +33,7 @@ pub trait TranscriptSink {
     /// Opens step `number`; the header line is written when the step ends (its status is
     /// only known then).
     fn step_start(&mut self, number: u32, title: &str) -> Result<(), WriteError>;
+    #[cfg(any(test, feature = "testing"))]
     /// Marks the open step with `<<SINGLE_STEP_FLAG>>`.
     fn single_step(&mut self) -> Result<(), WriteError>;
     /// Model reasoning, inside the open step (or at top level if none is open).
@@ -44,6 +46,7 @@ pub trait TranscriptSink {
     fn tool_nested(&mut self, id: &str, items: Vec<Item>) -> Result<(), WriteError>;
     /// The pending tool call `name:id` finished with `result`.
     fn tool_result(&mut self, name: &str, id: &str, result: ToolResult) -> Result<(), WriteError>;
+    #[cfg(any(test, feature = "testing"))]
     /// The pending tool call `name:id` ended without a result (cancelled, interrupted).
     fn tool_end(&mut self, name: &str, id: &str) -> Result<(), WriteError>;
     /// Closes the open step. All its tool calls must have ended.
@@ -54,6 +57,7 @@ pub trait TranscriptSink {
     fn error(&mut self, message: &str, json: ErrorJson) -> Result<(), WriteError>;
     /// The agent asked for input (with the answer, if it is already known).
     fn input_required(&mut self, request: InputRequired) -> Result<(), WriteError>;
+    #[cfg(any(test, feature = "testing"))]
     /// An answer that arrived after its request's block was written.
     fn user_input_provided(&mut self, input: UserInput) -> Result<(), WriteError>;
     /// The final answer: top-level text after the last step. No step may be open.
@@ -108,6 +112,7 @@ impl Recorder {
         self.items
     }
 
+    #[cfg(any(test, feature = "testing"))]
     /// Everything recorded; an error if a step is open or a tool call pending.
     pub fn finish(self) -> Result<Vec<Item>, WriteError> {
         if let Some(step) = &self.open_step {
@@ -196,6 +201,7 @@ impl TranscriptSink for Recorder {
         Ok(())
     }
 
+    #[cfg(any(test, feature = "testing"))]
     fn single_step(&mut self) -> Result<(), WriteError> {
         match &mut self.open_step {
             Some(step) => {
@@ -244,6 +250,7 @@ impl TranscriptSink for Recorder {
         self.end_tool(name, id, Some(result))
     }
 
+    #[cfg(any(test, feature = "testing"))]
     fn tool_end(&mut self, name: &str, id: &str) -> Result<(), WriteError> {
         self.end_tool(name, id, None)
     }
@@ -282,6 +289,7 @@ impl TranscriptSink for Recorder {
         Ok(())
     }
 
+    #[cfg(any(test, feature = "testing"))]
     fn user_input_provided(&mut self, input: UserInput) -> Result<(), WriteError> {
         self.push(Item::UserInputProvided(input));
         Ok(())

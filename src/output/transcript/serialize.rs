@@ -9,9 +9,12 @@ use super::escape::{
     ATTR_SPECIALS, PLAIN_FIELD, TITLE_SPECIALS, escape_field_into, escape_text_into,
     write_json_into,
 };
-use super::model::{Item, Step, StepStatus, ToolStep, Transcript};
+#[cfg(any(test, feature = "testing"))]
+use super::model::Transcript;
+use super::model::{Item, Step, StepStatus, ToolStep};
 use super::tags::*;
 
+#[cfg(any(test, feature = "testing"))]
 /// The whole transcript as tagged text.
 pub fn write_transcript(transcript: &Transcript) -> String {
     let mut out = String::new();

@@ -25,7 +25,9 @@ use std::io::{self, Write};
 
 use serde_json::Value;
 
-use super::model::{ErrorJson, InputRequired, Item, StepStatus, ToolResult, UserInput};
+#[cfg(any(test, feature = "testing"))]
+use super::model::UserInput;
+use super::model::{ErrorJson, InputRequired, Item, StepStatus, ToolResult};
 use super::recorder::{Recorder, TranscriptSink, WriteError};
 use super::serialize::write_items;
 use crate::fsutil::WholeRecords;
@@ -39,6 +41,7 @@ pub struct TranscriptWriter<W: Write> {
 }
 
 impl<W: Write> TranscriptWriter<W> {
+    #[cfg(any(test, feature = "testing"))]
     /// Writes to `out`; a block a failed write tore is not taken back.
     pub fn new(out: W) -> Self {
         Self::to(WholeRecords::new(out))
@@ -57,6 +60,7 @@ impl<W: Write> TranscriptWriter<W> {
         self.out.failure()
     }
 
+    #[cfg(any(test, feature = "testing"))]
     /// Writes the open step (status [`Open`](StepStatus::Open)) with its pending tool
     /// calls closed without a result. For runs that stop before the step ends.
     pub fn abort(&mut self) -> Result<(), WriteError> {
@@ -64,12 +68,14 @@ impl<W: Write> TranscriptWriter<W> {
         self.drain()
     }
 
+    #[cfg(any(test, feature = "testing"))]
     /// True while a step is open or a top-level tool call is pending (nothing of it is on
     /// disk yet).
     pub fn is_busy(&self) -> bool {
         self.recorder.is_busy()
     }
 
+    #[cfg(any(test, feature = "testing"))]
     /// The underlying writer. Whatever is still open is dropped; call
     /// [`abort`](Self::abort) first to keep it.
     pub fn into_inner(self) -> W {
@@ -106,6 +112,7 @@ impl<W: Write> TranscriptSink for TranscriptWriter<W> {
         self.recorder.step_start(number, title)
     }
 
+    #[cfg(any(test, feature = "testing"))]
     fn single_step(&mut self) -> Result<(), WriteError> {
         self.recorder.single_step()
     }
@@ -133,6 +140,7 @@ impl<W: Write> TranscriptSink for TranscriptWriter<W> {
         self.then_drain(r)
     }
 
+    #[cfg(any(test, feature = "testing"))]
     fn tool_end(&mut self, name: &str, id: &str) -> Result<(), WriteError> {
         let r = self.recorder.tool_end(name, id);
         self.then_drain(r)
@@ -158,6 +166,7 @@ impl<W: Write> TranscriptSink for TranscriptWriter<W> {
         self.then_drain(r)
     }
 
+    #[cfg(any(test, feature = "testing"))]
     fn user_input_provided(&mut self, input: UserInput) -> Result<(), WriteError> {
         let r = self.recorder.user_input_provided(input);
         self.then_drain(r)

@@ -17,8 +17,8 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 pub use invoke::HookFailure;
-pub use run::{RunHookInput, RunRefused};
-pub use tool_call::{AfterCall, BeforeCall, CallHookInput, Checked};
+pub use run::RunHookInput;
+pub use tool_call::{CallHookInput, Checked};
 
 use super::{Pattern, Redactor};
 use crate::tools::Protected;

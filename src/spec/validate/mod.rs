@@ -512,11 +512,6 @@ fn file_name(path: &Path) -> String {
     )
 }
 
-/// Validates files and directories; returns every diagnostic.
-pub fn validate_paths(paths: &[PathBuf]) -> Result<Vec<Diagnostic>, String> {
-    Ok(validate_files(&expand_paths(paths)?))
-}
-
 /// Validates these files (as [`expand_paths`] lists them).
 pub fn validate_files(files: &[PathBuf]) -> Vec<Diagnostic> {
     let mut validator = Validator::new();
