@@ -21,6 +21,7 @@ pub mod provider;
 pub mod reload;
 mod run_file;
 pub(crate) mod secrets;
+pub(crate) mod serve;
 pub mod session;
 pub mod spec;
 pub(crate) mod sync;
