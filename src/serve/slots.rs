@@ -38,6 +38,9 @@ impl Slots {
     /// A slot for one run, held until the run ends (the permit is dropped); a request
     /// waits for one in the queue, or is refused when the queue is full.
     pub async fn take(&self) -> Result<OwnedSemaphorePermit, ApiError> {
+        if self.running.is_closed() {
+            return Err(shutting_down());
+        }
         if let Ok(permit) = self.running.clone().try_acquire_owned() {
             return Ok(permit);
         }
@@ -54,17 +57,20 @@ impl Slots {
                 ),
             ));
         }
-        self.running.clone().acquire_owned().await.map_err(|_| {
-            ApiError::new(
-                StatusCode::SERVICE_UNAVAILABLE,
-                "shutting_down",
-                "the server is shutting down",
-            )
-        })
+        let permit = self.running.clone().acquire_owned().await;
+        permit.map_err(|_| shutting_down())
     }
 
     /// No more runs: requests waiting for a slot are refused (on shutdown).
     pub fn close(&self) {
         self.running.close();
     }
+}
+
+fn shutting_down() -> ApiError {
+    ApiError::new(
+        StatusCode::SERVICE_UNAVAILABLE,
+        "shutting_down",
+        "the server is shutting down: no new runs",
+    )
 }
