@@ -126,19 +126,26 @@ async fn serve(options: Options, token: Option<String>) -> Result<(), String> {
         "runner serve: listening on http://{address} (-j {})",
         options.jobs
     );
-    let stopped = {
-        let server = server.clone();
+    // On the signal: no new connections (the graceful shutdown), no new runs, and the runs
+    // in flight interrupted; their streams end with them, and the shutdown with the streams.
+    let signalled = {
         let mut stopping = stopping.clone();
         async move {
+            let _ = stopping.wait_for(|stop| *stop).await;
+        }
+    };
+    let interrupting = {
+        let server = server.clone();
+        let mut stopping = stopping.clone();
+        tokio::spawn(async move {
             let _ = stopping.wait_for(|stop| *stop).await;
             eprintln!("runner serve: stopping: interrupting the runs in flight");
             server.slots.close();
             server.runs.interrupt_all(INTERRUPT_WAIT).await;
-        }
+        })
     };
-    let serving = axum::serve(listener, app).with_graceful_shutdown(stopped);
-    // Streams end with their runs; a client that keeps a connection open past that does
-    // not hold the process.
+    let serving = axum::serve(listener, app).with_graceful_shutdown(signalled);
+    // A client that keeps a connection open past that does not hold the process.
     let mut stopping_late = stopping;
     tokio::select! {
         served = serving => served.map_err(|error| format!("the server failed: {error}"))?,
@@ -147,7 +154,7 @@ async fn serve(options: Options, token: Option<String>) -> Result<(), String> {
             tokio::time::sleep(INTERRUPT_WAIT + Duration::from_secs(2)).await;
         } => {}
     }
-    server.runs.interrupt_all(INTERRUPT_WAIT).await;
+    let _ = interrupting.await;
     eprintln!("runner serve: stopped");
     Ok(())
 }
