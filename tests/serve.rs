@@ -144,9 +144,11 @@ permissions:
     assert!(!running.path("APPROVED").exists(), "nothing ran unapproved");
     let waiting = api.get(&format!("/api/sessions/{session}")).json();
     assert_eq!(waiting["status"], "input_required");
+    let call = &waiting["waits_for"]["required_action"]["calls"][0];
+    assert_eq!(call["name"], "shell", "what it waits for: {waiting}");
     let answered = api.post(
         &format!("/api/sessions/{session}/answer"),
-        &json!({"approve": ["all"]}),
+        &json!({"approve": [call["id"]]}),
     );
     assert_eq!(answered.status, 201, "{}", answered.body);
     let (next, same_session) = ids(&answered.json());

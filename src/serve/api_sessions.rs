@@ -20,8 +20,8 @@ use super::error::ApiError;
 use super::ids::checked;
 use super::redact::clean_value;
 use super::server::Shared;
-use crate::checkpoint::{CheckpointStore, FileCheckpointStore};
-use crate::engine::ErrorCode;
+use crate::checkpoint::{CheckpointStore, FileCheckpointStore, SessionStatus};
+use crate::engine::{ErrorCode, RunStatus};
 use crate::nats::SessionsAt;
 use crate::session::files::default_sessions_dir;
 use crate::session::run_dir::runs_dir;
@@ -116,9 +116,27 @@ pub async fn show(
             .ok_or_else(|| ApiError::not_found(format!("no session `{id}`")))
     })
     .await?;
+    let waits_for = match metadata.status {
+        SessionStatus::Ended(RunStatus::InputRequired) => {
+            metadata.run_ids.last().and_then(|run| waits_for(run))
+        }
+        _ => None,
+    };
     let mut value = json!(metadata);
     value["running"] = json!(going);
+    value["waits_for"] = json!(waits_for);
     Ok(Json(clean_value(value)))
+}
+
+/// What a paused session waits for: the data of the `thread.run.requires_action` event its
+/// last run ended with (the question, the form, or the calls and their ids).
+fn waits_for(run: &str) -> Option<Value> {
+    crate::checkpoint::check_session_id(run).ok()?;
+    let events = std::fs::read_to_string(runs_dir().join(run).join("events.jsonl")).ok()?;
+    events.lines().rev().find_map(|line| {
+        let event: Value = serde_json::from_str(line).ok()?;
+        (event["type"] == "thread.run.requires_action").then(|| event["data"].clone())
+    })
 }
 
 /// Deletes a session and its runs' directories; refused while a run holds it.
