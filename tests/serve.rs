@@ -348,3 +348,24 @@ fn an_agent_file_saved_while_serving_is_served_as_saved() {
     let (_, end) = api.events(&run, None).until_end();
     assert_eq!(end.data, r#"{"status":"completed"}"#);
 }
+
+/// A browser page of another origin can read the API's answers only when `--allow-origin`
+/// names its origin.
+#[test]
+fn cors_headers_are_sent_only_to_the_origins_allowed() {
+    let origin = [("Origin", "http://localhost:3000")];
+    let (_plain, api) = serve(Test::new().agent("prompt: Go\n"), []);
+    let answer = api.request("GET", "/api/agents", &origin, None);
+    assert_eq!(answer.status, 200);
+    assert_eq!(answer.header("access-control-allow-origin"), None);
+    let test = Test::new().agent("prompt: Go\n");
+    let (_allowing, api) = serve(test, ["--allow-origin", "http://localhost:3000"]);
+    let answer = api.request("GET", "/api/agents", &origin, None);
+    assert_eq!(
+        answer.header("access-control-allow-origin"),
+        Some("http://localhost:3000")
+    );
+    let other = [("Origin", "http://evil.example")];
+    let answer = api.request("GET", "/api/agents", &other, None);
+    assert_eq!(answer.header("access-control-allow-origin"), None);
+}

@@ -230,3 +230,33 @@ async fn continue_session(
         Json(started(&run.run_id, &run.session_id)),
     ))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn answer(body: Value) -> Result<Answer, String> {
+        let request: AnswerRequest = serde_json::from_value(body).map_err(|e| e.to_string())?;
+        request.into_answer().map_err(|error| error.code)
+    }
+
+    #[test]
+    fn an_answer_is_exactly_one_of_text_form_or_decisions() {
+        assert!(matches!(answer(json!({"answer": "yes"})), Ok(Answer::Text(t)) if t == "yes"));
+        assert!(matches!(
+            answer(json!({"form": {"a": 1}})),
+            Ok(Answer::Form(_))
+        ));
+        let decided = answer(json!({"approve": ["c1"], "deny": [{"id": "c2", "reason": "no"}]}));
+        assert!(matches!(
+            decided,
+            Ok(Answer::Decide { approve, deny, reason })
+                if approve == ["c1"] && deny == ["c2"] && reason.as_deref() == Some("no")
+        ));
+        for wrong in [json!({}), json!({"answer": "yes", "approve": ["all"]})] {
+            assert_eq!(answer(wrong).unwrap_err(), "invalid_answer");
+        }
+        let two_reasons = json!({"deny": [{"id": "a", "reason": "x"}, {"id": "b", "reason": "y"}]});
+        assert_eq!(answer(two_reasons).unwrap_err(), "invalid_answer");
+    }
+}
