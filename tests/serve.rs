@@ -369,3 +369,39 @@ fn cors_headers_are_sent_only_to_the_origins_allowed() {
     let answer = api.request("GET", "/api/agents", &other, None);
     assert_eq!(answer.header("access-control-allow-origin"), None);
 }
+
+/// The API key the server holds never reaches an answer: not through a tool's result, the
+/// model's text, the events, the result, the transcript or the session.
+#[test]
+fn no_answer_of_the_api_holds_the_key() {
+    let test = Test::new()
+        .agent(READER)
+        .file("notes.txt", &format!("the key is {}", support::KEY))
+        .reply(Reply::tool_call("read_file", json!({"path": "notes.txt"})))
+        .reply(Reply::text(format!("It says {}.", support::KEY)));
+    let (_running, api) = serve(test, []);
+    let (run, session) = start(&api, json!({"agent": "test-agent"}));
+    let (events, _) = api.events(&run, None).until_end();
+    let mut answers: Vec<String> = events.iter().map(|event| event.data.clone()).collect();
+    for path in [
+        format!("/api/runs/{run}"),
+        format!("/api/runs/{run}/transcript?format=text"),
+        format!("/api/runs/{run}/transcript?format=markdown"),
+        format!("/api/runs/{run}/transcript?format=json"),
+        format!("/api/sessions/{session}"),
+        "/api/sessions".to_string(),
+    ] {
+        let answer = api.get(&path);
+        assert_eq!(answer.status, 200, "{path}: {}", answer.body);
+        answers.push(answer.body);
+    }
+    let leaked: Vec<&String> = answers
+        .iter()
+        .filter(|a| a.contains(support::KEY))
+        .collect();
+    assert!(leaked.is_empty(), "the key leaked: {leaked:?}");
+    assert!(
+        answers.iter().any(|a| a.contains("[REDACTED]")),
+        "the key was there to be redacted"
+    );
+}
