@@ -405,3 +405,43 @@ fn no_answer_of_the_api_holds_the_key() {
         "the key was there to be redacted"
     );
 }
+
+/// `/api/openapi.json` describes every route, with the bodies' schemas generated from the
+/// types the server reads and writes.
+#[test]
+fn the_openapi_document_has_every_route_and_the_bodies_schemas() {
+    let (_running, api) = serve(Test::new().agent("prompt: Go\n"), []);
+    let document = api.get("/api/openapi.json").json();
+    assert_eq!(document["openapi"], "3.0.3");
+    let paths: Vec<&String> = document["paths"].as_object().unwrap().keys().collect();
+    for route in [
+        "/api/agents",
+        "/api/runs",
+        "/api/runs/{id}",
+        "/api/runs/{id}/events",
+        "/api/runs/{id}/transcript",
+        "/api/runs/{id}/cancel",
+        "/api/sessions",
+        "/api/sessions/{id}",
+        "/api/sessions/{id}/answer",
+        "/api/sessions/{id}/resume",
+    ] {
+        assert!(paths.iter().any(|p| *p == route), "{route} in {paths:?}");
+    }
+    let schemas = &document["components"]["schemas"];
+    let start = &schemas["StartRun"];
+    assert_eq!(start["required"], json!(["agent"]), "{start}");
+    assert!(start["properties"]["inputs"].is_object());
+    assert!(schemas["AnswerRequest"]["properties"]["deny"].is_object());
+    assert!(schemas["Event"].is_object(), "the events' schema is there");
+    // Every reference points at a schema of the document.
+    let text = document.to_string();
+    for reference in text.split("\"$ref\":\"").skip(1) {
+        let name = reference.split('"').next().unwrap();
+        let name = name.strip_prefix("#/components/schemas/").expect(name);
+        assert!(
+            schemas.get(name).is_some(),
+            "{name} is referenced, not defined"
+        );
+    }
+}
