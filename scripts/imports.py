@@ -17,7 +17,8 @@ import sys
 # its own (not its peers: two modules in one layer know nothing of each other). Why this
 # order:
 # * front ends on top: `cli` parses and prints, `run_file` is the library's short door;
-#   `session` hosts runs for both (and for the coming server).
+#   `serve` is the HTTP front end, which the CLI starts (`runner serve`); `session` hosts
+#   runs for all of them.
 # * `agent_test`, `nats` (the batch worker and the NATS stores) and `testing` (the
 #   `testing` feature's helpers) run agents through what is below them; a worker runs a
 #   `batch` job, so `batch` is below `nats`.
@@ -34,6 +35,7 @@ import sys
 #   lock-poisoning policy).
 LAYERS = [
     ["cli", "run_file"],
+    ["serve"],
     ["session"],
     ["agent_test", "nats", "testing"],
     ["batch"],

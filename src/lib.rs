@@ -50,6 +50,7 @@ internal_modules!(
 );
 mod run_file;
 pub(crate) mod secrets;
+pub(crate) mod serve;
 // Public: its own `pub use` list (session/mod.rs) is the session API.
 pub mod session;
 pub(crate) mod sync;

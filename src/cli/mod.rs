@@ -30,6 +30,7 @@ mod resume;
 mod run_options;
 mod runs;
 mod schema;
+mod serve;
 mod sessions;
 mod signals;
 mod state_dir;
@@ -93,6 +94,8 @@ enum Command {
     Chat(chat::ChatArgs),
     /// Continue a session: after a crash, an interrupt, a limit, or with an answer.
     Resume(Box<resume::ResumeArgs>),
+    /// Serve the agents under the paths over HTTP: runs, live events, sessions, answers.
+    Serve(Box<serve::ServeArgs>),
     /// List, show or delete sessions.
     Sessions(sessions::SessionsArgs),
     /// List or show the runs under .runner/runs, or prune old ones.
@@ -178,6 +181,7 @@ pub fn main() -> std::process::ExitCode {
         }
         Command::Resume(args) => resume::run(*args),
         Command::Chat(args) => chat::run(args),
+        Command::Serve(args) => serve::run(*args),
         Command::Sessions(args) => sessions::run(args),
         Command::Runs(args) => runs::run(args),
         Command::Tools { agent, format } => tools::run(&agent, format),

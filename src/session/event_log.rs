@@ -74,7 +74,9 @@ impl EventSink for EventLog {
 }
 
 /// One reader of a run's events: every event from the first, then the live ones, then
-/// `None` when the run is over.
+/// `None` when the run is over. A clone is a reader of its own at the same place (a server
+/// keeps one unread and clones it for each client that joins).
+#[derive(Clone)]
 pub struct EventStream {
     log: Arc<EventLog>,
     next: usize,

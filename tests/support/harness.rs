@@ -455,6 +455,16 @@ impl Running {
         assert!(status.success(), "kill -INT failed");
     }
 
+    /// Sends SIGTERM, as a service manager stopping it does.
+    pub fn terminate(&self) {
+        let pid = self.child.as_ref().unwrap().id();
+        let status = Command::new("kill")
+            .args(["-TERM", &pid.to_string()])
+            .status()
+            .unwrap();
+        assert!(status.success(), "kill -TERM failed");
+    }
+
     /// Waits for the command to end and checks the expectations.
     pub fn wait(mut self) -> Ran {
         let child = self.child.take().unwrap();

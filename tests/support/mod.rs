@@ -4,6 +4,7 @@
 #![allow(dead_code)] // each test binary uses a different part
 
 mod harness;
+pub mod http;
 mod nats;
 #[allow(unused_imports)]
 pub use harness::{KEY, KEY_ENV, Ran, Running, Test, read_json, terminal_available, wait_until};

@@ -1,0 +1,262 @@
+//! `GET /api/sessions`, `GET|DELETE /api/sessions/{id}`, and continuing a session:
+//! `POST /api/sessions/{id}/answer` (a paused one) and `POST /api/sessions/{id}/resume`
+//! (an interrupted, failed or limited one), as `runner resume` does. Sessions are those of
+//! `.runner/sessions` in the server's working directory.
+
+use std::time::Duration;
+
+use axum::Json;
+use axum::body::Bytes;
+use axum::extract::rejection::BytesRejection;
+use axum::extract::{Path, State};
+use axum::http::StatusCode;
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use super::api_runs::{Started, started};
+use super::body::json_body;
+use super::error::ApiError;
+use super::ids::checked;
+use super::redact::clean_value;
+use super::server::Shared;
+use crate::checkpoint::{CheckpointStore, FileCheckpointStore, SessionStatus};
+use crate::engine::{ErrorCode, RunStatus};
+use crate::nats::SessionsAt;
+use crate::session::files::default_sessions_dir;
+use crate::session::run_dir::runs_dir;
+use crate::session::{self, Answer, ResumeRequest};
+
+/// How long an answer waits for the run that paused to finish its checkpoint.
+const PAUSE_SETTLES: Duration = Duration::from_secs(10);
+
+/// The answer to what a paused session waits for: one of the three.
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct AnswerRequest {
+    /// The answer to an `ask_user` question.
+    pub answer: Option<String>,
+    /// The values of an MCP server's form.
+    pub form: Option<Value>,
+    /// Calls waiting for approval to run: their ids, or `all`.
+    #[serde(default)]
+    pub approve: Vec<String>,
+    /// Calls waiting for approval not to run; the model is told the reason.
+    #[serde(default)]
+    pub deny: Vec<Denial>,
+}
+
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Denial {
+    pub id: String,
+    pub reason: Option<String>,
+}
+
+impl AnswerRequest {
+    fn into_answer(self) -> Result<Answer, ApiError> {
+        let decides = !self.approve.is_empty() || !self.deny.is_empty();
+        match (self.answer, self.form, decides) {
+            (Some(text), None, false) => Ok(Answer::Text(text)),
+            (None, Some(form), false) => Ok(Answer::Form(form)),
+            (None, None, true) => {
+                let mut reasons: Vec<String> =
+                    self.deny.iter().filter_map(|d| d.reason.clone()).collect();
+                reasons.dedup();
+                if reasons.len() > 1 {
+                    return Err(ApiError::code(
+                        ErrorCode::InvalidAnswer,
+                        "the denied calls of one answer share one reason: give the same \
+                         `reason` to each (or answer them one at a time)",
+                    ));
+                }
+                Ok(Answer::Decide {
+                    approve: self.approve,
+                    deny: self.deny.into_iter().map(|d| d.id).collect(),
+                    reason: reasons.pop(),
+                })
+            }
+            _ => Err(ApiError::code(
+                ErrorCode::InvalidAnswer,
+                "give one of `answer` (a question), `form` (a form), or `approve`/`deny` \
+                 (calls waiting for approval)",
+            )),
+        }
+    }
+}
+
+fn store() -> Result<FileCheckpointStore, ApiError> {
+    Ok(FileCheckpointStore::create(default_sessions_dir())?)
+}
+
+/// Blocking store work off the async threads.
+async fn blocking<T: Send + 'static>(
+    work: impl FnOnce() -> Result<T, ApiError> + Send + 'static,
+) -> Result<T, ApiError> {
+    tokio::task::spawn_blocking(work)
+        .await
+        .map_err(|error| ApiError::code(ErrorCode::Internal, error.to_string()))?
+}
+
+pub async fn list() -> Result<Json<Value>, ApiError> {
+    let sessions = blocking(|| Ok(store()?.list()?)).await?;
+    Ok(Json(clean_value(json!(sessions))))
+}
+
+/// A session's metadata (status, runs, thread tree), and the run going in it here.
+pub async fn show(
+    State(server): State<Shared>,
+    Path(id): Path<String>,
+) -> Result<Json<Value>, ApiError> {
+    let id = checked(&id)?.to_string();
+    let going = server.runs.going_in(&id).map(|run| run.run_id.clone());
+    let metadata = blocking(move || {
+        store()?
+            .metadata(&id)?
+            .ok_or_else(|| ApiError::not_found(format!("no session `{id}`")))
+    })
+    .await?;
+    let waits_for = match metadata.status {
+        SessionStatus::Ended(RunStatus::InputRequired) => {
+            metadata.run_ids.last().and_then(|run| waits_for(run))
+        }
+        _ => None,
+    };
+    let mut value = json!(metadata);
+    value["running"] = json!(going);
+    value["waits_for"] = json!(waits_for);
+    Ok(Json(clean_value(value)))
+}
+
+/// What a paused session waits for: the data of the `thread.run.requires_action` event its
+/// last run ended with (the question, the form, or the calls and their ids).
+fn waits_for(run: &str) -> Option<Value> {
+    crate::checkpoint::check_session_id(run).ok()?;
+    let events = std::fs::read_to_string(runs_dir().join(run).join("events.jsonl")).ok()?;
+    events.lines().rev().find_map(|line| {
+        let event: Value = serde_json::from_str(line).ok()?;
+        (event["type"] == "thread.run.requires_action").then(|| event["data"].clone())
+    })
+}
+
+/// Deletes a session and its runs' directories; refused while a run holds it.
+pub async fn delete(
+    State(server): State<Shared>,
+    Path(id): Path<String>,
+) -> Result<StatusCode, ApiError> {
+    let id = checked(&id)?.to_string();
+    if let Some(run) = server.runs.going_in(&id) {
+        return Err(ApiError::code(
+            ErrorCode::SessionInUse,
+            format!(
+                "session `{id}` is running (run `{}`): cancel it first",
+                run.run_id
+            ),
+        ));
+    }
+    blocking(move || {
+        let store = store()?;
+        let metadata = store
+            .metadata(&id)?
+            .ok_or_else(|| ApiError::not_found(format!("no session `{id}`")))?;
+        store.delete(&id)?;
+        for run in metadata.run_ids {
+            // A run id is one plain name: metadata that says otherwise deletes nothing.
+            let dir = runs_dir().join(&run);
+            if crate::checkpoint::check_session_id(&run).is_ok() && dir.is_dir() {
+                let _ = std::fs::remove_dir_all(dir);
+            }
+        }
+        Ok(())
+    })
+    .await?;
+    Ok(StatusCode::NO_CONTENT)
+}
+
+pub async fn answer(
+    State(server): State<Shared>,
+    Path(id): Path<String>,
+    body: Result<Bytes, BytesRejection>,
+) -> Result<(StatusCode, Json<Started>), ApiError> {
+    let id = checked(&id)?.to_string();
+    let answer = json_body::<AnswerRequest>(body)?.into_answer()?;
+    // The run that paused may still be writing its last checkpoint.
+    if let Some(run) = server.runs.going_in(&id) {
+        run.wait_ended(PAUSE_SETTLES).await;
+    }
+    continue_session(server, id, Some(answer)).await
+}
+
+pub async fn resume(
+    State(server): State<Shared>,
+    Path(id): Path<String>,
+) -> Result<(StatusCode, Json<Started>), ApiError> {
+    let id = checked(&id)?.to_string();
+    continue_session(server, id, None).await
+}
+
+/// A new run of session `id`, with its history and the answer to what it waits for.
+async fn continue_session(
+    server: Shared,
+    id: String,
+    answer: Option<Answer>,
+) -> Result<(StatusCode, Json<Started>), ApiError> {
+    if let Some(run) = server.runs.going_in(&id) {
+        return Err(ApiError::code(
+            ErrorCode::SessionInUse,
+            format!("session `{id}` is running (run `{}`)", run.run_id),
+        ));
+    }
+    let exists = {
+        let id = id.clone();
+        blocking(move || Ok(store()?.exists(&id)?)).await?
+    };
+    if !exists {
+        return Err(ApiError::not_found(format!("no session `{id}`")));
+    }
+    let slot = server.slots.take().await?;
+    let handle = session::resume(ResumeRequest {
+        session_id: id,
+        run_id: None,
+        answer,
+        branch: None,
+        sessions: SessionsAt::Dir(default_sessions_dir()),
+        settings: server.settings(),
+    })
+    .await?;
+    let run = server.runs.host(handle, slot);
+    Ok((
+        StatusCode::CREATED,
+        Json(started(&run.run_id, &run.session_id)),
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn answer(body: Value) -> Result<Answer, String> {
+        let request: AnswerRequest = serde_json::from_value(body).map_err(|e| e.to_string())?;
+        request.into_answer().map_err(|error| error.code)
+    }
+
+    #[test]
+    fn an_answer_is_exactly_one_of_text_form_or_decisions() {
+        assert!(matches!(answer(json!({"answer": "yes"})), Ok(Answer::Text(t)) if t == "yes"));
+        assert!(matches!(
+            answer(json!({"form": {"a": 1}})),
+            Ok(Answer::Form(_))
+        ));
+        let decided = answer(json!({"approve": ["c1"], "deny": [{"id": "c2", "reason": "no"}]}));
+        assert!(matches!(
+            decided,
+            Ok(Answer::Decide { approve, deny, reason })
+                if approve == ["c1"] && deny == ["c2"] && reason.as_deref() == Some("no")
+        ));
+        for wrong in [json!({}), json!({"answer": "yes", "approve": ["all"]})] {
+            assert_eq!(answer(wrong).unwrap_err(), "invalid_answer");
+        }
+        let two_reasons = json!({"deny": [{"id": "a", "reason": "x"}, {"id": "b", "reason": "y"}]});
+        assert_eq!(answer(two_reasons).unwrap_err(), "invalid_answer");
+    }
+}

@@ -1,0 +1,29 @@
+//! `runner serve`: the agents of a directory over HTTP (`docs/serve.md`). A front end of
+//! the session layer like the CLI: each run is a [`crate::session::RunHandle`] on this
+//! process's runtime, its events streamed to clients as server-sent events, its session
+//! answered or resumed by a request. Nothing here assembles a run.
+//!
+//! * `options`: what it is told; `server`: routes, life and SIGTERM; `slots`: `-j` and the
+//!   queue; `runs`: the runs hosted; `agents`: the agent files served.
+//! * `api_agents`, `api_runs`, `api_sessions`, `events`: the routes; `openapi`: their
+//!   document; `auth`, `body`, `ids`, `error`, `redact`: what every request and answer
+//!   goes through.
+
+mod agents;
+mod api_agents;
+mod api_runs;
+mod api_sessions;
+mod auth;
+mod body;
+mod error;
+mod events;
+mod ids;
+mod openapi;
+mod options;
+mod redact;
+mod runs;
+mod server;
+mod slots;
+
+pub use options::Options;
+pub use server::run;

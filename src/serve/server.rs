@@ -1,0 +1,176 @@
+//! The server: its state, its routes, and its life from binding the address to SIGTERM.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::Router;
+use axum::extract::DefaultBodyLimit;
+use axum::http::{HeaderName, HeaderValue, Method, header};
+use axum::routing::{get, post};
+use tokio::net::TcpListener;
+use tokio::sync::watch;
+use tower_http::cors::CorsLayer;
+
+use super::agents::Catalog;
+use super::body::MAX_BODY;
+use super::options::{Options, token};
+use super::runs::Runs;
+use super::slots::Slots;
+use super::{api_agents, api_runs, api_sessions, auth, events, openapi};
+use crate::session::{RunDirOptions, RunSettings};
+
+/// How long runs in flight get to end, checkpointed, after SIGTERM.
+const INTERRUPT_WAIT: Duration = Duration::from_secs(10);
+
+/// What every handler shares.
+pub struct Server {
+    pub catalog: Catalog,
+    pub runs: Arc<Runs>,
+    pub slots: Slots,
+}
+
+impl Server {
+    /// How a run is hosted here: a run directory under `.runner/runs` (its result, events
+    /// and transcript stay readable after the server forgets it); no terminal, no answers
+    /// file — a question or an approval pauses the run until `POST …/answer`.
+    pub fn settings(&self) -> RunSettings {
+        RunSettings {
+            run_dir: Some(RunDirOptions::default()),
+            ..RunSettings::default()
+        }
+    }
+}
+
+pub type Shared = Arc<Server>;
+
+fn routes(server: Shared) -> Router {
+    Router::new()
+        .route("/api/openapi.json", get(openapi::document))
+        .route("/api/agents", get(api_agents::list))
+        .route("/api/runs", post(api_runs::start))
+        .route("/api/runs/{id}", get(api_runs::show))
+        .route("/api/runs/{id}/events", get(events::stream))
+        .route("/api/runs/{id}/transcript", get(api_runs::transcript))
+        .route("/api/runs/{id}/cancel", post(api_runs::cancel))
+        .route("/api/sessions", get(api_sessions::list))
+        .route(
+            "/api/sessions/{id}",
+            get(api_sessions::show).delete(api_sessions::delete),
+        )
+        .route("/api/sessions/{id}/answer", post(api_sessions::answer))
+        .route("/api/sessions/{id}/resume", post(api_sessions::resume))
+        .fallback(api_agents::no_route)
+        .layer(DefaultBodyLimit::max(MAX_BODY))
+        .with_state(server)
+}
+
+/// The whole app: the routes, behind the token when there is one, with CORS when origins
+/// are allowed.
+fn app(server: Shared, options: &Options, token: Option<String>) -> Result<Router, String> {
+    let mut app = routes(server);
+    if let Some(token) = token {
+        app = app.layer(axum::middleware::from_fn_with_state(
+            Arc::new(token),
+            auth::require_token,
+        ));
+    }
+    if !options.allow_origin.is_empty() {
+        let origins = options
+            .allow_origin
+            .iter()
+            .map(|origin| {
+                HeaderValue::from_str(origin)
+                    .map_err(|_| format!("--allow-origin `{origin}` is not a valid origin"))
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        let cors = CorsLayer::new()
+            .allow_origin(origins)
+            .allow_methods([Method::GET, Method::POST, Method::DELETE])
+            .allow_headers([
+                header::AUTHORIZATION,
+                header::CONTENT_TYPE,
+                HeaderName::from_static("last-event-id"),
+            ]);
+        app = app.layer(cors);
+    }
+    Ok(app)
+}
+
+/// Serves until SIGINT or SIGTERM, then stops accepting, interrupts the runs in flight
+/// (they end `interrupted`, checkpointed) and returns once they have.
+pub fn run(options: Options) -> Result<(), String> {
+    let token = token(&options)?;
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .map_err(|error| format!("cannot start the runtime: {error}"))?;
+    runtime.block_on(serve(options, token))
+}
+
+async fn serve(options: Options, token: Option<String>) -> Result<(), String> {
+    let (stop, stopping) = watch::channel(false);
+    let server = Arc::new(Server {
+        catalog: Catalog::new(options.paths.clone()),
+        runs: Arc::default(),
+        slots: Slots::new(options.jobs, options.queue),
+    });
+    let app = app(server.clone(), &options, token)?;
+    let listener = TcpListener::bind(options.listen)
+        .await
+        .map_err(|error| format!("cannot listen on {}: {error}", options.listen))?;
+    let address = listener
+        .local_addr()
+        .map_err(|error| format!("cannot listen on {}: {error}", options.listen))?;
+    watch_signals(stop)?;
+    eprintln!(
+        "runner serve: listening on http://{address} (-j {})",
+        options.jobs
+    );
+    // On the signal: no new connections (the graceful shutdown), no new runs, and the runs
+    // in flight interrupted; their streams end with them, and the shutdown with the streams.
+    let signalled = {
+        let mut stopping = stopping.clone();
+        async move {
+            let _ = stopping.wait_for(|stop| *stop).await;
+        }
+    };
+    let interrupting = {
+        let server = server.clone();
+        let mut stopping = stopping.clone();
+        tokio::spawn(async move {
+            let _ = stopping.wait_for(|stop| *stop).await;
+            eprintln!("runner serve: stopping: interrupting the runs in flight");
+            server.slots.close();
+            server.runs.interrupt_all(INTERRUPT_WAIT).await;
+        })
+    };
+    let serving = axum::serve(listener, app).with_graceful_shutdown(signalled);
+    // A client that keeps a connection open past that does not hold the process.
+    let mut stopping_late = stopping;
+    tokio::select! {
+        served = serving => served.map_err(|error| format!("the server failed: {error}"))?,
+        () = async {
+            let _ = stopping_late.wait_for(|stop| *stop).await;
+            tokio::time::sleep(INTERRUPT_WAIT + Duration::from_secs(2)).await;
+        } => {}
+    }
+    let _ = interrupting.await;
+    eprintln!("runner serve: stopped");
+    Ok(())
+}
+
+/// Flips `stop` on the first SIGINT or SIGTERM.
+fn watch_signals(stop: watch::Sender<bool>) -> Result<(), String> {
+    use tokio::signal::unix::{SignalKind, signal};
+    let cannot = |error: std::io::Error| format!("cannot watch signals: {error}");
+    let mut interrupt = signal(SignalKind::interrupt()).map_err(cannot)?;
+    let mut terminate = signal(SignalKind::terminate()).map_err(cannot)?;
+    tokio::spawn(async move {
+        tokio::select! {
+            _ = interrupt.recv() => {}
+            _ = terminate.recv() => {}
+        }
+        stop.send_replace(true);
+    });
+    Ok(())
+}

@@ -1,0 +1,447 @@
+//! `runner serve`: runs over HTTP against the mock model, through the binary. Each test
+//! starts a server on a free loopback port in its workspace and talks to it as a client
+//! would (tests/support/http.rs): every wait is bounded.
+
+mod support;
+
+use std::time::Duration;
+
+use runner::testing::mock_server::{MockResponse, Reply};
+use serde_json::{Value, json};
+use support::http::{Api, Sse, free_port};
+use support::{Running, Test, read_events, wait_until};
+
+const READER: &str = "prompt: Go\ntools:\n  - builtin: read_file\n";
+
+/// Starts `runner serve . --listen 127.0.0.1:PORT ARGS...` in the test's workspace.
+fn serve<const N: usize>(test: Test, args: [&str; N]) -> (Running, Api) {
+    let port = free_port();
+    let mut command: Vec<String> = ["serve", ".", "--listen", &format!("127.0.0.1:{port}")]
+        .map(String::from)
+        .to_vec();
+    command.extend(args.map(String::from));
+    let running = test
+        .command_vec(command)
+        .any_stderr()
+        .time_limit(Duration::from_secs(90))
+        .spawn();
+    let api = Api::new(port);
+    api.wait_up();
+    (running, api)
+}
+
+/// `POST /api/runs` for the test agent; the run's and its session's ids.
+fn start(api: &Api, body: Value) -> (String, String) {
+    let started = api.post("/api/runs", &body);
+    assert_eq!(started.status, 201, "{}", started.body);
+    ids(&started.json())
+}
+
+fn ids(started: &Value) -> (String, String) {
+    (
+        started["run_id"].as_str().unwrap().to_string(),
+        started["session_id"].as_str().unwrap().to_string(),
+    )
+}
+
+/// The run's events.jsonl, each line checked against the events schema.
+fn events_jsonl(running: &Running, run: &str) -> Vec<Value> {
+    read_events(&running.path(&format!(".runner/runs/{run}/events.jsonl")))
+}
+
+fn data(events: &[Sse]) -> Vec<Value> {
+    events.iter().map(Sse::json).collect()
+}
+
+/// A reply that takes a few seconds to stream: long enough to act while the run goes.
+fn slow_reply() -> MockResponse {
+    MockResponse::text("slow words that take their time to arrive")
+        .chunk_delay(Duration::from_millis(600))
+}
+
+#[test]
+fn the_event_stream_of_a_run_is_its_events_jsonl() {
+    let test = Test::new()
+        .agent(READER)
+        .file("notes.txt", "remember the milk")
+        .reply(Reply::tool_call("read_file", json!({"path": "notes.txt"})))
+        .reply(Reply::text("Done."));
+    let (running, api) = serve(test, []);
+    let (run, session) = start(&api, json!({"agent": "test-agent"}));
+    let (live, end) = api.events(&run, None).until_end();
+    assert_eq!(end.data, r#"{"status":"completed"}"#);
+    let ids: Vec<Option<u64>> = live.iter().map(|event| event.id).collect();
+    let expected: Vec<Option<u64>> = (1..=live.len() as u64).map(Some).collect();
+    assert_eq!(ids, expected, "each event's id is its line in events.jsonl");
+    assert_eq!(data(&live).last().unwrap()["type"], "thread.run.completed");
+    assert_eq!(data(&live), events_jsonl(&running, &run));
+    // A client that comes after the run ended gets it from its start.
+    let (late, _) = api.events(&run, None).until_end();
+    assert_eq!(data(&late), data(&live));
+    let result = api.get(&format!("/api/runs/{run}")).json();
+    assert_eq!(result["status"], "completed");
+    assert_eq!(result["output"], "Done.");
+    assert_eq!(result["session_id"], session.as_str());
+    let text = api.get(&format!("/api/runs/{run}/transcript?format=text"));
+    assert!(text.body.contains("Done."), "{}", text.body);
+}
+
+#[test]
+fn a_client_that_reconnects_with_last_event_id_misses_nothing_and_gets_nothing_twice() {
+    let test = Test::new()
+        .agent(READER)
+        .file("notes.txt", "remember the milk")
+        .reply(Reply::tool_call("read_file", json!({"path": "notes.txt"})))
+        .respond(slow_reply());
+    let (running, api) = serve(test, []);
+    let (run, _) = start(&api, json!({"agent": "test-agent"}));
+    let mut first = Vec::new();
+    {
+        let mut stream = api.events(&run, None);
+        while let Some(event) = stream.next() {
+            let tool_done = event.json()["type"] == "agent.tool.execution.completed";
+            first.push(event);
+            if tool_done {
+                break;
+            }
+        }
+    } // the connection drops mid-run: the model's slow reply is still streaming
+    let result = api.get(&format!("/api/runs/{run}")).json();
+    assert_eq!(result["status"], "running", "the run was still going");
+    let last = first.last().unwrap().id.unwrap();
+    let (rest, end) = api.events(&run, Some(last)).until_end();
+    assert_eq!(end.data, r#"{"status":"completed"}"#);
+    assert_eq!(rest.first().unwrap().id, Some(last + 1));
+    let all: Vec<Value> = data(&first).into_iter().chain(data(&rest)).collect();
+    assert_eq!(all, events_jsonl(&running, &run));
+}
+
+#[test]
+fn an_ask_rule_pauses_the_run_and_an_answer_over_http_approves_the_call() {
+    let agent = "prompt: Go
+tools:
+  - builtin: shell
+    allow: [touch]
+permissions:
+  ask: [shell]
+";
+    let test = Test::new()
+        .agent(agent)
+        .reply(Reply::tool_call(
+            "shell",
+            json!({"command": "touch APPROVED"}),
+        ))
+        .reply(Reply::text("done"));
+    let (running, api) = serve(test, []);
+    let (run, session) = start(&api, json!({"agent": "test-agent"}));
+    let (events, end) = api.events(&run, None).until_end();
+    assert_eq!(end.data, r#"{"status":"input_required"}"#);
+    assert!(
+        data(&events)
+            .iter()
+            .any(|e| e["type"] == "thread.run.requires_action")
+    );
+    assert!(!running.path("APPROVED").exists(), "nothing ran unapproved");
+    let waiting = api.get(&format!("/api/sessions/{session}")).json();
+    assert_eq!(waiting["status"], "input_required");
+    let call = &waiting["waits_for"]["required_action"]["calls"][0];
+    assert_eq!(call["name"], "shell", "what it waits for: {waiting}");
+    let answered = api.post(
+        &format!("/api/sessions/{session}/answer"),
+        &json!({"approve": [call["id"]]}),
+    );
+    assert_eq!(answered.status, 201, "{}", answered.body);
+    let (next, same_session) = ids(&answered.json());
+    assert_eq!(same_session, session);
+    let (_, end) = api.events(&next, None).until_end();
+    assert_eq!(end.data, r#"{"status":"completed"}"#);
+    assert!(running.path("APPROVED").exists(), "the approved call ran");
+    assert_eq!(
+        api.get(&format!("/api/runs/{next}")).json()["output"],
+        "done"
+    );
+}
+
+#[test]
+fn a_cancelled_run_ends_interrupted_and_resumes_over_http() {
+    let test = Test::new()
+        .agent("prompt: Go\n")
+        .respond(slow_reply())
+        .reply(Reply::text("resumed answer"));
+    let (running, api) = serve(test, []);
+    let (run, session) = start(&api, json!({"agent": "test-agent"}));
+    wait_until("the model is called", || running.requests_made() >= 1);
+    let cancelled = api.post(&format!("/api/runs/{run}/cancel"), &json!({}));
+    assert_eq!(cancelled.status, 202, "{}", cancelled.body);
+    let (_, end) = api.events(&run, None).until_end();
+    assert_eq!(end.data, r#"{"status":"interrupted"}"#);
+    assert_eq!(
+        api.get(&format!("/api/runs/{run}")).json()["status"],
+        "interrupted"
+    );
+    let resumed = api.post(&format!("/api/sessions/{session}/resume"), &json!({}));
+    assert_eq!(resumed.status, 201, "{}", resumed.body);
+    let (next, _) = ids(&resumed.json());
+    let (_, end) = api.events(&next, None).until_end();
+    assert_eq!(end.data, r#"{"status":"completed"}"#);
+    assert_eq!(
+        api.get(&format!("/api/runs/{next}")).json()["output"],
+        "resumed answer"
+    );
+}
+
+#[test]
+fn a_run_past_the_slots_and_the_queue_is_refused_with_429() {
+    let test = Test::new()
+        .agent("prompt: Go\n")
+        .respond(slow_reply())
+        .reply(Reply::text("second"));
+    let (running, api) = serve(test, ["-j", "1", "--queue", "0"]);
+    let (first, _) = start(&api, json!({"agent": "test-agent"}));
+    wait_until("the first run calls the model", || {
+        running.requests_made() >= 1
+    });
+    let refused = api.post("/api/runs", &json!({"agent": "test-agent"}));
+    assert_eq!(refused.status, 429, "{}", refused.body);
+    assert_eq!(refused.code(), "busy");
+    assert_eq!(running.requests_made(), 1, "the refused run did not start");
+    // Once the slot is free, a run starts again.
+    api.post(&format!("/api/runs/{first}/cancel"), &json!({}));
+    api.events(&first, None).until_end();
+    let (second, _) = start(&api, json!({"agent": "test-agent"}));
+    let (_, end) = api.events(&second, None).until_end();
+    assert_eq!(end.data, r#"{"status":"completed"}"#);
+}
+
+#[test]
+fn listening_off_loopback_needs_a_token() {
+    Test::new()
+        .agent("prompt: Go\n")
+        .command(["serve", ".", "--listen", "0.0.0.0:0"])
+        .status(2)
+        .stderr("error: listening on 0.0.0.0:0 needs a token: set one in an environment variable and give its name with --token-env NAME (requests then carry `Authorization: Bearer TOKEN`)\n")
+        .run();
+    let token = "a-token-of-some-length-42";
+    let test = Test::new().agent("prompt: Go\n").env("SERVE_TOKEN", token);
+    let (_running, api) = serve(test, ["--token-env", "SERVE_TOKEN"]);
+    let refused = api.get("/api/agents");
+    assert_eq!(refused.status, 401);
+    assert_eq!(refused.code(), "unauthorized");
+    assert_eq!(refused.header("www-authenticate"), Some("Bearer"));
+    let wrong = api
+        .with_token("a-token-of-some-length-43")
+        .get("/api/agents");
+    assert_eq!(wrong.status, 401);
+    let agents = api.with_token(token).get("/api/agents");
+    assert_eq!(agents.status, 200, "{}", agents.body);
+    assert_eq!(agents.json()[0]["name"], "test-agent");
+}
+
+#[test]
+fn bad_requests_are_answered_with_their_code_and_status() {
+    let test = Test::new()
+        .agent("prompt: Go\ninputs:\n  topic: { type: string, required: true }\n")
+        .file("broken.yaml", "name: broken\nmodel: nope\n");
+    let (running, api) = serve(test, []);
+    let agents = api.get("/api/agents").json();
+    let named = |name: &str| {
+        let all = agents.as_array().unwrap();
+        all.iter().find(|a| a["name"] == name).unwrap().clone()
+    };
+    let broken = &named("broken");
+    assert_eq!(broken["valid"], false);
+    assert!(
+        broken["diagnostics"][0]
+            .as_str()
+            .unwrap()
+            .starts_with("./broken.yaml:2:8: error[model]"),
+        "{broken}"
+    );
+    assert_eq!(
+        named("test-agent")["input_schema"]["required"],
+        json!(["topic"])
+    );
+    let invalid = api.post("/api/runs", &json!({"agent": "broken"}));
+    assert_eq!(
+        (invalid.status, invalid.code()),
+        (400, "invalid_agent".into())
+    );
+    let missing = api.post("/api/runs", &json!({"agent": "test-agent"}));
+    assert_eq!(
+        (missing.status, missing.code()),
+        (400, "invalid_input".into())
+    );
+    let unknown = api.post("/api/runs", &json!({"agent": "nobody"}));
+    assert_eq!((unknown.status, unknown.code()), (404, "not_found".into()));
+    let typo = api.post("/api/runs", &json!({"agnet": "test-agent"}));
+    assert_eq!((typo.status, typo.code()), (400, "bad_request".into()));
+    let path = api.get("/api/runs/..%2F..%2Fetc");
+    assert_eq!((path.status, path.code()), (400, "invalid_session".into()));
+    let big = "x".repeat(2 * 1024 * 1024);
+    let large = api.request("POST", "/api/runs", &[], Some(&big));
+    assert_eq!((large.status, large.code()), (413, "body_too_large".into()));
+    assert_eq!(running.requests_made(), 0, "no run started");
+}
+
+#[test]
+fn sigterm_interrupts_the_runs_in_flight_and_a_new_server_resumes_them() {
+    let test = Test::new()
+        .agent("prompt: Go\n")
+        .respond(slow_reply())
+        .reply(Reply::text("resumed answer"));
+    let (running, api) = serve(test, []);
+    let (run, session) = start(&api, json!({"agent": "test-agent"}));
+    wait_until("the model is called", || running.requests_made() >= 1);
+    let mut stream = api.events(&run, None);
+    running.terminate();
+    let (_, end) = stream.until_end();
+    assert_eq!(end.data, r#"{"status":"interrupted"}"#);
+    let stopped = running.wait();
+    assert!(
+        stopped.stderr.contains("runner serve: stopped"),
+        "{}",
+        stopped.stderr
+    );
+    let (again, api) = serve(stopped.then(), []);
+    let result = api.get(&format!("/api/runs/{run}")).json();
+    assert_eq!(
+        result["status"], "interrupted",
+        "read from its run directory"
+    );
+    let resumed = api.post(&format!("/api/sessions/{session}/resume"), &json!({}));
+    assert_eq!(resumed.status, 201, "{}", resumed.body);
+    let (next, _) = ids(&resumed.json());
+    let (_, end) = api.events(&next, None).until_end();
+    assert_eq!(end.data, r#"{"status":"completed"}"#);
+    assert_eq!(
+        api.get(&format!("/api/runs/{next}")).json()["output"],
+        "resumed answer"
+    );
+    drop(again);
+}
+
+/// A saved agent file is checked again and served as saved: a broken file is listed with
+/// its diagnostics, and once fixed it runs.
+#[test]
+fn an_agent_file_saved_while_serving_is_served_as_saved() {
+    let test = Test::new()
+        .agent("prompt: Go\nfoo: 1\n")
+        .reply(Reply::text("fixed"));
+    let (running, api) = serve(test, []);
+    let listed = api.get("/api/agents").json();
+    assert_eq!(listed[0]["valid"], false);
+    assert!(
+        listed[0]["diagnostics"][0]
+            .as_str()
+            .unwrap()
+            .contains("unknown key `foo`"),
+        "{listed}"
+    );
+    running.save(
+        "agent.yaml",
+        "name: test-agent\nmodel: $MODEL\nprompt: Go\n",
+    );
+    let listed = api.get("/api/agents").json();
+    assert_eq!(listed[0]["valid"], true, "{listed}");
+    assert_eq!(listed[0]["name"], "test-agent");
+    let (run, _) = start(&api, json!({"agent": "test-agent"}));
+    let (_, end) = api.events(&run, None).until_end();
+    assert_eq!(end.data, r#"{"status":"completed"}"#);
+}
+
+/// A browser page of another origin can read the API's answers only when `--allow-origin`
+/// names its origin.
+#[test]
+fn cors_headers_are_sent_only_to_the_origins_allowed() {
+    let origin = [("Origin", "http://localhost:3000")];
+    let (_plain, api) = serve(Test::new().agent("prompt: Go\n"), []);
+    let answer = api.request("GET", "/api/agents", &origin, None);
+    assert_eq!(answer.status, 200);
+    assert_eq!(answer.header("access-control-allow-origin"), None);
+    let test = Test::new().agent("prompt: Go\n");
+    let (_allowing, api) = serve(test, ["--allow-origin", "http://localhost:3000"]);
+    let answer = api.request("GET", "/api/agents", &origin, None);
+    assert_eq!(
+        answer.header("access-control-allow-origin"),
+        Some("http://localhost:3000")
+    );
+    let other = [("Origin", "http://evil.example")];
+    let answer = api.request("GET", "/api/agents", &other, None);
+    assert_eq!(answer.header("access-control-allow-origin"), None);
+}
+
+/// The API key the server holds never reaches an answer: not through a tool's result, the
+/// model's text, the events, the result, the transcript or the session.
+#[test]
+fn no_answer_of_the_api_holds_the_key() {
+    let test = Test::new()
+        .agent(READER)
+        .file("notes.txt", &format!("the key is {}", support::KEY))
+        .reply(Reply::tool_call("read_file", json!({"path": "notes.txt"})))
+        .reply(Reply::text(format!("It says {}.", support::KEY)));
+    let (_running, api) = serve(test, []);
+    let (run, session) = start(&api, json!({"agent": "test-agent"}));
+    let (events, _) = api.events(&run, None).until_end();
+    let mut answers: Vec<String> = events.iter().map(|event| event.data.clone()).collect();
+    for path in [
+        format!("/api/runs/{run}"),
+        format!("/api/runs/{run}/transcript?format=text"),
+        format!("/api/runs/{run}/transcript?format=markdown"),
+        format!("/api/runs/{run}/transcript?format=json"),
+        format!("/api/sessions/{session}"),
+        "/api/sessions".to_string(),
+    ] {
+        let answer = api.get(&path);
+        assert_eq!(answer.status, 200, "{path}: {}", answer.body);
+        answers.push(answer.body);
+    }
+    let leaked: Vec<&String> = answers
+        .iter()
+        .filter(|a| a.contains(support::KEY))
+        .collect();
+    assert!(leaked.is_empty(), "the key leaked: {leaked:?}");
+    assert!(
+        answers.iter().any(|a| a.contains("[REDACTED]")),
+        "the key was there to be redacted"
+    );
+}
+
+/// `/api/openapi.json` describes every route, with the bodies' schemas generated from the
+/// types the server reads and writes.
+#[test]
+fn the_openapi_document_has_every_route_and_the_bodies_schemas() {
+    let (_running, api) = serve(Test::new().agent("prompt: Go\n"), []);
+    let document = api.get("/api/openapi.json").json();
+    assert_eq!(document["openapi"], "3.0.3");
+    let paths: Vec<&String> = document["paths"].as_object().unwrap().keys().collect();
+    for route in [
+        "/api/agents",
+        "/api/runs",
+        "/api/runs/{id}",
+        "/api/runs/{id}/events",
+        "/api/runs/{id}/transcript",
+        "/api/runs/{id}/cancel",
+        "/api/sessions",
+        "/api/sessions/{id}",
+        "/api/sessions/{id}/answer",
+        "/api/sessions/{id}/resume",
+    ] {
+        assert!(paths.iter().any(|p| *p == route), "{route} in {paths:?}");
+    }
+    let schemas = &document["components"]["schemas"];
+    let start = &schemas["StartRun"];
+    assert_eq!(start["required"], json!(["agent"]), "{start}");
+    assert!(start["properties"]["inputs"].is_object());
+    assert!(schemas["AnswerRequest"]["properties"]["deny"].is_object());
+    assert!(schemas["Event"].is_object(), "the events' schema is there");
+    // Every reference points at a schema of the document.
+    let text = document.to_string();
+    for reference in text.split("\"$ref\":\"").skip(1) {
+        let name = reference.split('"').next().unwrap();
+        let name = name.strip_prefix("#/components/schemas/").expect(name);
+        assert!(
+            schemas.get(name).is_some(),
+            "{name} is referenced, not defined"
+        );
+    }
+}
