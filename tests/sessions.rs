@@ -1221,3 +1221,14 @@ fn a_checkpoint_with_unreadable_resume_data_is_refused_naming_the_session_and_th
         "no model call"
     );
 }
+
+/// A session waits for an answer or for decisions on calls, never both: given both, the
+/// command says so instead of silently using one of them.
+#[test]
+fn an_answer_and_decisions_together_are_refused_at_the_command_line() {
+    Test::new()
+        .command(["resume", "any", "--answer", "yes", "--approve", "all"])
+        .status(2)
+        .stderr_contains("cannot be used with")
+        .run();
+}

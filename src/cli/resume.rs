@@ -23,8 +23,9 @@ use crate::session::{Answer, ResumeRequest, Stop, blocking};
 pub struct ResumeArgs {
     /// The session to continue (`runner sessions list` shows them).
     pub session: String,
-    /// The answer to the question the session waits for.
-    #[arg(long)]
+    /// The answer to the question the session waits for (a session waits for an answer
+    /// or for decisions on calls, never both: hence not with --approve/--deny).
+    #[arg(long, conflicts_with_all = ["approve", "deny"])]
     pub answer: Option<String>,
     /// Approve a call the session waits on (its id, from the INPUT_REQUIRED block or the
     /// `requires_action` event), or `all` for every call not denied (repeatable).
@@ -77,7 +78,7 @@ pub fn run(args: ResumeArgs) -> Exit {
     show(blocking::resume(request), &args.run, (&ids.0, &ids.1))
 }
 
-/// `--approve`/`--deny` (with `--reason`) decide on calls; else `--answer` answers.
+/// `--approve`/`--deny` (with `--reason`) decide on calls, or `--answer` answers.
 fn answer(args: &ResumeArgs) -> Option<Answer> {
     if !args.approve.is_empty() || !args.deny.is_empty() {
         return Some(Answer::Decide {
