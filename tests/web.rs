@@ -83,7 +83,10 @@ fn the_web_view_starts_follows_answers_and_reopens_a_run() {
     assert_eq!(result(runs[0])["status"], "input_required");
     assert_eq!(result(runs[1])["status"], "completed");
     assert_eq!(result(runs[1])["output"], "All done: the milk is noted.");
-    assert!(running.path("APPROVED").exists(), "the call approved in the page ran");
+    assert!(
+        running.path("APPROVED").exists(),
+        "the call approved in the page ran"
+    );
     for shot in ["live-run.png", "past-run.png"] {
         let png = std::fs::read(shots.join(shot)).unwrap();
         assert!(png.starts_with(b"\x89PNG"), "{shot} is a PNG");

@@ -20,7 +20,10 @@ const POLICY: &str = "default-src 'none'; script-src 'self'; style-src 'self'; \
 
 pub fn routes<S: Clone + Send + Sync + 'static>() -> Router<S> {
     Router::new()
-        .route("/", get(|| async { asset(INDEX, "text/html; charset=utf-8") }))
+        .route(
+            "/",
+            get(|| async { asset(INDEX, "text/html; charset=utf-8") }),
+        )
         .route(
             "/web/style.css",
             get(|| async { asset(STYLE, "text/css; charset=utf-8") }),

@@ -432,7 +432,7 @@ class RunView {
         this.line(box, `Definition reloaded (${(data.changes ?? []).join(', ')}).`);
         break;
       case 'thread.run.completed':
-        if (data.totals) this.showUsage(data.totals.usage, data.totals.costUsd, data.totals);
+        if (box.root && data.totals) this.showUsage(data.totals.usage, data.totals.costUsd, data.totals);
         break;
       case 'thread.run.failed':
         if (!box.root) this.line(box, el('strong', {}, `${data.status}: `), data.error?.message ?? '');
