@@ -4,7 +4,7 @@
 
 mod support;
 
-use std::path::PathBuf;
+use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -94,7 +94,7 @@ fn the_web_view_starts_follows_answers_and_reopens_a_run() {
 }
 
 /// Runs tests/web/drive.py against the page; what it saw (its JSON line).
-fn drive(url: &str, shots: &PathBuf) -> Value {
+fn drive(url: &str, shots: &Path) -> Value {
     let mut child = Command::new("python3")
         .arg(root().join("tests/web/drive.py"))
         .args([url, &shots.display().to_string(), "web-agent"])
