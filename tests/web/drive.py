@@ -186,6 +186,11 @@ def scenario(browser, base, shots, agent):
     if "helper" not in browser.text_of(".run details.tool > summary"):
         raise Failed("the past run does not show its tool call")
     browser.screenshot(os.path.join(shots, "past-run.png"))
+    # On a narrow window the columns become one and nothing needs a sideways scroll.
+    browser.command("POST", "/window/rect", {"width": 400, "height": 900})
+    wide = "return document.documentElement.scrollWidth - document.documentElement.clientWidth"
+    wait("the page to fit a narrow window", lambda: browser.command("POST", "/execute/sync", {"script": wide, "args": []}) <= 0)
+    browser.screenshot(os.path.join(shots, "narrow.png"))
     return {"runs": runs}
 
 
