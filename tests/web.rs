@@ -1,6 +1,7 @@
 //! The web view of `runner serve` in a real browser: headless Chromium (Debian's `chromium`
 //! and `chromium-driver`), driven by tests/web/drive.py over WebDriver, against a server
-//! started through the binary with the mock model. Every wait is bounded.
+//! started through the binary with the mock model and a token the page asks for. Every
+//! wait is bounded.
 
 mod support;
 
@@ -38,6 +39,9 @@ tools:
   - builtin: read_file
 ";
 
+/// The server's token: the page asks for it.
+const TOKEN: &str = "a-token-typed-into-the-page";
+
 /// How long the browser's whole script may take.
 const DRIVE_LIMIT: Duration = Duration::from_secs(180);
 
@@ -60,11 +64,20 @@ fn the_web_view_starts_follows_answers_and_reopens_a_run() {
         ))
         .reply(Reply::text("All done: the milk is noted."));
     let port = free_port();
+    let listen = format!("127.0.0.1:{port}");
     let running = test
+        .env("SERVE_TOKEN", TOKEN)
         .command_vec(
-            ["serve", ".", "--listen", &format!("127.0.0.1:{port}")]
-                .map(String::from)
-                .to_vec(),
+            [
+                "serve",
+                ".",
+                "--listen",
+                &listen,
+                "--token-env",
+                "SERVE_TOKEN",
+            ]
+            .map(String::from)
+            .to_vec(),
         )
         .any_stderr()
         .time_limit(Duration::from_secs(240))
@@ -97,7 +110,7 @@ fn the_web_view_starts_follows_answers_and_reopens_a_run() {
 fn drive(url: &str, shots: &Path) -> Value {
     let mut child = Command::new("python3")
         .arg(root().join("tests/web/drive.py"))
-        .args([url, &shots.display().to_string(), "web-agent"])
+        .args([url, &shots.display().to_string(), "web-agent", TOKEN])
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Drives the web view of `runner serve` in headless Chromium, as tests/web.rs scripts it.
 
-    drive.py BASE_URL SCREENSHOT_DIR AGENT
+    drive.py BASE_URL SCREENSHOT_DIR AGENT TOKEN
 
 Chromium is driven by Debian's chromedriver over the W3C WebDriver protocol, which is
 plain HTTP and JSON: Python's standard library is all it takes. Every wait is bounded
@@ -142,8 +142,12 @@ class Browser:
         shutil.rmtree(self.profile, ignore_errors=True)
 
 
-def scenario(browser, base, shots, agent):
+def scenario(browser, base, shots, agent, token):
     browser.go(base)
+    # The server needs a token: the page asks for it once, then every request carries it.
+    field = browser.one("#token-value")
+    wait("the token field", lambda: browser.command("GET", f"/element/{field}/displayed"))
+    browser.type(field, token + "\ue007")
     card = f'article.agent[data-agent="{agent}"]'
     # Start the agent from its form: its input field is made from `inputs:`; Enter submits.
     topic = browser.one(f'{card} input[name="topic"]')
@@ -195,11 +199,11 @@ def scenario(browser, base, shots, agent):
 
 
 def main():
-    base, shots, agent = sys.argv[1:4]
+    base, shots, agent, token = sys.argv[1:5]
     os.makedirs(shots, exist_ok=True)
     browser = Browser()
     try:
-        seen = scenario(browser, base, shots, agent)
+        seen = scenario(browser, base, shots, agent, token)
     except Failed as error:
         try:
             browser.screenshot(os.path.join(shots, "failure.png"))
