@@ -238,6 +238,40 @@ fn listening_off_loopback_needs_a_token() {
 }
 
 #[test]
+fn the_web_view_is_served_without_the_token_under_a_policy_of_its_own_origin_only() {
+    let token = "a-token-of-some-length-42";
+    let test = Test::new().agent("prompt: Go\n").env("SERVE_TOKEN", token);
+    let (_running, api) = serve(test, ["--token-env", "SERVE_TOKEN"]);
+    // The page's files hold no data: they load without the token, and the page asks for it.
+    for (path, kind, holds) in [
+        ("/", "text/html", "/web/app.js"),
+        ("/web/app.js", "text/javascript", "Authorization"),
+        ("/web/style.css", "text/css", "font"),
+    ] {
+        let asset = api.get(path);
+        assert_eq!(asset.status, 200, "{path}: {}", asset.body);
+        assert!(
+            asset.header("content-type").unwrap().starts_with(kind),
+            "{path}"
+        );
+        assert!(asset.body.contains(holds), "{path}");
+        let policy = asset.header("content-security-policy").unwrap();
+        assert!(
+            policy.starts_with("default-src 'none'; script-src 'self';"),
+            "{policy}"
+        );
+        assert!(
+            !policy.contains("unsafe") && !policy.contains("http"),
+            "{policy}"
+        );
+        assert_eq!(asset.header("x-content-type-options"), Some("nosniff"));
+    }
+    // The API behind it still needs the token.
+    assert_eq!(api.get("/api/sessions").status, 401);
+    assert_eq!(api.get("/web/other.js").status, 401);
+}
+
+#[test]
 fn bad_requests_are_answered_with_their_code_and_status() {
     let test = Test::new()
         .agent("prompt: Go\ninputs:\n  topic: { type: string, required: true }\n")

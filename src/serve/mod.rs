@@ -8,6 +8,7 @@
 //! * `api_agents`, `api_runs`, `api_sessions`, `events`: the routes; `openapi`: their
 //!   document; `auth`, `body`, `ids`, `error`, `redact`: what every request and answer
 //!   goes through.
+//! * `web`: the web view at `/`, its files embedded (`web/`).
 
 mod agents;
 mod api_agents;
@@ -24,6 +25,7 @@ mod redact;
 mod runs;
 mod server;
 mod slots;
+mod web;
 
 pub use options::Options;
 pub use server::run;

@@ -16,7 +16,7 @@ use super::body::MAX_BODY;
 use super::options::{Options, token};
 use super::runs::Runs;
 use super::slots::Slots;
-use super::{api_agents, api_runs, api_sessions, auth, events, openapi};
+use super::{api_agents, api_runs, api_sessions, auth, events, openapi, web};
 use crate::session::{RunDirOptions, RunSettings};
 
 /// How long runs in flight get to end, checkpointed, after SIGTERM.
@@ -64,8 +64,8 @@ fn routes(server: Shared) -> Router {
         .with_state(server)
 }
 
-/// The whole app: the routes, behind the token when there is one, with CORS when origins
-/// are allowed.
+/// The whole app: the web view's files, and the API's routes behind the token when there
+/// is one; CORS when origins are allowed.
 fn app(server: Shared, options: &Options, token: Option<String>) -> Result<Router, String> {
     let mut app = routes(server);
     if let Some(token) = token {
@@ -74,6 +74,7 @@ fn app(server: Shared, options: &Options, token: Option<String>) -> Result<Route
             auth::require_token,
         ));
     }
+    let mut app = web::routes().merge(app);
     if !options.allow_origin.is_empty() {
         let origins = options
             .allow_origin
