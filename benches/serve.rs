@@ -17,7 +17,8 @@
 //!   `GET /api/sessions` then.
 //!
 //! * (e) SIGTERM with 100 runs in flight (each streaming a long reply, one SSE client
-//!   each): the time to exit, and every stream ending `interrupted`.
+//!   each): the time to exit, and every stream ending `interrupted`; and SIGTERM while a
+//!   client holds a connection on which it sent half a request.
 //!
 //! Each part has a server of its own (so one part's peak is not the next one's floor),
 //! stopped with SIGTERM at its end: the time from the signal, and from its `stopped` line,
@@ -80,6 +81,7 @@ fn main() {
     }
     if parts.contains('e') {
         stop_in_flight(&dir, 100);
+        stop_with_half_a_request(&dir);
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
@@ -439,4 +441,18 @@ fn stop_in_flight(dir: &Path, count: usize) {
         .filter(|end| end == r#"{"status":"interrupted"}"#)
         .count();
     println!("(e) streams that ended `interrupted`: {interrupted} of {count}");
+}
+
+/// (e): SIGTERM while a client holds a connection with half a request sent on it.
+fn stop_with_half_a_request(dir: &Path) {
+    use std::io::Write;
+    let mock = MockServer::start();
+    let server = Server::start(&dir.join("half"), &mock, "", 2);
+    let mut half = std::net::TcpStream::connect(server.api.address()).unwrap();
+    half.write_all(b"POST /api/runs HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n{")
+        .unwrap();
+    // Accepted in order: once a later connection is answered, this one is being served.
+    assert_eq!(server.api.get("/api/agents").status, 200);
+    server.stop("(e) a client holding half a request");
+    drop(half);
 }
