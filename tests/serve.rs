@@ -354,6 +354,35 @@ fn sigterm_interrupts_the_runs_in_flight_and_a_new_server_resumes_them() {
     drop(again);
 }
 
+/// A client that sent half a request does not hold the server's exit on SIGTERM: once the
+/// runs have ended, a connection still open gets a second to finish, not the ten seconds
+/// runs get (it used to hold the process for twelve).
+#[test]
+fn sigterm_is_not_held_by_a_client_that_sent_half_a_request() {
+    use std::io::Write;
+    let (running, api) = serve(Test::new().agent("prompt: Go\n"), []);
+    let mut half = std::net::TcpStream::connect(api.address()).unwrap();
+    half.write_all(b"POST /api/runs HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n{\"agent\"")
+        .unwrap();
+    // Connections are accepted in order: once a later one is answered, the half request's
+    // connection is one the server serves.
+    assert_eq!(api.get("/api/agents").status, 200);
+    let signalled = std::time::Instant::now();
+    running.terminate();
+    let stopped = running.wait();
+    let took = signalled.elapsed();
+    assert!(
+        stopped.stderr.contains("runner serve: stopped"),
+        "{}",
+        stopped.stderr
+    );
+    assert!(
+        took < Duration::from_secs(10),
+        "the half request held the exit for {took:?}"
+    );
+    drop(half);
+}
+
 /// A saved agent file is checked again and served as saved: a broken file is listed with
 /// its diagnostics, and once fixed it runs.
 #[test]

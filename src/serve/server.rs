@@ -22,6 +22,11 @@ use crate::session::{RunDirOptions, RunSettings};
 /// How long runs in flight get to end, checkpointed, after SIGTERM.
 const INTERRUPT_WAIT: Duration = Duration::from_secs(10);
 
+/// How long connections still open get, once the runs have ended, to finish their answers
+/// (the streams' last events). A client that sent half a request, or reads slowly, does
+/// not hold the exit longer than that.
+const CONNECTIONS_GRACE: Duration = Duration::from_secs(1);
+
 /// What every handler shares.
 pub struct Server {
     pub catalog: Catalog,
@@ -135,24 +140,26 @@ async fn serve(options: Options, token: Option<String>) -> Result<(), String> {
             let _ = stopping.wait_for(|stop| *stop).await;
         }
     };
+    let (runs_ended, mut interrupted) = watch::channel(false);
     let interrupting = {
         let server = server.clone();
-        let mut stopping = stopping.clone();
+        let mut stopping = stopping;
         tokio::spawn(async move {
             let _ = stopping.wait_for(|stop| *stop).await;
             eprintln!("runner serve: stopping: interrupting the runs in flight");
             server.slots.close();
             server.runs.interrupt_all(INTERRUPT_WAIT).await;
+            runs_ended.send_replace(true);
         })
     };
     let serving = axum::serve(listener, app).with_graceful_shutdown(signalled);
-    // A client that keeps a connection open past that does not hold the process.
-    let mut stopping_late = stopping;
+    // A connection still open once the runs have ended (and their streams with them) gets
+    // a short grace, then is dropped: a client does not hold the process.
     tokio::select! {
         served = serving => served.map_err(|error| format!("the server failed: {error}"))?,
         () = async {
-            let _ = stopping_late.wait_for(|stop| *stop).await;
-            tokio::time::sleep(INTERRUPT_WAIT + Duration::from_secs(2)).await;
+            let _ = interrupted.wait_for(|ended| *ended).await;
+            tokio::time::sleep(CONNECTIONS_GRACE).await;
         } => {}
     }
     let _ = interrupting.await;

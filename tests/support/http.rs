@@ -64,6 +64,11 @@ impl Api {
         }
     }
 
+    /// Where the server listens (for a raw connection).
+    pub fn address(&self) -> SocketAddr {
+        self.address
+    }
+
     /// Requests carry `Authorization: Bearer token`.
     pub fn with_token(&self, token: &str) -> Self {
         Api {
