@@ -54,6 +54,16 @@ fn data(events: &[Sse]) -> Vec<Value> {
 }
 
 /// A reply that takes a few seconds to stream: long enough to act while the run goes.
+/// Reads run `run`'s events to their end, which says `completed`, and checks its answer.
+fn ends_completed_with(api: &Api, run: &str, output: &str) {
+    let (_, end) = api.events(run, None).until_end();
+    assert_eq!(end.data, r#"{"status":"completed"}"#);
+    assert_eq!(
+        api.get(&format!("/api/runs/{run}")).json()["output"],
+        output
+    );
+}
+
 fn slow_reply() -> MockResponse {
     MockResponse::text("slow words that take their time to arrive")
         .chunk_delay(Duration::from_millis(600))
@@ -153,13 +163,8 @@ permissions:
     assert_eq!(answered.status, 201, "{}", answered.body);
     let (next, same_session) = ids(&answered.json());
     assert_eq!(same_session, session);
-    let (_, end) = api.events(&next, None).until_end();
-    assert_eq!(end.data, r#"{"status":"completed"}"#);
+    ends_completed_with(&api, &next, "done");
     assert!(running.path("APPROVED").exists(), "the approved call ran");
-    assert_eq!(
-        api.get(&format!("/api/runs/{next}")).json()["output"],
-        "done"
-    );
 }
 
 #[test]
@@ -182,12 +187,7 @@ fn a_cancelled_run_ends_interrupted_and_resumes_over_http() {
     let resumed = api.post(&format!("/api/sessions/{session}/resume"), &json!({}));
     assert_eq!(resumed.status, 201, "{}", resumed.body);
     let (next, _) = ids(&resumed.json());
-    let (_, end) = api.events(&next, None).until_end();
-    assert_eq!(end.data, r#"{"status":"completed"}"#);
-    assert_eq!(
-        api.get(&format!("/api/runs/{next}")).json()["output"],
-        "resumed answer"
-    );
+    ends_completed_with(&api, &next, "resumed answer");
 }
 
 #[test]
@@ -345,12 +345,7 @@ fn sigterm_interrupts_the_runs_in_flight_and_a_new_server_resumes_them() {
     let resumed = api.post(&format!("/api/sessions/{session}/resume"), &json!({}));
     assert_eq!(resumed.status, 201, "{}", resumed.body);
     let (next, _) = ids(&resumed.json());
-    let (_, end) = api.events(&next, None).until_end();
-    assert_eq!(end.data, r#"{"status":"completed"}"#);
-    assert_eq!(
-        api.get(&format!("/api/runs/{next}")).json()["output"],
-        "resumed answer"
-    );
+    ends_completed_with(&api, &next, "resumed answer");
     drop(again);
 }
 
