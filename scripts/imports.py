@@ -24,8 +24,9 @@ import sys
 #   `batch` job, so `batch` is below `nats`.
 # * `reload` recompiles a changed agent file: above `compile`, which turns a spec into an
 #   engine agent (providers built, tools and MCP servers started).
-# * `checkpoint` (the stores) and `output` (subscribers: result, transcript, progress)
-#   consume what the engine emits and saves: above `engine`.
+# * `checkpoint` (the stores), `output` (subscribers: result, transcript, progress) and
+#   `telemetry` (the subscriber that exports spans over OTLP) consume what the engine emits
+#   and saves: above `engine`.
 # * `engine` drives a run through the ports below it: `mcp` (tools from servers), `policy`
 #   (permissions, hooks, redaction), `provider` (models), `tools` (built-in tools).
 # * `spec` is the vocabulary of what the user wrote, which nearly everything reads: the
@@ -41,7 +42,7 @@ LAYERS = [
     ["batch"],
     ["reload"],
     ["compile"],
-    ["checkpoint", "output"],
+    ["checkpoint", "output", "telemetry"],
     ["engine"],
     ["mcp"],
     ["policy"],

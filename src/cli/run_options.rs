@@ -12,6 +12,7 @@ use crate::output::progress::ProgressStyle;
 use crate::output::result::RunResult;
 use crate::output::summary::summary_line;
 use crate::session::{Cancel, RunDirOptions, RunSettings};
+use crate::telemetry::Telemetry;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum OutputFormat {
@@ -96,6 +97,10 @@ pub struct RunOptions {
     /// no status line).
     #[arg(long)]
     pub stream: bool,
+    /// Export OpenTelemetry spans over OTLP/HTTP (default endpoint http://localhost:4318);
+    /// also on when OTEL_EXPORTER_OTLP_ENDPOINT is set (docs/telemetry.md).
+    #[arg(long)]
+    pub otel: bool,
     #[command(flatten)]
     pub shared: SharedRunOptions,
 }
@@ -156,6 +161,7 @@ impl RunOptions {
             // The run directory has them.
             no_event_log: true,
             cancel,
+            telemetry: Telemetry::from_env(self.otel),
         }
     }
 

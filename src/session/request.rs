@@ -11,6 +11,7 @@ use crate::engine::events::EventSink;
 use crate::nats::SessionsAt;
 use crate::output::progress::ProgressStyle;
 use crate::output::result::RunResult;
+use crate::telemetry::Telemetry;
 
 /// A new run of an agent file (`runner exec`).
 pub struct RunRequest {
@@ -127,6 +128,8 @@ pub struct RunSettings {
     pub no_event_log: bool,
     /// The run's stop signal; the front end keeps a clone to cancel it.
     pub cancel: Cancel,
+    /// OpenTelemetry export (docs/telemetry.md), when asked for: each run's spans go there.
+    pub telemetry: Option<Arc<Telemetry>>,
 }
 
 /// Called once a run's files are written, with its result and directory (the CLI prints

@@ -114,6 +114,9 @@ async fn begin(
     if !settings.no_event_log {
         sinks.push(log.clone());
     }
+    let spec = &prepared.spec;
+    let spans = settings.telemetry.as_ref();
+    sinks.extend(spans.and_then(|t| t.subscriber(spec.telemetry.as_ref(), &spec.redact)));
     let run_dir = RunDir::open(settings.run_dir.as_ref(), &run_id, &sinks)?;
     let hooks = RunHooks::new(&agent, &prepared.cancel, run_dir.dir.as_deref());
     hooks

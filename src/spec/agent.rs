@@ -11,6 +11,7 @@ use super::limits::Limits;
 use super::middleware::MiddlewareEntry;
 use super::model::ModelRef;
 use super::permissions::PermissionsSpec;
+use super::telemetry::TelemetrySpec;
 use super::tools::{Handoff, ParameterSchema, ToolEntry};
 
 /// A runner agent: its model, prompts, typed inputs, tools, strategy, middleware and limits.
@@ -90,6 +91,10 @@ pub struct AgentSpec {
     /// The initial `state.metadata`.
     #[serde(default, skip_serializing_if = "Map::is_empty")]
     pub metadata: Map<String, Value>,
+    /// What the OpenTelemetry export of this agent's runs adds to the resource, when export
+    /// is on (docs/telemetry.md); the root agent's counts.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub telemetry: Option<TelemetrySpec>,
 }
 
 /// Schema version 1.

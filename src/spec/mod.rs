@@ -22,6 +22,7 @@ pub mod schema_alternatives;
 pub mod schema_check;
 pub mod schema_gen;
 pub mod script;
+pub mod telemetry;
 pub mod template;
 pub mod tools;
 pub mod tree;

@@ -205,6 +205,14 @@ pub enum Role {
 pub struct MessageCreated {
     pub step_id: String,
     pub message: MessageStarted,
+    /// The provider the call goes to (`openai`, `anthropic`, `ollama`, `scripted`, ...);
+    /// absent from events written before it was added.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub provider: Option<String>,
+    /// The model the call is sent for (the server may answer with another: `agent.llm.usage`
+    /// names that one).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]

@@ -143,6 +143,8 @@ async fn call_model_once(
             role: Role::Assistant,
             metadata: InProgress { in_progress: true },
         },
+        provider: Some(agent.provider.name().to_string()),
+        model: Some(agent.provider.model().to_string()),
     });
     let emitter = ctx.emitter.clone();
     let delta_id = message_id.clone();

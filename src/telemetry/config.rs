@@ -1,0 +1,111 @@
+//! Whether and how a process exports: read from the variables every OpenTelemetry SDK reads
+//! and `--otel`. Off unless asked for: a run that asks nothing sends nothing anywhere.
+//!
+//! The exporter and the SDK read the rest themselves: `OTEL_EXPORTER_OTLP_(TRACES_)HEADERS`,
+//! `_TIMEOUT`, `_COMPRESSION`, `OTEL_TRACES_SAMPLER(_ARG)`, `OTEL_BSP_*`,
+//! `OTEL_RESOURCE_ATTRIBUTES`.
+
+use std::env;
+
+/// The variable that records message content on spans (GenAI semantic conventions).
+pub const CAPTURE_CONTENT: &str = "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT";
+
+/// Export asked for, and how.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ExportConfig {
+    /// Where spans go, for the one warning a failed export prints.
+    pub endpoint: String,
+    /// Record prompts, replies, tool arguments and results (redacted) on spans.
+    pub capture_content: bool,
+}
+
+/// What the environment (`lookup`) and `--otel` (`flag`) ask for: `Ok(None)` when export is
+/// off, `Err` (a warning; export stays off) when asked for in a way this build cannot do.
+pub fn export_config(
+    flag: bool,
+    lookup: impl Fn(&str) -> Option<String>,
+) -> Result<Option<ExportConfig>, String> {
+    let set = |name: &str| lookup(name).filter(|value| !value.trim().is_empty());
+    let is_true = |name: &str| set(name).is_some_and(|v| v.trim().eq_ignore_ascii_case("true"));
+    if is_true("OTEL_SDK_DISABLED") {
+        return Ok(None);
+    }
+    if set("OTEL_TRACES_EXPORTER").is_some_and(|v| v.trim() == "none") {
+        return Ok(None);
+    }
+    let traces = set("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT");
+    let general = set("OTEL_EXPORTER_OTLP_ENDPOINT");
+    if !flag && traces.is_none() && general.is_none() {
+        return Ok(None);
+    }
+    let protocol = set("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL").or(set("OTEL_EXPORTER_OTLP_PROTOCOL"));
+    if let Some(protocol) = protocol.filter(|p| p.trim() != "http/protobuf") {
+        return Err(format!(
+            "OpenTelemetry export is off: OTEL_EXPORTER_OTLP_PROTOCOL is `{protocol}`, and \
+             this build of runner speaks only `http/protobuf` (OTLP over HTTP; a collector's \
+             port 4318)"
+        ));
+    }
+    // As the exporter resolves it: the traces endpoint as is, else the general one plus
+    // the signal's path, else the default.
+    let endpoint = match (traces, general) {
+        (Some(traces), _) => traces,
+        (None, Some(general)) => format!("{}/v1/traces", general.trim_end_matches('/')),
+        (None, None) => "http://localhost:4318/v1/traces".to_string(),
+    };
+    Ok(Some(ExportConfig {
+        endpoint,
+        capture_content: is_true(CAPTURE_CONTENT),
+    }))
+}
+
+/// [`export_config`] of this process's environment.
+pub fn from_env(flag: bool) -> Result<Option<ExportConfig>, String> {
+    export_config(flag, |name| env::var(name).ok())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn config(flag: bool, vars: &[(&str, &str)]) -> Result<Option<ExportConfig>, String> {
+        export_config(flag, |name| {
+            vars.iter()
+                .find(|(key, _)| *key == name)
+                .map(|(_, value)| value.to_string())
+        })
+    }
+
+    #[test]
+    fn off_unless_asked_for() {
+        assert_eq!(config(false, &[]), Ok(None));
+        assert_eq!(config(false, &[("OTEL_EXPORTER_OTLP_ENDPOINT", " ")]), Ok(None));
+        let on = config(true, &[]).unwrap().unwrap();
+        assert_eq!(on.endpoint, "http://localhost:4318/v1/traces");
+        assert!(!on.capture_content);
+    }
+
+    #[test]
+    fn endpoints_resolve_as_the_exporter_does() {
+        let general = config(false, &[("OTEL_EXPORTER_OTLP_ENDPOINT", "http://c:4318/")]);
+        assert_eq!(general.unwrap().unwrap().endpoint, "http://c:4318/v1/traces");
+        let traces = config(
+            false,
+            &[
+                ("OTEL_EXPORTER_OTLP_ENDPOINT", "http://c:4318"),
+                ("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "http://t/x"),
+            ],
+        );
+        assert_eq!(traces.unwrap().unwrap().endpoint, "http://t/x");
+    }
+
+    #[test]
+    fn disabled_and_unsupported_protocols_turn_it_off() {
+        assert_eq!(config(true, &[("OTEL_SDK_DISABLED", "TRUE")]), Ok(None));
+        assert_eq!(config(true, &[("OTEL_TRACES_EXPORTER", "none")]), Ok(None));
+        let grpc = config(true, &[("OTEL_EXPORTER_OTLP_PROTOCOL", "grpc")]);
+        assert!(grpc.unwrap_err().contains("`grpc`"));
+        let capture = config(true, &[(CAPTURE_CONTENT, "true")]).unwrap().unwrap();
+        assert!(capture.capture_content);
+    }
+}

@@ -1,0 +1,179 @@
+//! One process's export: the tracer provider (batching on its own thread, bounded queue),
+//! built at the first run from the environment and that run's `telemetry:` resource, the
+//! caller's trace context (`TRACEPARENT`), and the flush at the end, bounded to 2 s.
+
+use std::collections::HashMap;
+use std::env;
+use std::sync::{Arc, OnceLock};
+use std::time::Duration;
+
+use opentelemetry::propagation::TextMapPropagator;
+use opentelemetry::trace::TracerProvider as _;
+use opentelemetry::{Context, KeyValue};
+use opentelemetry_sdk::Resource;
+use opentelemetry_sdk::propagation::TraceContextPropagator;
+use opentelemetry_sdk::resource::{EnvResourceDetector, TelemetryResourceDetector};
+use opentelemetry_sdk::trace::{SdkTracer, SdkTracerProvider};
+
+use super::config::{self, ExportConfig};
+use super::exporter::{WarnOnce, Warned};
+use super::spans::GenAiSpans;
+use crate::engine::events::EventSink;
+use crate::policy::Redactor;
+use crate::spec::telemetry::{AttributeValue, TelemetrySpec};
+
+/// How long the process waits at its end for the last spans to leave.
+const FLUSH: Duration = Duration::from_secs(2);
+
+/// The service name when `OTEL_SERVICE_NAME` does not give one.
+const SERVICE: &str = "runner";
+
+/// A process's OpenTelemetry export. Dropped (after the last run), it flushes for at most
+/// [`FLUSH`], then lets go whatever is still queued.
+pub struct Telemetry {
+    config: ExportConfig,
+    /// The caller's trace, from `TRACEPARENT`/`TRACESTATE`: root runs are its children.
+    parent: Context,
+    provider: OnceLock<Option<SdkTracerProvider>>,
+    warned: Warned,
+}
+
+impl Telemetry {
+    /// The export `--otel` (`flag`) and the environment ask for; `None` when off. A request
+    /// this build cannot honour is a warning on stderr, and export stays off.
+    pub fn from_env(flag: bool) -> Option<Arc<Telemetry>> {
+        let config = match config::from_env(flag) {
+            Ok(config) => config?,
+            Err(warning) => {
+                eprintln!("warning: {warning}");
+                return None;
+            }
+        };
+        Some(Arc::new(Telemetry {
+            config,
+            parent: caller_context(|name| env::var(name).ok()),
+            provider: OnceLock::new(),
+            warned: Warned::default(),
+        }))
+    }
+
+    /// A subscriber that turns a run's events into spans. The first run's `telemetry:`
+    /// resource is the process's (a process exports as one resource); `redact` are the
+    /// agent's patterns, applied to recorded content besides the built-in ones.
+    pub fn subscriber(
+        &self,
+        spec: Option<&TelemetrySpec>,
+        redact: &[String],
+    ) -> Option<Arc<dyn EventSink>> {
+        let provider = self.provider.get_or_init(|| self.build(spec)).as_ref()?;
+        let content = match self.config.capture_content {
+            // The patterns were checked when the file was validated; the built-ins remain.
+            true => Some(Redactor::new(redact).unwrap_or_default()),
+            false => None,
+        };
+        let tracer: SdkTracer = provider.tracer("runner");
+        Some(Arc::new(GenAiSpans::new(
+            tracer,
+            self.parent.clone(),
+            content,
+        )))
+    }
+
+    /// The provider, or `None` (with the one warning) when the exporter cannot be built.
+    fn build(&self, spec: Option<&TelemetrySpec>) -> Option<SdkTracerProvider> {
+        // The process-wide TLS provider, as the model clients install it.
+        let _ = rustls::crypto::ring::default_provider().install_default();
+        let exporter = match opentelemetry_otlp::SpanExporter::builder()
+            .with_http()
+            .build()
+        {
+            Ok(exporter) => exporter,
+            Err(error) => {
+                self.warned
+                    .warn(format_args!("OpenTelemetry export is off: {error}"));
+                return None;
+            }
+        };
+        let exporter = WarnOnce::new(exporter, self.config.endpoint.clone(), self.warned.clone());
+        Some(
+            SdkTracerProvider::builder()
+                .with_batch_exporter(exporter)
+                .with_resource(resource(spec))
+                .build(),
+        )
+    }
+}
+
+impl Drop for Telemetry {
+    fn drop(&mut self) {
+        let Some(Some(provider)) = self.provider.get() else {
+            return;
+        };
+        if let Err(error) = provider.shutdown_with_timeout(FLUSH) {
+            self.warned.warn(format_args!(
+                "OpenTelemetry export to {} did not finish within {} s ({error})",
+                self.config.endpoint,
+                FLUSH.as_secs()
+            ));
+        }
+    }
+}
+
+/// The resource: `service.name` `runner`, the agent file's attributes, the SDK's own, then
+/// `OTEL_RESOURCE_ATTRIBUTES` and `OTEL_SERVICE_NAME` over them.
+fn resource(spec: Option<&TelemetrySpec>) -> Resource {
+    let file = spec.into_iter().flat_map(|spec| &spec.resource);
+    let file = file.map(|(key, value)| KeyValue::new(key.clone(), attribute(value)));
+    let mut builder = Resource::builder_empty()
+        .with_service_name(SERVICE)
+        .with_attributes(file)
+        .with_detectors(&[
+            Box::new(TelemetryResourceDetector),
+            Box::new(EnvResourceDetector::new()),
+        ]);
+    if let Some(name) = env::var("OTEL_SERVICE_NAME").ok().filter(|n| !n.is_empty()) {
+        builder = builder.with_service_name(name);
+    }
+    builder.build()
+}
+
+fn attribute(value: &AttributeValue) -> opentelemetry::Value {
+    match value {
+        AttributeValue::Bool(b) => (*b).into(),
+        AttributeValue::Int(i) => (*i).into(),
+        AttributeValue::Float(f) => (*f).into(),
+        AttributeValue::Text(s) => s.clone().into(),
+    }
+}
+
+/// The trace context `TRACEPARENT` and `TRACESTATE` (as `lookup` reads them) carry, W3C
+/// Trace Context; an empty context when there is none or it does not parse.
+pub fn caller_context(lookup: impl Fn(&str) -> Option<String>) -> Context {
+    let carrier: HashMap<String, String> = [("traceparent", "TRACEPARENT"), ("tracestate", "TRACESTATE")]
+        .into_iter()
+        .filter_map(|(header, name)| Some((header.to_string(), lookup(name)?)))
+        .collect();
+    TraceContextPropagator::new().extract(&carrier)
+}
+
+#[cfg(test)]
+mod tests {
+    use opentelemetry::trace::TraceContextExt;
+
+    use super::*;
+
+    #[test]
+    fn traceparent_makes_runs_children_of_the_callers_trace() {
+        let parent = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
+        let cx = caller_context(|name| (name == "TRACEPARENT").then(|| parent.to_string()));
+        let span = cx.span();
+        let context = span.span_context();
+        assert!(context.is_remote());
+        assert_eq!(
+            context.trace_id().to_string(),
+            "4bf92f3577b34da6a3ce929d0e0e4736"
+        );
+        let none = caller_context(|_| Some("garbage".to_string()));
+        assert!(!none.span().span_context().is_valid());
+    }
+}

@@ -1,0 +1,12 @@
+//! OpenTelemetry export (docs/telemetry.md): a run's events become spans that follow the
+//! GenAI semantic conventions, sent over OTLP/HTTP to whatever collector the environment
+//! names. A subscriber of the event stream like the transcript writer: the engine knows
+//! nothing of it, and a collector that is down costs a run one warning.
+
+pub mod config;
+mod content;
+mod export;
+mod exporter;
+mod spans;
+
+pub use export::Telemetry;

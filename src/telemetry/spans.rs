@@ -1,0 +1,378 @@
+//! The subscriber that turns a run's events into spans, per the OpenTelemetry GenAI
+//! semantic conventions: `invoke_agent {agent}` for each run (a sub-agent's under the tool
+//! call that started it, a handoff's target under the agent that handed over), `chat
+//! {model}` for each model call and `execute_tool {tool}` for each tool call under the
+//! agent's span, and a `tools/call {tool}` client span under an MCP server's tool call.
+//!
+//! Spans start and end as the events arrive (the bus calls subscribers as it emits), so
+//! their times are the events' own. Ending a span only queues it for the batching thread:
+//! nothing here waits on the network.
+
+use std::collections::HashMap;
+use std::sync::Mutex;
+use std::time::SystemTime;
+
+use opentelemetry::trace::{
+    Span as _, SpanKind, Status, TraceContextExt, Tracer as _,
+};
+use opentelemetry::{Array, Context, KeyValue, StringValue, Value as OtelValue};
+use opentelemetry_sdk::trace::SdkTracer;
+use serde::Serialize;
+use serde_json::Value;
+
+use super::content;
+use crate::engine::events::{
+    Event, EventData, EventSink, Failure, Handoff, MessageCompleted, MessageCreated, RunCreated,
+    ToolCompleted, ToolStarted,
+};
+use crate::engine::outcome::RunTotals;
+use crate::engine::RunStatus;
+use crate::policy::Redactor;
+use crate::sync::lock;
+
+/// The subscriber of one run tree (a run and its sub-agents' runs).
+pub struct GenAiSpans {
+    tracer: SdkTracer,
+    /// The caller's trace (`TRACEPARENT`), parent of root runs.
+    parent: Context,
+    /// Set when content is recorded: what it passes through first.
+    content: Option<Redactor>,
+    open: Mutex<Open>,
+}
+
+/// The spans not yet ended.
+#[derive(Default)]
+struct Open {
+    runs: HashMap<String, RunSpans>,
+    /// A sub-agent run's parent: the tool call that started it, by the sub-agent's run id.
+    sub_agents: HashMap<String, Context>,
+}
+
+/// The open spans of one run.
+#[derive(Default)]
+struct RunSpans {
+    /// The run's agent span, then one per handoff, innermost last.
+    agents: Vec<Context>,
+    /// Model calls by message id, with the id of the one usage reports belong to.
+    chats: HashMap<String, Context>,
+    last_chat: Option<String>,
+    /// Tool calls by call id, with when each started (an MCP call's span starts then).
+    tools: HashMap<String, (Context, SystemTime)>,
+    /// What was said of a call before it started (its permission decision, a hook that
+    /// denied it), added to its span when it starts or, if it never does, to the agent's.
+    early: HashMap<String, Vec<opentelemetry::trace::Event>>,
+}
+
+impl RunSpans {
+    fn agent(&self) -> Option<&Context> {
+        self.agents.last()
+    }
+}
+
+impl GenAiSpans {
+    pub fn new(tracer: SdkTracer, parent: Context, content: Option<Redactor>) -> Self {
+        GenAiSpans {
+            tracer,
+            parent,
+            content,
+            open: Mutex::new(Open::default()),
+        }
+    }
+
+    fn start(&self, name: String, kind: SpanKind, attributes: Vec<KeyValue>, parent: &Context) -> Context {
+        let span = self
+            .tracer
+            .span_builder(name)
+            .with_kind(kind)
+            .with_attributes(attributes)
+            .start_with_context(&self.tracer, parent);
+        parent.with_span(span)
+    }
+
+    /// `text` redacted, when content is recorded.
+    fn content(&self, value: &Value) -> Option<String> {
+        self.content.as_ref().map(|r| content::redacted(r, value))
+    }
+
+    fn run_created(&self, open: &mut Open, event: &Event, created: &RunCreated) {
+        let parent = match &event.parent_run_id {
+            None => self.parent.clone(),
+            Some(caller) => open.sub_agents.remove(&event.run_id).or_else(|| {
+                open.runs.get(caller).and_then(RunSpans::agent).cloned()
+            }).unwrap_or_else(|| self.parent.clone()),
+        };
+        let mut attributes = agent_attributes(&event.agent, event);
+        if let Some(text) = self.content(&content::input_messages(&created.initial_messages)) {
+            attributes.push(KeyValue::new("gen_ai.input.messages", text));
+        }
+        let cx = self.start(format!("invoke_agent {}", event.agent), SpanKind::Internal, attributes, &parent);
+        open.runs.entry(event.run_id.clone()).or_default().agents.push(cx);
+    }
+
+    fn handoff(&self, run: &mut RunSpans, event: &Event, handoff: &Handoff) {
+        let Some(parent) = run.agent().cloned() else {
+            return;
+        };
+        parent.span().add_event(
+            "runner.handoff",
+            vec![
+                KeyValue::new("runner.handoff.to", handoff.to.clone()),
+                KeyValue::new("gen_ai.tool.name", handoff.tool_name.clone()),
+            ],
+        );
+        let attributes = agent_attributes(&handoff.to, event);
+        let cx = self.start(format!("invoke_agent {}", handoff.to), SpanKind::Internal, attributes, &parent);
+        run.agents.push(cx);
+    }
+
+    fn chat_started(&self, run: &mut RunSpans, created: &MessageCreated) {
+        let Some(parent) = run.agent().cloned() else {
+            return;
+        };
+        let model = created.model.clone().unwrap_or_default();
+        let mut attributes = vec![KeyValue::new("gen_ai.operation.name", "chat")];
+        if let Some(provider) = &created.provider {
+            attributes.push(KeyValue::new("gen_ai.provider.name", provider.clone()));
+        }
+        if !model.is_empty() {
+            attributes.push(KeyValue::new("gen_ai.request.model", model.clone()));
+        }
+        let name = format!("chat {model}").trim_end().to_string();
+        let cx = self.start(name, SpanKind::Client, attributes, &parent);
+        run.chats.insert(created.message.id.clone(), cx);
+        run.last_chat = Some(created.message.id.clone());
+    }
+
+    fn chat_completed(&self, run: &mut RunSpans, completed: &MessageCompleted) {
+        let Some(cx) = run.chats.remove(&completed.message.id) else {
+            return;
+        };
+        let span = cx.span();
+        let reason = name_of(&completed.message.finish_reason);
+        span.set_attribute(KeyValue::new(
+            "gen_ai.response.finish_reasons",
+            OtelValue::Array(Array::String(vec![StringValue::from(reason.clone())])),
+        ));
+        let reply = content::output_message(&completed.message.content, &completed.message.tool_calls, &reason);
+        if let Some(text) = self.content(&reply) {
+            span.set_attribute(KeyValue::new("gen_ai.output.messages", text));
+        }
+        span.set_status(Status::Ok);
+        span.end();
+    }
+
+    fn tool_started(&self, run: &mut RunSpans, started: &ToolStarted) {
+        let Some(parent) = run.agent().cloned() else {
+            return;
+        };
+        let mut attributes = vec![
+            KeyValue::new("gen_ai.operation.name", "execute_tool"),
+            KeyValue::new("gen_ai.tool.name", started.tool_name.clone()),
+            KeyValue::new("gen_ai.tool.call.id", started.tool_call_id.clone()),
+            KeyValue::new("gen_ai.tool.type", "function"),
+        ];
+        if let Some(text) = self.content(&started.input) {
+            attributes.push(KeyValue::new("gen_ai.tool.call.arguments", text));
+        }
+        let cx = self.start(format!("execute_tool {}", started.tool_name), SpanKind::Internal, attributes, &parent);
+        for early in run.early.remove(&started.tool_call_id).unwrap_or_default() {
+            cx.span().add_event_with_timestamp(early.name, early.timestamp, early.attributes);
+        }
+        run.tools.insert(started.tool_call_id.clone(), (cx, SystemTime::now()));
+    }
+
+    fn tool_completed(&self, run: &mut RunSpans, completed: &ToolCompleted) {
+        let Some((cx, started)) = run.tools.remove(&completed.tool_call_id) else {
+            return;
+        };
+        let span = cx.span();
+        let result = &completed.result;
+        let status = match result.success {
+            true => Status::Ok,
+            false => Status::error(result.error.clone().unwrap_or_default()),
+        };
+        if !result.success {
+            span.set_attribute(KeyValue::new("error.type", "tool_error"));
+        }
+        if let Some(text) = self.content(&serde_json::to_value(result).unwrap_or_default()) {
+            span.set_attribute(KeyValue::new("gen_ai.tool.call.result", text));
+        }
+        if let Some(server) = result.metadata.get("mcp_server").and_then(Value::as_str) {
+            span.set_attribute(KeyValue::new("gen_ai.tool.type", "extension"));
+            self.mcp_call(&cx, completed, server, started, status.clone());
+        }
+        span.set_status(status);
+        span.end();
+    }
+
+    /// The MCP server's `tools/call` as a client span under the tool call: its times are
+    /// the tool call's, as the engine sees it.
+    fn mcp_call(&self, parent: &Context, completed: &ToolCompleted, server: &str, started: SystemTime, status: Status) {
+        let mut span = self
+            .tracer
+            .span_builder(format!("tools/call {}", completed.tool_name))
+            .with_kind(SpanKind::Client)
+            .with_start_time(started)
+            .with_attributes(vec![
+                KeyValue::new("mcp.method.name", "tools/call"),
+                KeyValue::new("gen_ai.tool.name", completed.tool_name.clone()),
+                KeyValue::new("gen_ai.tool.call.id", completed.tool_call_id.clone()),
+                KeyValue::new("runner.mcp.server", server.to_string()),
+            ])
+            .start_with_context(&self.tracer, parent);
+        if let Status::Error { .. } = status {
+            span.set_attribute(KeyValue::new("error.type", "tool_error"));
+        }
+        span.set_status(status);
+        span.end();
+    }
+
+    /// An event of a tool call: on its span, or kept for it until it starts.
+    fn tool_event(run: &mut RunSpans, call: &str, name: &'static str, attributes: Vec<KeyValue>) {
+        match run.tools.get(call) {
+            Some((cx, _)) => cx.span().add_event(name, attributes),
+            None => run.early.entry(call.to_string()).or_default().push(
+                opentelemetry::trace::Event::new(name, SystemTime::now(), attributes, 0),
+            ),
+        }
+    }
+
+    /// The run is over: what is still open ends with it (a model call the provider failed,
+    /// a tool call cut off), then its agent spans, innermost first, with its status.
+    fn run_ended(&self, open: &mut Open, event: &Event, status: RunStatus, failure: Option<&Failure>, totals: &RunTotals) {
+        let Some(mut run) = open.runs.remove(&event.run_id) else {
+            return;
+        };
+        let error_type = failure.map(|f| f.code.name().into_owned()).unwrap_or_else(|| status.name().to_string());
+        let unfinished = Status::error(failure.map(|f| f.message.clone()).unwrap_or_default());
+        for (_, cx) in run.chats.drain().chain(run.tools.drain().map(|(id, (cx, _))| (id, cx))) {
+            let span = cx.span();
+            span.set_attribute(KeyValue::new("error.type", error_type.clone()));
+            span.set_status(unfinished.clone());
+            span.end();
+        }
+        let ended = match status {
+            RunStatus::Completed => Status::Ok,
+            // A pause for a person is no error: the session goes on when answered.
+            RunStatus::InputRequired => Status::Unset,
+            _ => Status::error(failure.map(|f| f.message.clone()).unwrap_or_else(|| status.name().to_string())),
+        };
+        while let Some(cx) = run.agents.pop() {
+            let span = cx.span();
+            for events in run.early.drain() {
+                for early in events.1 {
+                    span.add_event_with_timestamp(early.name, early.timestamp, early.attributes);
+                }
+            }
+            span.set_attribute(KeyValue::new("runner.run.status", status.name()));
+            if !matches!(ended, Status::Ok | Status::Unset) {
+                span.set_attribute(KeyValue::new("error.type", error_type.clone()));
+            }
+            span.set_attribute(KeyValue::new("gen_ai.usage.input_tokens", totals.usage.input_tokens as i64));
+            span.set_attribute(KeyValue::new("gen_ai.usage.output_tokens", totals.usage.output_tokens as i64));
+            if let Some(cost) = totals.cost_usd {
+                span.set_attribute(KeyValue::new("runner.cost_usd", cost));
+            }
+            span.set_status(ended.clone());
+            span.end();
+        }
+    }
+}
+
+impl EventSink for GenAiSpans {
+    fn emit(&self, event: &Event) {
+        let mut open = lock(&self.open);
+        let open = &mut *open;
+        match &event.data {
+            EventData::RunCreated(created) => self.run_created(open, event, created),
+            EventData::RunCompleted(done) => self.run_ended(open, event, done.status, None, &done.totals),
+            EventData::RunFailed(failed) => self.run_ended(open, event, failed.status, Some(&failed.error), &failed.totals),
+            EventData::SubAgentStarted(started) => {
+                let caller = open.runs.get(&event.run_id);
+                if let Some((cx, _)) = caller.and_then(|run| run.tools.get(&started.tool_call_id)) {
+                    open.sub_agents.insert(started.sub_agent_run_id.clone(), cx.clone());
+                }
+            }
+            data => {
+                let Some(run) = open.runs.get_mut(&event.run_id) else {
+                    return;
+                };
+                self.run_event(run, event, data);
+            }
+        }
+    }
+}
+
+impl GenAiSpans {
+    /// An event inside a run.
+    fn run_event(&self, run: &mut RunSpans, event: &Event, data: &EventData) {
+        match data {
+            EventData::Handoff(handoff) => self.handoff(run, event, handoff),
+            EventData::MessageCreated(created) => self.chat_started(run, created),
+            EventData::MessageCompleted(completed) => self.chat_completed(run, completed),
+            EventData::LlmUsage(usage) => {
+                let chat = run.last_chat.as_ref().and_then(|id| run.chats.get(id));
+                if let Some(cx) = chat {
+                    let span = cx.span();
+                    span.set_attribute(KeyValue::new("gen_ai.response.model", usage.model.clone()));
+                    span.set_attribute(KeyValue::new("gen_ai.usage.input_tokens", usage.usage.input_tokens as i64));
+                    span.set_attribute(KeyValue::new("gen_ai.usage.output_tokens", usage.usage.output_tokens as i64));
+                }
+            }
+            EventData::LlmRetry(retry) => {
+                if let Some(cx) = run.chats.get(&retry.message_id) {
+                    cx.span().add_event(
+                        "runner.llm.retry",
+                        vec![
+                            KeyValue::new("runner.retry.attempt", i64::from(retry.attempt)),
+                            KeyValue::new("runner.retry.wait_ms", retry.wait_ms as i64),
+                            KeyValue::new("runner.retry.reason", retry.reason.clone()),
+                        ],
+                    );
+                }
+            }
+            EventData::ToolStarted(started) => self.tool_started(run, started),
+            EventData::ToolCompleted(completed) => self.tool_completed(run, completed),
+            EventData::PermissionDecided(decided) => {
+                let mut attributes = vec![
+                    KeyValue::new("runner.permission.decision", name_of(&decided.decision)),
+                    KeyValue::new("runner.permission.rule", decided.rule.clone()),
+                    KeyValue::new("runner.permission.by", name_of(&decided.by)),
+                ];
+                if let Some(reason) = &decided.reason {
+                    attributes.push(KeyValue::new("runner.permission.reason", reason.clone()));
+                }
+                Self::tool_event(run, &decided.tool_call_id, "runner.permission.decided", attributes);
+            }
+            EventData::HookCompleted(hook) => {
+                let attributes = vec![
+                    KeyValue::new("runner.hook.point", name_of(&hook.hook)),
+                    KeyValue::new("runner.hook.command", hook.command.clone()),
+                    KeyValue::new("runner.hook.outcome", name_of(&hook.outcome)),
+                    KeyValue::new("runner.hook.duration_ms", hook.duration_ms as i64),
+                ];
+                Self::tool_event(run, &hook.tool_call_id, "runner.hook.completed", attributes);
+            }
+            _ => {}
+        }
+    }
+}
+
+/// The attributes of an `invoke_agent` span.
+fn agent_attributes(agent: &str, event: &Event) -> Vec<KeyValue> {
+    vec![
+        KeyValue::new("gen_ai.operation.name", "invoke_agent"),
+        KeyValue::new("gen_ai.agent.name", agent.to_string()),
+        KeyValue::new("gen_ai.agent.id", event.run_id.clone()),
+        KeyValue::new("gen_ai.conversation.id", event.thread_id.clone()),
+    ]
+}
+
+/// A unit enum's name as it is serialized (`allow`, `pre_tool_use`, `tool_calls`).
+fn name_of<T: Serialize>(value: &T) -> String {
+    match serde_json::to_value(value) {
+        Ok(Value::String(name)) => name,
+        Ok(Value::Object(map)) => map.values().next().and_then(Value::as_str).unwrap_or_default().to_string(),
+        _ => String::new(),
+    }
+}
