@@ -1,0 +1,482 @@
+//! OpenTelemetry export end to end: the real binary, the mock model, and a real OTLP
+//! receiver, Arize Phoenix (`phoenix serve`, installed into /opt/phoenix-venv by .ci/run;
+//! `PHOENIX` names another executable). One Phoenix serves the whole test binary, on free
+//! loopback ports with a working directory of its own, and dies with the binary; each test
+//! sends its spans to a project of its own and reads them back over Phoenix's REST API.
+
+mod support;
+
+use std::collections::HashMap;
+use std::net::TcpListener;
+use std::os::unix::process::CommandExt;
+use std::path::PathBuf;
+use std::process::{Command, Stdio};
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::{Duration, Instant};
+
+use runner::testing::mock_server::{MockRequest, MockResponse, Reply};
+use serde_json::{Value, json};
+use support::http::{Api, free_port};
+use support::{Ran, Test, tempdir};
+
+/// The Phoenix this test binary sends its spans to.
+struct Phoenix {
+    api: Api,
+    endpoint: String,
+}
+
+/// Starts Phoenix once, waits (at most two minutes: its first start migrates a database)
+/// until it answers, and returns it.
+fn phoenix() -> &'static Phoenix {
+    static PHOENIX: OnceLock<Phoenix> = OnceLock::new();
+    PHOENIX.get_or_init(|| {
+        let bin = std::env::var_os("PHOENIX")
+            .map(PathBuf::from)
+            .unwrap_or_else(|| PathBuf::from("/opt/phoenix-venv/bin/phoenix"));
+        assert!(
+            bin.exists(),
+            "Arize Phoenix is not installed at {}: run .ci/run (it installs it), or set PHOENIX",
+            bin.display()
+        );
+        let (port, grpc) = (free_port(), free_port());
+        let dir = tempdir("phoenix");
+        let log = std::fs::File::create(dir.join("phoenix.log")).unwrap();
+        let mut command = Command::new(bin);
+        command
+            .arg("serve")
+            .env("PHOENIX_HOST", "127.0.0.1")
+            .env("PHOENIX_PORT", port.to_string())
+            .env("PHOENIX_GRPC_PORT", grpc.to_string())
+            .env("PHOENIX_WORKING_DIR", &dir)
+            .env("PHOENIX_TELEMETRY_ENABLED", "false")
+            .stdin(Stdio::null())
+            .stdout(log.try_clone().unwrap())
+            .stderr(log);
+        // SAFETY: prctl is async-signal-safe; it only asks for a signal when the thread
+        // that started the child ends.
+        unsafe {
+            command.pre_exec(|| {
+                libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
+                Ok(())
+            });
+        }
+        // The thread that starts Phoenix lives as long as the test binary, so Phoenix is
+        // killed when the binary ends, whichever test started it.
+        let (started, child) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            started
+                .send(command.spawn().map(|child| child.id()))
+                .unwrap();
+            loop {
+                std::thread::park();
+            }
+        });
+        child.recv().unwrap().expect("start phoenix serve");
+        let api = Api::new(port);
+        let deadline = Instant::now() + Duration::from_secs(120);
+        while !up(&api) {
+            let log = std::fs::read_to_string(dir.join("phoenix.log")).unwrap_or_default();
+            assert!(
+                Instant::now() < deadline,
+                "Phoenix did not answer on port {port} within 2 minutes:\n{log}"
+            );
+            std::thread::sleep(Duration::from_millis(250));
+        }
+        Phoenix {
+            api,
+            endpoint: format!("http://127.0.0.1:{port}"),
+        }
+    })
+}
+
+fn up(api: &Api) -> bool {
+    std::net::TcpStream::connect(api.address()).is_ok() && api.get("/healthz").status == 200
+}
+
+impl Phoenix {
+    /// The spans of `project`, once `complete` says all have arrived (Phoenix stores what
+    /// it receives in the background); fails the test after 30 s.
+    fn spans(&self, project: &str, complete: impl Fn(&Spans) -> bool) -> Spans {
+        let deadline = Instant::now() + Duration::from_secs(30);
+        loop {
+            let response = self
+                .api
+                .get(&format!("/v1/projects/{project}/spans?limit=1000"));
+            let spans = match response.status {
+                200 => Spans(response.json()["data"].as_array().unwrap().clone()),
+                _ => Spans(Vec::new()),
+            };
+            if complete(&spans) {
+                return spans;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "the spans of {project} did not all arrive: {:#?}",
+                spans.0
+            );
+            std::thread::sleep(Duration::from_millis(200));
+        }
+    }
+}
+
+/// Spans as Phoenix returns them: `name`, `context: {trace_id, span_id}`, `parent_id`,
+/// `status_code`, `attributes`, `events`.
+struct Spans(Vec<Value>);
+
+impl Spans {
+    fn named(&self, name: &str) -> Vec<&Value> {
+        self.0.iter().filter(|s| s["name"] == name).collect()
+    }
+
+    /// The one span named `name`.
+    fn one(&self, name: &str) -> &Value {
+        let found = self.named(name);
+        assert_eq!(found.len(), 1, "one `{name}` span: {:#?}", self.0);
+        found[0]
+    }
+
+    fn has(&self, name: &str) -> bool {
+        !self.named(name).is_empty()
+    }
+
+    /// The spans whose parent is `parent`, by name.
+    fn children(&self, parent: &Value) -> Vec<String> {
+        let mut names: Vec<String> = self
+            .0
+            .iter()
+            .filter(|s| s["parent_id"] == parent["context"]["span_id"])
+            .map(|s| s["name"].as_str().unwrap().to_string())
+            .collect();
+        names.sort();
+        names
+    }
+}
+
+fn id(span: &Value) -> &Value {
+    &span["context"]["span_id"]
+}
+
+/// Scripted answers per agent, chosen by a marker in the request's system prompt.
+fn script(
+    script: Vec<(&'static str, Vec<Reply>)>,
+) -> impl Fn(&MockRequest) -> Option<MockResponse> + Send + Sync + 'static {
+    let script: HashMap<&'static str, Vec<Reply>> = script.into_iter().collect();
+    let used: Arc<Mutex<HashMap<&'static str, usize>>> = Arc::default();
+    move |request: &MockRequest| {
+        let system = request.system_prompt().unwrap_or_default();
+        let (marker, replies) = script.iter().find(|(marker, _)| system.contains(*marker))?;
+        let mut used = used.lock().unwrap();
+        let n = used.entry(marker).or_insert(0);
+        let reply = replies
+            .get(*n)
+            .cloned()
+            .unwrap_or_else(|| Reply::text("(script exhausted)"));
+        *n += 1;
+        Some(MockResponse::reply(reply))
+    }
+}
+
+/// The reference MCP server over stdio, its tools prefixed `ev_`.
+fn everything() -> String {
+    let bin = support::root().join("tests/mcp-server/node_modules/.bin/mcp-server-everything");
+    assert!(
+        bin.exists(),
+        "the reference MCP server is not installed: run `npm ci --prefix tests/mcp-server` (.ci/run does)"
+    );
+    format!(
+        "  - mcp:\n      command: {}\n      args: [stdio]\n      tools: [echo]\n      prefix: ev_\n",
+        bin.display()
+    )
+}
+
+/// A root agent that calls a sub-agent, a tool that fails and an MCP server's tool in one
+/// turn, then hands over to `agent-b`, which answers.
+fn team(project: &str) -> Test {
+    Test::new()
+        .agent(&format!(
+            "name: root
+model: $MODEL
+system: You are ROOT.
+prompt: Study the topic.
+telemetry:
+  resource:
+    openinference.project.name: {project}
+    team: search
+tools:
+  - builtin: read_file
+  - name: research
+    description: Researches a topic.
+    parameters: {{ type: object, properties: {{ topic: {{ type: string }} }}, required: [topic] }}
+    agent: {{ name: researcher, system: You are RESEARCHER. }}
+    prompt: \"Research {{{{ topic }}}}\"
+{}handoffs:
+  - name: transfer_to_b
+    description: To B.
+    agent: {{ name: agent-b, system: You are AGENT-B. }}
+",
+            everything()
+        ))
+        .route(script(vec![
+            (
+                "ROOT",
+                vec![
+                    Reply::tool_call("research", json!({"topic": "otel"}))
+                        .with_tool_call("read_file", json!({"path": "missing.txt"}))
+                        .with_tool_call("ev_echo", json!({"message": "hello"}))
+                        .with_usage(100, 20),
+                    Reply::tool_call("transfer_to_b", json!({})),
+                ],
+            ),
+            (
+                "RESEARCHER",
+                vec![Reply::text("Found it.").with_usage(7, 3)],
+            ),
+            ("AGENT-B", vec![Reply::text("B answers.")]),
+        ]))
+        .args(["--output", "json"])
+}
+
+#[test]
+fn a_run_with_a_sub_agent_a_handoff_a_failed_tool_and_an_mcp_call_is_one_tree_of_genai_spans() {
+    let phoenix = phoenix();
+    let ran = team("tree")
+        .env("OTEL_EXPORTER_OTLP_ENDPOINT", &phoenix.endpoint)
+        .run();
+    assert_eq!(ran.json()["output"], "B answers.");
+    let spans = phoenix.spans("tree", |s| {
+        s.has("invoke_agent root") && s.has("invoke_agent agent-b") && s.has("tools/call ev_echo")
+    });
+
+    // The run: the root of the trace, with its agent, session and status.
+    let root = spans.one("invoke_agent root");
+    assert_eq!(root["parent_id"], Value::Null);
+    assert_eq!(root["status_code"], "OK");
+    let attributes = &root["attributes"];
+    assert_eq!(attributes["gen_ai.operation.name"], "invoke_agent");
+    assert_eq!(attributes["gen_ai.agent.name"], "root");
+    assert_eq!(
+        attributes["gen_ai.conversation.id"],
+        ran.json()["session_id"]
+    );
+    assert_eq!(attributes["gen_ai.agent.id"], ran.json()["run_id"]);
+    assert_eq!(attributes["runner.run.status"], "completed");
+    // The whole tree's tokens, as the result counts them.
+    let usage = &ran.json()["usage"];
+    assert_eq!(attributes["gen_ai.usage.input_tokens"], usage["input_tokens"]);
+    assert_eq!(attributes["gen_ai.usage.output_tokens"], usage["output_tokens"]);
+    let trace = &root["context"]["trace_id"];
+    assert!(spans.0.iter().all(|s| &s["context"]["trace_id"] == trace));
+    assert_eq!(
+        spans.children(root),
+        [
+            "chat mock-model",
+            "chat mock-model",
+            "execute_tool ev_echo",
+            "execute_tool read_file",
+            "execute_tool research",
+            "execute_tool transfer_to_b",
+            "invoke_agent agent-b",
+        ]
+    );
+
+    // The model calls: provider, models, usage, finish reasons.
+    let first = spans
+        .named("chat mock-model")
+        .into_iter()
+        .find(|s| s["attributes"]["gen_ai.usage.input_tokens"] == 100)
+        .expect("the root's first call");
+    let chat = &first["attributes"];
+    assert_eq!(chat["gen_ai.operation.name"], "chat");
+    assert_eq!(chat["gen_ai.provider.name"], "openai");
+    assert_eq!(chat["gen_ai.request.model"], "mock-model");
+    assert_eq!(chat["gen_ai.response.model"], "mock-model");
+    assert_eq!(chat["gen_ai.usage.output_tokens"], 20);
+    assert_eq!(
+        chat["gen_ai.response.finish_reasons"],
+        json!(["tool_calls"])
+    );
+    assert_eq!(
+        first["span_kind"], "LLM",
+        "a client span Phoenix reads as an LLM call"
+    );
+
+    // The sub-agent's run, under the tool call that started it.
+    let research = spans.one("execute_tool research");
+    let researcher = spans.one("invoke_agent researcher");
+    assert_eq!(researcher["parent_id"], *id(research));
+    assert_eq!(spans.children(researcher), ["chat mock-model"]);
+    assert_eq!(researcher["attributes"]["gen_ai.agent.name"], "researcher");
+
+    // The failed tool call: an error, with its type.
+    let failed = spans.one("execute_tool read_file");
+    assert_eq!(failed["status_code"], "ERROR");
+    assert_eq!(failed["attributes"]["error.type"], "tool_error");
+    assert_eq!(failed["attributes"]["gen_ai.tool.name"], "read_file");
+    assert_eq!(failed["attributes"]["gen_ai.tool.type"], "function");
+    assert!(failed["attributes"]["gen_ai.tool.call.id"].is_string());
+
+    // The MCP call: a client span under the tool call.
+    let echo = spans.one("execute_tool ev_echo");
+    assert_eq!(echo["status_code"], "OK");
+    assert_eq!(echo["attributes"]["gen_ai.tool.type"], "extension");
+    let call = spans.one("tools/call ev_echo");
+    assert_eq!(call["parent_id"], *id(echo));
+    assert_eq!(call["attributes"]["mcp.method.name"], "tools/call");
+
+    // The handoff continues the trace: the target's agent span, its model call under it.
+    let b = spans.one("invoke_agent agent-b");
+    assert_eq!(b["attributes"]["gen_ai.agent.name"], "agent-b");
+    assert_eq!(spans.children(b), ["chat mock-model"]);
+    let handoff = root["events"].as_array().unwrap();
+    assert!(
+        handoff.iter().any(|e| e["name"] == "runner.handoff"),
+        "{handoff:#?}"
+    );
+
+    // No content unless asked for.
+    for span in &spans.0 {
+        let keys = span["attributes"].as_object().unwrap();
+        for key in [
+            "gen_ai.input.messages",
+            "gen_ai.output.messages",
+            "gen_ai.tool.call.arguments",
+            "gen_ai.tool.call.result",
+        ] {
+            assert!(!keys.contains_key(key), "{key} recorded: {span:#?}");
+        }
+    }
+}
+
+#[test]
+fn traceparent_in_the_environment_makes_the_run_a_child_of_the_callers_trace() {
+    let phoenix = phoenix();
+    let ran = Test::new()
+        .agent("prompt: Hi.")
+        .reply(Reply::text("Hello."))
+        .env(
+            "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT",
+            &format!("{}/v1/traces", phoenix.endpoint),
+        )
+        .env(
+            "OTEL_RESOURCE_ATTRIBUTES",
+            "openinference.project.name=joined",
+        )
+        .env(
+            "TRACEPARENT",
+            "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01",
+        )
+        .run();
+    assert_eq!(ran.result()["output"], "Hello.");
+    let spans = phoenix.spans("joined", |s| s.has("invoke_agent test-agent"));
+    let run = spans.one("invoke_agent test-agent");
+    assert_eq!(
+        run["context"]["trace_id"],
+        "4bf92f3577b34da6a3ce929d0e0e4736"
+    );
+    assert_eq!(run["parent_id"], "00f067aa0ba902b7");
+}
+
+#[test]
+fn message_content_is_recorded_only_when_asked_and_then_redacted() {
+    let phoenix = phoenix();
+    let secret = "sk-ant-api03-abcdefghijklmnopqrstuvwxyz012345";
+    let ran = Test::new()
+        .agent(
+            "prompt: \"Look up order acme-123456.\"
+redact: [\"acme-[0-9]{6}\"]
+tools:
+  - builtin: read_file
+telemetry: { resource: { openinference.project.name: content } }
+",
+        )
+        .file("order.txt", &format!("key {secret}"))
+        .reply(Reply::tool_call("read_file", json!({"path": "order.txt"})))
+        .reply(Reply::text(format!("Order acme-654321 uses {secret}.")))
+        .env("OTEL_EXPORTER_OTLP_ENDPOINT", &phoenix.endpoint)
+        .env("OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT", "true")
+        .run();
+    assert_eq!(ran.code, 0);
+    let spans = phoenix.spans("content", |s| s.has("invoke_agent test-agent"));
+    let recorded = |name: &str, key: &str| -> String {
+        let span = spans.named(name);
+        let values = span.iter().filter_map(|s| s["attributes"][key].as_str());
+        values.collect::<Vec<_>>().join("\n")
+    };
+    let input = recorded("invoke_agent test-agent", "gen_ai.input.messages");
+    assert!(input.contains("Look up order [REDACTED]."), "{input}");
+    let output = recorded("chat mock-model", "gen_ai.output.messages");
+    assert!(
+        output.contains("Order [REDACTED] uses [REDACTED]."),
+        "{output}"
+    );
+    assert!(output.contains("\"name\":\"read_file\""), "{output}");
+    let result = recorded("execute_tool read_file", "gen_ai.tool.call.result");
+    assert!(result.contains("key [REDACTED]"), "{result}");
+    let arguments = recorded("execute_tool read_file", "gen_ai.tool.call.arguments");
+    assert_eq!(arguments, r#"{"path":"order.txt"}"#);
+    let everything = serde_json::to_string(&spans.0).unwrap();
+    assert!(!everything.contains(secret), "the key reached a span");
+    assert!(
+        !everything.contains("acme-"),
+        "a `redact:` match reached a span"
+    );
+}
+
+/// The same session with export off, then to `endpoint`: same exit, same answer, the
+/// export's stderr.
+fn against(endpoint: &str) -> (Ran, Ran) {
+    let session = |test: Test| {
+        test.agent("prompt: Hi.\ntools:\n  - builtin: read_file\n")
+            .reply(Reply::tool_call("read_file", json!({"path": "nope"})))
+            .reply(Reply::text("Done."))
+            .time_limit(Duration::from_secs(60))
+    };
+    let off = session(Test::new()).run();
+    let on = session(Test::new())
+        .env("OTEL_EXPORTER_OTLP_ENDPOINT", endpoint)
+        .any_stderr()
+        .run();
+    assert_eq!(on.code, off.code);
+    assert_eq!(on.result()["output"], off.result()["output"]);
+    assert_eq!(on.result()["status"], "completed");
+    (off, on)
+}
+
+fn warnings(ran: &Ran) -> Vec<String> {
+    ran.stderr
+        .lines()
+        .filter(|line| !line.is_empty())
+        .map(String::from)
+        .collect()
+}
+
+#[test]
+fn a_collector_that_refuses_costs_one_warning_and_nothing_else() {
+    let endpoint = format!("http://127.0.0.1:{}", free_port());
+    let (_, on) = against(&endpoint);
+    let warnings = warnings(&on);
+    assert_eq!(warnings.len(), 1, "{warnings:?}");
+    assert!(
+        warnings[0].starts_with(&format!(
+            "warning: OpenTelemetry export to {endpoint}/v1/traces failed"
+        )),
+        "{warnings:?}"
+    );
+    assert!(warnings[0].ends_with("spans are dropped, the run goes on"));
+}
+
+#[test]
+fn a_collector_that_never_answers_is_given_two_seconds_at_exit_then_one_warning() {
+    // Connections are accepted by the kernel (the backlog) and never answered.
+    let silent = TcpListener::bind("127.0.0.1:0").unwrap();
+    let endpoint = format!("http://{}", silent.local_addr().unwrap());
+    let (_, on) = against(&endpoint);
+    let warnings = warnings(&on);
+    assert_eq!(warnings.len(), 1, "{warnings:?}");
+    assert!(
+        warnings[0].starts_with(&format!(
+            "warning: OpenTelemetry export to {endpoint}/v1/traces did not finish within 2 s"
+        )),
+        "{warnings:?}"
+    );
+}
