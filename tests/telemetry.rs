@@ -262,8 +262,14 @@ fn a_run_with_a_sub_agent_a_handoff_a_failed_tool_and_an_mcp_call_is_one_tree_of
     assert_eq!(attributes["runner.run.status"], "completed");
     // The whole tree's tokens, as the result counts them.
     let usage = &ran.json()["usage"];
-    assert_eq!(attributes["gen_ai.usage.input_tokens"], usage["input_tokens"]);
-    assert_eq!(attributes["gen_ai.usage.output_tokens"], usage["output_tokens"]);
+    assert_eq!(
+        attributes["gen_ai.usage.input_tokens"],
+        usage["input_tokens"]
+    );
+    assert_eq!(
+        attributes["gen_ai.usage.output_tokens"],
+        usage["output_tokens"]
+    );
     let trace = &root["context"]["trace_id"];
     assert!(spans.0.iter().all(|s| &s["context"]["trace_id"] == trace));
     assert_eq!(

@@ -105,6 +105,13 @@ impl Translator<'_> {
             ValidationErrorKind::Maximum { .. } => {
                 self.range_error(&path, instance, schema_path, Bound::Above)
             }
+            // A mapping whose names are constrained (`inputs`, `telemetry.resource`): the
+            // error is at the key that breaks it, not at the mapping's first.
+            ValidationErrorKind::PropertyNames { error } => {
+                let key = error.instance().as_str().unwrap_or_default();
+                let at = format!("{path}/{}", key.replace('~', "~0").replace('/', "~1"));
+                self.at_key(&at, Code::InvalidValue, format!("the key {error}"))
+            }
             ValidationErrorKind::Custom { keyword, message } if keyword == LOADS_AS => {
                 self.unloadable(&path, instance, message)
             }
