@@ -3,7 +3,8 @@
 //!
 //! Run: `cargo bench --bench exec_overhead` (needs /usr/bin/time; strace for the sync
 //! count). CPU and peak RSS are the runner process's own, so the mock server (in this
-//! process) is not counted. Each size runs with checkpoints on (the default) and off; the
+//! process) is not counted. Each size runs with checkpoints on (the default) and off, and
+//! with OpenTelemetry export on (checkpoints on; a stand-in collector in this process); the
 //! per-call figures are slopes between sizes (10→60 and 300→1000), which cancel start-up
 //! costs, and their ratio shows whether the cost per call grows with the run. Also printed:
 //! the session's bytes on disk, the wall time per step, and the syncs per step (strace).
@@ -40,10 +41,11 @@ struct Measured {
     wall_ms: f64,
 }
 
-/// `steps` model calls of one tool call each; `extra` goes into the agent file.
-fn run(steps: usize, extra: &str, dir: &Path) -> Measured {
+/// `steps` model calls of one tool call each; `extra` goes into the agent file, `env` into
+/// the runner's environment.
+fn run(steps: usize, extra: &str, env: &[(String, String)], dir: &Path) -> Measured {
     let replies = (0..steps).map(|_| Reply::tool_call("list_dir", json!({"path": "."})));
-    exec(replies.collect(), extra, dir)
+    exec(replies.collect(), extra, env, dir)
 }
 
 /// One reply with `calls` tool calls, all allowed to run: the bookkeeping of a turn
@@ -54,11 +56,11 @@ fn run_wide(calls: usize, dir: &Path) -> Measured {
         |reply, _| reply.with_tool_call("list_dir", json!({"path": "."})),
     );
     let execution = format!("execution: {{ max_calls_per_turn: {calls} }}\n");
-    exec(vec![reply], &execution, dir)
+    exec(vec![reply], &execution, &[], dir)
 }
 
 /// Runs `runner exec` over these replies, then "done"; `extra` goes into the agent file.
-fn exec(replies: Vec<Reply>, extra: &str, dir: &Path) -> Measured {
+fn exec(replies: Vec<Reply>, extra: &str, env: &[(String, String)], dir: &Path) -> Measured {
     let mock = MockServer::start();
     // Keeping a thousand parsed requests of a whole history each made the mock, not the
     // runner, the slow side, and its work (a gigabyte) evicted the runner's from the caches.
@@ -87,6 +89,7 @@ fn exec(replies: Vec<Reply>, extra: &str, dir: &Path) -> Measured {
         .args(["exec", "agent.yaml", "--quiet", "--run-dir", "run"])
         .current_dir(dir)
         .env("BENCH_KEY", "not-a-key")
+        .envs(env.iter().map(|(k, v)| (k, v)))
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::piped())
         .spawn()
@@ -96,6 +99,10 @@ fn exec(replies: Vec<Reply>, extra: &str, dir: &Path) -> Measured {
     let (success, cpu_ms) = reap(child.id());
     let wall_ms = started.elapsed().as_secs_f64() * 1000.0;
     assert!(success, "the run failed: {stderr}");
+    assert!(
+        !stderr.contains("OpenTelemetry"),
+        "the export failed: {stderr}"
+    );
     // /usr/bin/time prints CPU in 10 ms steps; wait4 counts microseconds (of the runner and
     // of /usr/bin/time itself, which is negligible). The peak RSS is the runner's own.
     let (_, rss_kib) = measured(&stderr);
@@ -166,6 +173,48 @@ fn syncs(steps: usize, dir: &Path) -> Option<usize> {
     Some(log.lines().filter(|l| l.contains("sync(")).count())
 }
 
+/// A stand-in OTLP/HTTP collector on loopback that answers every request `200 OK` (its
+/// work is not the runner's, which is what is measured); its address.
+fn collector() -> std::net::SocketAddr {
+    use std::io::{BufRead, BufReader, Read, Write};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let address = listener.local_addr().unwrap();
+    std::thread::spawn(move || {
+        for stream in listener.incoming().flatten() {
+            std::thread::spawn(move || {
+                let mut reader = BufReader::new(stream.try_clone().unwrap());
+                let mut stream = stream;
+                // One request after another on the connection: head, body, answer.
+                loop {
+                    let mut length = 0;
+                    loop {
+                        let mut line = String::new();
+                        if reader.read_line(&mut line).unwrap_or(0) == 0 {
+                            return;
+                        }
+                        let lower = line.to_ascii_lowercase();
+                        if let Some(value) = lower.strip_prefix("content-length:") {
+                            length = value.trim().parse().unwrap_or(0);
+                        }
+                        if line == "\r\n" {
+                            break;
+                        }
+                    }
+                    let mut body = vec![0; length];
+                    if reader.read_exact(&mut body).is_err() {
+                        return;
+                    }
+                    let answer = "HTTP/1.1 200 OK\r\ncontent-type: application/x-protobuf\r\ncontent-length: 0\r\n\r\n";
+                    if stream.write_all(answer.as_bytes()).is_err() {
+                        return;
+                    }
+                }
+            });
+        }
+    });
+    address
+}
+
 fn main() {
     if std::env::args().any(|a| a == "--list") {
         println!("exec_overhead: bench");
@@ -182,15 +231,21 @@ fn main() {
             .collect(),
         Err(_) => vec![10, 60, 300, 1000],
     };
-    for (label, extra) in [
-        ("checkpoints on ", ""),
-        ("checkpoints off", "checkpoints: false\n"),
+    // OpenTelemetry export (checkpoints on) to a collector that takes every batch.
+    let otel = vec![(
+        "OTEL_EXPORTER_OTLP_ENDPOINT".to_string(),
+        format!("http://{}", collector()),
+    )];
+    for (label, extra, env) in [
+        ("checkpoints on ", "", &[][..]),
+        ("checkpoints off", "checkpoints: false\n", &[][..]),
+        ("otel export on ", "", &otel[..]),
     ] {
         let mut results = Vec::new();
         for &steps in &sizes {
             // Best of three: the machine is shared.
             let best = (0..3)
-                .map(|_| run(steps, extra, &dir))
+                .map(|_| run(steps, extra, env, &dir))
                 .min_by(|a, b| a.cpu_ms.total_cmp(&b.cpu_ms))
                 .unwrap();
             let disk = bytes_under(&dir.join(".runner/sessions"));

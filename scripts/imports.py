@@ -33,7 +33,8 @@ import sys
 #   agent file's types, its permission patterns, a scripted model's replies.
 # * leaves: `log` (which redacts what it writes), `secrets` (the secret values a process
 #   holds, and text cleaned of them), `protocol` (the XML tool text), `fsutil`, `sync` (the
-#   lock-poisoning policy).
+#   lock-poisoning policy), `trace_env` (the trace context the programs a run starts
+#   inherit).
 LAYERS = [
     ["cli", "run_file"],
     ["serve"],
@@ -51,7 +52,7 @@ LAYERS = [
     ["spec"],
     ["log"],
     ["secrets"],
-    ["protocol", "fsutil", "sync"],
+    ["protocol", "fsutil", "sync", "trace_env"],
 ]
 
 # Imports known to go up, each with what removes it. Nothing may be added here lightly: a

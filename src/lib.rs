@@ -57,6 +57,7 @@ pub(crate) mod sync;
 /// The mock model server and test helpers (the `testing` feature): not a stable API.
 #[cfg(feature = "testing")]
 pub mod testing;
+pub(crate) mod trace_env;
 
 // The public API, item by item.
 pub use engine::budget::{Budget, RunLimits};

@@ -176,15 +176,15 @@ fn script(
     }
 }
 
-/// The reference MCP server over stdio, its tools prefixed `ev_`.
-fn everything() -> String {
+/// The reference MCP server over stdio, its tools `tools` (a YAML list) prefixed `ev_`.
+fn everything(tools: &str) -> String {
     let bin = support::root().join("tests/mcp-server/node_modules/.bin/mcp-server-everything");
     assert!(
         bin.exists(),
         "the reference MCP server is not installed: run `npm ci --prefix tests/mcp-server` (.ci/run does)"
     );
     format!(
-        "  - mcp:\n      command: {}\n      args: [stdio]\n      tools: [echo]\n      prefix: ev_\n",
+        "  - mcp:\n      command: {}\n      args: [stdio]\n      tools: {tools}\n      prefix: ev_\n",
         bin.display()
     )
 }
@@ -214,7 +214,7 @@ tools:
     description: To B.
     agent: {{ name: agent-b, system: You are AGENT-B. }}
 ",
-            everything()
+            everything("[echo]")
         ))
         .route(script(vec![
             (
@@ -380,6 +380,48 @@ fn traceparent_in_the_environment_makes_the_run_a_child_of_the_callers_trace() {
         "4bf92f3577b34da6a3ce929d0e0e4736"
     );
     assert_eq!(run["parent_id"], "00f067aa0ba902b7");
+}
+
+#[test]
+fn the_programs_a_run_starts_get_its_span_as_their_traceparent() {
+    let phoenix = phoenix();
+    let ran = Test::new()
+        .agent(&format!(
+            "prompt: Go.\ntools:\n  - builtin: shell\n    allow: [env]\n{}",
+            everything("[get-env]")
+        ))
+        .reply(
+            Reply::tool_call("shell", json!({"command": "env"}))
+                .with_tool_call("ev_get-env", json!({})),
+        )
+        .reply(Reply::text("Done."))
+        .env("OTEL_EXPORTER_OTLP_ENDPOINT", &phoenix.endpoint)
+        .env(
+            "OTEL_RESOURCE_ATTRIBUTES",
+            "openinference.project.name=children",
+        )
+        .env(
+            "TRACEPARENT",
+            "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01",
+        )
+        .run();
+    let spans = phoenix.spans("children", |s| s.has("invoke_agent test-agent"));
+    let run = spans.one("invoke_agent test-agent");
+    let expected = format!(
+        "00-0af7651916cd43dd8448eb211c80319c-{}-01",
+        run["context"]["span_id"].as_str().unwrap()
+    );
+    // A command, and an MCP server started before the run's span was.
+    let results = ran.events_of("agent.tool.execution.completed");
+    assert_eq!(results.len(), 2);
+    for result in results {
+        let text = result["data"]["result"].to_string();
+        assert!(
+            text.contains("TRACEPARENT") && text.contains(&expected),
+            "{} lacks TRACEPARENT {expected}: {text}",
+            result["data"]["toolName"]
+        );
+    }
 }
 
 #[test]

@@ -471,6 +471,13 @@ fn http_config(
         value.set_sensitive(true);
         map.insert(header, value);
     }
+    // With OpenTelemetry export on, the server's spans join the run's trace; a header the
+    // file sets wins.
+    for (name, value) in crate::trace_env::headers() {
+        if let Ok(value) = HeaderValue::from_str(&value) {
+            map.entry(HeaderName::from_static(name)).or_insert(value);
+        }
+    }
     Ok(StreamableHttpClientTransportConfig::with_uri(url).custom_headers(map))
 }
 

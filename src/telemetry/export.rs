@@ -8,7 +8,7 @@ use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use opentelemetry::propagation::TextMapPropagator;
-use opentelemetry::trace::TracerProvider as _;
+use opentelemetry::trace::{TraceContextExt, TracerProvider as _};
 use opentelemetry::{Context, KeyValue};
 use opentelemetry_sdk::Resource;
 use opentelemetry_sdk::propagation::TraceContextPropagator;
@@ -17,10 +17,12 @@ use opentelemetry_sdk::trace::{SdkTracer, SdkTracerProvider};
 
 use super::config::{self, ExportConfig};
 use super::exporter::{WarnOnce, Warned};
+use super::ids::ChosenAhead;
 use super::spans::GenAiSpans;
 use crate::engine::events::EventSink;
 use crate::policy::Redactor;
 use crate::spec::telemetry::{AttributeValue, TelemetrySpec};
+use crate::trace_env::{self, Carried};
 
 /// How long the process waits at its end for the last spans to leave.
 const FLUSH: Duration = Duration::from_secs(2);
@@ -35,6 +37,8 @@ pub struct Telemetry {
     /// The caller's trace, from `TRACEPARENT`/`TRACESTATE`: root runs are its children.
     parent: Context,
     provider: OnceLock<Option<SdkTracerProvider>>,
+    /// The first run's span, named before it starts (see `ids.rs`).
+    ids: ChosenAhead,
     warned: Warned,
 }
 
@@ -49,10 +53,21 @@ impl Telemetry {
                 return None;
             }
         };
+        let parent = caller_context(|name| env::var(name).ok());
+        let caller = parent.span().span_context().clone();
+        let ids = ChosenAhead::new(caller.is_valid().then(|| caller.trace_id()));
+        // What the run starts before its span exists (its MCP servers) is its child.
+        let (trace, span) = ids.first();
+        let sampled = !caller.is_valid() || caller.is_sampled();
+        trace_env::set(Carried {
+            traceparent: format!("00-{trace}-{span}-{:02x}", u8::from(sampled)),
+            tracestate: Some(caller.trace_state().header()).filter(|s| !s.is_empty()),
+        });
         Some(Arc::new(Telemetry {
             config,
-            parent: caller_context(|name| env::var(name).ok()),
+            parent,
             provider: OnceLock::new(),
+            ids,
             warned: Warned::default(),
         }))
     }
@@ -98,6 +113,7 @@ impl Telemetry {
         Some(
             SdkTracerProvider::builder()
                 .with_batch_exporter(exporter)
+                .with_id_generator(self.ids.clone())
                 .with_resource(resource(spec))
                 .build(),
         )

@@ -7,6 +7,7 @@ pub mod config;
 mod content;
 mod export;
 mod exporter;
+mod ids;
 mod spans;
 
 pub use export::Telemetry;

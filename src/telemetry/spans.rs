@@ -29,6 +29,7 @@ use crate::engine::outcome::RunTotals;
 use crate::engine::RunStatus;
 use crate::policy::Redactor;
 use crate::sync::lock;
+use crate::trace_env::{self, Carried};
 
 /// The subscriber of one run tree (a run and its sub-agents' runs).
 pub struct GenAiSpans {
@@ -106,6 +107,10 @@ impl GenAiSpans {
             attributes.push(KeyValue::new("gen_ai.input.messages", text));
         }
         let cx = self.start(format!("invoke_agent {}", event.agent), SpanKind::Internal, attributes, &parent);
+        if event.parent_run_id.is_none() {
+            // What the run starts from now on (hooks, commands) is its child.
+            trace_env::set(carried(cx.span().span_context()));
+        }
         open.runs.entry(event.run_id.clone()).or_default().agents.push(cx);
     }
 
@@ -366,6 +371,15 @@ fn agent_attributes(agent: &str, event: &Event) -> Vec<KeyValue> {
         KeyValue::new("gen_ai.agent.id", event.run_id.clone()),
         KeyValue::new("gen_ai.conversation.id", event.thread_id.clone()),
     ]
+}
+
+/// A span's context as children are given it (W3C Trace Context).
+fn carried(span: &opentelemetry::trace::SpanContext) -> Carried {
+    let flags = u8::from(span.is_sampled());
+    Carried {
+        traceparent: format!("00-{}-{}-{flags:02x}", span.trace_id(), span.span_id()),
+        tracestate: Some(span.trace_state().header()).filter(|state| !state.is_empty()),
+    }
 }
 
 /// A unit enum's name as it is serialized (`allow`, `pre_tool_use`, `tool_calls`).

@@ -189,17 +189,21 @@ impl ShellTool {
 /// The environment for a child: `vars` without secrets. Dropped: `OPENAI_API_KEY`,
 /// `ANTHROPIC_API_KEY`, `API_KEY`, every name ending in `_API_KEY` or `_TOKEN` (compared
 /// case-insensitively), the NATS credentials (`NATS_CREDS`, `NATS_USER`, `NATS_PASSWORD`,
-/// `NATS_TOKEN`), and every name in `deny` (e.g. each agent's `api_key_env`).
+/// `NATS_TOKEN`), and every name in `deny` (e.g. each agent's `api_key_env`). With
+/// OpenTelemetry export on, `TRACEPARENT` names the run's span (`crate::trace_env`).
 pub fn scrub_env(
     vars: impl IntoIterator<Item = (OsString, OsString)>,
     deny: &[String],
 ) -> Vec<(OsString, OsString)> {
-    vars.into_iter()
+    let mut vars: Vec<_> = vars
+        .into_iter()
         .filter(|(name, _)| {
             let name = name.to_string_lossy();
             !is_secret_name(&name, deny)
         })
-        .collect()
+        .collect();
+    crate::trace_env::carry(&mut vars);
+    vars
 }
 
 fn show_duration(duration: Duration) -> String {
