@@ -232,7 +232,7 @@ fn main() {
         Err(_) => vec![10, 60, 300, 1000],
     };
     // OpenTelemetry export (checkpoints on) to a collector that takes every batch.
-    let otel = vec![(
+    let otel = [(
         "OTEL_EXPORTER_OTLP_ENDPOINT".to_string(),
         format!("http://{}", collector()),
     )];
