@@ -33,8 +33,9 @@ import sys
 #   agent file's types, its permission patterns, a scripted model's replies.
 # * leaves: `log` (which redacts what it writes), `secrets` (the secret values a process
 #   holds, and text cleaned of them), `protocol` (the XML tool text), `fsutil`, `sync` (the
-#   lock-poisoning policy), `trace_env` (the trace context the programs a run starts
-#   inherit).
+#   lock-poisoning policy). `trace_env` (the trace context the programs a run starts
+#   inherit, set by `telemetry`, read by `tools` and `mcp`) sits just above them: it holds
+#   its value under the lock policy of `sync`.
 LAYERS = [
     ["cli", "run_file"],
     ["serve"],
@@ -52,7 +53,8 @@ LAYERS = [
     ["spec"],
     ["log"],
     ["secrets"],
-    ["protocol", "fsutil", "sync", "trace_env"],
+    ["trace_env"],
+    ["protocol", "fsutil", "sync"],
 ]
 
 # Imports known to go up, each with what removes it. Nothing may be added here lightly: a
