@@ -9,8 +9,9 @@
 //!   document; `auth`, `body`, `ids`, `error`, `redact`: what every request and answer
 //!   goes through.
 //! * `web`: the web view at `/`, its files embedded (`web/`).
+//! * `/mcp` is `crate::mcp_server`'s, mounted among the API routes.
 
-mod agents;
+pub(crate) mod agents;
 mod api_agents;
 mod api_runs;
 mod api_sessions;
@@ -22,8 +23,8 @@ mod ids;
 mod openapi;
 mod options;
 mod redact;
-mod runs;
-mod server;
+pub(crate) mod runs;
+pub(crate) mod server;
 mod slots;
 mod web;
 
