@@ -1685,3 +1685,69 @@ fn runner_serve_mcp_pauses_for_a_client_that_cannot_elicit_and_runner_resume_goe
     let answered = tool_results(&ran.requests()[1]);
     assert!(answered[0].contains("red"), "{answered:?}");
 }
+
+/// Agent files for the conformance suite's server scenarios: each declares the tool a
+/// scenario calls, with a scripted model (the suite checks the protocol, not the answers).
+const CONFORMANCE_AGENTS: [(&str, &str); 4] = [
+    (
+        "test_simple_text",
+        "description: Answers with a fixed text.\nmodel: { provider: scripted, name: c, script: [{ text: This is a simple text response for testing. }] }\nprompt: Go\n",
+    ),
+    (
+        "test_error_handling",
+        "description: Always fails, its model having no second answer.\nmodel: { provider: scripted, name: c, script: [{ tool_calls: [{ name: list_dir, arguments: { path: . } }] }] }\nprompt: Go\ntools:\n  - builtin: list_dir\n",
+    ),
+    (
+        "test_tool_with_progress",
+        "description: Lists a directory, then answers.\nmodel: { provider: scripted, name: c, script: [{ tool_calls: [{ name: list_dir, arguments: { path: . } }] }, { text: done }] }\nprompt: Go\ntools:\n  - builtin: list_dir\n",
+    ),
+    (
+        "test_elicitation",
+        "description: Asks the person, then thanks them.\nmodel: { provider: scripted, name: c, script: [{ tool_calls: [{ name: ask_user, arguments: { question: Who are you? } }] }, { text: Thank you. }] }\ninputs:\n  message: { type: string, description: The question }\nprompt: \"{{ message }}\"\ntools:\n  - builtin: ask_user\n",
+    ),
+];
+
+/// The official MCP conformance suite's server scenarios that apply to a server of agents
+/// pass against `/mcp` of `runner serve` (docs/mcp.md lists the others and why not).
+#[test]
+fn the_conformance_suites_server_scenarios_pass_against_serve_mcp() {
+    let modules = support::root().join("tests/mcp-server/node_modules");
+    let suite = modules.join("@modelcontextprotocol/conformance/dist/index.js");
+    let mut test = Test::new();
+    for (name, body) in CONFORMANCE_AGENTS {
+        test = test.file(&format!("{name}.yaml"), &format!("name: {name}\n{body}"));
+    }
+    let (running, url) = serve_mcp(test);
+    let scenarios = [
+        "server-initialize",
+        "ping",
+        "tools-list",
+        "tools-call-simple-text",
+        "tools-call-error",
+        "tools-call-with-progress",
+        "tools-call-elicitation",
+        "dns-rebinding-protection",
+        "server-sse-polling",
+        "server-sse-multiple-streams",
+    ];
+    for scenario in scenarios {
+        let output = Command::new(modules.join(".bin/node"))
+            .arg(&suite)
+            .args(["server", "--url", &url, "--scenario", scenario])
+            .env("NO_COLOR", "1")
+            .current_dir(support::tempdir("conformance"))
+            .output()
+            .unwrap();
+        let report = format!(
+            "{}{}",
+            String::from_utf8_lossy(&output.stdout),
+            String::from_utf8_lossy(&output.stderr)
+        );
+        assert!(
+            output.status.success() && report.contains(" 0 failed"),
+            "scenario {scenario}:\n{report}"
+        );
+    }
+    running.terminate();
+    running.wait();
+}
