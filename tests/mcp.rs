@@ -1478,16 +1478,17 @@ fn over_stdio(test: &Test, elicit: Value, steps: Value) -> Value {
     })
 }
 
-/// Starts `runner serve . --listen 127.0.0.1:PORT` in the workspace; its `/mcp` URL.
-fn serve_mcp(test: Test) -> (support::Running, String) {
+/// Starts `runner serve . --listen 127.0.0.1:PORT ARGS...` in the workspace; its
+/// `/mcp` URL.
+fn serve_mcp<const N: usize>(test: Test, args: [&str; N]) -> (support::Running, String) {
     let port = support::http::free_port();
     let listen = format!("127.0.0.1:{port}");
+    let mut command = ["serve", ".", "--listen", &listen]
+        .map(String::from)
+        .to_vec();
+    command.extend(args.map(String::from));
     let running = test
-        .command_vec(
-            ["serve", ".", "--listen", &listen]
-                .map(String::from)
-                .to_vec(),
-        )
+        .command_vec(command)
         .any_stderr()
         .time_limit(Duration::from_secs(120))
         .spawn();
@@ -1642,7 +1643,7 @@ fn runner_serve_mcp_pauses_for_a_client_that_cannot_elicit_and_runner_resume_goe
         .reply(Reply::text("Red it is."))
         .reply(Reply::tool_call("shell", json!({"command": "sleep 30"})));
     let runs = test.path(".runner/runs").display().to_string();
-    let (running, url) = serve_mcp(test);
+    let (running, url) = serve_mcp(test, []);
     let plan = |steps: Value| json!({"http": url, "elicit": null, "steps": steps});
     let first = mcp_client(
         &running.path("."),
@@ -1717,7 +1718,7 @@ fn the_conformance_suites_server_scenarios_pass_against_serve_mcp() {
     for (name, body) in CONFORMANCE_AGENTS {
         test = test.file(&format!("{name}.yaml"), &format!("name: {name}\n{body}"));
     }
-    let (running, url) = serve_mcp(test);
+    let (running, url) = serve_mcp(test, []);
     let scenarios = [
         "server-initialize",
         "ping",
@@ -1750,4 +1751,30 @@ fn the_conformance_suites_server_scenarios_pass_against_serve_mcp() {
     }
     running.terminate();
     running.wait();
+}
+
+/// `/mcp` follows `runner serve`'s token rule: without the token a request is answered
+/// 401; the official client that sends it lists the tools.
+#[test]
+fn serve_mcp_needs_the_servers_token() {
+    let token = "a-token-of-some-length-42";
+    let test = Test::new()
+        .agent("description: Greets.\nprompt: Go\n")
+        .env("SERVE_TOKEN", token);
+    let (running, url) = serve_mcp(test, ["--token-env", "SERVE_TOKEN"]);
+    let port = url
+        .trim_start_matches("http://127.0.0.1:")
+        .trim_end_matches("/mcp");
+    let port: u16 = port.parse().unwrap();
+    let initialize = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {},
+        "clientInfo": {"name": "test", "version": "1"}}});
+    let refused = support::http::Api::new(port).post("/mcp", &initialize);
+    assert_eq!(refused.status, 401, "{}", refused.body);
+    let headers = json!({"Authorization": format!("Bearer {token}")});
+    let listed = mcp_client(
+        &running.path("."),
+        json!({"http": url, "headers": headers, "elicit": null, "steps": [{"list": true}]}),
+    );
+    assert_eq!(tool(&listed[0], "test-agent")["description"], "Greets.");
 }
