@@ -48,7 +48,6 @@ internal_modules!(
     agent_test, batch, checkpoint, cli, compile, engine, fsutil, log, mcp, nats, output, policy,
     protocol, provider, reload, spec, tools,
 );
-pub(crate) mod mcp_server;
 mod run_file;
 pub(crate) mod secrets;
 pub(crate) mod serve;

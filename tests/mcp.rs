@@ -1529,19 +1529,25 @@ tools:
 /// name, description, inputs as the input schema, `{input}` for free text, its output
 /// schema, read-only when it cannot write); a call runs it against the model, with
 /// progress from its steps; the answer is the text, `structuredContent` for an output
-/// schema; bad arguments are an error result with their code.
+/// schema; bad arguments, and a run that reaches a limit, are error results with their code.
 #[test]
 fn runner_mcp_serves_each_agent_as_a_tool_over_stdio() {
     let test = Test::new()
         .agent("description: Greets people.\nprompt: Greet {{ input }}.\n")
         .file("reviewer.yaml", REVIEWER)
+        .file(
+            "busy.yaml",
+            "name: busy\nmodel: $MODEL\nprompt: Go\ntools:\n  - builtin: list_dir\nlimits: { max_llm_calls: 1 }\n",
+        )
         .reply(Reply::text("Hello, Ann!"))
-        .reply(Reply::text(r#"{"verdict": "fine"}"#));
+        .reply(Reply::text(r#"{"verdict": "fine"}"#))
+        .reply(Reply::tool_call("list_dir", json!({})));
     let steps = json!([
         {"list": true},
         {"call": "test-agent", "arguments": {"input": "Ann"}, "progress": true},
         {"call": "reviewer", "arguments": {"file": "a.txt"}},
         {"call": "reviewer", "arguments": {"path": "a.txt"}},
+        {"call": "busy", "arguments": {"input": ""}},
     ]);
     let answers = mcp_client(&test.path("."), over_stdio(&test, json!([]), steps));
     let tools = &answers[0];
@@ -1572,6 +1578,11 @@ fn runner_mcp_serves_each_agent_as_a_tool_over_stdio() {
     assert_eq!(refused["isError"], true);
     let text = refused["content"][0]["text"].as_str().unwrap();
     assert!(text.starts_with("invalid_input: "), "{text}");
+
+    let limited = &answers[4]["result"];
+    assert_eq!(limited["isError"], true);
+    let text = limited["content"][0]["text"].as_str().unwrap();
+    assert!(text.starts_with("limit_reached: "), "{text}");
 }
 
 /// A question (`ask_user`) and an approval (an `ask` rule) become elicitation requests of
@@ -1777,4 +1788,15 @@ fn serve_mcp_needs_the_servers_token() {
         json!({"http": url, "headers": headers, "elicit": null, "steps": [{"list": true}]}),
     );
     assert_eq!(tool(&listed[0], "test-agent")["description"], "Greets.");
+}
+
+/// `runner mcp` with a path that does not exist says so at once (exit 2), before any
+/// client speaks, rather than at the first `tools/list`.
+#[test]
+fn runner_mcp_refuses_a_path_that_does_not_exist() {
+    Test::new()
+        .command(["mcp", "agents"])
+        .status(2)
+        .stderr("error: agents: no such file or directory\n")
+        .run();
 }

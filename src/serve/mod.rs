@@ -9,9 +9,9 @@
 //!   document; `auth`, `body`, `ids`, `error`, `redact`: what every request and answer
 //!   goes through.
 //! * `web`: the web view at `/`, its files embedded (`web/`).
-//! * `/mcp` is `crate::mcp_server`'s, mounted among the API routes.
+//! * `mcp`: the agents as MCP tools, at `/mcp` and over stdio (`runner mcp`).
 
-pub(crate) mod agents;
+mod agents;
 mod api_agents;
 mod api_runs;
 mod api_sessions;
@@ -20,11 +20,12 @@ mod body;
 mod error;
 mod events;
 mod ids;
+pub(crate) mod mcp;
 mod openapi;
 mod options;
 mod redact;
-pub(crate) mod runs;
-pub(crate) mod server;
+mod runs;
+mod server;
 mod slots;
 mod web;
 

@@ -58,8 +58,7 @@ impl Server {
 pub type Shared = Arc<Server>;
 
 fn routes(server: Shared, options: &Options) -> Router {
-    let mcp =
-        crate::mcp_server::http::service(server.clone(), options.listen, &options.allow_origin);
+    let mcp = super::mcp::http::service(server.clone(), options.listen, &options.allow_origin);
     Router::new()
         .route_service("/mcp", mcp)
         .route("/api/openapi.json", get(openapi::document))
@@ -164,6 +163,11 @@ async fn serve(options: Options, token: Option<String>) -> Result<(), String> {
             runs_ended.send_replace(true);
         })
     };
+    // Without TCP_NODELAY an answer written in pieces (an SSE response's head, then its
+    // events) waits for the client's delayed ACK: 40 ms per `/mcp` call on Linux.
+    let listener = axum::serve::ListenerExt::tap_io(listener, |tcp| {
+        let _ = tcp.set_nodelay(true);
+    });
     let serving = axum::serve(listener, app).with_graceful_shutdown(signalled);
     // A connection still open once the runs have ended (and their streams with them) gets
     // a short grace, then is dropped: a client does not hold the process.

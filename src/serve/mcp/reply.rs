@@ -1,11 +1,13 @@
 //! A run's result as a tool result: the answer as text, and as `structuredContent` when
 //! the agent declares `output.schema`; a run that did not complete is `isError: true` with
-//! its error code and message.
+//! its error code and message. Every text goes through `runner serve`'s last redaction
+//! pass, as its answers do.
 
 use rmcp::model::CallToolResult;
 use serde_json::{Value, json};
 
 use crate::output::result::{RunResult, Status};
+use crate::serve::redact::clean_value;
 
 /// The tool result of a run that ended (not paused).
 pub fn of_result(result: &RunResult, object_output: Option<bool>) -> CallToolResult {
@@ -36,5 +38,6 @@ pub fn error(text: &str) -> CallToolResult {
 }
 
 fn from_json(value: Value) -> CallToolResult {
-    serde_json::from_value(value).expect("a text tool result is a valid CallToolResult")
+    serde_json::from_value(clean_value(value))
+        .expect("a text tool result is a valid CallToolResult")
 }

@@ -1,5 +1,5 @@
 //! `runner mcp [PATH...] [-j N]`: the agents under the paths as MCP tools over stdio
-//! (`docs/mcp.md`). The server is `crate::mcp_server`; this is its command line.
+//! (`docs/mcp.md`). The server is `crate::serve::mcp`; this is its command line.
 
 use std::path::PathBuf;
 
@@ -25,7 +25,7 @@ pub fn run(args: McpArgs) -> Exit {
         || std::thread::available_parallelism().map_or(1, |n| n.get()),
         |jobs| jobs as usize,
     );
-    match crate::mcp_server::stdio::run(args.paths, (jobs, QUEUE)) {
+    match crate::serve::mcp::stdio::run(args.paths, (jobs, QUEUE)) {
         Ok(()) => Exit::Completed,
         Err(message) => {
             eprintln!("error: {message}");

@@ -8,6 +8,7 @@ use rmcp::model::{ElicitResult, ElicitationAction, ElicitationSchema};
 use serde_json::{Value, json};
 
 use crate::engine::events::{ActionKind, RequiredAction};
+use crate::serve::redact::clean_text;
 use crate::session::Answer;
 
 /// Why a denial is given when the person declined the form.
@@ -32,7 +33,7 @@ pub fn form(action: &RequiredAction) -> (String, ElicitationSchema) {
     };
     let schema =
         serde_json::from_value(schema).expect("the pause forms are valid elicitation schemas");
-    (message(action), schema)
+    (clean_text(&message(action)), schema)
 }
 
 /// The question, or the calls to approve with their arguments and the rule that asked.
