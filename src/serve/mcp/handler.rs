@@ -1,7 +1,7 @@
 //! The MCP methods: `initialize` (tools only), `tools/list` (the agents, and
 //! `runner_resume` for a client that cannot elicit) and `tools/call` (a run). `ping` and
 //! `notifications/cancelled` are the SDK's: a cancelled call's token is what
-//! [`super::call`] watches.
+//! `call` watches.
 
 use std::collections::VecDeque;
 use std::path::PathBuf;
