@@ -1438,3 +1438,365 @@ fn a_flood_of_progress_notifications_is_coalesced() {
         [("read_log".to_string(), true)]
     );
 }
+
+// ---- runner as an MCP server: `runner mcp` (stdio) and `/mcp` of `runner serve` ----
+
+/// The official TypeScript SDK's client (`tests/mcp-server/agents-client.mjs`) run with
+/// `plan` in the test's `workspace`, with the mock model's key; one JSON value per step.
+fn mcp_client(workspace: &std::path::Path, plan: Value) -> Vec<Value> {
+    let modules = support::root().join("tests/mcp-server/node_modules");
+    let output = Command::new(modules.join(".bin/node"))
+        .arg(support::root().join("tests/mcp-server/agents-client.mjs"))
+        .arg(plan.to_string())
+        .env(support::KEY_ENV, KEY)
+        .env("NO_COLOR", "1")
+        .current_dir(workspace)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        output.status.success(),
+        "the client failed\n--- stdout\n{stdout}--- stderr\n{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    stdout
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect()
+}
+
+/// A plan that starts `runner mcp .` in the workspace over stdio.
+fn over_stdio(test: &Test, elicit: Value, steps: Value) -> Value {
+    json!({
+        "stdio": {
+            "command": env!("CARGO_BIN_EXE_runner"),
+            "args": ["mcp", "."],
+            "cwd": test.path(".").display().to_string(),
+        },
+        "elicit": elicit,
+        "steps": steps,
+    })
+}
+
+/// Starts `runner serve . --listen 127.0.0.1:PORT ARGS...` in the workspace; its
+/// `/mcp` URL.
+fn serve_mcp<const N: usize>(test: Test, args: [&str; N]) -> (support::Running, String) {
+    let port = support::http::free_port();
+    let listen = format!("127.0.0.1:{port}");
+    let mut command = ["serve", ".", "--listen", &listen]
+        .map(String::from)
+        .to_vec();
+    command.extend(args.map(String::from));
+    let running = test
+        .command_vec(command)
+        .any_stderr()
+        .time_limit(Duration::from_secs(120))
+        .spawn();
+    support::http::Api::new(port).wait_up();
+    (running, format!("http://{listen}/mcp"))
+}
+
+fn tool<'a>(tools: &'a Value, name: &str) -> &'a Value {
+    let tools = tools["tools"].as_array().unwrap();
+    tools
+        .iter()
+        .find(|tool| tool["name"] == name)
+        .unwrap_or_else(|| panic!("no tool {name} in {tools:#?}"))
+}
+
+fn messages(progress: &Value) -> Vec<String> {
+    progress
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|note| note["message"].as_str().unwrap_or_default().to_string())
+        .collect()
+}
+
+const REVIEWER: &str = "name: reviewer
+description: Reviews a file and says what it thinks.
+model: $MODEL
+inputs:
+  file: { type: string, description: The file to review, required: true }
+prompt: Review {{ file }}.
+output:
+  schema: { type: object, required: [verdict], properties: { verdict: { type: string } } }
+tools:
+  - builtin: write_file
+";
+
+/// `runner mcp` over stdio, to the official SDK client: each agent file is a tool (its
+/// name, description, inputs as the input schema, `{input}` for free text, its output
+/// schema, read-only when it cannot write); a call runs it against the model, with
+/// progress from its steps; the answer is the text, `structuredContent` for an output
+/// schema; bad arguments, and a run that reaches a limit, are error results with their code.
+#[test]
+fn runner_mcp_serves_each_agent_as_a_tool_over_stdio() {
+    let test = Test::new()
+        .agent("description: Greets people.\nprompt: Greet {{ input }}.\n")
+        .file("reviewer.yaml", REVIEWER)
+        .file(
+            "busy.yaml",
+            "name: busy\nmodel: $MODEL\nprompt: Go\ntools:\n  - builtin: list_dir\nlimits: { max_llm_calls: 1 }\n",
+        )
+        .reply(Reply::text("Hello, Ann!"))
+        .reply(Reply::text(r#"{"verdict": "fine"}"#))
+        .reply(Reply::tool_call("list_dir", json!({})));
+    let steps = json!([
+        {"list": true},
+        {"call": "test-agent", "arguments": {"input": "Ann"}, "progress": true},
+        {"call": "reviewer", "arguments": {"file": "a.txt"}},
+        {"call": "reviewer", "arguments": {"path": "a.txt"}},
+        {"call": "busy", "arguments": {"input": ""}},
+    ]);
+    let answers = mcp_client(&test.path("."), over_stdio(&test, json!([]), steps));
+    let tools = &answers[0];
+    let greeter = tool(tools, "test-agent");
+    assert_eq!(greeter["description"], "Greets people.");
+    assert_eq!(
+        greeter["inputSchema"]["properties"]["input"]["type"],
+        "string"
+    );
+    assert_eq!(greeter["annotations"]["readOnlyHint"], true);
+    let reviewer = tool(tools, "reviewer");
+    assert_eq!(reviewer["inputSchema"]["required"], json!(["file"]));
+    assert_eq!(reviewer["outputSchema"]["required"], json!(["verdict"]));
+    assert_eq!(reviewer["annotations"]["readOnlyHint"], false);
+    // The client declared elicitation: questions are asked through it.
+    assert!(!tools["tools"].to_string().contains("runner_resume"));
+
+    let greeted = &answers[1];
+    assert_eq!(greeted["result"]["content"][0]["text"], "Hello, Ann!");
+    assert_eq!(greeted["result"]["isError"], false);
+    assert_eq!(messages(&greeted["progress"]), ["step 1"]);
+
+    let reviewed = &answers[2]["result"];
+    assert_eq!(reviewed["structuredContent"], json!({"verdict": "fine"}));
+    assert_eq!(reviewed["isError"], false);
+
+    let refused = &answers[3]["result"];
+    assert_eq!(refused["isError"], true);
+    let text = refused["content"][0]["text"].as_str().unwrap();
+    assert!(text.starts_with("invalid_input: "), "{text}");
+
+    let limited = &answers[4]["result"];
+    assert_eq!(limited["isError"], true);
+    let text = limited["content"][0]["text"].as_str().unwrap();
+    assert!(text.starts_with("limit_reached: "), "{text}");
+}
+
+/// A question (`ask_user`) and an approval (an `ask` rule) become elicitation requests of
+/// a client that declared the capability, and the run goes on with the answers; a client's
+/// `notifications/cancelled` interrupts the run, checkpointed.
+#[test]
+fn runner_mcp_asks_through_elicitation_and_a_cancel_interrupts_the_run() {
+    let test = Test::new()
+        .agent(
+            "description: Asks, then writes.\nprompt: Go\ntools:\n  - builtin: ask_user\n  - builtin: write_file\n  - builtin: shell\n    allow: [sleep]\npermissions:\n  ask: [write_file]\n",
+        )
+        .reply(Reply::tool_call("ask_user", json!({"question": "Which colour?"})))
+        .reply(Reply::tool_call(
+            "write_file",
+            json!({"path": "colour.txt", "content": "blue"}),
+        ))
+        .reply(Reply::text("Written."))
+        .reply(Reply::tool_call("shell", json!({"command": "sleep 30"})));
+    let elicit = json!([
+        {"action": "accept", "content": {"answer": "blue"}},
+        {"action": "accept", "content": {"approve": true}},
+    ]);
+    let steps = json!([
+        {"call": "test-agent", "arguments": {"input": ""}, "progress": true},
+        {"call": "test-agent", "arguments": {"input": ""}, "cancelOn": "shell"},
+        {"waitStatus": "interrupted", "dir": test.path(".runner/runs").display().to_string()},
+    ]);
+    let answers = mcp_client(&test.path("."), over_stdio(&test, elicit, steps));
+    let asked = &answers[0];
+    assert_eq!(asked["result"]["content"][0]["text"], "Written.");
+    assert_eq!(asked["elicited"][0]["message"], "Which colour?");
+    let approval = asked["elicited"][1]["message"].as_str().unwrap();
+    assert!(
+        approval.contains(
+            "- write_file {\"path\":\"colour.txt\",\"content\":\"blue\"} (ask: write_file)"
+        ),
+        "{approval}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(test.path("colour.txt")).unwrap(),
+        "blue"
+    );
+    assert_eq!(
+        messages(&asked["progress"]),
+        // The approved call runs in a step of its own, as after `runner resume --approve`.
+        [
+            "step 1",
+            "ask_user",
+            "step 2",
+            "step 3",
+            "write_file",
+            "step 4"
+        ]
+    );
+
+    let cancelled = &answers[1];
+    assert_eq!(cancelled["cancelled"], true, "{cancelled}");
+    assert_eq!(answers[2]["status"], "interrupted");
+}
+
+/// `/mcp` of `runner serve`, over Streamable HTTP, to the official SDK client that cannot
+/// elicit: a paused run's result says what it waits for and its session, `runner_resume`
+/// (listed for such a client only) continues it with the answer; a cancel interrupts.
+#[test]
+fn runner_serve_mcp_pauses_for_a_client_that_cannot_elicit_and_runner_resume_goes_on() {
+    let test = Test::new()
+        .agent("description: Asks.\nprompt: Go\ntools:\n  - builtin: ask_user\n  - builtin: shell\n    allow: [sleep]\n")
+        .reply(Reply::tool_call("ask_user", json!({"question": "Which colour?"})))
+        .reply(Reply::text("Red it is."))
+        .reply(Reply::tool_call("shell", json!({"command": "sleep 30"})));
+    let runs = test.path(".runner/runs").display().to_string();
+    let (running, url) = serve_mcp(test, []);
+    let plan = |steps: Value| json!({"http": url, "elicit": null, "steps": steps});
+    let first = mcp_client(
+        &running.path("."),
+        plan(json!([
+            {"list": true},
+            {"call": "test-agent", "arguments": {"input": ""}},
+        ])),
+    );
+    assert_eq!(
+        tool(&first[0], "runner_resume")["inputSchema"]["required"],
+        json!(["session_id"])
+    );
+    let paused = &first[1]["result"];
+    assert_eq!(paused["isError"], true);
+    let text = paused["content"][0]["text"].as_str().unwrap();
+    assert!(
+        text.contains("waits for an answer") && text.contains("Which colour?"),
+        "{text}"
+    );
+    let session = text
+        .split("(session ")
+        .nth(1)
+        .unwrap()
+        .split(')')
+        .next()
+        .unwrap();
+    let second = mcp_client(
+        &running.path("."),
+        plan(json!([
+            {"call": "runner_resume", "arguments": {"session_id": session, "answer": "red"}},
+            {"call": "test-agent", "arguments": {"input": ""}, "cancelOn": "shell"},
+            {"waitStatus": "interrupted", "dir": runs},
+        ])),
+    );
+    assert_eq!(second[0]["result"]["content"][0]["text"], "Red it is.");
+    assert_eq!(second[1]["cancelled"], true, "{}", second[1]);
+    assert_eq!(second[2]["status"], "interrupted");
+    running.terminate();
+    let ran = running.wait();
+    let answered = tool_results(&ran.requests()[1]);
+    assert!(answered[0].contains("red"), "{answered:?}");
+}
+
+/// Agent files for the conformance suite's server scenarios: each declares the tool a
+/// scenario calls, with a scripted model (the suite checks the protocol, not the answers).
+const CONFORMANCE_AGENTS: [(&str, &str); 4] = [
+    (
+        "test_simple_text",
+        "description: Answers with a fixed text.\nmodel: { provider: scripted, name: c, script: [{ text: This is a simple text response for testing. }] }\nprompt: Go\n",
+    ),
+    (
+        "test_error_handling",
+        "description: Always fails, its model having no second answer.\nmodel: { provider: scripted, name: c, script: [{ tool_calls: [{ name: list_dir, arguments: { path: . } }] }] }\nprompt: Go\ntools:\n  - builtin: list_dir\n",
+    ),
+    (
+        "test_tool_with_progress",
+        "description: Lists a directory, then answers.\nmodel: { provider: scripted, name: c, script: [{ tool_calls: [{ name: list_dir, arguments: { path: . } }] }, { text: done }] }\nprompt: Go\ntools:\n  - builtin: list_dir\n",
+    ),
+    (
+        "test_elicitation",
+        "description: Asks the person, then thanks them.\nmodel: { provider: scripted, name: c, script: [{ tool_calls: [{ name: ask_user, arguments: { question: Who are you? } }] }, { text: Thank you. }] }\ninputs:\n  message: { type: string, description: The question }\nprompt: \"{{ message }}\"\ntools:\n  - builtin: ask_user\n",
+    ),
+];
+
+/// The official MCP conformance suite's server scenarios that apply to a server of agents
+/// pass against `/mcp` of `runner serve` (docs/mcp.md lists the others and why not).
+#[test]
+fn the_conformance_suites_server_scenarios_pass_against_serve_mcp() {
+    let modules = support::root().join("tests/mcp-server/node_modules");
+    let suite = modules.join("@modelcontextprotocol/conformance/dist/index.js");
+    let mut test = Test::new();
+    for (name, body) in CONFORMANCE_AGENTS {
+        test = test.file(&format!("{name}.yaml"), &format!("name: {name}\n{body}"));
+    }
+    let (running, url) = serve_mcp(test, []);
+    let scenarios = [
+        "server-initialize",
+        "ping",
+        "tools-list",
+        "tools-call-simple-text",
+        "tools-call-error",
+        "tools-call-with-progress",
+        "tools-call-elicitation",
+        "dns-rebinding-protection",
+        "server-sse-polling",
+        "server-sse-multiple-streams",
+    ];
+    for scenario in scenarios {
+        let output = Command::new(modules.join(".bin/node"))
+            .arg(&suite)
+            .args(["server", "--url", &url, "--scenario", scenario])
+            .env("NO_COLOR", "1")
+            .current_dir(support::tempdir("conformance"))
+            .output()
+            .unwrap();
+        let report = format!(
+            "{}{}",
+            String::from_utf8_lossy(&output.stdout),
+            String::from_utf8_lossy(&output.stderr)
+        );
+        assert!(
+            output.status.success() && report.contains(" 0 failed"),
+            "scenario {scenario}:\n{report}"
+        );
+    }
+    running.terminate();
+    running.wait();
+}
+
+/// `/mcp` follows `runner serve`'s token rule: without the token a request is answered
+/// 401; the official client that sends it lists the tools.
+#[test]
+fn serve_mcp_needs_the_servers_token() {
+    let token = "a-token-of-some-length-42";
+    let test = Test::new()
+        .agent("description: Greets.\nprompt: Go\n")
+        .env("SERVE_TOKEN", token);
+    let (running, url) = serve_mcp(test, ["--token-env", "SERVE_TOKEN"]);
+    let port = url
+        .trim_start_matches("http://127.0.0.1:")
+        .trim_end_matches("/mcp");
+    let port: u16 = port.parse().unwrap();
+    let initialize = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {},
+        "clientInfo": {"name": "test", "version": "1"}}});
+    let refused = support::http::Api::new(port).post("/mcp", &initialize);
+    assert_eq!(refused.status, 401, "{}", refused.body);
+    let headers = json!({"Authorization": format!("Bearer {token}")});
+    let listed = mcp_client(
+        &running.path("."),
+        json!({"http": url, "headers": headers, "elicit": null, "steps": [{"list": true}]}),
+    );
+    assert_eq!(tool(&listed[0], "test-agent")["description"], "Greets.");
+}
+
+/// `runner mcp` with a path that does not exist says so at once (exit 2), before any
+/// client speaks, rather than at the first `tools/list`.
+#[test]
+fn runner_mcp_refuses_a_path_that_does_not_exist() {
+    Test::new()
+        .command(["mcp", "agents"])
+        .status(2)
+        .stderr("error: agents: no such file or directory\n")
+        .run();
+}

@@ -24,6 +24,7 @@ mod exec;
 mod exit;
 mod init;
 mod launch;
+mod mcp;
 mod nats_runtime;
 mod render;
 mod resume;
@@ -96,6 +97,8 @@ enum Command {
     Resume(Box<resume::ResumeArgs>),
     /// Serve the agents under the paths over HTTP: runs, live events, sessions, answers.
     Serve(Box<serve::ServeArgs>),
+    /// Serve the agents under the paths as MCP tools over stdio (an editor's `mcpServers`).
+    Mcp(mcp::McpArgs),
     /// List, show or delete sessions.
     Sessions(sessions::SessionsArgs),
     /// List or show the runs under .runner/runs, or prune old ones.
@@ -182,6 +185,7 @@ pub fn main() -> std::process::ExitCode {
         Command::Resume(args) => resume::run(*args),
         Command::Chat(args) => chat::run(args),
         Command::Serve(args) => serve::run(*args),
+        Command::Mcp(args) => mcp::run(args),
         Command::Sessions(args) => sessions::run(args),
         Command::Runs(args) => runs::run(args),
         Command::Tools { agent, format } => tools::run(&agent, format),

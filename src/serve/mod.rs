@@ -9,6 +9,7 @@
 //!   document; `auth`, `body`, `ids`, `error`, `redact`: what every request and answer
 //!   goes through.
 //! * `web`: the web view at `/`, its files embedded (`web/`).
+//! * `mcp`: the agents as MCP tools, at `/mcp` and over stdio (`runner mcp`).
 
 mod agents;
 mod api_agents;
@@ -19,6 +20,7 @@ mod body;
 mod error;
 mod events;
 mod ids;
+pub(crate) mod mcp;
 mod openapi;
 mod options;
 mod redact;

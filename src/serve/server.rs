@@ -35,6 +35,15 @@ pub struct Server {
 }
 
 impl Server {
+    /// A server of the agents under `paths`, `jobs` runs at once and `queue` waiting.
+    pub fn new(paths: Vec<std::path::PathBuf>, jobs: usize, queue: usize) -> Self {
+        Server {
+            catalog: Catalog::new(paths),
+            runs: Arc::default(),
+            slots: Slots::new(jobs, queue),
+        }
+    }
+
     /// How a run is hosted here: a run directory under `.runner/runs` (its result, events
     /// and transcript stay readable after the server forgets it); no terminal, no answers
     /// file — a question or an approval pauses the run until `POST …/answer`.
@@ -48,8 +57,10 @@ impl Server {
 
 pub type Shared = Arc<Server>;
 
-fn routes(server: Shared) -> Router {
+fn routes(server: Shared, options: &Options) -> Router {
+    let mcp = super::mcp::http::service(server.clone(), options.listen, &options.allow_origin);
     Router::new()
+        .route_service("/mcp", mcp)
         .route("/api/openapi.json", get(openapi::document))
         .route("/api/agents", get(api_agents::list))
         .route("/api/runs", post(api_runs::start))
@@ -72,7 +83,7 @@ fn routes(server: Shared) -> Router {
 /// The whole app: the web view's files, and the API's routes behind the token when there
 /// is one; CORS when origins are allowed.
 fn app(server: Shared, options: &Options, token: Option<String>) -> Result<Router, String> {
-    let mut app = routes(server);
+    let mut app = routes(server, options);
     if let Some(token) = token {
         app = app.layer(axum::middleware::from_fn_with_state(
             Arc::new(token),
@@ -115,11 +126,11 @@ pub fn run(options: Options) -> Result<(), String> {
 
 async fn serve(options: Options, token: Option<String>) -> Result<(), String> {
     let (stop, stopping) = watch::channel(false);
-    let server = Arc::new(Server {
-        catalog: Catalog::new(options.paths.clone()),
-        runs: Arc::default(),
-        slots: Slots::new(options.jobs, options.queue),
-    });
+    let server = Arc::new(Server::new(
+        options.paths.clone(),
+        options.jobs,
+        options.queue,
+    ));
     let app = app(server.clone(), &options, token)?;
     let listener = TcpListener::bind(options.listen)
         .await
@@ -152,6 +163,11 @@ async fn serve(options: Options, token: Option<String>) -> Result<(), String> {
             runs_ended.send_replace(true);
         })
     };
+    // Without TCP_NODELAY an answer written in pieces (an SSE response's head, then its
+    // events) waits for the client's delayed ACK: 40 ms per `/mcp` call on Linux.
+    let listener = axum::serve::ListenerExt::tap_io(listener, |tcp| {
+        let _ = tcp.set_nodelay(true);
+    });
     let serving = axum::serve(listener, app).with_graceful_shutdown(signalled);
     // A connection still open once the runs have ended (and their streams with them) gets
     // a short grace, then is dropped: a client does not hold the process.

@@ -75,6 +75,11 @@ impl AgentTree {
             .map(|(path, spec)| (path.as_path(), spec))
     }
 
+    /// Every agent of the tree, the root's included.
+    pub fn specs(&self) -> impl Iterator<Item = &AgentSpec> {
+        self.agents.values()
+    }
+
     /// The agent files, included templates and imported `.mcp.json` files: what a reload
     /// watches.
     pub fn definition_files(&self) -> Vec<PathBuf> {

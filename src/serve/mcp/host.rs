@@ -1,0 +1,66 @@
+//! Where a call's run goes: one of the `runner serve` runs (its `-j` slots and queue, its
+//! run directories), so `/api/runs` shows it and SIGTERM interrupts it, checkpointed.
+//! `runner mcp` hosts its runs the same way, in a server of its own with no HTTP side.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use crate::output::result::RunResult;
+use crate::serve::runs::LiveRun;
+use crate::serve::server::Shared;
+use crate::session::{Cancel, EventStream, RunHandle};
+
+/// How long a call waits for a run to end: a run is bounded by its own limits, this only
+/// keeps a broken run from holding the call forever.
+const LONGEST_RUN: Duration = Duration::from_secs(24 * 60 * 60);
+
+#[derive(Clone)]
+pub struct Host(pub Shared);
+
+/// A run going on for a call.
+pub struct Going {
+    pub session_id: String,
+    pub events: EventStream,
+    pub cancel: Cancel,
+    run: Arc<LiveRun>,
+}
+
+impl Host {
+    pub fn catalog(&self) -> &crate::serve::agents::Catalog {
+        &self.0.catalog
+    }
+
+    /// How a run is hosted: a run directory under `.runner/runs`, no terminal, no answers
+    /// file (a question or an approval pauses the run: the call asks the client).
+    pub fn settings(&self) -> crate::session::RunSettings {
+        self.0.settings()
+    }
+
+    /// A slot for a run (`-j` and `--queue`).
+    pub async fn slot(&self) -> Result<tokio::sync::OwnedSemaphorePermit, String> {
+        self.0.slots.take().await.map_err(|error| error.message)
+    }
+
+    /// Hosts the run of `handle` in its slot.
+    pub fn host(&self, handle: RunHandle, slot: tokio::sync::OwnedSemaphorePermit) -> Going {
+        let (events, cancel) = (handle.events(), handle.canceller());
+        let run = self.0.runs.host(handle, slot);
+        Going {
+            session_id: run.session_id.clone(),
+            events,
+            cancel,
+            run,
+        }
+    }
+}
+
+impl Going {
+    /// The run's result, once it has ended.
+    pub async fn result(self) -> Result<RunResult, String> {
+        self.run
+            .wait_ended(LONGEST_RUN)
+            .await
+            .map(|result| (*result).clone())
+            .ok_or_else(|| format!("run `{}` did not end", self.run.run_id))
+    }
+}

@@ -1,0 +1,125 @@
+//! What a paused run waits for (its `thread.run.requires_action` event): a question
+//! (`ask_user`, or an MCP server's form) or calls an `ask` rule holds for approval. For a
+//! client that can elicit, it is a form and the form's answer is the session's answer; for
+//! one that cannot, it is said in the tool result, with the session id `runner_resume`
+//! takes.
+
+use rmcp::model::{ElicitResult, ElicitationAction, ElicitationSchema};
+use serde_json::{Value, json};
+
+use crate::engine::events::{ActionKind, RequiredAction};
+use crate::serve::redact::clean_text;
+use crate::session::Answer;
+
+/// Why a denial is given when the person declined the form.
+const DECLINED: &str = "the person declined";
+
+/// The form that asks the person, and its message.
+pub fn form(action: &RequiredAction) -> (String, ElicitationSchema) {
+    let schema = match action.kind {
+        ActionKind::UserInput => json!({
+            "type": "object",
+            "properties": {"answer": {"type": "string", "title": "Answer", "description": action.question}},
+            "required": ["answer"],
+        }),
+        ActionKind::ToolApproval => json!({
+            "type": "object",
+            "properties": {
+                "approve": {"type": "boolean", "title": "Approve", "description": "Let these calls run"},
+                "reason": {"type": "string", "title": "Reason", "description": "Why not (the model is told)"},
+            },
+            "required": ["approve"],
+        }),
+    };
+    let schema =
+        serde_json::from_value(schema).expect("the pause forms are valid elicitation schemas");
+    (clean_text(&message(action)), schema)
+}
+
+/// The question, or the calls to approve with their arguments and the rule that asked.
+fn message(action: &RequiredAction) -> String {
+    let asker = match &action.agent {
+        Some(agent) => format!("{agent} asks: "),
+        None => String::new(),
+    };
+    let mut message = format!("{asker}{}", action.question);
+    for call in &action.calls {
+        message.push_str(&format!(
+            "\n- {} {} ({})",
+            call.name, call.arguments, call.rule
+        ));
+    }
+    message
+}
+
+/// The session's answer to the person's answer; `None` when they cancelled (the session
+/// stays paused).
+pub fn answer_of(action: &RequiredAction, reply: ElicitResult) -> Option<Answer> {
+    let content = reply.content.unwrap_or(Value::Null);
+    match (action.kind, reply.action) {
+        (ActionKind::UserInput, ElicitationAction::Accept) => Some(Answer::Text(text_of(&content))),
+        (ActionKind::ToolApproval, ElicitationAction::Accept) => {
+            let reason = content
+                .get("reason")
+                .and_then(Value::as_str)
+                .map(str::to_string);
+            Some(decide(
+                content.get("approve") == Some(&Value::Bool(true)),
+                action,
+                reason,
+            ))
+        }
+        (ActionKind::ToolApproval, ElicitationAction::Decline) => {
+            Some(decide(false, action, Some(DECLINED.to_string())))
+        }
+        // Cancelled, a question declined, or an action of a later protocol.
+        _ => None,
+    }
+}
+
+/// The `answer` field; a form filled otherwise (a client that fills fields of its own) is
+/// given as its JSON.
+fn text_of(content: &Value) -> String {
+    match content.get("answer") {
+        Some(Value::String(text)) => text.clone(),
+        _ => content.to_string(),
+    }
+}
+
+/// Every call waiting approved, or every one denied.
+pub fn decide(approve: bool, action: &RequiredAction, reason: Option<String>) -> Answer {
+    let ids = action.calls.iter().map(|call| call.id.clone()).collect();
+    match approve {
+        true => Answer::Decide {
+            approve: ids,
+            deny: Vec::new(),
+            reason: None,
+        },
+        false => Answer::Decide {
+            approve: Vec::new(),
+            deny: ids,
+            reason,
+        },
+    }
+}
+
+/// The tool result's text for a client that cannot elicit (or did not answer).
+pub fn waiting_text(action: &RequiredAction, session_id: &str) -> String {
+    let how = match action.kind {
+        ActionKind::UserInput => format!(
+            "call `runner_resume` with {{\"session_id\": \"{session_id}\", \"answer\": \"...\"}}"
+        ),
+        ActionKind::ToolApproval => format!(
+            "call `runner_resume` with {{\"session_id\": \"{session_id}\", \"approve\": true}} \
+             (or false, with a `reason`)"
+        ),
+    };
+    let what = match action.kind {
+        ActionKind::UserInput => "an answer",
+        ActionKind::ToolApproval => "approval",
+    };
+    format!(
+        "The run paused: it waits for {what} (session {session_id}).\n{}\nTo continue, {how}.",
+        message(action)
+    )
+}
