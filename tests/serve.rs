@@ -167,6 +167,63 @@ permissions:
     assert!(running.path("APPROVED").exists(), "the approved call ran");
 }
 
+/// Two calls denied in one answer, each with its own reason: each reason is the result
+/// the model reads for its call (one reason for all used to be the only choice).
+#[test]
+fn each_call_denied_over_http_tells_the_model_its_own_reason() {
+    let agent = "prompt: Go
+tools:
+  - builtin: shell
+    allow: [touch]
+permissions:
+  ask: [shell]
+";
+    let test = Test::new()
+        .agent(agent)
+        .reply(
+            Reply::tool_call("shell", json!({"command": "touch FIRST"}))
+                .with_tool_call("shell", json!({"command": "touch SECOND"})),
+        )
+        .reply(Reply::text("understood"));
+    let (running, api) = serve(test, []);
+    let (run, session) = start(&api, json!({"agent": "test-agent"}));
+    let (_, end) = api.events(&run, None).until_end();
+    assert_eq!(end.data, r#"{"status":"input_required"}"#);
+    let waiting = api.get(&format!("/api/sessions/{session}")).json();
+    let calls = waiting["waits_for"]["required_action"]["calls"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    assert_eq!(calls.len(), 2, "two calls wait: {waiting}");
+    let denials = json!([
+        {"id": calls[0]["id"], "reason": "not the first"},
+        {"id": calls[1]["id"], "reason": "nor the second"},
+    ]);
+    let answered = api.post(
+        &format!("/api/sessions/{session}/answer"),
+        &json!({"deny": denials}),
+    );
+    assert_eq!(answered.status, 201, "{}", answered.body);
+    let (next, _) = ids(&answered.json());
+    ends_completed_with(&api, &next, "understood");
+    assert!(!running.path("FIRST").exists() && !running.path("SECOND").exists());
+    let last = running.requests().pop().unwrap();
+    let result_of = |call: &Value| {
+        last.conversation()
+            .iter()
+            .find(|m| m["role"] == "tool" && m["tool_call_id"] == call["id"])
+            .map(|m| m["content"].clone())
+    };
+    assert_eq!(
+        result_of(&calls[0]),
+        Some(json!("Error: denied by the user: not the first"))
+    );
+    assert_eq!(
+        result_of(&calls[1]),
+        Some(json!("Error: denied by the user: nor the second"))
+    );
+}
+
 #[test]
 fn a_cancelled_run_ends_interrupted_and_resumes_over_http() {
     let test = Test::new()

@@ -46,11 +46,18 @@ pub struct AnswerRequest {
     pub deny: Vec<Denial>,
 }
 
+/// A call not to run, and the reason its model is told.
 #[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Denial {
     pub id: String,
     pub reason: Option<String>,
+}
+
+impl Denial {
+    fn into_session(self) -> session::Denial {
+        session::Denial::new(self.id, self.reason)
+    }
 }
 
 impl AnswerRequest {
@@ -59,23 +66,10 @@ impl AnswerRequest {
         match (self.answer, self.form, decides) {
             (Some(text), None, false) => Ok(Answer::Text(text)),
             (None, Some(form), false) => Ok(Answer::Form(form)),
-            (None, None, true) => {
-                let mut reasons: Vec<String> =
-                    self.deny.iter().filter_map(|d| d.reason.clone()).collect();
-                reasons.dedup();
-                if reasons.len() > 1 {
-                    return Err(ApiError::code(
-                        ErrorCode::InvalidAnswer,
-                        "the denied calls of one answer share one reason: give the same \
-                         `reason` to each (or answer them one at a time)",
-                    ));
-                }
-                Ok(Answer::Decide {
-                    approve: self.approve,
-                    deny: self.deny.into_iter().map(|d| d.id).collect(),
-                    reason: reasons.pop(),
-                })
-            }
+            (None, None, true) => Ok(Answer::Decide {
+                approve: self.approve,
+                deny: self.deny.into_iter().map(Denial::into_session).collect(),
+            }),
             _ => Err(ApiError::code(
                 ErrorCode::InvalidAnswer,
                 "give one of `answer` (a question), `form` (a form), or `approve`/`deny` \
@@ -250,13 +244,11 @@ mod tests {
         let decided = answer(json!({"approve": ["c1"], "deny": [{"id": "c2", "reason": "no"}]}));
         assert!(matches!(
             decided,
-            Ok(Answer::Decide { approve, deny, reason })
-                if approve == ["c1"] && deny == ["c2"] && reason.as_deref() == Some("no")
+            Ok(Answer::Decide { approve, deny })
+                if approve == ["c1"] && deny == [session::Denial::new("c2", Some("no".into()))]
         ));
         for wrong in [json!({}), json!({"answer": "yes", "approve": ["all"]})] {
             assert_eq!(answer(wrong).unwrap_err(), "invalid_answer");
         }
-        let two_reasons = json!({"deny": [{"id": "a", "reason": "x"}, {"id": "b", "reason": "y"}]});
-        assert_eq!(answer(two_reasons).unwrap_err(), "invalid_answer");
     }
 }

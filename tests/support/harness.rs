@@ -427,6 +427,11 @@ impl Running {
         self.test.mock.request_count()
     }
 
+    /// The requests the mock model has received so far.
+    pub fn requests(&self) -> Vec<MockRequest> {
+        self.test.mock.requests()
+    }
+
     pub fn path(&self, relative: &str) -> PathBuf {
         self.test.dir.join(relative)
     }
