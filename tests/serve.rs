@@ -9,7 +9,7 @@ use std::time::Duration;
 use runner::testing::mock_server::{MockResponse, Reply};
 use serde_json::{Value, json};
 use support::http::{Api, Sse, free_port};
-use support::{Running, Test, read_events, wait_until};
+use support::{NatsServer, Running, Test, read_events, wait_until};
 
 const READER: &str = "prompt: Go\ntools:\n  - builtin: read_file\n";
 
@@ -559,4 +559,108 @@ fn the_openapi_document_has_every_route_and_the_bodies_schemas() {
             "{name} is referenced, not defined"
         );
     }
+}
+
+const ASKER: &str = "name: asker
+model: $MODEL
+prompt: Go
+tools:
+  - builtin: shell
+    allow: [touch]
+permissions:
+  ask: [shell]
+";
+
+const SLOW: &str = "name: slow\nmodel: $MODEL\nprompt: Go\n";
+
+/// The session ids `GET /api/sessions` lists.
+fn listed(api: &Api) -> Vec<String> {
+    let sessions = api.get("/api/sessions").json();
+    let ids = sessions.as_array().cloned().unwrap_or_default().into_iter();
+    ids.filter_map(|s| s["session_id"].as_str().map(String::from))
+        .collect()
+}
+
+/// Two servers sharing sessions over NATS, each in a working directory of its own (two
+/// machines with the same agent files): a session paused on one is answered on the other,
+/// a run interrupted on one by SIGTERM is resumed on the other, and both list the sessions.
+#[test]
+fn two_servers_over_nats_share_sessions() {
+    let nats = NatsServer::start();
+    let url = nats.url();
+    let test = Test::new()
+        .file("one/asker.yaml", ASKER)
+        .file("two/asker.yaml", ASKER)
+        .file("one/slow.yaml", SLOW)
+        .file("two/slow.yaml", SLOW)
+        .reply(Reply::tool_call(
+            "shell",
+            json!({"command": "touch APPROVED"}),
+        ))
+        .reply(Reply::text("approved on the other"))
+        .respond(slow_reply())
+        .reply(Reply::text("resumed on the other"));
+    let (one, api_one) = serve(test.cwd("one"), ["--nats", &url]);
+    let (two, api_two) = serve(one.alongside().cwd("two"), ["--nats", &url]);
+
+    let (run, paused) = start(&api_one, json!({"agent": "asker"}));
+    let (_, end) = api_one.events(&run, None).until_end();
+    assert_eq!(end.data, r#"{"status":"input_required"}"#);
+    assert!(listed(&api_two).contains(&paused), "listed on the other");
+    let waiting = api_two.get(&format!("/api/sessions/{paused}")).json();
+    assert_eq!(waiting["status"], "input_required", "{waiting}");
+    let call = &waiting["waits_for"]["required_action"]["calls"][0];
+    assert_eq!(
+        call["name"], "shell",
+        "what it waits for, from NATS: {waiting}"
+    );
+    let answered = api_two.post(
+        &format!("/api/sessions/{paused}/answer"),
+        &json!({"approve": [call["id"]]}),
+    );
+    assert_eq!(answered.status, 201, "{}", answered.body);
+    ends_completed_with(&api_two, &ids(&answered.json()).0, "approved on the other");
+    assert!(
+        two.path("two/APPROVED").exists(),
+        "the call ran on the other"
+    );
+    assert!(!one.path("one/.runner/sessions").exists(), "kept in NATS");
+
+    let (run, interrupted) = start(&api_one, json!({"agent": "slow"}));
+    wait_until("the slow reply starts", || one.requests_made() >= 3);
+    let mut stream = api_one.events(&run, None);
+    one.terminate();
+    let (_, end) = stream.until_end();
+    assert_eq!(end.data, r#"{"status":"interrupted"}"#);
+    one.wait();
+    let session = api_two.get(&format!("/api/sessions/{interrupted}")).json();
+    assert_eq!(session["status"], "interrupted", "{session}");
+    let resumed = api_two.post(&format!("/api/sessions/{interrupted}/resume"), &json!({}));
+    assert_eq!(resumed.status, 201, "{}", resumed.body);
+    ends_completed_with(&api_two, &ids(&resumed.json()).0, "resumed on the other");
+    let both = listed(&api_two);
+    assert!(
+        both.contains(&paused) && both.contains(&interrupted),
+        "{both:?}"
+    );
+}
+
+/// A file whose `checkpoints: {dir: ...}` keeps its sessions elsewhere than the server's
+/// sessions directory is refused before it runs, saying why: its session could not be
+/// answered or resumed over the API.
+#[test]
+fn an_agent_that_keeps_its_sessions_elsewhere_is_refused_with_why() {
+    let agent = "prompt: Go\ncheckpoints:\n  dir: elsewhere\n";
+    let (running, api) = serve(Test::new().agent(agent).reply(Reply::text("no")), []);
+    let refused = api.post("/api/runs", &json!({"agent": "test-agent"}));
+    assert_eq!(
+        (refused.status, refused.code()),
+        (400, "invalid_agent".into())
+    );
+    let message = refused.json()["error"]["message"].to_string();
+    assert!(
+        message.contains("elsewhere") && message.contains("resumed"),
+        "{message}"
+    );
+    assert_eq!(running.requests_made(), 0, "no run started");
 }

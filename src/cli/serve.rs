@@ -1,4 +1,4 @@
-//! `runner serve [PATH...] [--listen ADDR] [-j N]`: the agents under the paths, over HTTP
+//! `runner serve [PATH...] [--listen ADDR] [-j N] [--nats URL]`: the agents under the paths, over HTTP
 //! (`docs/serve.md`). The server is `crate::serve`; this is its command line.
 
 use std::net::SocketAddr;
@@ -29,6 +29,10 @@ pub struct ServeArgs {
     /// An origin allowed to call the API from a browser (repeatable); none: no CORS.
     #[arg(long, value_name = "ORIGIN")]
     pub allow_origin: Vec<String>,
+    /// Keep sessions in the NATS server at this URL (JetStream's key-value store), so
+    /// several servers share them, instead of `.runner/sessions`.
+    #[arg(long, value_name = "URL")]
+    pub nats: Option<String>,
 }
 
 pub fn run(args: ServeArgs) -> Exit {
@@ -43,6 +47,7 @@ pub fn run(args: ServeArgs) -> Exit {
         queue: args.queue,
         token_env: args.token_env,
         allow_origin: args.allow_origin,
+        nats: args.nats,
     };
     match crate::serve::run(options) {
         Ok(()) => Exit::Completed,

@@ -1,7 +1,8 @@
 //! `GET /api/sessions`, `GET|DELETE /api/sessions/{id}`, and continuing a session:
 //! `POST /api/sessions/{id}/answer` (a paused one) and `POST /api/sessions/{id}/resume`
 //! (an interrupted, failed or limited one), as `runner resume` does. Sessions are those of
-//! `.runner/sessions` in the server's working directory.
+//! the server's store: `.runner/sessions` in its working directory, or NATS (`--nats`),
+//! where other servers see them too.
 
 use std::time::Duration;
 
@@ -20,12 +21,12 @@ use super::error::ApiError;
 use super::ids::checked;
 use super::redact::clean_value;
 use super::server::Shared;
-use crate::checkpoint::{CheckpointStore, FileCheckpointStore, SessionStatus};
+use crate::checkpoint::{CheckpointStore, SessionStatus};
+use crate::engine::events::{ActionStatus, RequiresAction};
+use crate::engine::run::required_action;
 use crate::engine::{ErrorCode, RunStatus};
-use crate::nats::SessionsAt;
-use crate::session::files::default_sessions_dir;
 use crate::session::run_dir::runs_dir;
-use crate::session::{self, Answer, ResumeRequest};
+use crate::session::{self, Answer, ResumeData, ResumeRequest};
 
 /// How long an answer waits for the run that paused to finish its checkpoint.
 const PAUSE_SETTLES: Duration = Duration::from_secs(10);
@@ -79,10 +80,6 @@ impl AnswerRequest {
     }
 }
 
-fn store() -> Result<FileCheckpointStore, ApiError> {
-    Ok(FileCheckpointStore::create(default_sessions_dir())?)
-}
-
 /// Blocking store work off the async threads.
 async fn blocking<T: Send + 'static>(
     work: impl FnOnce() -> Result<T, ApiError> + Send + 'static,
@@ -92,8 +89,9 @@ async fn blocking<T: Send + 'static>(
         .map_err(|error| ApiError::code(ErrorCode::Internal, error.to_string()))?
 }
 
-pub async fn list() -> Result<Json<Value>, ApiError> {
-    let sessions = blocking(|| Ok(store()?.list()?)).await?;
+pub async fn list(State(server): State<Shared>) -> Result<Json<Value>, ApiError> {
+    let store = server.store.clone();
+    let sessions = blocking(move || Ok(store.list()?)).await?;
     Ok(Json(clean_value(json!(sessions))))
 }
 
@@ -104,33 +102,42 @@ pub async fn show(
 ) -> Result<Json<Value>, ApiError> {
     let id = checked(&id)?.to_string();
     let going = server.runs.going_in(&id).map(|run| run.run_id.clone());
-    let metadata = blocking(move || {
-        store()?
+    let store = server.store.clone();
+    let (metadata, waits_for) = blocking(move || {
+        let metadata = store
             .metadata(&id)?
-            .ok_or_else(|| ApiError::not_found(format!("no session `{id}`")))
+            .ok_or_else(|| ApiError::not_found(format!("no session `{id}`")))?;
+        let waits_for = match metadata.status {
+            SessionStatus::Ended(RunStatus::InputRequired) => waits_for(store.as_ref(), &id)?,
+            _ => None,
+        };
+        Ok((metadata, waits_for))
     })
     .await?;
-    let waits_for = match metadata.status {
-        SessionStatus::Ended(RunStatus::InputRequired) => {
-            metadata.run_ids.last().and_then(|run| waits_for(run))
-        }
-        _ => None,
-    };
     let mut value = json!(metadata);
     value["running"] = json!(going);
     value["waits_for"] = json!(waits_for);
     Ok(Json(clean_value(value)))
 }
 
-/// What a paused session waits for: the data of the `thread.run.requires_action` event its
-/// last run ended with (the question, the form, or the calls and their ids).
-fn waits_for(run: &str) -> Option<Value> {
-    crate::checkpoint::check_session_id(run).ok()?;
-    let events = std::fs::read_to_string(runs_dir().join(run).join("events.jsonl")).ok()?;
-    events.lines().rev().find_map(|line| {
-        let event: Value = serde_json::from_str(line).ok()?;
-        (event["type"] == "thread.run.requires_action").then(|| event["data"].clone())
-    })
+/// What a paused session waits for, as the `thread.run.requires_action` event its last
+/// run ended with said it (the question, the form, or the calls and their ids): read from
+/// the session's checkpoint, so a server that did not host that run (another one sharing
+/// the sessions over NATS) says it too.
+fn waits_for(store: &dyn CheckpointStore, id: &str) -> Result<Option<Value>, ApiError> {
+    let Some(checkpoint) = store.load(id)? else {
+        return Ok(None);
+    };
+    let resumable = ResumeData::read(id, &checkpoint)
+        .map_err(|error| ApiError::code(ErrorCode::InvalidCheckpoint, error.to_string()))?;
+    let action = resumable.engine.as_ref().and_then(required_action);
+    Ok(action.map(|required_action| {
+        json!(RequiresAction {
+            status: ActionStatus::RequiresAction,
+            required_action,
+            checkpoint_name: Some(format!("step-{}", checkpoint.step)),
+        })
+    }))
 }
 
 /// Deletes a session and its runs' directories; refused while a run holds it.
@@ -148,8 +155,8 @@ pub async fn delete(
             ),
         ));
     }
+    let store = server.store.clone();
     blocking(move || {
-        let store = store()?;
         let metadata = store
             .metadata(&id)?
             .ok_or_else(|| ApiError::not_found(format!("no session `{id}`")))?;
@@ -202,8 +209,8 @@ async fn continue_session(
         ));
     }
     let exists = {
-        let id = id.clone();
-        blocking(move || Ok(store()?.exists(&id)?)).await?
+        let (id, store) = (id.clone(), server.store.clone());
+        blocking(move || Ok(store.exists(&id)?)).await?
     };
     if !exists {
         return Err(ApiError::not_found(format!("no session `{id}`")));
@@ -214,7 +221,7 @@ async fn continue_session(
         run_id: None,
         answer,
         branch: None,
-        sessions: SessionsAt::Dir(default_sessions_dir()),
+        sessions: server.sessions.clone(),
         settings: server.settings(),
     })
     .await?;

@@ -18,6 +18,8 @@ pub struct Options {
     pub token_env: Option<String>,
     /// Origins allowed to call the API from a browser (CORS); none: no CORS headers.
     pub allow_origin: Vec<String>,
+    /// The NATS server keeping the sessions (`--nats URL`); `None`: `.runner/sessions`.
+    pub nats: Option<String>,
 }
 
 /// The token, read from its variable: required unless the server listens on loopback.
