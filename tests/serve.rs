@@ -437,6 +437,41 @@ fn sigterm_is_not_held_by_a_client_that_sent_half_a_request() {
 
 /// A saved agent file is checked again and served as saved: a broken file is listed with
 /// its diagnostics, and once fixed it runs.
+/// Clients that send half a request's head and then nothing (slowloris) cannot hold the
+/// server: each is disconnected after the header timeout, and a client past the cap on
+/// connections waits for a slot, then is answered.
+#[test]
+fn clients_that_send_half_a_head_are_disconnected_and_cannot_hold_the_server() {
+    use std::io::{Read, Write};
+    let args = ["--max-connections", "2", "--header-timeout", "1"];
+    let (_running, api) = serve(Test::new().agent("prompt: Go\n"), args);
+    let slow: Vec<std::net::TcpStream> = (0..2)
+        .map(|_| {
+            let mut stream = std::net::TcpStream::connect(api.address()).unwrap();
+            stream
+                .write_all(b"GET /api/agents HTTP/1.1\r\nHost: x\r\n")
+                .unwrap();
+            stream
+        })
+        .collect();
+    // Both slots are the slow clients' until the server lets them go.
+    let answered = api.get("/api/agents");
+    assert_eq!(answered.status, 200, "{}", answered.body);
+    for mut stream in slow {
+        stream
+            .set_read_timeout(Some(Duration::from_secs(30)))
+            .unwrap();
+        let mut answer = Vec::new();
+        let closed = stream.read_to_end(&mut answer);
+        assert!(closed.is_ok(), "the server closed it: {closed:?}");
+        let answer = String::from_utf8_lossy(&answer);
+        assert!(
+            !answer.contains(" 200 "),
+            "half a request is not served: {answer}"
+        );
+    }
+}
+
 #[test]
 fn an_agent_file_saved_while_serving_is_served_as_saved() {
     let test = Test::new()

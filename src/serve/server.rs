@@ -14,6 +14,7 @@ use tower_http::cors::CorsLayer;
 
 use super::agents::Catalog;
 use super::body::MAX_BODY;
+use super::guard::{Guarded, Timeouts};
 use super::options::{Options, token};
 use super::runs::Runs;
 use super::slots::Slots;
@@ -30,6 +31,10 @@ const INTERRUPT_WAIT: Duration = Duration::from_secs(10);
 /// (the streams' last events). A client that sent half a request, or reads slowly, does
 /// not hold the exit longer than that.
 const CONNECTIONS_GRACE: Duration = Duration::from_secs(1);
+
+/// How long a connection may stay open with no request, after its accept or its last
+/// answer (an event stream writes at least every 15 seconds, so it is never idle that long).
+const IDLE_TIMEOUT: Duration = Duration::from_secs(60);
 
 /// What every handler shares.
 pub struct Server {
@@ -212,6 +217,11 @@ async fn serve(server: Shared, options: Options, token: Option<String>) -> Resul
             runs_ended.send_replace(true);
         })
     };
+    let timeouts = Timeouts {
+        header: options.header_timeout,
+        idle: IDLE_TIMEOUT,
+    };
+    let listener = Guarded::new(listener, options.max_connections, timeouts);
     let serving = axum::serve(listener, app).with_graceful_shutdown(signalled);
     // A connection still open once the runs have ended (and their streams with them) gets
     // a short grace, then is dropped: a client does not hold the process.
