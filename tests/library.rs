@@ -9,7 +9,7 @@ use std::sync::{Arc, Once};
 use std::time::Duration;
 
 use runner::session::{
-    self, Answer, Inputs, ResumeRequest, RunDirOptions, RunHandle, RunRequest, RunSettings,
+    self, Answer, Denial, Inputs, ResumeRequest, RunDirOptions, RunHandle, RunRequest, RunSettings,
     SessionsAt,
 };
 use runner::testing::mock_server::{MockResponse, MockServer, Reply};
@@ -411,8 +411,7 @@ fn calls_waiting_for_approval_are_decided_through_the_handle() {
             .expect("the run asks for a decision");
         let decided = Answer::Decide {
             approve: Vec::new(),
-            deny: vec![call],
-            reason: Some("not today".into()),
+            deny: vec![Denial::new(call, Some("not today".into()))],
         };
         let resumed = handle
             .answer(decided)

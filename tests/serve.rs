@@ -9,7 +9,7 @@ use std::time::Duration;
 use runner::testing::mock_server::{MockResponse, Reply};
 use serde_json::{Value, json};
 use support::http::{Api, Sse, free_port};
-use support::{Running, Test, read_events, wait_until};
+use support::{NatsServer, Running, Test, read_events, wait_until};
 
 const READER: &str = "prompt: Go\ntools:\n  - builtin: read_file\n";
 
@@ -165,6 +165,63 @@ permissions:
     assert_eq!(same_session, session);
     ends_completed_with(&api, &next, "done");
     assert!(running.path("APPROVED").exists(), "the approved call ran");
+}
+
+/// Two calls denied in one answer, each with its own reason: each reason is the result
+/// the model reads for its call (one reason for all used to be the only choice).
+#[test]
+fn each_call_denied_over_http_tells_the_model_its_own_reason() {
+    let agent = "prompt: Go
+tools:
+  - builtin: shell
+    allow: [touch]
+permissions:
+  ask: [shell]
+";
+    let test = Test::new()
+        .agent(agent)
+        .reply(
+            Reply::tool_call("shell", json!({"command": "touch FIRST"}))
+                .with_tool_call("shell", json!({"command": "touch SECOND"})),
+        )
+        .reply(Reply::text("understood"));
+    let (running, api) = serve(test, []);
+    let (run, session) = start(&api, json!({"agent": "test-agent"}));
+    let (_, end) = api.events(&run, None).until_end();
+    assert_eq!(end.data, r#"{"status":"input_required"}"#);
+    let waiting = api.get(&format!("/api/sessions/{session}")).json();
+    let calls = waiting["waits_for"]["required_action"]["calls"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    assert_eq!(calls.len(), 2, "two calls wait: {waiting}");
+    let denials = json!([
+        {"id": calls[0]["id"], "reason": "not the first"},
+        {"id": calls[1]["id"], "reason": "nor the second"},
+    ]);
+    let answered = api.post(
+        &format!("/api/sessions/{session}/answer"),
+        &json!({"deny": denials}),
+    );
+    assert_eq!(answered.status, 201, "{}", answered.body);
+    let (next, _) = ids(&answered.json());
+    ends_completed_with(&api, &next, "understood");
+    assert!(!running.path("FIRST").exists() && !running.path("SECOND").exists());
+    let last = running.requests().pop().unwrap();
+    let result_of = |call: &Value| {
+        last.conversation()
+            .iter()
+            .find(|m| m["role"] == "tool" && m["tool_call_id"] == call["id"])
+            .map(|m| m["content"].clone())
+    };
+    assert_eq!(
+        result_of(&calls[0]),
+        Some(json!("Error: denied by the user: not the first"))
+    );
+    assert_eq!(
+        result_of(&calls[1]),
+        Some(json!("Error: denied by the user: nor the second"))
+    );
 }
 
 #[test]
@@ -380,6 +437,41 @@ fn sigterm_is_not_held_by_a_client_that_sent_half_a_request() {
 
 /// A saved agent file is checked again and served as saved: a broken file is listed with
 /// its diagnostics, and once fixed it runs.
+/// Clients that send half a request's head and then nothing (slowloris) cannot hold the
+/// server: each is disconnected after the header timeout, and a client past the cap on
+/// connections waits for a slot, then is answered.
+#[test]
+fn clients_that_send_half_a_head_are_disconnected_and_cannot_hold_the_server() {
+    use std::io::{Read, Write};
+    let args = ["--max-connections", "2", "--header-timeout", "1"];
+    let (_running, api) = serve(Test::new().agent("prompt: Go\n"), args);
+    let slow: Vec<std::net::TcpStream> = (0..2)
+        .map(|_| {
+            let mut stream = std::net::TcpStream::connect(api.address()).unwrap();
+            stream
+                .write_all(b"GET /api/agents HTTP/1.1\r\nHost: x\r\n")
+                .unwrap();
+            stream
+        })
+        .collect();
+    // Both slots are the slow clients' until the server lets them go.
+    let answered = api.get("/api/agents");
+    assert_eq!(answered.status, 200, "{}", answered.body);
+    for mut stream in slow {
+        stream
+            .set_read_timeout(Some(Duration::from_secs(30)))
+            .unwrap();
+        let mut answer = Vec::new();
+        let closed = stream.read_to_end(&mut answer);
+        assert!(closed.is_ok(), "the server closed it: {closed:?}");
+        let answer = String::from_utf8_lossy(&answer);
+        assert!(
+            !answer.contains(" 200 "),
+            "half a request is not served: {answer}"
+        );
+    }
+}
+
 #[test]
 fn an_agent_file_saved_while_serving_is_served_as_saved() {
     let test = Test::new()
@@ -502,4 +594,108 @@ fn the_openapi_document_has_every_route_and_the_bodies_schemas() {
             "{name} is referenced, not defined"
         );
     }
+}
+
+const ASKER: &str = "name: asker
+model: $MODEL
+prompt: Go
+tools:
+  - builtin: shell
+    allow: [touch]
+permissions:
+  ask: [shell]
+";
+
+const SLOW: &str = "name: slow\nmodel: $MODEL\nprompt: Go\n";
+
+/// The session ids `GET /api/sessions` lists.
+fn listed(api: &Api) -> Vec<String> {
+    let sessions = api.get("/api/sessions").json();
+    let ids = sessions.as_array().cloned().unwrap_or_default().into_iter();
+    ids.filter_map(|s| s["session_id"].as_str().map(String::from))
+        .collect()
+}
+
+/// Two servers sharing sessions over NATS, each in a working directory of its own (two
+/// machines with the same agent files): a session paused on one is answered on the other,
+/// a run interrupted on one by SIGTERM is resumed on the other, and both list the sessions.
+#[test]
+fn two_servers_over_nats_share_sessions() {
+    let nats = NatsServer::start();
+    let url = nats.url();
+    let test = Test::new()
+        .file("one/asker.yaml", ASKER)
+        .file("two/asker.yaml", ASKER)
+        .file("one/slow.yaml", SLOW)
+        .file("two/slow.yaml", SLOW)
+        .reply(Reply::tool_call(
+            "shell",
+            json!({"command": "touch APPROVED"}),
+        ))
+        .reply(Reply::text("approved on the other"))
+        .respond(slow_reply())
+        .reply(Reply::text("resumed on the other"));
+    let (one, api_one) = serve(test.cwd("one"), ["--nats", &url]);
+    let (two, api_two) = serve(one.alongside().cwd("two"), ["--nats", &url]);
+
+    let (run, paused) = start(&api_one, json!({"agent": "asker"}));
+    let (_, end) = api_one.events(&run, None).until_end();
+    assert_eq!(end.data, r#"{"status":"input_required"}"#);
+    assert!(listed(&api_two).contains(&paused), "listed on the other");
+    let waiting = api_two.get(&format!("/api/sessions/{paused}")).json();
+    assert_eq!(waiting["status"], "input_required", "{waiting}");
+    let call = &waiting["waits_for"]["required_action"]["calls"][0];
+    assert_eq!(
+        call["name"], "shell",
+        "what it waits for, from NATS: {waiting}"
+    );
+    let answered = api_two.post(
+        &format!("/api/sessions/{paused}/answer"),
+        &json!({"approve": [call["id"]]}),
+    );
+    assert_eq!(answered.status, 201, "{}", answered.body);
+    ends_completed_with(&api_two, &ids(&answered.json()).0, "approved on the other");
+    assert!(
+        two.path("two/APPROVED").exists(),
+        "the call ran on the other"
+    );
+    assert!(!one.path("one/.runner/sessions").exists(), "kept in NATS");
+
+    let (run, interrupted) = start(&api_one, json!({"agent": "slow"}));
+    wait_until("the slow reply starts", || one.requests_made() >= 3);
+    let mut stream = api_one.events(&run, None);
+    one.terminate();
+    let (_, end) = stream.until_end();
+    assert_eq!(end.data, r#"{"status":"interrupted"}"#);
+    one.wait();
+    let session = api_two.get(&format!("/api/sessions/{interrupted}")).json();
+    assert_eq!(session["status"], "interrupted", "{session}");
+    let resumed = api_two.post(&format!("/api/sessions/{interrupted}/resume"), &json!({}));
+    assert_eq!(resumed.status, 201, "{}", resumed.body);
+    ends_completed_with(&api_two, &ids(&resumed.json()).0, "resumed on the other");
+    let both = listed(&api_two);
+    assert!(
+        both.contains(&paused) && both.contains(&interrupted),
+        "{both:?}"
+    );
+}
+
+/// A file whose `checkpoints: {dir: ...}` keeps its sessions elsewhere than the server's
+/// sessions directory is refused before it runs, saying why: its session could not be
+/// answered or resumed over the API.
+#[test]
+fn an_agent_that_keeps_its_sessions_elsewhere_is_refused_with_why() {
+    let agent = "prompt: Go\ncheckpoints:\n  dir: elsewhere\n";
+    let (running, api) = serve(Test::new().agent(agent).reply(Reply::text("no")), []);
+    let refused = api.post("/api/runs", &json!({"agent": "test-agent"}));
+    assert_eq!(
+        (refused.status, refused.code()),
+        (400, "invalid_agent".into())
+    );
+    let message = refused.json()["error"]["message"].to_string();
+    assert!(
+        message.contains("elsewhere") && message.contains("resumed"),
+        "{message}"
+    );
+    assert_eq!(running.requests_made(), 0, "no run started");
 }

@@ -39,6 +39,23 @@ tools:
   - builtin: read_file
 ";
 
+/// An agent that hands the conversation over to one that asks a question.
+const DESK: &str = "name: desk
+description: Hands a note over to be filed.
+model: $MODEL
+prompt: File the note
+handoffs:
+  - name: transfer_to_filer
+    description: Files notes.
+    agent: ./filer.yaml
+";
+
+const FILER: &str = "name: filer
+model: $MODEL
+tools:
+  - builtin: ask_user
+";
+
 /// The server's token: the page asks for it.
 const TOKEN: &str = "a-token-typed-into-the-page";
 
@@ -51,6 +68,8 @@ fn the_web_view_starts_follows_answers_and_reopens_a_run() {
         .file("agent.yaml", AGENT)
         .file("helper.yaml", HELPER)
         .file("notes.txt", "remember the milk")
+        .file("desk.yaml", DESK)
+        .file("filer.yaml", FILER)
         .reply(Reply::tool_call("helper", json!({"task": "find the note"})))
         .reply(Reply::tool_call("read_file", json!({"path": "notes.txt"})))
         // Streamed slowly: the run is live while the page shows its calls.
@@ -62,7 +81,16 @@ fn the_web_view_starts_follows_answers_and_reopens_a_run() {
             "shell",
             json!({"command": "touch APPROVED"}),
         ))
-        .reply(Reply::text("All done: the milk is noted."));
+        .reply(Reply::text("All done: the milk is noted."))
+        .reply(Reply::tool_call(
+            "transfer_to_filer",
+            json!({"reason": "filing"}),
+        ))
+        .reply(Reply::tool_call(
+            "ask_user",
+            json!({"question": "Which shelf?"}),
+        ))
+        .reply(Reply::text("Filed on the top shelf."));
     let port = free_port();
     let listen = format!("127.0.0.1:{port}");
     let running = test
@@ -100,6 +128,15 @@ fn the_web_view_starts_follows_answers_and_reopens_a_run() {
         running.path("APPROVED").exists(),
         "the call approved in the page ran"
     );
+    let desk: Vec<&str> = seen["desk"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|run| run.as_str().unwrap())
+        .collect();
+    assert_eq!(desk.len(), 2, "{seen}");
+    assert_eq!(result(desk[0])["status"], "input_required");
+    assert_eq!(result(desk[1])["output"], "Filed on the top shelf.");
     for shot in ["live-run.png", "past-run.png"] {
         let png = std::fs::read(shots.join(shot)).unwrap();
         assert!(png.starts_with(b"\x89PNG"), "{shot} is a PNG");

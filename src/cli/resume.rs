@@ -16,7 +16,7 @@ use crate::engine::ErrorCode;
 use crate::engine::clock::new_id;
 use crate::nats::SessionsAt;
 use crate::session::files::default_sessions_dir;
-use crate::session::{Answer, ResumeRequest, Stop, blocking};
+use crate::session::{Answer, Denial, ResumeRequest, Stop, blocking};
 
 /// Options of `runner resume`.
 #[derive(Debug, Args)]
@@ -78,13 +78,14 @@ pub fn run(args: ResumeArgs) -> Exit {
     show(blocking::resume(request), &args.run, (&ids.0, &ids.1))
 }
 
-/// `--approve`/`--deny` (with `--reason`) decide on calls, or `--answer` answers.
+/// `--approve`/`--deny` decide on calls (`--reason` is the reason of every `--deny`), or
+/// `--answer` answers.
 fn answer(args: &ResumeArgs) -> Option<Answer> {
     if !args.approve.is_empty() || !args.deny.is_empty() {
+        let deny = args.deny.iter();
         return Some(Answer::Decide {
             approve: args.approve.clone(),
-            deny: args.deny.clone(),
-            reason: args.reason.clone(),
+            deny: deny.map(|id| Denial::new(id, args.reason.clone())).collect(),
         });
     }
     args.answer.clone().map(Answer::Text)

@@ -1,4 +1,4 @@
-//! `runner serve [PATH...] [--listen ADDR] [-j N]`: the agents under the paths, over HTTP
+//! `runner serve [PATH...] [--listen ADDR] [-j N] [--nats URL]`: the agents under the paths, over HTTP
 //! (`docs/serve.md`). The server is `crate::serve`; this is its command line.
 
 use std::net::SocketAddr;
@@ -29,6 +29,17 @@ pub struct ServeArgs {
     /// An origin allowed to call the API from a browser (repeatable); none: no CORS.
     #[arg(long, value_name = "ORIGIN")]
     pub allow_origin: Vec<String>,
+    /// Keep sessions in the NATS server at this URL (JetStream's key-value store), so
+    /// several servers share them, instead of `.runner/sessions`.
+    #[arg(long, value_name = "URL")]
+    pub nats: Option<String>,
+    /// Connections open at once; past them a client waits until one closes.
+    #[arg(long, value_name = "N", default_value_t = 1024, value_parser = clap::value_parser!(u32).range(1..))]
+    pub max_connections: u32,
+    /// Seconds a request's head (its line and headers) may take from its first byte; a
+    /// client slower than that is disconnected.
+    #[arg(long, value_name = "SECS", default_value_t = 10, value_parser = clap::value_parser!(u64).range(1..=3600))]
+    pub header_timeout: u64,
 }
 
 pub fn run(args: ServeArgs) -> Exit {
@@ -43,6 +54,9 @@ pub fn run(args: ServeArgs) -> Exit {
         queue: args.queue,
         token_env: args.token_env,
         allow_origin: args.allow_origin,
+        nats: args.nats,
+        max_connections: args.max_connections as usize,
+        header_timeout: std::time::Duration::from_secs(args.header_timeout),
     };
     match crate::serve::run(options) {
         Ok(()) => Exit::Completed,

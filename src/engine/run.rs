@@ -237,7 +237,7 @@ fn conclude(result: GenerateResult) -> RunOutcome {
 }
 
 /// What a paused run waits for, as its `requires_action` event says it.
-fn required_action(pending: &Pending) -> Option<RequiredAction> {
+pub fn required_action(pending: &Pending) -> Option<RequiredAction> {
     if let Some(asked) = pending.asked() {
         return Some(RequiredAction {
             kind: ActionKind::UserInput,

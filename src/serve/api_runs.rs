@@ -21,8 +21,9 @@ use super::server::Shared;
 use crate::engine::ErrorCode;
 use crate::output::render::{Format, render};
 use crate::output::transcript::parse;
+use crate::session::prepare::load;
 use crate::session::run_dir::runs_dir;
-use crate::session::{self, InputText, Inputs, RunRequest};
+use crate::session::{self, InputText, Inputs, RunRequest, Stop};
 
 /// A new run.
 #[derive(Deserialize, JsonSchema)]
@@ -69,12 +70,23 @@ pub async fn start(
             agent.diagnostics.join("\n"),
         ));
     }
+    let file = agent.file.clone();
+    let checked = server.clone();
+    tokio::task::spawn_blocking(move || {
+        let spec = load(&PathBuf::from(&file))?;
+        checked
+            .refuse_unreachable_sessions(&spec, &file)
+            .map_err(|message| Stop::invalid(ErrorCode::InvalidAgent, message))
+    })
+    .await
+    .map_err(|error| ApiError::code(ErrorCode::Internal, error.to_string()))??;
     let slot = server.slots.take().await?;
     let handle = session::start(RunRequest {
         inputs: Inputs::Values(request.inputs),
         input: InputText::Text(request.input),
         session_id: request.session,
         model: request.model,
+        sessions: server.new_run_sessions(),
         settings: server.settings(),
         ..RunRequest::new(PathBuf::from(&agent.file))
     })

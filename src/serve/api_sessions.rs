@@ -1,7 +1,8 @@
 //! `GET /api/sessions`, `GET|DELETE /api/sessions/{id}`, and continuing a session:
 //! `POST /api/sessions/{id}/answer` (a paused one) and `POST /api/sessions/{id}/resume`
 //! (an interrupted, failed or limited one), as `runner resume` does. Sessions are those of
-//! `.runner/sessions` in the server's working directory.
+//! the server's store: `.runner/sessions` in its working directory, or NATS (`--nats`),
+//! where other servers see them too.
 
 use std::time::Duration;
 
@@ -20,12 +21,12 @@ use super::error::ApiError;
 use super::ids::checked;
 use super::redact::clean_value;
 use super::server::Shared;
-use crate::checkpoint::{CheckpointStore, FileCheckpointStore, SessionStatus};
+use crate::checkpoint::{CheckpointStore, SessionStatus};
+use crate::engine::events::{ActionStatus, RequiresAction};
+use crate::engine::run::required_action;
 use crate::engine::{ErrorCode, RunStatus};
-use crate::nats::SessionsAt;
-use crate::session::files::default_sessions_dir;
 use crate::session::run_dir::runs_dir;
-use crate::session::{self, Answer, ResumeRequest};
+use crate::session::{self, Answer, ResumeData, ResumeRequest};
 
 /// How long an answer waits for the run that paused to finish its checkpoint.
 const PAUSE_SETTLES: Duration = Duration::from_secs(10);
@@ -46,11 +47,18 @@ pub struct AnswerRequest {
     pub deny: Vec<Denial>,
 }
 
+/// A call not to run, and the reason its model is told.
 #[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Denial {
     pub id: String,
     pub reason: Option<String>,
+}
+
+impl Denial {
+    fn into_session(self) -> session::Denial {
+        session::Denial::new(self.id, self.reason)
+    }
 }
 
 impl AnswerRequest {
@@ -59,23 +67,10 @@ impl AnswerRequest {
         match (self.answer, self.form, decides) {
             (Some(text), None, false) => Ok(Answer::Text(text)),
             (None, Some(form), false) => Ok(Answer::Form(form)),
-            (None, None, true) => {
-                let mut reasons: Vec<String> =
-                    self.deny.iter().filter_map(|d| d.reason.clone()).collect();
-                reasons.dedup();
-                if reasons.len() > 1 {
-                    return Err(ApiError::code(
-                        ErrorCode::InvalidAnswer,
-                        "the denied calls of one answer share one reason: give the same \
-                         `reason` to each (or answer them one at a time)",
-                    ));
-                }
-                Ok(Answer::Decide {
-                    approve: self.approve,
-                    deny: self.deny.into_iter().map(|d| d.id).collect(),
-                    reason: reasons.pop(),
-                })
-            }
+            (None, None, true) => Ok(Answer::Decide {
+                approve: self.approve,
+                deny: self.deny.into_iter().map(Denial::into_session).collect(),
+            }),
             _ => Err(ApiError::code(
                 ErrorCode::InvalidAnswer,
                 "give one of `answer` (a question), `form` (a form), or `approve`/`deny` \
@@ -83,10 +78,6 @@ impl AnswerRequest {
             )),
         }
     }
-}
-
-fn store() -> Result<FileCheckpointStore, ApiError> {
-    Ok(FileCheckpointStore::create(default_sessions_dir())?)
 }
 
 /// Blocking store work off the async threads.
@@ -98,8 +89,9 @@ async fn blocking<T: Send + 'static>(
         .map_err(|error| ApiError::code(ErrorCode::Internal, error.to_string()))?
 }
 
-pub async fn list() -> Result<Json<Value>, ApiError> {
-    let sessions = blocking(|| Ok(store()?.list()?)).await?;
+pub async fn list(State(server): State<Shared>) -> Result<Json<Value>, ApiError> {
+    let store = server.store.clone();
+    let sessions = blocking(move || Ok(store.list()?)).await?;
     Ok(Json(clean_value(json!(sessions))))
 }
 
@@ -110,33 +102,42 @@ pub async fn show(
 ) -> Result<Json<Value>, ApiError> {
     let id = checked(&id)?.to_string();
     let going = server.runs.going_in(&id).map(|run| run.run_id.clone());
-    let metadata = blocking(move || {
-        store()?
+    let store = server.store.clone();
+    let (metadata, waits_for) = blocking(move || {
+        let metadata = store
             .metadata(&id)?
-            .ok_or_else(|| ApiError::not_found(format!("no session `{id}`")))
+            .ok_or_else(|| ApiError::not_found(format!("no session `{id}`")))?;
+        let waits_for = match metadata.status {
+            SessionStatus::Ended(RunStatus::InputRequired) => waits_for(store.as_ref(), &id)?,
+            _ => None,
+        };
+        Ok((metadata, waits_for))
     })
     .await?;
-    let waits_for = match metadata.status {
-        SessionStatus::Ended(RunStatus::InputRequired) => {
-            metadata.run_ids.last().and_then(|run| waits_for(run))
-        }
-        _ => None,
-    };
     let mut value = json!(metadata);
     value["running"] = json!(going);
     value["waits_for"] = json!(waits_for);
     Ok(Json(clean_value(value)))
 }
 
-/// What a paused session waits for: the data of the `thread.run.requires_action` event its
-/// last run ended with (the question, the form, or the calls and their ids).
-fn waits_for(run: &str) -> Option<Value> {
-    crate::checkpoint::check_session_id(run).ok()?;
-    let events = std::fs::read_to_string(runs_dir().join(run).join("events.jsonl")).ok()?;
-    events.lines().rev().find_map(|line| {
-        let event: Value = serde_json::from_str(line).ok()?;
-        (event["type"] == "thread.run.requires_action").then(|| event["data"].clone())
-    })
+/// What a paused session waits for, as the `thread.run.requires_action` event its last
+/// run ended with said it (the question, the form, or the calls and their ids): read from
+/// the session's checkpoint, so a server that did not host that run (another one sharing
+/// the sessions over NATS) says it too.
+fn waits_for(store: &dyn CheckpointStore, id: &str) -> Result<Option<Value>, ApiError> {
+    let Some(checkpoint) = store.load(id)? else {
+        return Ok(None);
+    };
+    let resumable = ResumeData::read(id, &checkpoint)
+        .map_err(|error| ApiError::code(ErrorCode::InvalidCheckpoint, error.to_string()))?;
+    let action = resumable.engine.as_ref().and_then(required_action);
+    Ok(action.map(|required_action| {
+        json!(RequiresAction {
+            status: ActionStatus::RequiresAction,
+            required_action,
+            checkpoint_name: Some(format!("step-{}", checkpoint.step)),
+        })
+    }))
 }
 
 /// Deletes a session and its runs' directories; refused while a run holds it.
@@ -154,8 +155,8 @@ pub async fn delete(
             ),
         ));
     }
+    let store = server.store.clone();
     blocking(move || {
-        let store = store()?;
         let metadata = store
             .metadata(&id)?
             .ok_or_else(|| ApiError::not_found(format!("no session `{id}`")))?;
@@ -208,8 +209,8 @@ async fn continue_session(
         ));
     }
     let exists = {
-        let id = id.clone();
-        blocking(move || Ok(store()?.exists(&id)?)).await?
+        let (id, store) = (id.clone(), server.store.clone());
+        blocking(move || Ok(store.exists(&id)?)).await?
     };
     if !exists {
         return Err(ApiError::not_found(format!("no session `{id}`")));
@@ -220,7 +221,7 @@ async fn continue_session(
         run_id: None,
         answer,
         branch: None,
-        sessions: SessionsAt::Dir(default_sessions_dir()),
+        sessions: server.sessions.clone(),
         settings: server.settings(),
     })
     .await?;
@@ -250,13 +251,11 @@ mod tests {
         let decided = answer(json!({"approve": ["c1"], "deny": [{"id": "c2", "reason": "no"}]}));
         assert!(matches!(
             decided,
-            Ok(Answer::Decide { approve, deny, reason })
-                if approve == ["c1"] && deny == ["c2"] && reason.as_deref() == Some("no")
+            Ok(Answer::Decide { approve, deny })
+                if approve == ["c1"] && deny == [session::Denial::new("c2", Some("no".into()))]
         ));
         for wrong in [json!({}), json!({"answer": "yes", "approve": ["all"]})] {
             assert_eq!(answer(wrong).unwrap_err(), "invalid_answer");
         }
-        let two_reasons = json!({"deny": [{"id": "a", "reason": "x"}, {"id": "b", "reason": "y"}]});
-        assert_eq!(answer(two_reasons).unwrap_err(), "invalid_answer");
     }
 }

@@ -16,10 +16,10 @@ use serde_json::json;
 
 use super::error::ApiError;
 use super::ids::checked;
+use super::lines::LineReader;
 use super::redact::clean_text;
 use super::runs::LiveRun;
 use super::server::Shared;
-use crate::session::EventStream;
 use crate::session::run_dir::runs_dir;
 use std::sync::Arc;
 
@@ -28,8 +28,9 @@ const RESULT_SETTLES: Duration = Duration::from_secs(10);
 
 /// Where a stream's events come from.
 enum Source {
-    /// A run this server holds: every event from the first, then the live ones.
-    Live(Arc<LiveRun>, EventStream),
+    /// A run this server holds: its lines from the first (or after `Last-Event-ID`), then
+    /// the live ones, each serialized and redacted once for every client.
+    Live(Arc<LiveRun>, LineReader),
     /// An ended run's `events.jsonl`, and its result's status.
     Disk(std::vec::IntoIter<String>, String),
 }
@@ -48,19 +49,25 @@ pub async fn stream(
 ) -> Result<Sse<impl Stream<Item = Result<SseEvent, Infallible>>>, ApiError> {
     let id = checked(&id)?;
     let after = last_event_id(&headers)?;
-    let source = match server.runs.get(id) {
+    let reader = match server.runs.get(id) {
         Some(run) => {
-            let events = run.events();
-            Source::Live(run, events)
+            let lines = run.lines(usize::try_from(after).unwrap_or(usize::MAX));
+            Reader {
+                source: Source::Live(run, lines),
+                sent: after,
+                ended: false,
+            }
         }
-        None => from_disk(id)?,
+        None => {
+            let mut reader = Reader {
+                source: from_disk(id)?,
+                sent: 0,
+                ended: false,
+            };
+            reader.skip(after);
+            reader
+        }
     };
-    let mut reader = Reader {
-        source,
-        sent: 0,
-        ended: false,
-    };
-    reader.skip(after).await;
     let events = stream::unfold(reader, |mut reader| async move {
         let event = reader.next().await?;
         Some((Ok(event), reader))
@@ -96,23 +103,21 @@ fn from_disk(id: &str) -> Result<Source, ApiError> {
 }
 
 impl Reader {
-    /// Passes over the events a reconnecting client has.
-    async fn skip(&mut self, count: u64) {
-        while self.sent < count {
-            if self.next_line().await.is_none() {
-                return;
-            }
+    /// Passes over the lines of `events.jsonl` a reconnecting client has.
+    fn skip(&mut self, count: u64) {
+        if let Source::Disk(lines, _) = &mut self.source {
+            let skipped = lines
+                .take(usize::try_from(count).unwrap_or(usize::MAX))
+                .count();
+            self.sent = skipped as u64;
         }
     }
 
-    /// The next event's JSON line, counted.
-    async fn next_line(&mut self) -> Option<String> {
+    /// The next event's JSON line, redacted, counted.
+    async fn next_line(&mut self) -> Option<Arc<str>> {
         let line = match &mut self.source {
-            Source::Live(_, events) => {
-                let event = events.next().await?;
-                serde_json::to_string(&event).ok()?
-            }
-            Source::Disk(lines, _) => lines.next()?,
+            Source::Live(_, lines) => lines.next().await?,
+            Source::Disk(lines, _) => Arc::from(clean_text(&lines.next()?)),
         };
         self.sent += 1;
         Some(line)
@@ -123,11 +128,7 @@ impl Reader {
             return None;
         }
         if let Some(line) = self.next_line().await {
-            return Some(
-                SseEvent::default()
-                    .id(self.sent.to_string())
-                    .data(clean_text(&line)),
-            );
+            return Some(SseEvent::default().id(self.sent.to_string()).data(&*line));
         }
         self.ended = true;
         let status = match &self.source {

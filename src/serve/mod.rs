@@ -3,8 +3,10 @@
 //! process's runtime, its events streamed to clients as server-sent events, its session
 //! answered or resumed by a request. Nothing here assembles a run.
 //!
-//! * `options`: what it is told; `server`: routes, life and SIGTERM; `slots`: `-j` and the
-//!   queue; `runs`: the runs hosted; `agents`: the agent files served.
+//! * `options`: what it is told; `server`: routes, life and SIGTERM; `guard`: the cap on
+//!   connections and their timeouts; `slots`: `-j` and the
+//!   queue; `runs`: the runs hosted, `lines`: their events as sent, serialized once;
+//!   `agents`: the agent files served.
 //! * `api_agents`, `api_runs`, `api_sessions`, `events`: the routes; `openapi`: their
 //!   document; `auth`, `body`, `ids`, `error`, `redact`: what every request and answer
 //!   goes through.
@@ -19,8 +21,10 @@ mod auth;
 mod body;
 mod error;
 mod events;
+mod guard;
 mod ids;
 pub(crate) mod mcp;
+mod lines;
 mod openapi;
 mod options;
 mod redact;

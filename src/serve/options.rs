@@ -18,6 +18,12 @@ pub struct Options {
     pub token_env: Option<String>,
     /// Origins allowed to call the API from a browser (CORS); none: no CORS headers.
     pub allow_origin: Vec<String>,
+    /// The NATS server keeping the sessions (`--nats URL`); `None`: `.runner/sessions`.
+    pub nats: Option<String>,
+    /// Connections open at once; the next one waits until one closes.
+    pub max_connections: usize,
+    /// How long a request's head (its line and headers) may take from its first byte.
+    pub header_timeout: std::time::Duration,
 }
 
 /// The token, read from its variable: required unless the server listens on loopback.

@@ -10,8 +10,9 @@ use std::time::Duration;
 
 use tokio::sync::{OwnedSemaphorePermit, watch};
 
+use super::lines::{LineReader, Lines};
 use crate::output::result::RunResult;
-use crate::session::{Cancel, EventStream, RunHandle};
+use crate::session::{Cancel, RunHandle};
 use crate::sync::lock;
 
 /// How many ended runs stay in memory.
@@ -22,16 +23,16 @@ pub struct LiveRun {
     pub run_id: String,
     pub session_id: String,
     pub agent_file: PathBuf,
-    /// Never read: each client reads a clone, from the first event.
-    events: EventStream,
+    /// Its events as the lines clients are sent, each serialized once.
+    lines: Arc<Lines>,
     cancel: Cancel,
     ended: watch::Receiver<Option<Arc<RunResult>>>,
 }
 
 impl LiveRun {
-    /// A reader of every event from the first.
-    pub fn events(&self) -> EventStream {
-        self.events.clone()
+    /// A reader of its events' lines, from line `from` (0: the first).
+    pub fn lines(&self, from: usize) -> LineReader {
+        self.lines.reader(from)
     }
 
     pub fn cancel(&self) {
@@ -69,7 +70,7 @@ impl Runs {
             run_id: handle.run_id().to_string(),
             session_id: handle.session_id().to_string(),
             agent_file: handle.agent_file().to_path_buf(),
-            events: handle.events(),
+            lines: Lines::of(handle.events()),
             cancel: handle.canceller(),
             ended,
         });

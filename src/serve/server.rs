@@ -1,5 +1,6 @@
 //! The server: its state, its routes, and its life from binding the address to SIGTERM.
 
+use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -13,11 +14,15 @@ use tower_http::cors::CorsLayer;
 
 use super::agents::Catalog;
 use super::body::MAX_BODY;
+use super::guard::{Guarded, Timeouts};
 use super::options::{Options, token};
 use super::runs::Runs;
 use super::slots::Slots;
 use super::{api_agents, api_runs, api_sessions, auth, events, openapi, web};
-use crate::session::{RunDirOptions, RunSettings};
+use crate::checkpoint::CheckpointStore;
+use crate::session::files::{default_sessions_dir, sessions_dir};
+use crate::session::{RunDirOptions, RunSettings, SessionsAt};
+use crate::spec::AgentSpec;
 
 /// How long runs in flight get to end, checkpointed, after SIGTERM.
 const INTERRUPT_WAIT: Duration = Duration::from_secs(10);
@@ -27,21 +32,45 @@ const INTERRUPT_WAIT: Duration = Duration::from_secs(10);
 /// not hold the exit longer than that.
 const CONNECTIONS_GRACE: Duration = Duration::from_secs(1);
 
+/// How long a connection may stay open with no request, after its accept or its last
+/// answer (an event stream writes at least every 15 seconds, so it is never idle that long).
+const IDLE_TIMEOUT: Duration = Duration::from_secs(60);
+
 /// What every handler shares.
 pub struct Server {
     pub catalog: Catalog,
     pub runs: Arc<Runs>,
     pub slots: Slots,
+    /// Where sessions are kept: `.runner/sessions`, or NATS (`--nats`), shared with the
+    /// other servers that use it.
+    pub sessions: SessionsAt,
+    /// The store at `sessions`, opened once, for the session routes (each run opens its
+    /// own, as `runner exec` does).
+    pub store: Arc<dyn CheckpointStore>,
 }
 
 impl Server {
-    /// A server of the agents under `paths`, `jobs` runs at once and `queue` waiting.
-    pub fn new(paths: Vec<std::path::PathBuf>, jobs: usize, queue: usize) -> Self {
-        Server {
+    /// A server of the agents under `paths`, `jobs` runs at once and `queue` waiting, its
+    /// sessions at `sessions`. Called before any runtime starts: connecting to NATS blocks.
+    pub fn at(
+        paths: Vec<std::path::PathBuf>,
+        jobs: usize,
+        queue: usize,
+        sessions: SessionsAt,
+    ) -> Result<Self, String> {
+        let store = sessions.open().map_err(|error| {
+            format!(
+                "cannot open the sessions in {}: {error}",
+                sessions.describe()
+            )
+        })?;
+        Ok(Server {
             catalog: Catalog::new(paths),
             runs: Arc::default(),
             slots: Slots::new(jobs, queue),
-        }
+            sessions,
+            store: Arc::from(store),
+        })
     }
 
     /// How a run is hosted here: a run directory under `.runner/runs` (its result, events
@@ -52,6 +81,42 @@ impl Server {
             run_dir: Some(RunDirOptions::default()),
             ..RunSettings::default()
         }
+    }
+}
+
+impl Server {
+    /// Where a new run keeps its session: NATS when the server uses it (whatever the file
+    /// says, as `runner exec --nats`); else where the file says, which
+    /// [`Server::refuse_unreachable_sessions`] checked is the server's directory.
+    pub fn new_run_sessions(&self) -> Option<SessionsAt> {
+        match &self.sessions {
+            SessionsAt::Dir(_) => None,
+            remote => Some(remote.clone()),
+        }
+    }
+
+    /// A file whose `checkpoints: {dir: ...}` keeps its sessions outside the server's
+    /// sessions directory is not run: its session could not be listed, answered or
+    /// resumed here. (Under `--nats` the session goes to NATS, so it is run.)
+    pub fn refuse_unreachable_sessions(&self, spec: &AgentSpec, file: &str) -> Result<(), String> {
+        let SessionsAt::Dir(served) = &self.sessions else {
+            return Ok(());
+        };
+        let Some(dir) = sessions_dir(spec) else {
+            return Ok(());
+        };
+        let plain = |path: &Path| path.strip_prefix(".").unwrap_or(path).to_path_buf();
+        if plain(&dir) == plain(served) {
+            return Ok(());
+        }
+        Err(format!(
+            "{file} keeps its sessions in `{}` (`checkpoints: {{dir: ...}}`), and this server \
+             serves the sessions of `{}` only: the run's session could not be listed, answered \
+             or resumed here. Remove `dir` from the file's `checkpoints`, or run it with \
+             `runner exec` (and `runner resume --dir`)",
+            dir.display(),
+            served.display()
+        ))
     }
 }
 
@@ -117,20 +182,21 @@ fn app(server: Shared, options: &Options, token: Option<String>) -> Result<Route
 /// (they end `interrupted`, checkpointed) and returns once they have.
 pub fn run(options: Options) -> Result<(), String> {
     let token = token(&options)?;
+    let sessions = match &options.nats {
+        Some(url) => SessionsAt::Nats(url.clone()),
+        None => SessionsAt::Dir(default_sessions_dir()),
+    };
+    let server = Server::at(options.paths.clone(), options.jobs, options.queue, sessions)?;
+    let server = Arc::new(server);
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
         .map_err(|error| format!("cannot start the runtime: {error}"))?;
-    runtime.block_on(serve(options, token))
+    runtime.block_on(serve(server, options, token))
 }
 
-async fn serve(options: Options, token: Option<String>) -> Result<(), String> {
+async fn serve(server: Shared, options: Options, token: Option<String>) -> Result<(), String> {
     let (stop, stopping) = watch::channel(false);
-    let server = Arc::new(Server::new(
-        options.paths.clone(),
-        options.jobs,
-        options.queue,
-    ));
     let app = app(server.clone(), &options, token)?;
     let listener = TcpListener::bind(options.listen)
         .await
@@ -140,8 +206,9 @@ async fn serve(options: Options, token: Option<String>) -> Result<(), String> {
         .map_err(|error| format!("cannot listen on {}: {error}", options.listen))?;
     watch_signals(stop)?;
     eprintln!(
-        "runner serve: listening on http://{address} (-j {})",
-        options.jobs
+        "runner serve: listening on http://{address} (-j {}; sessions in {})",
+        options.jobs,
+        server.sessions.describe()
     );
     // On the signal: no new connections (the graceful shutdown), no new runs, and the runs
     // in flight interrupted; their streams end with them, and the shutdown with the streams.
@@ -163,11 +230,11 @@ async fn serve(options: Options, token: Option<String>) -> Result<(), String> {
             runs_ended.send_replace(true);
         })
     };
-    // Without TCP_NODELAY an answer written in pieces (an SSE response's head, then its
-    // events) waits for the client's delayed ACK: 40 ms per `/mcp` call on Linux.
-    let listener = axum::serve::ListenerExt::tap_io(listener, |tcp| {
-        let _ = tcp.set_nodelay(true);
-    });
+    let timeouts = Timeouts {
+        header: options.header_timeout,
+        idle: IDLE_TIMEOUT,
+    };
+    let listener = Guarded::new(listener, options.max_connections, timeouts);
     let serving = axum::serve(listener, app).with_graceful_shutdown(signalled);
     // A connection still open once the runs have ended (and their streams with them) gets
     // a short grace, then is dropped: a client does not hold the process.

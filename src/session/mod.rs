@@ -38,7 +38,8 @@ pub use event_log::EventStream;
 pub use handle::{Ended, RunHandle};
 pub use prepare::Stop;
 pub use request::{
-    Answer, InputText, Inputs, Report, ResumeRequest, RunDirOptions, RunRequest, RunSettings,
+    Answer, Denial, InputText, Inputs, Report, ResumeRequest, RunDirOptions, RunRequest,
+    RunSettings,
 };
 pub use resume::INTERRUPTED_CALL;
 pub use resume_data::{ResumeData, UnreadableResumeData};

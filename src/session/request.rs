@@ -92,13 +92,30 @@ pub enum Answer {
     Text(String),
     /// The values of an MCP server's form, checked against its schema.
     Form(Value),
-    /// Decisions on the calls that wait for approval: ids, or `all` in `approve`; `deny`
-    /// with the reason the model is told.
+    /// Decisions on the calls that wait for approval: ids, or `all` in `approve`; each
+    /// denied call with the reason its model is told.
     Decide {
         approve: Vec<String>,
-        deny: Vec<String>,
-        reason: Option<String>,
+        deny: Vec<Denial>,
     },
+}
+
+/// A call waiting for approval that is not to run, and why: the model reads
+/// `denied by the user: REASON` as the call's result.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Denial {
+    pub id: String,
+    pub reason: Option<String>,
+}
+
+impl Denial {
+    /// The call `id` denied for `reason`.
+    pub fn new(id: impl Into<String>, reason: Option<String>) -> Self {
+        Denial {
+            id: id.into(),
+            reason,
+        }
+    }
 }
 
 /// How a run is hosted, for new and resumed runs alike.

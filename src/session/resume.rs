@@ -11,7 +11,7 @@ use std::sync::Arc;
 
 use super::files::SessionFiles;
 use super::prepare::{Request, Stop, load, resolve_tree};
-use super::request::{Answer as Given, ResumeRequest};
+use super::request::{Answer as Given, Denial, ResumeRequest};
 use super::resume_data::ResumeData;
 use super::run::{Launch, Opening};
 use crate::checkpoint::{CheckpointStore, SessionHold, SessionMetadata, SessionStatus};
@@ -233,13 +233,9 @@ fn settle(
 /// `--approve` and `--deny` for the calls a paused session waits on: every call needs a
 /// decision, and every id given must be one of them.
 fn decisions(waiting: &Pending, args: &ResumeRequest) -> Result<Decisions, Stop> {
-    let (approve, deny, reason) = match &args.answer {
-        Some(Given::Decide {
-            approve,
-            deny,
-            reason,
-        }) => (approve.as_slice(), deny.as_slice(), reason.as_ref()),
-        _ => (&[][..], &[][..], None),
+    let (approve, deny) = match &args.answer {
+        Some(Given::Decide { approve, deny }) => (approve.as_slice(), deny.as_slice()),
+        _ => (&[][..], &[][..]),
     };
     let calls = waiting.approving().map(|a| a.calls).unwrap_or_default();
     let fail = |message: String| Stop::invalid(ErrorCode::InvalidSession, message);
@@ -251,7 +247,8 @@ fn decisions(waiting: &Pending, args: &ResumeRequest) -> Result<Decisions, Stop>
         each.join(", ")
     };
     let known = |id: &str| calls.iter().any(|c| c.call.id == id);
-    for id in approve.iter().filter(|id| *id != "all").chain(deny) {
+    let denied = deny.iter().map(|denial| &denial.id);
+    for id in approve.iter().filter(|id| *id != "all").chain(denied) {
         if !known(id) {
             return Err(fail(format!(
                 "session `{}` has no call `{id}` awaiting approval; it waits on {}",
@@ -260,14 +257,18 @@ fn decisions(waiting: &Pending, args: &ResumeRequest) -> Result<Decisions, Stop>
             )));
         }
     }
-    let reason = match reason {
+    // Each denied call's own reason: the model reads it as that call's result.
+    let told = |denial: &Denial| match &denial.reason {
         Some(reason) => format!("denied by the user: {reason}"),
         None => "denied by the user".to_string(),
     };
     let decisions = Decisions {
         approve_all: approve.iter().any(|id| id == "all"),
         approve: approve.to_vec(),
-        deny: deny.iter().map(|id| (id.clone(), reason.clone())).collect(),
+        deny: deny
+            .iter()
+            .map(|denial| (denial.id.clone(), told(denial)))
+            .collect(),
     };
     let undecided: Vec<&str> = calls
         .iter()

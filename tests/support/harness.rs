@@ -427,6 +427,17 @@ impl Running {
         self.test.mock.request_count()
     }
 
+    /// The requests the mock model has received so far.
+    pub fn requests(&self) -> Vec<MockRequest> {
+        self.test.mock.requests()
+    }
+
+    /// Another command in the same workspace, against the same mock model, while this one
+    /// runs (a second server, say).
+    pub fn alongside(&self) -> Test {
+        Test::in_dir(self.test.dir.clone(), self.test.mock.clone())
+    }
+
     pub fn path(&self, relative: &str) -> PathBuf {
         self.test.dir.join(relative)
     }

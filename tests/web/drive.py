@@ -190,12 +190,36 @@ def scenario(browser, base, shots, agent, token):
     if "helper" not in browser.text_of(".run details.tool > summary"):
         raise Failed("the past run does not show its tool call")
     browser.screenshot(os.path.join(shots, "past-run.png"))
+    desk = desk_hands_over_and_asks(browser)
     # On a narrow window the columns become one and nothing needs a sideways scroll.
     browser.command("POST", "/window/rect", {"width": 400, "height": 900})
     wide = "return document.documentElement.scrollWidth - document.documentElement.clientWidth"
     wait("the page to fit a narrow window", lambda: browser.command("POST", "/execute/sync", {"script": wide, "args": []}) <= 0)
     browser.screenshot(os.path.join(shots, "narrow.png"))
-    return {"runs": runs}
+    return {"runs": runs, "desk": desk}
+
+
+def desk_hands_over_and_asks(browser):
+    """Starts the `desk` agent, which hands over to `filer`, which asks a question: the
+    page shows the handoff, then the question with a field for the answer; answered from
+    the page, the run goes on with the agent that had control. The runs' ids."""
+    browser.click(browser.one('article.agent[data-agent="desk"] form.start button[type=submit]'))
+    wait("the desk's run", lambda: browser.all('.run[data-run]') and "desk" in browser.text_of(".run .line"))
+    handoff = browser.text_of(".run .line")
+    if "desk → filer (transfer_to_filer)" not in handoff:
+        raise Failed(f"the handoff is not shown as desk → filer (transfer_to_filer): {handoff!r}")
+    answer = browser.one("form.answer textarea")
+    question = browser.text_of("form.answer")
+    if "Which shelf?" not in question or "sub-agent" in question:
+        raise Failed(f"the question form says: {question!r}")
+    browser.type(answer, "the top shelf")
+    browser.click(browser.one("form.answer button[type=submit]"))
+    wait("the answer of the continued run",
+         lambda: "Filed on the top shelf." in browser.text_of(".run .answer-text"))
+    answered = browser.text_of(".run .line")
+    if "Which shelf? → the top shelf" not in answered:
+        raise Failed(f"the given answer is not shown: {answered!r}")
+    return [browser.attribute(element, "data-run") for element in browser.all(".run[data-run]")]
 
 
 def main():

@@ -104,7 +104,8 @@ impl Agents {
             Ok(arguments) => arguments,
             Err(message) => return reply::error(&format!("invalid_input: {message}")),
         };
-        let mut call = self.call(context, sessions_at(&spec, None));
+        let remote = self.host.new_run_sessions();
+        let mut call = self.call(context, sessions_at(&spec, remote.as_ref()));
         call.object_output = entry.output_schema.as_ref().map(tools::is_object_schema);
         let slot = match self.host.slot().await {
             Ok(slot) => slot,
@@ -117,6 +118,7 @@ impl Agents {
         let started = session::start(RunRequest {
             inputs,
             input: InputText::Text(input),
+            sessions: remote,
             settings: self.host.settings(),
             ..RunRequest::new(file)
         })
@@ -189,7 +191,6 @@ fn answer_of(
         (None, Some(true), None) => Ok(Some(session::Answer::Decide {
             approve: vec!["all".into()],
             deny: Vec::new(),
-            reason: None,
         })),
         (None, Some(false), None) => Err(
             "this server does not know which calls the session waits on: deny them with `runner resume --deny`".into(),

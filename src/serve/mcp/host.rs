@@ -36,6 +36,12 @@ impl Host {
         self.0.settings()
     }
 
+    /// Where a new run keeps its session: NATS under `runner serve --nats`, else where the
+    /// file says (`None`).
+    pub fn new_run_sessions(&self) -> Option<crate::session::SessionsAt> {
+        self.0.new_run_sessions()
+    }
+
     /// A slot for a run (`-j` and `--queue`).
     pub async fn slot(&self) -> Result<tokio::sync::OwnedSemaphorePermit, String> {
         self.0.slots.take().await.map_err(|error| error.message)

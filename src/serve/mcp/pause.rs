@@ -9,7 +9,7 @@ use serde_json::{Value, json};
 
 use crate::engine::events::{ActionKind, RequiredAction};
 use crate::serve::redact::clean_text;
-use crate::session::Answer;
+use crate::session::{Answer, Denial};
 
 /// Why a denial is given when the person declined the form.
 const DECLINED: &str = "the person declined";
@@ -88,17 +88,15 @@ fn text_of(content: &Value) -> String {
 
 /// Every call waiting approved, or every one denied.
 pub fn decide(approve: bool, action: &RequiredAction, reason: Option<String>) -> Answer {
-    let ids = action.calls.iter().map(|call| call.id.clone()).collect();
+    let ids = action.calls.iter().map(|call| call.id.clone());
     match approve {
         true => Answer::Decide {
-            approve: ids,
+            approve: ids.collect(),
             deny: Vec::new(),
-            reason: None,
         },
         false => Answer::Decide {
             approve: Vec::new(),
-            deny: ids,
-            reason,
+            deny: ids.map(|id| Denial::new(id, reason.clone())).collect(),
         },
     }
 }

@@ -11,6 +11,8 @@ use rmcp::ServiceExt;
 
 use super::{Agents, Host};
 use crate::serve::server::Server;
+use crate::session::SessionsAt;
+use crate::session::files::default_sessions_dir;
 
 /// How long runs in flight get to end, checkpointed, once the client has gone.
 const INTERRUPT_WAIT: Duration = Duration::from_secs(10);
@@ -18,7 +20,8 @@ const INTERRUPT_WAIT: Duration = Duration::from_secs(10);
 /// Serves until the client closes stdin (or a signal), then returns.
 /// `jobs` runs at once, `queue` calls may wait for one.
 pub fn run(paths: Vec<PathBuf>, (jobs, queue): (usize, usize)) -> Result<(), String> {
-    let server = Arc::new(Server::new(paths, jobs, queue));
+    let sessions = SessionsAt::Dir(default_sessions_dir());
+    let server = Arc::new(Server::at(paths, jobs, queue, sessions)?);
     // A path that does not exist is said now, not at the first `tools/list`.
     server.catalog.list()?;
     let runtime = tokio::runtime::Builder::new_multi_thread()

@@ -531,18 +531,21 @@ function answerForm(sessionId, waitsFor, onStarted) {
     const choices = (action.calls ?? []).map((call, n) => {
       const approve = el('input', { type: 'radio', name: `decide-${n}`, id: `approve-${n}`, value: 'approve', checked: true });
       const deny = el('input', { type: 'radio', name: `decide-${n}`, id: `deny-${n}`, value: 'deny' });
+      // Each denied call has its own reason: the model reads it as that call's result.
+      const reason = el('input', { type: 'text', id: `deny-reason-${n}`, class: 'deny-reason' });
       form.append(el('fieldset', { class: 'call', 'data-call': call.id },
         el('legend', {}, el('strong', {}, call.name), ` (${call.rule})`),
         el('pre', {}, pretty(call.arguments)),
-        el('div', {}, approve, el('label', { for: `approve-${n}` }, ' Approve '), deny, el('label', { for: `deny-${n}` }, ' Deny'))));
-      return { call, deny };
+        el('div', {}, approve, el('label', { for: `approve-${n}` }, ' Approve '), deny, el('label', { for: `deny-${n}` }, ' Deny')),
+        el('div', { class: 'field' }, el('label', { for: reason.id }, 'Reason if denied ', el('small', {}, '(optional)')), reason)));
+      return { call, deny, reason };
     });
-    const reason = el('input', { type: 'text', id: `deny-reason-${sessionId}` });
-    form.append(el('div', { class: 'field' }, el('label', { for: reason.id }, 'Reason for a denial ', el('small', {}, '(optional)')), reason));
     body = () => {
       const approve = choices.filter((choice) => !choice.deny.checked).map((choice) => choice.call.id);
-      const deny = choices.filter((choice) => choice.deny.checked)
-        .map((choice) => ({ id: choice.call.id, ...(reason.value.trim() ? { reason: reason.value.trim() } : {}) }));
+      const deny = choices.filter((choice) => choice.deny.checked).map((choice) => {
+        const reason = choice.reason.value.trim();
+        return { id: choice.call.id, ...(reason ? { reason } : {}) };
+      });
       return { ...(approve.length ? { approve } : {}), ...(deny.length ? { deny } : {}) };
     };
   } else {
