@@ -33,6 +33,8 @@ import sys
 # * leaves: `log` (which redacts what it writes), `secrets` (the secret values a process
 #   holds, and text cleaned of them), `protocol` (the XML tool text), `fsutil`, `sync` (the
 #   lock-poisoning policy).
+# * `sandbox` (the kernel sandbox: Landlock rulesets, a network namespace) confines what
+#   `tools` and `mcp` start; it reads only `spec`'s `sandbox:` types.
 LAYERS = [
     ["cli", "run_file"],
     ["serve"],
@@ -47,6 +49,7 @@ LAYERS = [
     ["policy"],
     ["provider"],
     ["tools"],
+    ["sandbox"],
     ["spec"],
     ["log"],
     ["secrets"],

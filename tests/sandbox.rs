@@ -1,0 +1,282 @@
+//! The kernel sandbox (`sandbox:`, docs/security.md): what a program the model runs
+//! through `shell`, or a stdio MCP server, cannot reach under it, and can without it. Each
+//! escape is a `shell` call the mock model asks for; it fails inside the tool (the tool's
+//! own error) and the run goes on.
+//!
+//! The secrets are planted in a home directory of the test's own (`HOME` for the run),
+//! never in the real one. On a kernel without Landlock the tests print why and skip.
+
+mod support;
+
+use std::io::Write;
+use std::net::TcpListener;
+use std::path::{Path, PathBuf};
+
+use runner::testing::mock_server::Reply;
+use serde_json::{Value, json};
+use support::{Test, tempdir};
+
+/// Whether the kernel can sandbox; prints why not when it cannot.
+fn landlock() -> bool {
+    match runner::sandbox::abi::kernel_abi() {
+        Ok(version) if version >= 4 => true,
+        Ok(version) => {
+            eprintln!("skipped: the kernel's Landlock ABI is {version}; these tests need 4");
+            false
+        }
+        Err(why) => {
+            eprintln!("skipped: {why}");
+            false
+        }
+    }
+}
+
+/// A TCP server on 127.0.0.1 of the host that answers every connection with a short
+/// HTTP response; its port.
+fn local_server() -> u16 {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        for stream in listener.incoming().flatten() {
+            let mut stream = stream;
+            let _ = stream.write_all(b"HTTP/1.0 200 OK\r\nContent-Length: 2\r\n\r\nok");
+        }
+    });
+    port
+}
+
+/// The places one session of escapes aims at.
+struct Targets {
+    home: PathBuf,
+    outside: PathBuf,
+    port: u16,
+}
+
+impl Targets {
+    fn new() -> Self {
+        let home = tempdir("sandbox-home");
+        std::fs::create_dir_all(home.join(".ssh")).unwrap();
+        std::fs::write(home.join(".ssh/id_rsa"), "PRIVATE KEY 0xC0FFEE").unwrap();
+        Targets {
+            home,
+            outside: tempdir("sandbox-outside"),
+            port: local_server(),
+        }
+    }
+
+    /// Each escape: what it tries, and the command.
+    fn escapes(&self) -> Vec<(&'static str, String)> {
+        let outside = self.outside.display();
+        let home = self.home.display();
+        let port = self.port;
+        vec![
+            ("write outside", format!("touch {outside}/written")),
+            ("read a key", format!("cat {home}/.ssh/id_rsa")),
+            ("write .runner", "touch .runner/forged".to_string()),
+            (
+                "write the agent file",
+                "bash -c 'echo \"# changed\" >> agent.yaml'".to_string(),
+            ),
+            (
+                "cd / and write",
+                format!("bash -c 'cd / && echo x > {outside}/from-root'"),
+            ),
+            ("symlink out", "bash -c 'echo x > link/through-link'".to_string()),
+            (
+                "curl a local port",
+                format!("curl -sS --max-time 5 http://127.0.0.1:{port}/"),
+            ),
+            (
+                "python socket",
+                format!(
+                    "/usr/bin/python3 -c \"import socket; socket.create_connection(('127.0.0.1', {port}), timeout=5); print('connected')\""
+                ),
+            ),
+        ]
+    }
+
+    /// A session in which the model writes a file in the workspace, then tries every
+    /// escape, under `sandbox` (YAML text for the `shell` tool's `sandbox:` key) or none;
+    /// each escape's result.
+    fn run(&self, sandbox: Option<&str>) -> (Vec<Value>, support::Ran) {
+        let mut agent = String::from(
+            "prompt: Go\ntools:\n  - builtin: shell\n    allow: [touch, cat, bash, curl, /usr/bin/python3]\n",
+        );
+        if let Some(sandbox) = sandbox {
+            agent.push_str(&format!("    sandbox: {sandbox}\n"));
+        }
+        let mut test = Test::new()
+            .agent(&agent)
+            .file(".runner/keep", "")
+            .file("src/keep", "")
+            .env("HOME", &self.home.display().to_string());
+        std::os::unix::fs::symlink(&self.outside, test.path("link")).unwrap();
+        // First what the program may do: write in the workspace, read its files.
+        test = test.reply(Reply::tool_call(
+            "shell",
+            json!({ "command": "bash -c 'cat src/keep agent.yaml > src/made'" }),
+        ));
+        for (_, command) in self.escapes() {
+            test = test.reply(Reply::tool_call("shell", json!({ "command": command })));
+        }
+        let ran = test.reply(Reply::text("done")).stdout("done\n").run();
+        let mut results: Vec<Value> = ran
+            .events_of("agent.tool.execution.completed")
+            .iter()
+            .map(|event| event["data"]["result"].clone())
+            .collect();
+        let allowed = results.remove(0);
+        assert_eq!(allowed["success"], true, "{allowed}");
+        assert!(ran.read("src/made").contains("name: test-agent"));
+        (results, ran)
+    }
+}
+
+fn exists(path: &Path) -> bool {
+    path.exists()
+}
+
+#[test]
+fn every_escape_fails_inside_the_tool_under_a_sandbox_and_the_run_goes_on() {
+    if !landlock() {
+        return;
+    }
+    let targets = Targets::new();
+    let (results, ran) = targets.run(Some("{}"));
+    let escapes = targets.escapes();
+    assert_eq!(results.len(), escapes.len());
+    for ((what, command), result) in escapes.iter().zip(&results) {
+        assert_eq!(result["success"], false, "{what}: `{command}` escaped: {result}");
+    }
+    let transcript = ran.transcript();
+    assert!(!transcript.contains("0xC0FFEE"), "the key was read");
+    assert!(!exists(&targets.outside.join("written")));
+    assert!(!exists(&targets.outside.join("from-root")));
+    assert!(!exists(&targets.outside.join("through-link")));
+    assert!(!exists(&ran.path(".runner/forged")));
+    assert!(!ran.read("agent.yaml").contains("# changed"));
+}
+
+#[test]
+fn the_same_escapes_succeed_without_a_sandbox() {
+    let targets = Targets::new();
+    let (results, ran) = targets.run(None);
+    let escapes = targets.escapes();
+    assert_eq!(results.len(), escapes.len());
+    for ((what, command), result) in escapes.iter().zip(&results) {
+        assert_eq!(result["success"], true, "{what}: `{command}` failed: {result}");
+    }
+    assert!(exists(&targets.outside.join("written")));
+    assert!(exists(&targets.outside.join("through-link")));
+    assert!(exists(&ran.path(".runner/forged")));
+    assert!(ran.read("agent.yaml").contains("# changed"));
+}
+
+/// One `shell` call of `python3 -c SCRIPT` under `sandbox`; its result.
+fn python(sandbox: &str, script: &str) -> Value {
+    let agent = format!(
+        "prompt: Go\ntools:\n  - builtin: shell\n    allow: [/usr/bin/python3]\n    sandbox: {sandbox}\n"
+    );
+    let command = shell_words::join(["/usr/bin/python3", "-c", script]);
+    let ran = Test::new()
+        .agent(&agent)
+        .reply(Reply::tool_call("shell", json!({ "command": command })))
+        .reply(Reply::text("done"))
+        .stdout("done\n")
+        .run();
+    ran.events_of("agent.tool.execution.completed")[0]["data"]["result"].clone()
+}
+
+/// A script that tries a server of its own on its loopback, then each of `ports` of the
+/// host, printing one word for each.
+fn reach(ports: &[u16]) -> String {
+    format!(
+        r#"
+import socket
+def attempt(port):
+    try:
+        socket.create_connection(("127.0.0.1", port), timeout=5).close()
+        return "open"
+    except OSError as error:
+        return "closed"
+try:
+    own = socket.socket()
+    own.bind(("127.0.0.1", 0))
+    own.listen()
+    print("own", attempt(own.getsockname()[1]))
+except OSError:
+    print("own", "closed")
+for port in {ports:?}:
+    print(port, attempt(port))
+"#
+    )
+}
+
+#[test]
+fn loopback_reaches_a_server_of_its_own_and_nothing_on_the_host() {
+    if !landlock() {
+        return;
+    }
+    let host = local_server();
+    let result = python("{ network: loopback }", &reach(&[host]));
+    assert_eq!(
+        result["data"]["stdout"],
+        format!("own open\n{host} closed\n"),
+        "{result}"
+    );
+    let result = python("{ network: none }", &reach(&[host]));
+    assert_eq!(
+        result["data"]["stdout"],
+        format!("own closed\n{host} closed\n"),
+        "{result}"
+    );
+}
+
+#[test]
+fn a_host_port_rule_allows_exactly_that_port() {
+    if !landlock() {
+        return;
+    }
+    let allowed = local_server();
+    let other = local_server();
+    let sandbox = format!("{{ network: [\"127.0.0.1:{allowed}\"] }}");
+    let result = python(&sandbox, &reach(&[allowed, other]));
+    assert_eq!(
+        result["data"]["stdout"],
+        format!("own closed\n{allowed} open\n{other} closed\n"),
+        "{result}"
+    );
+}
+
+#[test]
+fn a_required_sandbox_fails_at_start_where_the_kernel_has_none() {
+    let ran = Test::new()
+        .agent("prompt: Go\ntools:\n  - builtin: shell\n    allow: [touch]\n    sandbox: { required: true }\n")
+        .env("RUNNER_SANDBOX_PRETEND_NO_LANDLOCK", "1")
+        .status_any()
+        .any_stderr()
+        .run();
+    assert_ne!(ran.code, 0);
+    assert!(ran.stderr.contains("`required: true`"), "{}", ran.stderr);
+    assert!(ran.stderr.contains("RUNNER_SANDBOX_PRETEND_NO_LANDLOCK"), "{}", ran.stderr);
+    assert!(ran.requests().is_empty(), "the run started");
+}
+
+#[test]
+fn without_required_the_program_runs_unconfined_and_the_result_says_so() {
+    let outside = tempdir("sandbox-outside");
+    let ran = Test::new()
+        .agent("prompt: Go\ntools:\n  - builtin: shell\n    allow: [touch]\n    sandbox: {}\n")
+        .env("RUNNER_SANDBOX_PRETEND_NO_LANDLOCK", "1")
+        .reply(Reply::tool_call(
+            "shell",
+            json!({ "command": format!("touch {}/unconfined", outside.display()) }),
+        ))
+        .reply(Reply::text("done"))
+        .stdout("done\n")
+        .stderr_contains("the sandbox is not enforced")
+        .run();
+    let result = &ran.events_of("agent.tool.execution.completed")[0]["data"]["result"];
+    assert_eq!(result["data"]["sandbox"], "unavailable", "{result}");
+    assert!(outside.join("unconfined").exists());
+}
