@@ -32,6 +32,7 @@ fn stdio() -> Endpoint {
         command: everything().display().to_string(),
         args: vec!["stdio".into()],
         env: Vec::new(),
+        sandbox: Vec::new(),
     }
 }
 
@@ -40,6 +41,7 @@ fn options() -> StartOptions {
     std::mem::forget(sender); // never cancelled
     StartOptions {
         workspace: std::env::temp_dir(),
+        protected: Default::default(),
         deny_env: Vec::new(),
         cancel,
         answers: Vec::new(),

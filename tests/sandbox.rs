@@ -280,3 +280,75 @@ fn without_required_the_program_runs_unconfined_and_the_result_says_so() {
     assert_eq!(result["data"]["sandbox"], "unavailable", "{result}");
     assert!(outside.join("unconfined").exists());
 }
+
+/// A stdio MCP server with one tool, `read` (a file's text), in Python.
+const READER: &str = r#"import json, sys
+for line in sys.stdin:
+    message = json.loads(line)
+    if "id" not in message:
+        continue
+    method, reply = message["method"], {"jsonrpc": "2.0", "id": message["id"]}
+    if method == "initialize":
+        reply["result"] = {"protocolVersion": message["params"]["protocolVersion"],
+                           "capabilities": {"tools": {}},
+                           "serverInfo": {"name": "reader", "version": "1"}}
+    elif method == "tools/list":
+        reply["result"] = {"tools": [{"name": "read", "description": "Reads a file.",
+            "inputSchema": {"type": "object", "properties": {"path": {"type": "string"}},
+                            "required": ["path"]}}]}
+    elif method == "tools/call":
+        try:
+            with open(message["params"]["arguments"]["path"]) as file:
+                reply["result"] = {"content": [{"type": "text", "text": file.read()}]}
+        except OSError as error:
+            reply["result"] = {"content": [{"type": "text", "text": str(error)}], "isError": True}
+    else:
+        reply["error"] = {"code": -32601, "message": "no such method"}
+    print(json.dumps(reply), flush=True)
+"#;
+
+/// The MCP server reads a file in a declared directory and one outside; the two results.
+fn mcp_reads(sandbox: Option<&str>) -> (Value, Value) {
+    let declared = tempdir("sandbox-declared");
+    let outside = tempdir("sandbox-undeclared");
+    std::fs::write(declared.join("notes.txt"), "declared notes").unwrap();
+    std::fs::write(outside.join("secret.txt"), "undeclared secret").unwrap();
+    let mut agent = String::from(
+        "prompt: Go\ntools:\n  - mcp:\n      command: /usr/bin/python3\n      args: [reader.py]\n",
+    );
+    if let Some(sandbox) = sandbox {
+        let sandbox = sandbox.replace("DECLARED", &declared.display().to_string());
+        agent.push_str(&format!("      sandbox: {sandbox}\n"));
+    }
+    let read = |path: PathBuf| Reply::tool_call("read", json!({ "path": path }));
+    let ran = Test::new()
+        .agent(&agent)
+        .file("reader.py", READER)
+        .reply(read(declared.join("notes.txt")))
+        .reply(read(outside.join("secret.txt")))
+        .reply(Reply::text("done"))
+        .stdout("done\n")
+        .run();
+    let results = ran.events_of("agent.tool.execution.completed");
+    (
+        results[0]["data"]["result"].clone(),
+        results[1]["data"]["result"].clone(),
+    )
+}
+
+#[test]
+fn a_sandboxed_mcp_server_cannot_read_outside_its_declared_paths() {
+    if !landlock() {
+        return;
+    }
+    let (declared, outside) = mcp_reads(Some("{ fs: { read: [DECLARED] } }"));
+    assert_eq!(declared["success"], true, "{declared}");
+    assert!(declared.to_string().contains("declared notes"), "{declared}");
+    assert_eq!(outside["success"], false, "{outside}");
+    assert!(outside.to_string().contains("Permission denied"), "{outside}");
+    assert!(!outside.to_string().contains("undeclared secret"), "{outside}");
+
+    let (declared, outside) = mcp_reads(None);
+    assert_eq!(declared["success"], true, "{declared}");
+    assert!(outside.to_string().contains("undeclared secret"), "{outside}");
+}

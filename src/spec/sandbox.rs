@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 
 /// `sandbox: { fs, network, required }`. Present: the program runs confined (the
 /// workspace writable, the rest of the file system read-only, secrets hidden, no network).
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Default, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SandboxSpec {
     /// What the program may read and write besides the workspace (which it may write).
@@ -28,7 +28,7 @@ pub struct SandboxSpec {
 }
 
 /// `fs:` extra paths. `~` is the home directory; relative paths are from the workspace.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Default, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct FsSpec {
     /// Absent: the whole file system is readable (but the always-hidden paths). Present:
@@ -53,7 +53,7 @@ impl FsSpec {
 pub struct SandboxPath(#[schemars(length(min = 1))] pub String);
 
 /// `network:`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
 #[serde(untagged)]
 pub enum NetworkSpec {
     /// `none` or `loopback`.
@@ -70,7 +70,7 @@ impl Default for NetworkSpec {
 }
 
 /// A network without hosts.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum NetworkMode {
     /// No network at all: a network namespace of its own with no interface up.
