@@ -352,3 +352,79 @@ fn a_sandboxed_mcp_server_cannot_read_outside_its_declared_paths() {
     assert_eq!(declared["success"], true, "{declared}");
     assert!(outside.to_string().contains("undeclared secret"), "{outside}");
 }
+
+#[test]
+fn a_sub_agent_stays_under_its_callers_sandbox_whatever_its_own_says() {
+    if !landlock() {
+        return;
+    }
+    let outside = tempdir("sandbox-outside");
+    let ran = Test::new()
+        .agent(
+            "prompt: Go\nsandbox: {}\ntools:\n  - name: helper\n    description: Helps.\n    parameters: { type: object, properties: {} }\n    agent:\n      name: helper\n      tools:\n        - builtin: shell\n          allow: [touch]\n          sandbox: { fs: { write: [/] } }\n",
+        )
+        .reply(Reply::tool_call("helper", json!({})))
+        .reply(Reply::tool_call(
+            "shell",
+            json!({ "command": format!("touch {}/from-helper", outside.display()) }),
+        ))
+        .reply(Reply::text("helped"))
+        .reply(Reply::text("done"))
+        .stdout("done\n")
+        .run();
+    let calls = ran.events_of("agent.tool.execution.completed");
+    let shell = calls
+        .iter()
+        .find(|call| call["data"]["toolName"] == "shell")
+        .unwrap_or_else(|| panic!("no shell call: {calls:?}"));
+    assert_eq!(shell["data"]["result"]["success"], false, "{shell}");
+    assert!(!outside.join("from-helper").exists());
+}
+
+#[test]
+fn runner_tools_shows_each_programs_sandbox() {
+    Test::new()
+        .agent("prompt: Go\nsandbox: { network: loopback }\ntools:\n  - builtin: shell\n    allow: [ls]\n    sandbox: { network: [\"api.github.com:443\"], fs: { write: [out] } }\n")
+        .command(["tools", "agent.yaml"])
+        .stdout_contains(
+            "sandbox: network loopback | network [api.github.com:443]; write workspace + [out]",
+        )
+        .run();
+}
+
+#[test]
+fn runner_validate_points_at_a_bad_sandbox_line() {
+    let ran = Test::new()
+        .agent("prompt: Go\ntools:\n  - builtin: shell\n    allow: [ls]\n    sandbox:\n      network: [\"example.com:99999\"]\n      requird: true\n")
+        .command(["validate", "agent.yaml"])
+        .status(2)
+        .any_stderr()
+        .run();
+    let said = format!("{}{}", ran.stdout, ran.stderr);
+    assert!(said.contains("agent.yaml:8:"), "{said}");
+    assert!(said.contains("/tools/0/sandbox/network/0"), "{said}");
+    assert!(said.contains("did you mean `required`?"), "{said}");
+}
+
+#[test]
+fn a_resume_refuses_a_looser_sandbox() {
+    let agent = "prompt: Go\nsandbox: { network: none }\ntools:\n  - builtin: ask_user\n  - builtin: shell\n    allow: [ls]\n    sandbox: { fs: { read: [docs] } }\n";
+    let ran = Test::new()
+        .agent(agent)
+        .reply(Reply::tool_call("ask_user", json!({"question": "Go on?"})))
+        .status(4)
+        .any_stderr()
+        .run();
+    let looser = ran
+        .read("agent.yaml")
+        .replace("network: none", "network: loopback")
+        .replace("read: [docs]", "read: [docs, /]");
+    std::fs::write(ran.path("agent.yaml"), looser).unwrap();
+    ran.then()
+        .command(["resume", &ran.session(), "--answer", "yes", "--run-dir", "run2"])
+        .status(2)
+        .stderr_contains("widens the sandbox network of the agent's programs from none to loopback")
+        .stderr_contains("lets `shell` read `/`")
+        .run();
+    assert_eq!(ran.requests().len(), 1, "no model call after the refusal");
+}

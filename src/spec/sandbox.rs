@@ -92,7 +92,12 @@ pub struct HostPort {
 /// The schema of a `host:port` text.
 #[derive(JsonSchema)]
 #[allow(dead_code)] // exists for its schema only
-struct HostPortText(#[schemars(regex(pattern = r"^[^\s:/]+:[0-9]{1,5}$|^\[[0-9A-Fa-f:.]+\]:[0-9]{1,5}$"))] String);
+struct HostPortText(
+    #[schemars(regex(
+        pattern = r"^([^\s:/\[\]]+|\[[0-9A-Fa-f:.]+\]):([1-9][0-9]{0,3}|[1-5][0-9]{4}|6[0-4][0-9]{3}|65[0-4][0-9]{2}|655[0-2][0-9]|6553[0-5])$"
+    ))]
+    String,
+);
 
 impl TryFrom<String> for HostPort {
     type Error = String;
