@@ -20,8 +20,11 @@ pub mod ruleset;
 use std::io;
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::SystemTime;
 
 use crate::spec::sandbox::SandboxSpec;
+use crate::sync::lock;
 
 use netns::NetSetup;
 use policy::{Network, Policy};
@@ -31,10 +34,37 @@ pub use ruleset::Confine;
 pub const HIDDEN_IN_HOME: [&str; 3] = [".ssh", ".aws", ".config/gcloud"];
 
 /// The sandbox of one program: every `sandbox:` that applies to it.
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 pub struct Sandbox {
     layers: Vec<Policy>,
     required: bool,
+    /// The rulesets last built, reused while they are up to date: building them lists
+    /// directories and opens every path they grant (milliseconds), applying them is cheap.
+    built: Mutex<Option<Cached>>,
+}
+
+/// Rulesets built for one [`Confine`], and the directories they were listed from, with
+/// their modification times then: an entry added or removed there changes its time. (An
+/// entry the listing missed but the time includes is only ever denied: a ruleset grants
+/// what it names, never more.)
+#[derive(Debug)]
+struct Cached {
+    confine: Confine,
+    version: i32,
+    listed: Vec<(PathBuf, Option<SystemTime>)>,
+    rulesets: Arc<Vec<OwnedFd>>,
+}
+
+impl Cached {
+    fn fits(&self, confine: &Confine, version: i32) -> bool {
+        self.confine == *confine
+            && self.version == version
+            && (self.listed.iter()).all(|(dir, modified)| modified_time(dir) == *modified)
+    }
+}
+
+fn modified_time(dir: &Path) -> Option<SystemTime> {
+    std::fs::metadata(dir).and_then(|m| m.modified()).ok()
 }
 
 /// Whether the kernel can enforce a sandbox.
@@ -61,6 +91,7 @@ impl Sandbox {
         Some(Sandbox {
             layers,
             required: specs.iter().any(|spec| spec.required),
+            built: Mutex::new(None),
         })
     }
 
@@ -98,13 +129,7 @@ impl Sandbox {
         let Support::Enforced(version) = self.support() else {
             return Ok(None);
         };
-        let abi = abi::crate_abi(version);
-        let rulesets = self
-            .layers
-            .iter()
-            .map(|layer| ruleset::build(layer, confine, abi))
-            .collect::<Result<Vec<_>, _>>()
-            .map_err(|e| format!("cannot build the sandbox: {e}"))?;
+        let rulesets = self.rulesets(confine, version)?;
         let isolated = |network: &Network| !matches!(network, Network::Ports(_));
         let net = if self.layers.iter().any(|l| l.network == Network::None) {
             NetSetup::isolated(false)
@@ -117,10 +142,41 @@ impl Sandbox {
     }
 }
 
+impl Sandbox {
+    /// The rulesets for `confine`: the ones last built when they are still up to date
+    /// (a ruleset fd can restrict any number of processes), else new ones.
+    fn rulesets(&self, confine: &Confine, version: i32) -> Result<Arc<Vec<OwnedFd>>, String> {
+        let mut built = lock(&self.built);
+        if let Some(cached) = built.as_ref().filter(|c| c.fits(confine, version)) {
+            return Ok(cached.rulesets.clone());
+        }
+        let abi = abi::crate_abi(version);
+        let mut rulesets = Vec::new();
+        let mut listed = Vec::new();
+        for layer in &self.layers {
+            let layer = ruleset::build(layer, confine, abi)
+                .map_err(|e| format!("cannot build the sandbox: {e}"))?;
+            rulesets.push(layer.ruleset);
+            listed.extend(layer.listed.into_iter().map(|dir| {
+                let modified = modified_time(&dir);
+                (dir, modified)
+            }));
+        }
+        let rulesets = Arc::new(rulesets);
+        *built = Some(Cached {
+            confine: confine.clone(),
+            version,
+            listed,
+            rulesets: rulesets.clone(),
+        });
+        Ok(rulesets)
+    }
+}
+
 /// What a child applies to itself before `exec`.
 #[derive(Debug)]
 pub struct Prepared {
-    rulesets: Vec<OwnedFd>,
+    rulesets: Arc<Vec<OwnedFd>>,
     net: NetSetup,
 }
 
@@ -139,7 +195,7 @@ impl Prepared {
             if libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 {
                 return Err(io::Error::last_os_error());
             }
-            for ruleset in &self.rulesets {
+            for ruleset in self.rulesets.iter() {
                 if libc::syscall(libc::SYS_landlock_restrict_self, ruleset.as_raw_fd(), 0) != 0 {
                     return Err(io::Error::last_os_error());
                 }

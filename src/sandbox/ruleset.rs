@@ -24,7 +24,7 @@ use super::policy::{Network, Policy};
 const MAX_RULES: usize = 4096;
 
 /// Where a program runs and what in its reach stays out of it.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Confine {
     /// The working directory, writable (canonical).
     pub workspace: PathBuf,
@@ -34,8 +34,15 @@ pub struct Confine {
     pub read_only: Vec<PathBuf>,
 }
 
+/// A built ruleset and the directories whose entries it grants one by one (a new entry
+/// there is not covered: the ruleset is out of date once one of them changes).
+pub struct Built {
+    pub ruleset: OwnedFd,
+    pub listed: Vec<PathBuf>,
+}
+
 /// The ruleset of `policy`, ready to be applied by a child.
-pub fn build(policy: &Policy, confine: &Confine, abi: ABI) -> Result<OwnedFd, String> {
+pub fn build(policy: &Policy, confine: &Confine, abi: ABI) -> Result<Built, String> {
     let read = AccessFs::from_read(abi);
     // Device ioctls stay unhandled: a terminal or `/dev/null` works as without a sandbox.
     let write = AccessFs::from_write(abi) & !BitFlags::from(AccessFs::IoctlDev);
@@ -52,7 +59,7 @@ pub fn build(policy: &Policy, confine: &Confine, abi: ABI) -> Result<OwnedFd, St
             .scope(Scope::from_all(abi))
             .map_err(|e| e.to_string())?;
     }
-    let mut rules = Vec::new();
+    let mut rules = Rules::default();
     let everything = vec![PathBuf::from("/")];
     for tree in policy.read.as_ref().unwrap_or(&everything) {
         carve(tree, read, &confine.hidden, Some(AccessFs::ReadDir.into()), &mut rules)?;
@@ -67,7 +74,7 @@ pub fn build(policy: &Policy, confine: &Confine, abi: ABI) -> Result<OwnedFd, St
         carve(tree, read | write, &unwritable, None, &mut rules)?;
     }
     let mut created = ruleset.create().map_err(|e| e.to_string())?;
-    for (path, access) in rules {
+    for (path, access) in rules.granted {
         // A path that vanished since it was listed grants nothing.
         let Ok(fd) = PathFd::new(&path) else { continue };
         let access = if path.is_dir() {
@@ -87,7 +94,18 @@ pub fn build(policy: &Policy, confine: &Confine, abi: ABI) -> Result<OwnedFd, St
         }
     }
     let fd: Option<OwnedFd> = created.into();
-    fd.ok_or_else(|| "the kernel did not create the Landlock ruleset".to_string())
+    let ruleset = fd.ok_or_else(|| "the kernel did not create the Landlock ruleset".to_string())?;
+    Ok(Built {
+        ruleset,
+        listed: rules.listed,
+    })
+}
+
+/// The paths to grant, and the directories listed to find them.
+#[derive(Default)]
+struct Rules {
+    granted: Vec<(PathBuf, BitFlags<AccessFs>)>,
+    listed: Vec<PathBuf>,
 }
 
 /// Grants `access` on `tree`, but not on the `except` paths under it (see the module's
@@ -97,7 +115,7 @@ fn carve(
     access: BitFlags<AccessFs>,
     except: &[PathBuf],
     on_the_way: Option<BitFlags<AccessFs>>,
-    rules: &mut Vec<(PathBuf, BitFlags<AccessFs>)>,
+    rules: &mut Rules,
 ) -> Result<(), String> {
     let Ok(tree) = std::fs::canonicalize(tree) else {
         // A declared path that does not exist grants nothing.
@@ -111,24 +129,25 @@ fn walk(
     access: BitFlags<AccessFs>,
     except: &[PathBuf],
     on_the_way: Option<BitFlags<AccessFs>>,
-    rules: &mut Vec<(PathBuf, BitFlags<AccessFs>)>,
+    rules: &mut Rules,
 ) -> Result<(), String> {
     if except.iter().any(|hidden| hidden == dir) {
         return Ok(());
     }
-    if rules.len() >= MAX_RULES {
+    if rules.granted.len() >= MAX_RULES {
         return Err(format!(
             "more than {MAX_RULES} paths to grant around the hidden ones (last at {}): move the workspace or the hidden paths out of such large directories",
             dir.display()
         ));
     }
     if !except.iter().any(|hidden| hidden.starts_with(dir)) {
-        rules.push((dir.to_path_buf(), access));
+        rules.granted.push((dir.to_path_buf(), access));
         return Ok(());
     }
     if let Some(listing) = on_the_way {
-        rules.push((dir.to_path_buf(), listing));
+        rules.granted.push((dir.to_path_buf(), listing));
     }
+    rules.listed.push(dir.to_path_buf());
     let entries = std::fs::read_dir(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
     for entry in entries.flatten() {
         let is_link = entry.file_type().is_ok_and(|kind| kind.is_symlink());
