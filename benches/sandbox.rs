@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 use runner::sandbox::Confine;
 use runner::spec::sandbox::SandboxSpec;
 use runner::spec::tools::BuiltinTool;
-use runner::tools::{Protected, Tool, ToolContext, build_builtin_in};
+use runner::tools::{Protected, ToolContext, build_builtin_in};
 use serde_json::json;
 
 const RUNS: usize = 300;
