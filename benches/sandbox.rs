@@ -45,7 +45,10 @@ fn main() {
     let isolated = median_call(&runtime, &dir, &protected, Some(&none));
     let landlock_only = median_call(&runtime, &dir, &protected, Some(&ports));
     println!("shell call of /usr/bin/true, median of {RUNS}:");
-    println!("  no sandbox                          {:>8.3} ms", ms(plain));
+    println!(
+        "  no sandbox                          {:>8.3} ms",
+        ms(plain)
+    );
     println!(
         "  sandbox: {{}} (Landlock + netns)      {:>8.3} ms  (+{:.3} ms)",
         ms(isolated),

@@ -81,7 +81,10 @@ impl Targets {
                 "cd / and write",
                 format!("bash -c 'cd / && echo x > {outside}/from-root'"),
             ),
-            ("symlink out", "bash -c 'echo x > link/through-link'".to_string()),
+            (
+                "symlink out",
+                "bash -c 'echo x > link/through-link'".to_string(),
+            ),
             (
                 "curl a local port",
                 format!("curl -sS --max-time 5 http://127.0.0.1:{port}/"),
@@ -146,7 +149,10 @@ fn every_escape_fails_inside_the_tool_under_a_sandbox_and_the_run_goes_on() {
     let escapes = targets.escapes();
     assert_eq!(results.len(), escapes.len());
     for ((what, command), result) in escapes.iter().zip(&results) {
-        assert_eq!(result["success"], false, "{what}: `{command}` escaped: {result}");
+        assert_eq!(
+            result["success"], false,
+            "{what}: `{command}` escaped: {result}"
+        );
     }
     let transcript = ran.transcript();
     assert!(!transcript.contains("0xC0FFEE"), "the key was read");
@@ -164,7 +170,10 @@ fn the_same_escapes_succeed_without_a_sandbox() {
     let escapes = targets.escapes();
     assert_eq!(results.len(), escapes.len());
     for ((what, command), result) in escapes.iter().zip(&results) {
-        assert_eq!(result["success"], true, "{what}: `{command}` failed: {result}");
+        assert_eq!(
+            result["success"], true,
+            "{what}: `{command}` failed: {result}"
+        );
     }
     assert!(exists(&targets.outside.join("written")));
     assert!(exists(&targets.outside.join("through-link")));
@@ -257,7 +266,11 @@ fn a_required_sandbox_fails_at_start_where_the_kernel_has_none() {
         .any_stderr()
         .run();
     assert!(ran.stderr.contains("`required: true`"), "{}", ran.stderr);
-    assert!(ran.stderr.contains("RUNNER_SANDBOX_PRETEND_NO_LANDLOCK"), "{}", ran.stderr);
+    assert!(
+        ran.stderr.contains("RUNNER_SANDBOX_PRETEND_NO_LANDLOCK"),
+        "{}",
+        ran.stderr
+    );
     assert!(ran.requests().is_empty(), "the run started");
 }
 
@@ -342,14 +355,26 @@ fn a_sandboxed_mcp_server_cannot_read_outside_its_declared_paths() {
     }
     let (declared, outside) = mcp_reads(Some("{ fs: { read: [DECLARED] } }"));
     assert_eq!(declared["success"], true, "{declared}");
-    assert!(declared.to_string().contains("declared notes"), "{declared}");
+    assert!(
+        declared.to_string().contains("declared notes"),
+        "{declared}"
+    );
     assert_eq!(outside["success"], false, "{outside}");
-    assert!(outside.to_string().contains("Permission denied"), "{outside}");
-    assert!(!outside.to_string().contains("undeclared secret"), "{outside}");
+    assert!(
+        outside.to_string().contains("Permission denied"),
+        "{outside}"
+    );
+    assert!(
+        !outside.to_string().contains("undeclared secret"),
+        "{outside}"
+    );
 
     let (declared, outside) = mcp_reads(None);
     assert_eq!(declared["success"], true, "{declared}");
-    assert!(outside.to_string().contains("undeclared secret"), "{outside}");
+    assert!(
+        outside.to_string().contains("undeclared secret"),
+        "{outside}"
+    );
 }
 
 #[test]
@@ -420,7 +445,14 @@ fn a_resume_refuses_a_looser_sandbox() {
         .replace("read: [docs]", "read: [docs, /]");
     std::fs::write(ran.path("agent.yaml"), looser).unwrap();
     ran.then()
-        .command(["resume", &ran.session(), "--answer", "yes", "--run-dir", "run2"])
+        .command([
+            "resume",
+            &ran.session(),
+            "--answer",
+            "yes",
+            "--run-dir",
+            "run2",
+        ])
         .status(2)
         .stderr_contains("widens the sandbox network of the agent's programs from none to loopback")
         .stderr_contains("lets `shell` read `/`")
