@@ -62,15 +62,30 @@ impl NetSetup {
                 return Err(io::Error::last_os_error());
             }
             if let Some(maps) = &self.maps {
-                write_proc(c"/proc/self/setgroups", b"deny")?;
-                write_proc(c"/proc/self/uid_map", &maps.uid_map)?;
-                write_proc(c"/proc/self/gid_map", &maps.gid_map)?;
+                // The runner is not dumpable (`tools::isolate`), so its fork's `/proc/self`
+                // files belong to root and the maps cannot be opened: the child is made
+                // dumpable for the three writes (it holds a copy of the runner's memory
+                // until `exec`, so not for longer), then not again.
+                libc::prctl(libc::PR_SET_DUMPABLE, 1, 0, 0, 0);
+                let written = write_maps(maps);
+                libc::prctl(libc::PR_SET_DUMPABLE, 0, 0, 0, 0);
+                written?;
             }
             if self.loopback {
                 loopback_up()?;
             }
         }
         Ok(())
+    }
+}
+
+/// Maps the runner's user and group to themselves in the new user namespace.
+unsafe fn write_maps(maps: &IdMaps) -> io::Result<()> {
+    // SAFETY: see `write_proc`.
+    unsafe {
+        write_proc(c"/proc/self/setgroups", b"deny")?;
+        write_proc(c"/proc/self/uid_map", &maps.uid_map)?;
+        write_proc(c"/proc/self/gid_map", &maps.gid_map)
     }
 }
 
