@@ -224,3 +224,40 @@ fn join(paths: &[SandboxPath]) -> String {
     let paths: Vec<&str> = paths.iter().map(|p| p.0.as_str()).collect();
     format!("[{}]", paths.join(", "))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn host(text: &str) -> Result<HostPort, String> {
+        HostPort::try_from(text.to_string())
+    }
+
+    #[test]
+    fn host_port_needs_a_host_and_a_port_from_1_to_65535() {
+        assert_eq!(host("api.github.com:443").unwrap().port, 443);
+        assert_eq!(host("[::1]:8080").unwrap().host, "::1");
+        assert_eq!(host("[::1]:8080").unwrap().to_string(), "[::1]:8080");
+        for bad in ["nohost", ":443", "a:0", "a:65536", "a:http", "::1:80", "a/b:1"] {
+            assert!(host(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn a_wider_network_is_a_widening_and_a_narrower_one_is_not() {
+        let spec = |network: &str| -> SandboxSpec {
+            serde_json::from_str(&format!("{{\"network\": {network}}}")).unwrap()
+        };
+        let none = spec("\"none\"");
+        let loopback = spec("\"loopback\"");
+        let one = spec("[\"a.example:443\"]");
+        let two = spec("[\"a.example:443\", \"b.example:22\"]");
+        assert!(none.loosened_by(Some(&loopback), "x").len() == 1);
+        assert!(loopback.loosened_by(Some(&one), "x").len() == 1);
+        assert!(one.loosened_by(Some(&two), "x").len() == 1);
+        assert!(two.loosened_by(Some(&one), "x").is_empty());
+        assert!(one.loosened_by(Some(&loopback), "x").is_empty());
+        assert!(loopback.loosened_by(Some(&none), "x").is_empty());
+        assert_eq!(none.loosened_by(None, "x"), ["removes the sandbox of x"]);
+    }
+}
