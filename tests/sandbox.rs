@@ -459,3 +459,15 @@ fn a_resume_refuses_a_looser_sandbox() {
         .run();
     assert_eq!(ran.requests().len(), 1, "no model call after the refusal");
 }
+
+#[test]
+fn a_required_sandbox_of_an_mcp_server_fails_at_start_where_the_kernel_has_none() {
+    let ran = Test::new()
+        .agent("prompt: Go\ntools:\n  - mcp:\n      command: /usr/bin/python3\n      args: [reader.py]\n      sandbox: { required: true }\n")
+        .file("reader.py", READER)
+        .env("RUNNER_SANDBOX_PRETEND_NO_LANDLOCK", "1")
+        .status(2)
+        .stderr_contains("`required: true`")
+        .run();
+    assert!(ran.requests().is_empty(), "the run started");
+}
