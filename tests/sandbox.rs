@@ -471,3 +471,71 @@ fn a_required_sandbox_of_an_mcp_server_fails_at_start_where_the_kernel_has_none(
         .run();
     assert!(ran.requests().is_empty(), "the run started");
 }
+
+/// Not root, `runner` makes a user namespace for the network namespace (mapping its own
+/// user): the same confinement holds. Run as `nobody` through `setpriv`, when the tests
+/// run as root and it is there.
+#[test]
+fn a_user_other_than_root_gets_the_same_sandbox() {
+    use std::os::unix::fs::PermissionsExt;
+    // SAFETY: a plain getter.
+    let root = unsafe { libc::geteuid() } == 0;
+    if !landlock() || !root || !Path::new("/usr/bin/setpriv").exists() {
+        eprintln!("skipped: needs Landlock, root and /usr/bin/setpriv to run as nobody");
+        return;
+    }
+    let dir = tempdir("sandbox-nobody");
+    let (workspace, outside) = (dir.join("ws"), dir.join("outside"));
+    std::fs::create_dir_all(workspace.join("src")).unwrap();
+    std::fs::create_dir_all(&outside).unwrap();
+    let python = "import socket; s = socket.socket(); s.bind(('127.0.0.1', 0)); s.listen(); socket.create_connection(s.getsockname()); print('own loopback')";
+    let calls = [
+        "touch src/inside".to_string(),
+        format!("touch {}/escaped", outside.display()),
+        shell_words::join(["/usr/bin/python3", "-c", python]),
+    ];
+    let script: Vec<Value> = calls
+        .iter()
+        .map(
+            |command| json!({"tool_calls": [{"name": "shell", "arguments": {"command": command}}]}),
+        )
+        .chain([json!({"text": "done"})])
+        .collect();
+    let agent = json!({
+        "name": "nobody",
+        "model": {"provider": "scripted", "script": script},
+        "prompt": "Go",
+        "sandbox": {"network": "loopback"},
+        "tools": [{"builtin": "shell", "allow": ["touch", "/usr/bin/python3"]}],
+    });
+    std::fs::write(workspace.join("agent.yaml"), agent.to_string()).unwrap();
+    for path in [&dir, &workspace, &workspace.join("src"), &outside] {
+        std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o777)).unwrap();
+    }
+    let output = std::process::Command::new("/usr/bin/setpriv")
+        .args(["--reuid=65534", "--regid=65534", "--clear-groups", "--"])
+        .arg(env!("CARGO_BIN_EXE_runner"))
+        .args(["exec", "agent.yaml", "--run-dir", "run"])
+        .current_dir(&workspace)
+        .env("HOME", &dir)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{stderr}");
+    let events = std::fs::read_to_string(workspace.join("run/events.jsonl")).unwrap();
+    let results: Vec<Value> = events
+        .lines()
+        .map(|line| serde_json::from_str::<Value>(line).unwrap())
+        .filter(|event| event["type"] == "agent.tool.execution.completed")
+        .map(|event| event["data"]["result"].clone())
+        .collect();
+    assert_eq!(results[0]["success"], true, "{}", results[0]);
+    assert!(workspace.join("src/inside").exists());
+    assert_eq!(results[1]["success"], false, "{}", results[1]);
+    assert!(!outside.join("escaped").exists());
+    assert_eq!(
+        results[2]["data"]["stdout"], "own loopback\n",
+        "{}",
+        results[2]
+    );
+}
