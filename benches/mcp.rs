@@ -38,6 +38,7 @@ fn stdio() -> Endpoint {
         command: everything().display().to_string(),
         args: vec!["stdio".into()],
         env: Vec::new(),
+        sandbox: Vec::new(),
     }
 }
 
@@ -46,6 +47,7 @@ fn options() -> StartOptions {
     std::mem::forget(sender); // never cancelled
     StartOptions {
         workspace: std::env::temp_dir(),
+        protected: Default::default(),
         deny_env: Vec::new(),
         cancel,
         answers: Vec::new(),

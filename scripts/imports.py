@@ -36,6 +36,8 @@ import sys
 #   lock-poisoning policy). `trace_env` (the trace context the programs a run starts
 #   inherit, set by `telemetry`, read by `tools` and `mcp`) sits just above them: it holds
 #   its value under the lock policy of `sync`.
+# * `sandbox` (the kernel sandbox: Landlock rulesets, a network namespace) confines what
+#   `tools` and `mcp` start; it reads only `spec`'s `sandbox:` types.
 LAYERS = [
     ["cli", "run_file"],
     ["serve"],
@@ -50,6 +52,7 @@ LAYERS = [
     ["policy"],
     ["provider"],
     ["tools"],
+    ["sandbox"],
     ["spec"],
     ["log"],
     ["secrets"],

@@ -46,7 +46,7 @@ macro_rules! internal_modules {
 
 internal_modules!(
     agent_test, batch, checkpoint, cli, compile, engine, fsutil, log, mcp, nats, output, policy,
-    protocol, provider, reload, spec, telemetry, tools,
+    protocol, provider, reload, sandbox, spec, telemetry, tools,
 );
 mod run_file;
 pub(crate) mod secrets;

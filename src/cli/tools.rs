@@ -60,6 +60,9 @@ pub fn run(agent_file: &Path, format: Format) -> Exit {
                     if let Some(server) = &t.server {
                         entry["server"] = json!(server);
                     }
+                    if let Some(sandbox) = &t.sandbox {
+                        entry["sandbox"] = json!(sandbox);
+                    }
                     entry
                 })
                 .collect();
@@ -87,6 +90,9 @@ pub fn run(agent_file: &Path, format: Format) -> Exit {
                     t.tool.name(),
                     t.kind
                 );
+                if let Some(sandbox) = &t.sandbox {
+                    outln!("  {:width$}  {:9}  sandbox: {sandbox}", "", "");
+                }
             }
         }
     }

@@ -51,6 +51,7 @@ pub async fn start_servers(
     }
     let options = StartOptions {
         workspace: input.workspace.dir.clone(),
+        protected: input.workspace.protected.clone(),
         deny_env,
         cancel,
         answers: input.human.answers.clone(),
@@ -93,6 +94,10 @@ fn endpoint(input: &CompileInput<'_>, server: &McpServer) -> Result<Endpoint, Co
                     Ok((name.clone(), render(format!("mcp.env.{name}"), value)?))
                 })
                 .collect::<Result<_, CompileError>>()?,
+            sandbox: (input.workspace.over(input.spec).into_iter())
+                .chain(stdio.sandbox.as_ref())
+                .cloned()
+                .collect(),
         },
         McpServer::Http(http) => Endpoint::Http {
             url: http.url.clone(),

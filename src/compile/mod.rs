@@ -39,6 +39,7 @@ use crate::spec::limits::Limits;
 use crate::spec::middleware::MiddlewareEntry;
 use crate::spec::model::ModelRef;
 use crate::spec::permissions::PermissionsSpec;
+use crate::spec::sandbox::SandboxSpec;
 use crate::spec::tools::ToolEntry;
 use crate::spec::tree::AgentTree;
 use crate::tools::Protected;
@@ -129,6 +130,23 @@ impl CompileError {
 pub struct Sandbox {
     pub dir: PathBuf,
     pub protected: Arc<Protected>,
+    /// The callers' `sandbox:` entries, outermost first: a sub-agent's programs stay under
+    /// them whatever its own says.
+    pub sandboxes: Vec<SandboxSpec>,
+}
+
+impl Sandbox {
+    /// The workspace of `spec`'s sub-agents and handoff targets: under its `sandbox` too.
+    pub fn below(&self, spec: &AgentSpec) -> Sandbox {
+        let mut below = self.clone();
+        below.sandboxes.extend(spec.sandbox.clone());
+        below
+    }
+
+    /// Every `sandbox:` over `spec`'s programs: its callers', then its own.
+    pub fn over<'s>(&'s self, spec: &'s AgentSpec) -> Vec<&'s SandboxSpec> {
+        self.sandboxes.iter().chain(spec.sandbox.as_ref()).collect()
+    }
 }
 
 /// What compiling needs besides the file.
@@ -345,6 +363,8 @@ pub struct ToolListing {
     pub kind: &'static str,
     /// The MCP server's command line or URL, for `mcp` tools.
     pub server: Option<String>,
+    /// The kernel sandbox its programs run in (`shell`, stdio MCP servers), summarised.
+    pub sandbox: Option<String>,
     pub tool: AgentTool,
 }
 
@@ -353,6 +373,7 @@ impl ToolListing {
         ToolListing {
             kind,
             server: None,
+            sandbox: None,
             tool,
         }
     }
@@ -381,17 +402,23 @@ pub fn build_tools(input: &CompileInput<'_>) -> Result<Vec<ToolListing>, Compile
             ToolEntry::Builtin(builtin) => {
                 let deny = secret_env_names(input.spec);
                 let workspace = &input.workspace;
-                let tool = crate::tools::build_builtin(
+                let sandboxes = workspace.over(input.spec);
+                let tool = crate::tools::build_builtin_in(
                     builtin,
                     &workspace.dir,
                     &workspace.protected,
                     &deny,
+                    &sandboxes,
                 )
                 .map_err(|message| CompileError::Tool {
                     name: builtin.name().to_string(),
                     message,
                 })?;
-                tools.push(ToolListing::new("builtin", AgentTool::Plain(tool)));
+                let mut listing = ToolListing::new("builtin", AgentTool::Plain(tool));
+                if let crate::spec::tools::BuiltinTool::Shell { sandbox, .. } = builtin {
+                    listing.sandbox = sandbox_summary(&sandboxes, sandbox.as_ref());
+                }
+                tools.push(listing);
             }
             ToolEntry::SubAgent(tool) => tools.push(ToolListing::new(
                 "sub-agent",
@@ -399,10 +426,18 @@ pub fn build_tools(input: &CompileInput<'_>) -> Result<Vec<ToolListing>, Compile
             )),
             ToolEntry::Mcp(entry) => {
                 let server = Some(crate::mcp::Endpoint::label_of(&entry.mcp));
+                let sandbox = match &entry.mcp {
+                    crate::spec::tools::McpServer::Stdio(stdio) => sandbox_summary(
+                        &input.workspace.over(input.spec),
+                        stdio.sandbox.as_ref(),
+                    ),
+                    crate::spec::tools::McpServer::Http(_) => None,
+                };
                 for tool in mcp::entry_tools(input, &entry.mcp)? {
                     tools.push(ToolListing {
                         kind: "mcp",
                         server: server.clone(),
+                        sandbox: sandbox.clone(),
                         tool: AgentTool::Plain(tool),
                     });
                 }
@@ -429,6 +464,12 @@ pub fn build_tools(input: &CompileInput<'_>) -> Result<Vec<ToolListing>, Compile
         }
     }
     Ok(tools)
+}
+
+/// `runner tools`' line for programs under `over` and `own`: each layer's summary.
+fn sandbox_summary(over: &[&SandboxSpec], own: Option<&SandboxSpec>) -> Option<String> {
+    let layers: Vec<String> = over.iter().copied().chain(own).map(SandboxSpec::summary).collect();
+    (!layers.is_empty()).then(|| layers.join(" | "))
 }
 
 /// Env var names whose values must never reach a child process: the agent's key variable

@@ -59,7 +59,7 @@ impl SpecAgent {
         Ok(SpecAgent {
             spec,
             file_dir: dir,
-            workspace: input.workspace.clone(),
+            workspace: input.workspace.below(input.spec),
             context: input.context.clone(),
             build: input.build.clone(),
             env: input.env.clone(),

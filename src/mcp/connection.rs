@@ -26,8 +26,10 @@ use super::oversized::{MAX_MESSAGE_BYTES, Oversized};
 use super::process::{ServerProcess, spawn};
 use super::progress::ProgressBoard;
 use crate::provider::CassetteRecorder;
+use crate::sandbox::{self, Confine, Sandbox};
+use crate::spec::sandbox::SandboxSpec;
 use crate::sync::lock;
-use crate::tools::{AnswerSource, FormRequest, ToolContext, stopped};
+use crate::tools::{AnswerSource, FormRequest, Protected, ToolContext, stopped};
 
 /// A tool as the server lists it (and as a cassette records it).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -74,6 +76,8 @@ pub struct OpenOptions<'a> {
     pub timeout: Duration,
     /// The working directory of stdio servers.
     pub workspace: &'a Path,
+    /// What a sandboxed server may not write or read.
+    pub protected: &'a Protected,
     /// Env var names stdio servers must not inherit (the agents' key variables).
     pub deny_env: &'a [String],
     /// The run's stop signal.
@@ -165,8 +169,14 @@ impl Connection {
             message,
         };
         match endpoint {
-            Endpoint::Stdio { command, args, env } => {
-                let spawned = spawn(command, args, env, options.workspace, options.deny_env)
+            Endpoint::Stdio {
+                command,
+                args,
+                env,
+                sandbox,
+            } => {
+                let confined = confine(sandbox, options).map_err(|m| fail(StartErrorKind::Config, m))?;
+                let spawned = spawn(command, args, env, options.workspace, options.deny_env, confined)
                     .map_err(|error| {
                         fail(StartErrorKind::Config, spawn_problem(command, &error))
                     })?;
@@ -430,6 +440,29 @@ fn with_stderr(mut message: String, tail: &str) -> String {
         message.push_str(&format!(". Its stderr ends with:\n{tail}"));
     }
     message
+}
+
+/// What a stdio server under `specs` applies to itself before it starts: `None` without a
+/// sandbox, or where the kernel cannot enforce one that is not `required` (a warning then).
+fn confine(
+    specs: &[SandboxSpec],
+    options: &OpenOptions<'_>,
+) -> Result<Option<sandbox::Prepared>, String> {
+    let specs: Vec<&SandboxSpec> = specs.iter().collect();
+    let Some(sandbox) = Sandbox::new(&specs, options.workspace) else {
+        return Ok(None);
+    };
+    sandbox.check_required()?;
+    let confine = Confine {
+        workspace: sandbox::canonical(options.workspace),
+        hidden: sandbox::hidden_paths(options.protected.state_dirs()),
+        read_only: options.protected.files(),
+    };
+    let prepared = sandbox.prepare(&confine)?;
+    if prepared.is_none() {
+        sandbox::unavailable(&sandbox);
+    }
+    Ok(prepared)
 }
 
 fn spawn_problem(command: &str, error: &std::io::Error) -> String {

@@ -3,6 +3,7 @@
 
 use std::fmt;
 
+use crate::spec::sandbox::SandboxSpec;
 use crate::spec::tools::McpServer;
 
 /// A server's address: the process to start, or the URL to post to.
@@ -14,6 +15,8 @@ pub enum Endpoint {
         args: Vec<String>,
         /// Rendered `env` entries, set on top of the (scrubbed) inherited environment.
         env: Vec<(String, String)>,
+        /// Every `sandbox:` over the server (the agents', the entry's), outermost first.
+        sandbox: Vec<SandboxSpec>,
     },
     /// Streamable HTTP.
     Http {
@@ -78,6 +81,7 @@ mod tests {
             command: "node".into(),
             args: vec!["server.js".into(), "stdio".into()],
             env: vec![("GITHUB_TOKEN".into(), "s3cret".into())],
+            sandbox: Vec::new(),
         };
         assert_eq!(http.label(), "http://127.0.0.1:1/mcp");
         assert_eq!(stdio.label(), "node server.js stdio");

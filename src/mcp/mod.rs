@@ -26,7 +26,7 @@ pub use connection::{McpCassette, ServerTool, StartError, StartErrorKind};
 pub use elicit::check_answer as check_form_answer;
 pub use endpoint::Endpoint;
 
-use crate::tools::{AnswerSource, Tool};
+use crate::tools::{AnswerSource, Protected, Tool};
 use connection::{Connection, OpenOptions};
 use tool::McpTool;
 
@@ -35,6 +35,8 @@ use tool::McpTool;
 pub struct StartOptions {
     /// The working directory of stdio servers (the run's workspace).
     pub workspace: PathBuf,
+    /// `runner`'s own files, which a sandboxed server may not write (or read: its state).
+    pub protected: Arc<Protected>,
     /// Env var names stdio servers must not inherit (the agents' key variables).
     pub deny_env: Vec<String>,
     /// The run's stop signal: starting gives up when it flips.
@@ -77,6 +79,7 @@ impl McpServers {
                 OpenOptions {
                     timeout: *timeout,
                     workspace: &options.workspace,
+                    protected: &options.protected,
                     deny_env: &options.deny_env,
                     cancel: options.cancel.clone(),
                     answers: &options.answers,

@@ -11,6 +11,7 @@ use std::time::Duration;
 use tokio::io::{AsyncRead, AsyncReadExt};
 use tokio::process::{Child, ChildStdin, ChildStdout, Command};
 
+use crate::sandbox::Prepared;
 use crate::sync::lock;
 use crate::tools::scrub_env;
 
@@ -40,13 +41,15 @@ pub struct ServerProcess {
 }
 
 /// Starts `command` with `args` in `workspace`. The environment is the runner's without
-/// key variables (`deny` and the usual `*_API_KEY`/`*_TOKEN` names), plus `env`.
+/// key variables (`deny` and the usual `*_API_KEY`/`*_TOKEN` names), plus `env`. Under a
+/// `sandbox` the server confines itself before its `exec`.
 pub fn spawn(
     command: &str,
     args: &[String],
     env: &[(String, String)],
     workspace: &Path,
     deny: &[String],
+    sandbox: Option<Prepared>,
 ) -> std::io::Result<Spawned> {
     let mut child = Command::new(command);
     child
@@ -61,6 +64,12 @@ pub fn spawn(
         // Its own group, so `npx`-style launchers and their children go down together.
         .process_group(0)
         .kill_on_drop(true);
+    if let Some(sandbox) = sandbox {
+        // SAFETY: `enter` makes only raw system calls, between fork and exec.
+        unsafe {
+            child.pre_exec(move || sandbox.enter());
+        }
+    }
     let mut child = child.spawn()?;
     let (Some(stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
         return Err(std::io::Error::other(

@@ -284,6 +284,7 @@ impl Prepared {
             workspace: Sandbox {
                 dir,
                 protected: Arc::new(protected),
+                sandboxes: Vec::new(),
             },
             context: &context,
             model_override: request.model_override.clone(),

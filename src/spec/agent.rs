@@ -12,6 +12,7 @@ use super::middleware::MiddlewareEntry;
 use super::model::ModelRef;
 use super::permissions::PermissionsSpec;
 use super::telemetry::TelemetrySpec;
+use super::sandbox::SandboxSpec;
 use super::tools::{Handoff, ParameterSchema, ToolEntry};
 
 /// A runner agent: its model, prompts, typed inputs, tools, strategy, middleware and limits.
@@ -66,6 +67,10 @@ pub struct AgentSpec {
     /// Which tool calls run, which need a person's approval, which never run.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub permissions: Option<PermissionsSpec>,
+    /// The kernel sandbox of every `shell` tool and stdio MCP server of this agent and of
+    /// its sub-agents and handoff targets, which can only narrow it (docs/security.md).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sandbox: Option<SandboxSpec>,
     /// Regular expressions whose matches are replaced by `[REDACTED]` in every tool result,
     /// besides the built-in token formats, before the model, events or transcript see it.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]

@@ -18,6 +18,7 @@ pub mod paths;
 pub mod pattern;
 pub mod permissions;
 mod read;
+pub mod sandbox;
 pub mod schema_alternatives;
 pub mod schema_check;
 pub mod schema_gen;

@@ -7,6 +7,7 @@ use serde_json::Value;
 
 use super::agent::AgentSpec;
 use super::duration::HumanDuration;
+use super::sandbox::SandboxSpec;
 
 /// One entry of `tools`: a built-in tool, a sub-agent, or an MCP server.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -69,6 +70,9 @@ pub enum BuiltinTool {
         /// Working directory, confined like the file tools (default: the current directory).
         #[serde(default, skip_serializing_if = "Option::is_none")]
         root: Option<String>,
+        /// The kernel sandbox the programs run in (on top of the agent's `sandbox`).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        sandbox: Option<SandboxSpec>,
     },
     /// Fetches a URL from an allowed host (parameter: url).
     HttpGet {
@@ -202,6 +206,9 @@ pub struct McpStdio {
     /// How long one call of its tools may take before it fails (default 300s).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub call_timeout: Option<HumanDuration>,
+    /// The kernel sandbox the server runs in (on top of the agent's `sandbox`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sandbox: Option<SandboxSpec>,
 }
 
 /// An MCP server over Streamable HTTP.

@@ -1,6 +1,6 @@
 //! What a new version of an agent file would let the agent do that the old one did not:
-//! tools, programs, hosts, sub-agents, handoffs, MCP servers, environment variables, and
-//! raised or removed limits. A reload (and a resume) refuses a widened definition unless
+//! tools, programs, hosts, sub-agents, handoffs, MCP servers, environment variables, a
+//! looser or dropped `sandbox`, and raised or removed limits. A reload (and a resume) refuses a widened definition unless
 //! the person opted in when starting the run, so a model that finds a way to edit its file
 //! still cannot grant itself more than it was given.
 
@@ -29,6 +29,9 @@ pub fn widenings(old: &AgentSpec, new: &AgentSpec) -> Vec<String> {
         if !old.env.contains(name) {
             found.push(format!("reads the environment variable `{}`", name.0));
         }
+    }
+    if let Some(sandbox) = &old.sandbox {
+        found.extend(sandbox.loosened_by(new.sandbox.as_ref(), "the agent's programs"));
     }
     found.extend(raised_limits(&old.limits, &new.limits));
     found.extend(loosened_permissions(
@@ -163,10 +166,24 @@ fn builtin_widening(old: &BuiltinTool, new: &BuiltinTool) -> Vec<String> {
             .collect()
     };
     match (old, new) {
-        (BuiltinTool::Shell { allow: a, .. }, BuiltinTool::Shell { allow: b, .. }) => {
+        (
+            BuiltinTool::Shell {
+                allow: a,
+                sandbox: old_sandbox,
+                ..
+            },
+            BuiltinTool::Shell {
+                allow: b,
+                sandbox: new_sandbox,
+                ..
+            },
+        ) => {
             let mut found = added(a, b, "program");
             if root_of(old) != root_of(new) {
                 found.push("moves the root of `shell`".into());
+            }
+            if let Some(sandbox) = old_sandbox {
+                found.extend(sandbox.loosened_by(new_sandbox.as_ref(), "`shell`"));
             }
             found
         }

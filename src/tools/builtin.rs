@@ -3,6 +3,8 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use crate::sandbox::Sandbox;
+use crate::spec::sandbox::SandboxSpec;
 use crate::spec::tools::BuiltinTool;
 
 use super::{
@@ -20,11 +22,25 @@ use super::{
 /// * `deny_env`: extra variable names the `shell` tool keeps from its children, on top of
 ///   the built-in rules (every `*_API_KEY` / `*_TOKEN`); pass each agent's `api_key_env`.
 /// * `ask_user` is an error here: the engine provides it, since it needs the human-input flow.
+#[cfg(any(test, feature = "testing"))]
 pub fn build_builtin(
     spec: &BuiltinTool,
     base_dir: &Path,
     protected: &Arc<Protected>,
     deny_env: &[String],
+) -> Result<Arc<dyn Tool>, String> {
+    build_builtin_in(spec, base_dir, protected, deny_env, &[])
+}
+
+/// [`build_builtin`] for an agent under `sandboxes` (its own `sandbox:` and its callers',
+/// outermost first), which hold for `shell` on top of the tool's own. A sandbox that is
+/// `required` and that the kernel cannot enforce is an error here, at the start of a run.
+pub fn build_builtin_in(
+    spec: &BuiltinTool,
+    base_dir: &Path,
+    protected: &Arc<Protected>,
+    deny_env: &[String],
+    sandboxes: &[&SandboxSpec],
 ) -> Result<Arc<dyn Tool>, String> {
     let workspace = |root: &Option<String>| -> Result<Workspace, String> {
         let dir: PathBuf = match root {
@@ -44,6 +60,7 @@ pub fn build_builtin(
             allow,
             timeout,
             root,
+            sandbox,
         } => {
             if allow.is_empty() {
                 return Err(
@@ -52,12 +69,22 @@ pub fn build_builtin(
                         .to_string(),
                 );
             }
-            Arc::new(ShellTool::new(
-                workspace(root)?,
-                allow.clone(),
-                timeout.map(|t| t.as_duration()),
-                deny_env.to_vec(),
-            ))
+            let workspace = workspace(root)?;
+            let specs: Vec<&SandboxSpec> =
+                sandboxes.iter().copied().chain(sandbox.as_ref()).collect();
+            let sandbox = Sandbox::new(&specs, workspace.root());
+            if let Some(sandbox) = &sandbox {
+                sandbox.check_required()?;
+            }
+            Arc::new(
+                ShellTool::new(
+                    workspace,
+                    allow.clone(),
+                    timeout.map(|t| t.as_duration()),
+                    deny_env.to_vec(),
+                )
+                .sandboxed(sandbox),
+            )
         }
         BuiltinTool::HttpGet {
             allow_hosts,

@@ -35,7 +35,9 @@ mod workspace;
 mod write_file;
 
 pub use ask_user::{AnswerSource, AnswersFile, AskUserTool, Asked, Terminal};
+#[cfg(any(test, feature = "testing"))]
 pub use builtin::build_builtin;
+pub use builtin::build_builtin_in;
 pub use child::{End, Finished, run_child};
 pub use form::{FormAnswer, FormRequest};
 pub use http_get::HttpGetTool;

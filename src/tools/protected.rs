@@ -123,6 +123,20 @@ impl Protected {
             .then_some("it is inside runner's state directory (runs and sessions)")
     }
 
+    /// The files a sandboxed program may not write: the definition's and the fixed ones
+    /// (canonical).
+    pub fn files(&self) -> Vec<PathBuf> {
+        let definitions = sync::read(&self.definitions);
+        (definitions.iter().map(|(file, _)| file.clone()))
+            .chain(self.fixed.iter().cloned())
+            .collect()
+    }
+
+    /// The state directories (canonical), which a sandboxed program may not even read.
+    pub fn state_dirs(&self) -> &[PathBuf] {
+        &self.state
+    }
+
     /// Whether `resolved` lies in a state directory (listings skip it).
     pub fn is_state(&self, resolved: &Path) -> bool {
         self.state.iter().any(|dir| resolved.starts_with(dir))

@@ -10,6 +10,8 @@
 //! * The child's environment is the runner's minus secrets, see [`scrub_env`].
 //! * After `timeout` (default 60s), or when the run is interrupted, the child is killed.
 //! * stdout and stderr are captured separately, each capped at [`MAX_OUTPUT_BYTES`].
+//! * Under a `sandbox:` the program runs confined by the kernel (`crate::sandbox`); where
+//!   the kernel cannot, it runs unconfined, its result saying `sandbox: unavailable`.
 
 use std::ffi::OsString;
 use std::path::PathBuf;
@@ -20,6 +22,7 @@ use serde_json::{Value, json};
 use super::child::{End, Finished, run_child};
 use super::text::capped_text;
 use super::{BoxFuture, Signature, Tool, ToolContext, ToolOutput, Workspace};
+use crate::sandbox::{self, Confine, Sandbox};
 use crate::secrets::is_secret_name;
 
 /// The default time a program may run.
@@ -34,6 +37,7 @@ pub struct ShellTool {
     allow: Vec<String>,
     timeout: Duration,
     deny_env: Vec<String>,
+    sandbox: Option<Sandbox>,
 }
 
 impl ShellTool {
@@ -75,6 +79,23 @@ impl ShellTool {
             allow,
             timeout: timeout.unwrap_or(DEFAULT_TIMEOUT),
             deny_env,
+            sandbox: None,
+        }
+    }
+
+    /// The same tool, its programs confined by `sandbox`.
+    pub fn sandboxed(self, sandbox: Option<Sandbox>) -> Self {
+        ShellTool { sandbox, ..self }
+    }
+
+    /// What the sandbox keeps out of reach: the runner's state (hidden) and the agent's
+    /// own files (read-only), read at each call since a reload may change them.
+    fn confine(&self) -> Confine {
+        let protected = self.workspace.protected();
+        Confine {
+            workspace: self.workspace.root().to_path_buf(),
+            hidden: sandbox::hidden_paths(protected.state_dirs()),
+            read_only: protected.files(),
         }
     }
 
@@ -131,6 +152,19 @@ impl ShellTool {
             .current_dir(self.workspace.root())
             .env_clear()
             .envs(scrub_env(std::env::vars_os(), &self.deny_env));
+        let mut unconfined = None;
+        if let Some(sandbox) = &self.sandbox {
+            match sandbox.prepare(&self.confine()) {
+                Ok(Some(prepared)) => {
+                    // SAFETY: `enter` makes only raw system calls, between fork and exec.
+                    unsafe {
+                        child.pre_exec(move || prepared.enter());
+                    }
+                }
+                Ok(None) => unconfined = Some(sandbox::unavailable(sandbox)),
+                Err(message) => return ToolOutput::error(message),
+            }
+        }
         let finished = match run_child(child, None, self.timeout, MAX_OUTPUT_BYTES, &ctx.cancel)
             .await
         {
@@ -149,12 +183,15 @@ impl ShellTool {
             stderr_total: err_total,
             elapsed,
         } = finished;
-        let data = json!({
+        let mut data = json!({
             "exit_code": exit_code,
             "stdout": capped_text(&out, out_total),
             "stderr": capped_text(&err, err_total),
             "timed_out": matches!(end, End::TimedOut),
         });
+        if unconfined.is_some() {
+            data["sandbox"] = json!("unavailable");
+        }
         let error = match &end {
             End::TimedOut => Some(format!(
                 "`{argv0}` did not finish within {} and was killed",
@@ -181,6 +218,9 @@ impl ShellTool {
             .with_meta("stderr_bytes", err_total);
         if matches!(end, End::Cancelled) {
             output = output.with_meta("cancelled", true);
+        }
+        if let Some(why) = unconfined {
+            output = output.with_meta("sandbox_unavailable", why);
         }
         output
     }

@@ -74,6 +74,11 @@ impl Workspace {
     }
 
     /// The canonical root.
+    /// `runner`'s own files, which the tools leave alone.
+    pub fn protected(&self) -> &Protected {
+        &self.protected
+    }
+
     pub fn root(&self) -> &Path {
         &self.root
     }

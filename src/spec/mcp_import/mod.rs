@@ -185,6 +185,7 @@ impl McpImport {
                 prefix: self.prefix.clone(),
                 startup_timeout: self.startup_timeout,
                 call_timeout: self.call_timeout,
+                sandbox: None,
             }),
             Transport::Http(url) => McpServer::Http(McpHttp {
                 kind: None,
