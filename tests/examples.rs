@@ -43,9 +43,11 @@
 mod support;
 
 use std::process::Command;
+use std::time::Duration;
 
 use runner::testing::mock_server::Reply;
 use serde_json::{Value, json};
+use support::http::{Api, free_port};
 use support::{KEY, Ran, Test, root};
 
 /// Setting this re-records the shipped cassettes instead of comparing with them.
@@ -1096,12 +1098,62 @@ fn every_readme_command_runs_offline() {
                     .command(["validate", "examples", "agents"])
                     .run();
             }
+            "runner serve examples" => serves_the_examples(),
             other => panic!(
                 "the README's `{other}` is run by no test: give it a case in tests/examples.rs \
                  (an example's), or run it in every_readme_command_runs_offline"
             ),
         }
     }
+}
+
+/// `runner serve examples`, as the README's quickstart says: every agent file of
+/// `examples/` is served valid, and `quickstart` runs over HTTP with its scripted model.
+fn serves_the_examples() {
+    let port = free_port();
+    let running = Test::new()
+        .repo_path("examples")
+        .repo_path("schemas")
+        .repo_path("README.md")
+        .command_vec(
+            [
+                "serve",
+                "examples",
+                "--listen",
+                &format!("127.0.0.1:{port}"),
+            ]
+            .map(String::from)
+            .to_vec(),
+        )
+        .any_stderr()
+        .time_limit(Duration::from_secs(60))
+        .spawn();
+    let api = Api::new(port);
+    api.wait_up();
+    let agents = api.get("/api/agents").json();
+    let agents = agents.as_array().expect("GET /api/agents answers a list");
+    let files = std::fs::read_dir(root().join("examples")).unwrap();
+    let served = files
+        .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|name| name.ends_with(".yaml") && !runner::spec::paths::is_test_file(name));
+    for name in served {
+        let listed = agents
+            .iter()
+            .find(|agent| agent["file"].as_str().unwrap().ends_with(&name));
+        let agent = listed.unwrap_or_else(|| panic!("examples/{name} is not served: {agents:?}"));
+        assert_eq!(agent["valid"], true, "examples/{name}: {agent}");
+    }
+    let started = api.post("/api/runs", &json!({"agent": "quickstart"}));
+    assert_eq!(started.status, 201, "{}", started.body);
+    let run = started.json()["run_id"].as_str().unwrap().to_string();
+    let (_, end) = api.events(&run, None).until_end();
+    assert_eq!(end.data, r#"{"status":"completed"}"#);
+    let result = api.get(&format!("/api/runs/{run}")).json();
+    assert_eq!(
+        result["output"],
+        "This project is `runner`, a declarative agent runner."
+    );
+    running.kill();
 }
 
 /// Each line of the README's command summary names a subcommand whose `--help` shows every

@@ -20,8 +20,10 @@ use landlock::{
 use super::policy::{Network, Policy};
 
 /// How many rules one ruleset may hold: carving a hidden path out of a directory with a
-/// huge number of entries is refused rather than done slowly.
-const MAX_RULES: usize = 4096;
+/// huge number of entries is refused rather than done slowly. A workspace in a busy
+/// directory (a shared `/tmp`, a test runner's scratch directory) has its siblings to
+/// grant one by one, a few thousand being ordinary: about 2 µs and one kernel rule each.
+const MAX_RULES: usize = 65_536;
 
 /// Where a program runs and what in its reach stays out of it.
 #[derive(Debug, Clone, PartialEq, Eq)]
