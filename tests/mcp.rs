@@ -1478,22 +1478,10 @@ fn over_stdio(test: &Test, elicit: Value, steps: Value) -> Value {
     })
 }
 
-/// Starts `runner serve . --listen 127.0.0.1:PORT ARGS...` in the workspace; its
-/// `/mcp` URL.
-fn serve_mcp<const N: usize>(test: Test, args: [&str; N]) -> (support::Running, String) {
-    let port = support::http::free_port();
-    let listen = format!("127.0.0.1:{port}");
-    let mut command = ["serve", ".", "--listen", &listen]
-        .map(String::from)
-        .to_vec();
-    command.extend(args.map(String::from));
-    let running = test
-        .command_vec(command)
-        .any_stderr()
-        .time_limit(Duration::from_secs(120))
-        .spawn();
-    support::http::Api::new(port).wait_up();
-    (running, format!("http://{listen}/mcp"))
+/// `runner serve` in the workspace (with ARGS); its `/mcp` URL.
+fn serve_mcp(test: Test, args: &[&str]) -> (support::Running, String) {
+    let (running, api) = test.serve(args);
+    (running, format!("http://{}/mcp", api.address()))
 }
 
 fn tool<'a>(tools: &'a Value, name: &str) -> &'a Value {
@@ -1654,7 +1642,7 @@ fn runner_serve_mcp_pauses_for_a_client_that_cannot_elicit_and_runner_resume_goe
         .reply(Reply::text("Red it is."))
         .reply(Reply::tool_call("shell", json!({"command": "sleep 30"})));
     let runs = test.path(".runner/runs").display().to_string();
-    let (running, url) = serve_mcp(test, []);
+    let (running, url) = serve_mcp(test, &[]);
     let plan = |steps: Value| json!({"http": url, "elicit": null, "steps": steps});
     let first = mcp_client(
         &running.path("."),
@@ -1729,7 +1717,7 @@ fn the_conformance_suites_server_scenarios_pass_against_serve_mcp() {
     for (name, body) in CONFORMANCE_AGENTS {
         test = test.file(&format!("{name}.yaml"), &format!("name: {name}\n{body}"));
     }
-    let (running, url) = serve_mcp(test, []);
+    let (running, url) = serve_mcp(test, &[]);
     let scenarios = [
         "server-initialize",
         "ping",
@@ -1772,7 +1760,7 @@ fn serve_mcp_needs_the_servers_token() {
     let test = Test::new()
         .agent("description: Greets.\nprompt: Go\n")
         .env("SERVE_TOKEN", token);
-    let (running, url) = serve_mcp(test, ["--token-env", "SERVE_TOKEN"]);
+    let (running, url) = serve_mcp(test, &["--token-env", "SERVE_TOKEN"]);
     let port = url
         .trim_start_matches("http://127.0.0.1:")
         .trim_end_matches("/mcp");

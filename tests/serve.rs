@@ -8,27 +8,10 @@ use std::time::Duration;
 
 use runner::testing::mock_server::{MockResponse, Reply};
 use serde_json::{Value, json};
-use support::http::{Api, Sse, free_port};
+use support::http::{Api, Sse};
 use support::{NatsServer, Running, Test, read_events, wait_until};
 
 const READER: &str = "prompt: Go\ntools:\n  - builtin: read_file\n";
-
-/// Starts `runner serve . --listen 127.0.0.1:PORT ARGS...` in the test's workspace.
-fn serve<const N: usize>(test: Test, args: [&str; N]) -> (Running, Api) {
-    let port = free_port();
-    let mut command: Vec<String> = ["serve", ".", "--listen", &format!("127.0.0.1:{port}")]
-        .map(String::from)
-        .to_vec();
-    command.extend(args.map(String::from));
-    let running = test
-        .command_vec(command)
-        .any_stderr()
-        .time_limit(Duration::from_secs(90))
-        .spawn();
-    let api = Api::new(port);
-    api.wait_up();
-    (running, api)
-}
 
 /// `POST /api/runs` for the test agent; the run's and its session's ids.
 fn start(api: &Api, body: Value) -> (String, String) {
@@ -76,7 +59,7 @@ fn the_event_stream_of_a_run_is_its_events_jsonl() {
         .file("notes.txt", "remember the milk")
         .reply(Reply::tool_call("read_file", json!({"path": "notes.txt"})))
         .reply(Reply::text("Done."));
-    let (running, api) = serve(test, []);
+    let (running, api) = test.serve(&[]);
     let (run, session) = start(&api, json!({"agent": "test-agent"}));
     let (live, end) = api.events(&run, None).until_end();
     assert_eq!(end.data, r#"{"status":"completed"}"#);
@@ -103,7 +86,7 @@ fn a_client_that_reconnects_with_last_event_id_misses_nothing_and_gets_nothing_t
         .file("notes.txt", "remember the milk")
         .reply(Reply::tool_call("read_file", json!({"path": "notes.txt"})))
         .respond(slow_reply());
-    let (running, api) = serve(test, []);
+    let (running, api) = test.serve(&[]);
     let (run, _) = start(&api, json!({"agent": "test-agent"}));
     let mut first = Vec::new();
     {
@@ -142,7 +125,7 @@ permissions:
             json!({"command": "touch APPROVED"}),
         ))
         .reply(Reply::text("done"));
-    let (running, api) = serve(test, []);
+    let (running, api) = test.serve(&[]);
     let (run, session) = start(&api, json!({"agent": "test-agent"}));
     let (events, end) = api.events(&run, None).until_end();
     assert_eq!(end.data, r#"{"status":"input_required"}"#);
@@ -185,7 +168,7 @@ permissions:
                 .with_tool_call("shell", json!({"command": "touch SECOND"})),
         )
         .reply(Reply::text("understood"));
-    let (running, api) = serve(test, []);
+    let (running, api) = test.serve(&[]);
     let (run, session) = start(&api, json!({"agent": "test-agent"}));
     let (_, end) = api.events(&run, None).until_end();
     assert_eq!(end.data, r#"{"status":"input_required"}"#);
@@ -230,7 +213,7 @@ fn a_cancelled_run_ends_interrupted_and_resumes_over_http() {
         .agent("prompt: Go\n")
         .respond(slow_reply())
         .reply(Reply::text("resumed answer"));
-    let (running, api) = serve(test, []);
+    let (running, api) = test.serve(&[]);
     let (run, session) = start(&api, json!({"agent": "test-agent"}));
     wait_until("the model is called", || running.requests_made() >= 1);
     let cancelled = api.post(&format!("/api/runs/{run}/cancel"), &json!({}));
@@ -253,7 +236,7 @@ fn a_run_past_the_slots_and_the_queue_is_refused_with_429() {
         .agent("prompt: Go\n")
         .respond(slow_reply())
         .reply(Reply::text("second"));
-    let (running, api) = serve(test, ["-j", "1", "--queue", "0"]);
+    let (running, api) = test.serve(&["-j", "1", "--queue", "0"]);
     let (first, _) = start(&api, json!({"agent": "test-agent"}));
     wait_until("the first run calls the model", || {
         running.requests_made() >= 1
@@ -280,7 +263,7 @@ fn listening_off_loopback_needs_a_token() {
         .run();
     let token = "a-token-of-some-length-42";
     let test = Test::new().agent("prompt: Go\n").env("SERVE_TOKEN", token);
-    let (_running, api) = serve(test, ["--token-env", "SERVE_TOKEN"]);
+    let (_running, api) = test.serve(&["--token-env", "SERVE_TOKEN"]);
     let refused = api.get("/api/agents");
     assert_eq!(refused.status, 401);
     assert_eq!(refused.code(), "unauthorized");
@@ -298,7 +281,7 @@ fn listening_off_loopback_needs_a_token() {
 fn the_web_view_is_served_without_the_token_under_a_policy_of_its_own_origin_only() {
     let token = "a-token-of-some-length-42";
     let test = Test::new().agent("prompt: Go\n").env("SERVE_TOKEN", token);
-    let (_running, api) = serve(test, ["--token-env", "SERVE_TOKEN"]);
+    let (_running, api) = test.serve(&["--token-env", "SERVE_TOKEN"]);
     // The page's files hold no data: they load without the token, and the page asks for it.
     for (path, kind, holds) in [
         ("/", "text/html", "/web/app.js"),
@@ -333,7 +316,7 @@ fn bad_requests_are_answered_with_their_code_and_status() {
     let test = Test::new()
         .agent("prompt: Go\ninputs:\n  topic: { type: string, required: true }\n")
         .file("broken.yaml", "name: broken\nmodel: nope\n");
-    let (running, api) = serve(test, []);
+    let (running, api) = test.serve(&[]);
     let agents = api.get("/api/agents").json();
     let named = |name: &str| {
         let all = agents.as_array().unwrap();
@@ -380,7 +363,7 @@ fn sigterm_interrupts_the_runs_in_flight_and_a_new_server_resumes_them() {
         .agent("prompt: Go\n")
         .respond(slow_reply())
         .reply(Reply::text("resumed answer"));
-    let (running, api) = serve(test, []);
+    let (running, api) = test.serve(&[]);
     let (run, session) = start(&api, json!({"agent": "test-agent"}));
     wait_until("the model is called", || running.requests_made() >= 1);
     let mut stream = api.events(&run, None);
@@ -393,7 +376,7 @@ fn sigterm_interrupts_the_runs_in_flight_and_a_new_server_resumes_them() {
         "{}",
         stopped.stderr
     );
-    let (again, api) = serve(stopped.then(), []);
+    let (again, api) = stopped.then().serve(&[]);
     let result = api.get(&format!("/api/runs/{run}")).json();
     assert_eq!(
         result["status"], "interrupted",
@@ -412,7 +395,7 @@ fn sigterm_interrupts_the_runs_in_flight_and_a_new_server_resumes_them() {
 #[test]
 fn sigterm_is_not_held_by_a_client_that_sent_half_a_request() {
     use std::io::Write;
-    let (running, api) = serve(Test::new().agent("prompt: Go\n"), []);
+    let (running, api) = Test::new().agent("prompt: Go\n").serve(&[]);
     let mut half = std::net::TcpStream::connect(api.address()).unwrap();
     half.write_all(b"POST /api/runs HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n{\"agent\"")
         .unwrap();
@@ -444,7 +427,7 @@ fn sigterm_is_not_held_by_a_client_that_sent_half_a_request() {
 fn clients_that_send_half_a_head_are_disconnected_and_cannot_hold_the_server() {
     use std::io::{Read, Write};
     let args = ["--max-connections", "2", "--header-timeout", "1"];
-    let (_running, api) = serve(Test::new().agent("prompt: Go\n"), args);
+    let (_running, api) = Test::new().agent("prompt: Go\n").serve(&args);
     let slow: Vec<std::net::TcpStream> = (0..2)
         .map(|_| {
             let mut stream = std::net::TcpStream::connect(api.address()).unwrap();
@@ -477,7 +460,7 @@ fn an_agent_file_saved_while_serving_is_served_as_saved() {
     let test = Test::new()
         .agent("prompt: Go\nfoo: 1\n")
         .reply(Reply::text("fixed"));
-    let (running, api) = serve(test, []);
+    let (running, api) = test.serve(&[]);
     let listed = api.get("/api/agents").json();
     assert_eq!(listed[0]["valid"], false);
     assert!(
@@ -504,12 +487,12 @@ fn an_agent_file_saved_while_serving_is_served_as_saved() {
 #[test]
 fn cors_headers_are_sent_only_to_the_origins_allowed() {
     let origin = [("Origin", "http://localhost:3000")];
-    let (_plain, api) = serve(Test::new().agent("prompt: Go\n"), []);
+    let (_plain, api) = Test::new().agent("prompt: Go\n").serve(&[]);
     let answer = api.request("GET", "/api/agents", &origin, None);
     assert_eq!(answer.status, 200);
     assert_eq!(answer.header("access-control-allow-origin"), None);
     let test = Test::new().agent("prompt: Go\n");
-    let (_allowing, api) = serve(test, ["--allow-origin", "http://localhost:3000"]);
+    let (_allowing, api) = test.serve(&["--allow-origin", "http://localhost:3000"]);
     let answer = api.request("GET", "/api/agents", &origin, None);
     assert_eq!(
         answer.header("access-control-allow-origin"),
@@ -529,7 +512,7 @@ fn no_answer_of_the_api_holds_the_key() {
         .file("notes.txt", &format!("the key is {}", support::KEY))
         .reply(Reply::tool_call("read_file", json!({"path": "notes.txt"})))
         .reply(Reply::text(format!("It says {}.", support::KEY)));
-    let (_running, api) = serve(test, []);
+    let (_running, api) = test.serve(&[]);
     let (run, session) = start(&api, json!({"agent": "test-agent"}));
     let (events, _) = api.events(&run, None).until_end();
     let mut answers: Vec<String> = events.iter().map(|event| event.data.clone()).collect();
@@ -560,7 +543,7 @@ fn no_answer_of_the_api_holds_the_key() {
 /// types the server reads and writes.
 #[test]
 fn the_openapi_document_has_every_route_and_the_bodies_schemas() {
-    let (_running, api) = serve(Test::new().agent("prompt: Go\n"), []);
+    let (_running, api) = Test::new().agent("prompt: Go\n").serve(&[]);
     let document = api.get("/api/openapi.json").json();
     assert_eq!(document["openapi"], "3.0.3");
     let paths: Vec<&String> = document["paths"].as_object().unwrap().keys().collect();
@@ -635,8 +618,8 @@ fn two_servers_over_nats_share_sessions() {
         .reply(Reply::text("approved on the other"))
         .respond(slow_reply())
         .reply(Reply::text("resumed on the other"));
-    let (one, api_one) = serve(test.cwd("one"), ["--nats", &url]);
-    let (two, api_two) = serve(one.alongside().cwd("two"), ["--nats", &url]);
+    let (one, api_one) = test.cwd("one").serve(&["--nats", &url]);
+    let (two, api_two) = one.alongside().cwd("two").serve(&["--nats", &url]);
 
     let (run, paused) = start(&api_one, json!({"agent": "asker"}));
     let (_, end) = api_one.events(&run, None).until_end();
@@ -686,7 +669,7 @@ fn two_servers_over_nats_share_sessions() {
 #[test]
 fn an_agent_that_keeps_its_sessions_elsewhere_is_refused_with_why() {
     let agent = "prompt: Go\ncheckpoints:\n  dir: elsewhere\n";
-    let (running, api) = serve(Test::new().agent(agent).reply(Reply::text("no")), []);
+    let (running, api) = Test::new().agent(agent).reply(Reply::text("no")).serve(&[]);
     let refused = api.post("/api/runs", &json!({"agent": "test-agent"}));
     assert_eq!(
         (refused.status, refused.code()),

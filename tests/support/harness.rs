@@ -834,3 +834,24 @@ pub fn terminal_available() -> bool {
     }
     found
 }
+
+impl Test {
+    /// Starts `runner serve . --listen 127.0.0.1:PORT ARGS...` in the test's workspace, and
+    /// waits until it answers.
+    pub fn serve(self, args: &[&str]) -> (Running, super::http::Api) {
+        let port = super::http::free_port();
+        let listen = format!("127.0.0.1:{port}");
+        let mut command: Vec<String> = ["serve", ".", "--listen", &listen]
+            .map(String::from)
+            .to_vec();
+        command.extend(args.iter().map(|arg| arg.to_string()));
+        let running = self
+            .command_vec(command)
+            .any_stderr()
+            .time_limit(Duration::from_secs(120))
+            .spawn();
+        let api = super::http::Api::new(port);
+        api.wait_up();
+        (running, api)
+    }
+}
