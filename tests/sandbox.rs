@@ -539,3 +539,41 @@ fn a_user_other_than_root_gets_the_same_sandbox() {
         results[2]
     );
 }
+
+/// A case's `setup:` runs under the agent's sandbox: writing outside the workspace fails
+/// the case, naming it, while a set-up that stays in the workspace passes.
+#[test]
+fn a_test_set_up_runs_under_the_agents_sandbox() {
+    if !landlock() {
+        return;
+    }
+    let outside = tempdir("sandbox-setup-outside");
+    let escaped = outside.join("escaped");
+    let file = format!(
+        r#"agent: agent.yaml
+cases:
+  - name: writes-outside
+    setup: touch {escaped} && echo inside > inside.txt
+    script:
+      - text: done
+  - name: stays-inside
+    setup: echo inside > inside.txt
+    script:
+      - text: done
+    expect:
+      - file_exists: inside.txt
+"#,
+        escaped = escaped.display()
+    );
+    let ran = Test::new()
+        .agent("prompt: Go.\nsandbox: {}\ntools:\n  - builtin: shell\n    allow: [touch]\n")
+        .file("agent.test.yaml", &file)
+        .command(["test", "-j", "1"])
+        .status(1)
+        .any_stderr()
+        .stdout_contains("1 passed, 1 failed, 0 skipped")
+        .stdout_contains("case `writes-outside`: setup failed under the agent's sandbox")
+        .run();
+    assert!(!exists(&escaped), "the set-up wrote outside the workspace");
+    assert!(ran.stdout.contains("Permission denied"), "{}", ran.stdout);
+}
