@@ -577,3 +577,25 @@ cases:
     assert!(!exists(&escaped), "the set-up wrote outside the workspace");
     assert!(ran.stdout.contains("Permission denied"), "{}", ran.stdout);
 }
+
+/// A `host:port` rule's host is resolved when the sandbox is built: one that does not
+/// resolve, or names no single destination (`0.0.0.0`), is refused at start, before any
+/// model call, saying which rule and why.
+#[test]
+fn a_host_port_rule_whose_host_does_not_resolve_is_refused_at_start() {
+    for (rule, says) in [
+        ("no-such-host.invalid:443", "does not resolve to an address"),
+        ("0.0.0.0:443", "resolves only to 0.0.0.0"),
+    ] {
+        let agent = format!(
+            "prompt: Go\ntools:\n  - builtin: shell\n    allow: [touch]\n    sandbox: {{ network: [\"{rule}\"] }}\n"
+        );
+        let ran = Test::new().agent(&agent).status(2).any_stderr().run();
+        assert!(
+            ran.stderr.contains(&format!("`{rule}` {says}")),
+            "{}",
+            ran.stderr
+        );
+        assert!(ran.requests().is_empty(), "the run started");
+    }
+}

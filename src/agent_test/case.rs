@@ -110,9 +110,10 @@ fn execute(job: &Job<'_>, dir: &CaseDir) -> Result<Found, String> {
     if let Some(setup) = &case.setup {
         let mut read_only = dir.setup_scripts(setup, &job.file.dir);
         read_only.extend([job.file.agent.clone(), job.file.path.clone()]);
-        let sandbox = setup_sandbox(&job.file.agent, dir, read_only)?;
+        let named = |e: String| format!("case `{}`: {e}", case.name);
+        let sandbox = setup_sandbox(&job.file.agent, dir, read_only).map_err(named)?;
         dir.setup(setup, &job.file.dir, &env, sandbox)
-            .map_err(|e| format!("case `{}`: {e}", case.name))?;
+            .map_err(named)?;
     }
     let mut command = exec_command(job, case, dir)?;
     apply_env(&mut command, &env);

@@ -29,7 +29,7 @@ pub fn setup_sandbox(
         return Ok(None);
     };
     sandbox
-        .check_required()
+        .check_at_start()
         .map_err(|why| format!("setup: {why}"))?;
     let confine = Confine {
         workspace: sandbox::canonical(&dir.workspace),
