@@ -408,10 +408,10 @@ fn a_sub_agent_stays_under_its_callers_sandbox_whatever_its_own_says() {
 #[test]
 fn runner_tools_shows_each_programs_sandbox() {
     Test::new()
-        .agent("prompt: Go\nsandbox: { network: loopback }\ntools:\n  - builtin: shell\n    allow: [ls]\n    sandbox: { network: [\"api.github.com:443\"], fs: { write: [out] } }\n")
+        .agent("prompt: Go\nsandbox: { network: loopback }\ntools:\n  - builtin: shell\n    allow: [ls]\n    sandbox: { network: [\"localhost:443\"], fs: { write: [out] } }\n")
         .command(["tools", "agent.yaml"])
         .stdout_contains(
-            "sandbox: network loopback | network [api.github.com:443]; write workspace + [out]",
+            "sandbox: network loopback | network [localhost:443]; write workspace + [out]",
         )
         .run();
 }
@@ -598,4 +598,27 @@ fn a_host_port_rule_whose_host_does_not_resolve_is_refused_at_start() {
         );
         assert!(ran.requests().is_empty(), "the run started");
     }
+}
+
+/// The program's reaper runs outside its sandbox, so the program cannot kill it (Landlock's
+/// signal scoping, ABI 6) and leave what it started behind.
+#[test]
+fn a_sandboxed_program_cannot_kill_its_reaper() {
+    if !landlock() {
+        return;
+    }
+    if runner::sandbox::abi::kernel_abi().is_ok_and(|abi| abi < 6) {
+        eprintln!("skipped: signal scoping needs Landlock ABI 6");
+        return;
+    }
+    let script = r#"
+import os, signal
+try:
+    os.kill(os.getppid(), signal.SIGKILL)
+    print("killed")
+except PermissionError:
+    print("refused")
+"#;
+    let result = python("{}", script);
+    assert_eq!(result["data"]["stdout"], "refused\n", "{result}");
 }
