@@ -203,6 +203,7 @@ fn bench_agents(c: &mut Criterion) {
         command: env!("CARGO_BIN_EXE_runner").into(),
         args: vec!["mcp".into(), dir.display().to_string()],
         env: vec![("BENCH_KEY".into(), "not-a-key".into())],
+        sandbox: Vec::new(),
     };
     let tool = agent_call(&runtime, &stdio);
     group.bench_function("agent_call/stdio", |b| b.iter(|| call(&tool)));
