@@ -408,10 +408,10 @@ fn a_sub_agent_stays_under_its_callers_sandbox_whatever_its_own_says() {
 #[test]
 fn runner_tools_shows_each_programs_sandbox() {
     Test::new()
-        .agent("prompt: Go\nsandbox: { network: loopback }\ntools:\n  - builtin: shell\n    allow: [ls]\n    sandbox: { network: [\"api.github.com:443\"], fs: { write: [out] } }\n")
+        .agent("prompt: Go\nsandbox: { network: loopback }\ntools:\n  - builtin: shell\n    allow: [ls]\n    sandbox: { network: [\"localhost:443\"], fs: { write: [out] } }\n")
         .command(["tools", "agent.yaml"])
         .stdout_contains(
-            "sandbox: network loopback | network [api.github.com:443]; write workspace + [out]",
+            "sandbox: network loopback | network [localhost:443]; write workspace + [out]",
         )
         .run();
 }
@@ -538,4 +538,87 @@ fn a_user_other_than_root_gets_the_same_sandbox() {
         "{}",
         results[2]
     );
+}
+
+/// A case's `setup:` runs under the agent's sandbox: writing outside the workspace fails
+/// the case, naming it, while a set-up that stays in the workspace passes.
+#[test]
+fn a_test_set_up_runs_under_the_agents_sandbox() {
+    if !landlock() {
+        return;
+    }
+    let outside = tempdir("sandbox-setup-outside");
+    let escaped = outside.join("escaped");
+    let file = format!(
+        r#"agent: agent.yaml
+cases:
+  - name: writes-outside
+    setup: touch {escaped} && echo inside > inside.txt
+    script:
+      - text: done
+  - name: stays-inside
+    setup: echo inside > inside.txt
+    script:
+      - text: done
+    expect:
+      - file_exists: inside.txt
+"#,
+        escaped = escaped.display()
+    );
+    let ran = Test::new()
+        .agent("prompt: Go.\nsandbox: {}\ntools:\n  - builtin: shell\n    allow: [touch]\n")
+        .file("agent.test.yaml", &file)
+        .command(["test", "-j", "1"])
+        .status(1)
+        .any_stderr()
+        .stdout_contains("1 passed, 1 failed, 0 skipped")
+        .stdout_contains("case `writes-outside`: setup failed under the agent's sandbox")
+        .run();
+    assert!(!exists(&escaped), "the set-up wrote outside the workspace");
+    assert!(ran.stdout.contains("Permission denied"), "{}", ran.stdout);
+}
+
+/// A `host:port` rule's host is resolved when the sandbox is built: one that does not
+/// resolve, or names no single destination (`0.0.0.0`), is refused at start, before any
+/// model call, saying which rule and why.
+#[test]
+fn a_host_port_rule_whose_host_does_not_resolve_is_refused_at_start() {
+    for (rule, says) in [
+        ("no-such-host.invalid:443", "does not resolve to an address"),
+        ("0.0.0.0:443", "resolves only to 0.0.0.0"),
+    ] {
+        let agent = format!(
+            "prompt: Go\ntools:\n  - builtin: shell\n    allow: [touch]\n    sandbox: {{ network: [\"{rule}\"] }}\n"
+        );
+        let ran = Test::new().agent(&agent).status(2).any_stderr().run();
+        assert!(
+            ran.stderr.contains(&format!("`{rule}` {says}")),
+            "{}",
+            ran.stderr
+        );
+        assert!(ran.requests().is_empty(), "the run started");
+    }
+}
+
+/// The program's reaper runs outside its sandbox, so the program cannot kill it (Landlock's
+/// signal scoping, ABI 6) and leave what it started behind.
+#[test]
+fn a_sandboxed_program_cannot_kill_its_reaper() {
+    if !landlock() {
+        return;
+    }
+    if runner::sandbox::abi::kernel_abi().is_ok_and(|abi| abi < 6) {
+        eprintln!("skipped: signal scoping needs Landlock ABI 6");
+        return;
+    }
+    let script = r#"
+import os, signal
+try:
+    os.kill(os.getppid(), signal.SIGKILL)
+    print("killed")
+except PermissionError:
+    print("refused")
+"#;
+    let result = python("{}", script);
+    assert_eq!(result["data"]["stdout"], "refused\n", "{result}");
 }

@@ -10,6 +10,7 @@ use super::child::{ChildError, run_with_limit};
 use super::judge::{JudgeSource, grade};
 use super::load::LoadedFile;
 use super::outcome::{Attempt, Failure};
+use super::setup_sandbox::setup_sandbox;
 use super::spec::{Assertion, Case};
 use super::workspace::{CaseDir, apply_env};
 use crate::engine::events::Event;
@@ -107,7 +108,12 @@ fn execute(job: &Job<'_>, dir: &CaseDir) -> Result<Found, String> {
     }
     dir.lay_files(case)?;
     if let Some(setup) = &case.setup {
-        dir.setup(setup, &job.file.dir, &env)?;
+        let mut read_only = dir.setup_scripts(setup, &job.file.dir);
+        read_only.extend([job.file.agent.clone(), job.file.path.clone()]);
+        let named = |e: String| format!("case `{}`: {e}", case.name);
+        let sandbox = setup_sandbox(&job.file.agent, dir, read_only).map_err(named)?;
+        dir.setup(setup, &job.file.dir, &env, sandbox)
+            .map_err(named)?;
     }
     let mut command = exec_command(job, case, dir)?;
     apply_env(&mut command, &env);

@@ -9,7 +9,7 @@
 //! The parts, in the order a test run uses them: [`discover`] finds the files, [`load`]
 //! reads and checks them against [`schema`] (the types of [`spec`]) and [`check`], [`suite`]
 //! plans and runs the cases on a pool of workers, [`case`] runs one case (in a
-//! [`workspace`], through [`child`]), [`assertions`] and [`judge`] check it, and
+//! [`workspace`], its set-up under [`setup_sandbox`], through [`child`]), [`assertions`] and [`judge`] check it, and
 //! [`report`] prints the [`outcome`].
 
 pub mod assertions;
@@ -22,6 +22,7 @@ pub mod load;
 pub mod outcome;
 pub mod report;
 pub mod schema;
+mod setup_sandbox;
 pub mod spec;
 pub mod suite;
 mod workspace;

@@ -4,11 +4,13 @@
 //! through its file tools, and no two cases share one.
 
 use std::path::{Path, PathBuf};
+use std::os::unix::process::CommandExt;
 use std::process::Command;
 
 use serde::Serialize;
 
 use super::spec::Case;
+use crate::sandbox::Prepared;
 
 /// The directories of one run of a case.
 #[derive(Debug, Clone)]
@@ -56,12 +58,14 @@ impl CaseDir {
     }
 
     /// Runs the case's `setup` command in the workspace: `sh -c COMMAND`, with
-    /// `$RUNNER_TEST_DIR` the test file's directory.
+    /// `$RUNNER_TEST_DIR` the test file's directory, under `sandbox` (the agent's) when
+    /// there is one.
     pub fn setup(
         &self,
         command: &str,
         test_dir: &Path,
         env: &[(String, Option<String>)],
+        sandbox: Option<Prepared>,
     ) -> Result<(), String> {
         let mut shell = Command::new("sh");
         shell
@@ -70,6 +74,13 @@ impl CaseDir {
             .current_dir(&self.workspace)
             .env("RUNNER_TEST_DIR", test_dir);
         apply_env(&mut shell, env);
+        let sandboxed = sandbox.is_some();
+        if let Some(prepared) = sandbox {
+            // SAFETY: `enter` makes only raw system calls, between fork and exec.
+            unsafe {
+                shell.pre_exec(move || prepared.enter());
+            }
+        }
         let output = shell
             .output()
             .map_err(|e| format!("setup: cannot run sh: {e}"))?;
@@ -77,8 +88,12 @@ impl CaseDir {
             return Ok(());
         }
         let stderr = String::from_utf8_lossy(&output.stderr);
+        let under = match sandboxed {
+            true => " under the agent's sandbox, which lets it write only the workspace and the `fs.write` paths and reach only its `network` (docs/security.md)",
+            false => "",
+        };
         Err(format!(
-            "setup failed ({}): {}",
+            "setup failed{under} ({}): {}",
             output.status,
             stderr.trim()
         ))

@@ -452,7 +452,7 @@ fn confine(
     let Some(sandbox) = Sandbox::new(&specs, options.workspace) else {
         return Ok(None);
     };
-    sandbox.check_required()?;
+    sandbox.check_at_start()?;
     let confine = Confine {
         workspace: sandbox::canonical(options.workspace),
         hidden: sandbox::hidden_paths(options.protected.state_dirs()),

@@ -5,6 +5,7 @@
 //! * [`policy`]: one `sandbox:` of the file, paths resolved.
 //! * [`ruleset`]: its Landlock ruleset, built in the runner.
 //! * [`netns`]: the network namespace, made in the child.
+//! * [`resolve`]: the resolver check of `host:port` rules, at start.
 //!
 //! Every `sandbox:` that applies to a program (the agent's, its callers', the tool's) is a
 //! layer of its own: the kernel enforces all of them at once, so a sub-agent or a tool can
@@ -15,6 +16,7 @@
 pub mod abi;
 pub mod netns;
 pub mod policy;
+pub mod resolve;
 pub mod ruleset;
 
 use std::io;
@@ -23,7 +25,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::SystemTime;
 
-use crate::spec::sandbox::SandboxSpec;
+use crate::spec::sandbox::{HostPort, NetworkSpec, SandboxSpec};
 use crate::sync::lock;
 
 use netns::NetSetup;
@@ -38,6 +40,8 @@ pub const HIDDEN_IN_HOME: [&str; 3] = [".ssh", ".aws", ".config/gcloud"];
 pub struct Sandbox {
     layers: Vec<Policy>,
     required: bool,
+    /// Every `host:port` rule of every layer, for the resolver check.
+    hosts: Vec<HostPort>,
     /// The rulesets last built, reused while they are up to date: building them lists
     /// directories and opens every path they grant (milliseconds), applying them is cheap.
     built: Mutex<Option<Cached>>,
@@ -88,9 +92,17 @@ impl Sandbox {
             .iter()
             .map(|spec| Policy::from_spec(spec, workspace, home.as_deref()))
             .collect();
+        let hosts = specs
+            .iter()
+            .flat_map(|spec| match &spec.network {
+                NetworkSpec::Hosts(hosts) => hosts.clone(),
+                NetworkSpec::Mode(_) => Vec::new(),
+            })
+            .collect();
         Some(Sandbox {
             layers,
             required: specs.iter().any(|spec| spec.required),
+            hosts,
             built: Mutex::new(None),
         })
     }
@@ -113,8 +125,14 @@ impl Sandbox {
     }
 
     /// At the start of a run: an error when the sandbox is `required` and the kernel
-    /// cannot enforce it.
-    pub fn check_required(&self) -> Result<(), String> {
+    /// cannot enforce it, or a `host:port` rule's host does not resolve to an address the
+    /// rule can stand for ([`resolve::check_hosts`]).
+    pub fn check_at_start(&self) -> Result<(), String> {
+        self.check_required()?;
+        resolve::check_hosts(&self.hosts)
+    }
+
+    fn check_required(&self) -> Result<(), String> {
         match self.support() {
             Support::Unavailable(why) if self.required => Err(format!(
                 "the sandbox is `required: true` but cannot be enforced: {why}; run on a kernel with Landlock (Linux 5.13 or later, `landlock` in the `lsm=` list) or drop `required`"

@@ -74,7 +74,7 @@ pub fn build_builtin_in(
                 sandboxes.iter().copied().chain(sandbox.as_ref()).collect();
             let sandbox = Sandbox::new(&specs, workspace.root());
             if let Some(sandbox) = &sandbox {
-                sandbox.check_required()?;
+                sandbox.check_at_start()?;
             }
             Arc::new(
                 ShellTool::new(

@@ -2,7 +2,8 @@
 //! with everything it started, even what left its process group, when it ends, times out,
 //! when the run is interrupted, or when the caller gives up), unable to read the runner's
 //! environment (`isolate`), stdout and stderr captured separately up to a cap, and an
-//! optional stdin written and closed. `shell` runs its commands with it, and hooks their
+//! optional stdin written and closed; under a kernel sandbox when the caller has one (the
+//! program only, not its reaper). `shell` runs its commands with it, and hooks their
 //! programs.
 
 use std::process::{ExitStatus, Stdio};
@@ -14,6 +15,7 @@ use tokio::process::Command;
 use tokio::sync::watch;
 
 use super::stopped;
+use crate::sandbox::Prepared;
 use crate::sync::lock;
 
 /// After the child ended (or was killed), how long to wait for its output pipes to close
@@ -55,10 +57,12 @@ impl Finished {
 }
 
 /// Runs `command` (program, arguments, directory and environment already set) until it
-/// ends, `timeout` passes or `cancel` turns true. An error: it could not be started.
+/// ends, `timeout` passes or `cancel` turns true, under `sandbox` when given. An error: it
+/// could not be started.
 pub async fn run_child(
     mut command: Command,
     stdin: Option<Vec<u8>>,
+    sandbox: Option<Prepared>,
     timeout: Duration,
     cap: usize,
     cancel: &watch::Receiver<bool>,
@@ -78,9 +82,15 @@ pub async fn run_child(
     command.process_group(0);
     // SAFETY: both run between fork and exec and make only raw system calls.
     unsafe {
-        command.pre_exec(|| {
+        command.pre_exec(move || {
             super::reaper::split()?;
             super::isolate::drop_peeking_capabilities();
+            // After the split, so only the program is confined and the reaper stays
+            // outside its sandbox: with Landlock's signal scoping the program cannot kill
+            // the reaper, which would let what it started escape (docs/security.md).
+            if let Some(sandbox) = &sandbox {
+                sandbox.enter()?;
+            }
             Ok(())
         });
     }

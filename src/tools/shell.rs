@@ -153,21 +153,23 @@ impl ShellTool {
             .env_clear()
             .envs(scrub_env(std::env::vars_os(), &self.deny_env));
         let mut unconfined = None;
+        let mut confined = None;
         if let Some(sandbox) = &self.sandbox {
             match sandbox.prepare(&self.confine()) {
-                Ok(Some(prepared)) => {
-                    // SAFETY: `enter` makes only raw system calls, between fork and exec.
-                    unsafe {
-                        child.pre_exec(move || prepared.enter());
-                    }
-                }
+                Ok(Some(prepared)) => confined = Some(prepared),
                 Ok(None) => unconfined = Some(sandbox::unavailable(sandbox)),
                 Err(message) => return ToolOutput::error(message),
             }
         }
-        let finished = match run_child(child, None, self.timeout, MAX_OUTPUT_BYTES, &ctx.cancel)
-            .await
-        {
+        let ran = run_child(
+            child,
+            None,
+            confined,
+            self.timeout,
+            MAX_OUTPUT_BYTES,
+            &ctx.cancel,
+        );
+        let finished = match ran.await {
             Ok(finished) => finished,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
                 return ToolOutput::error(format!("cannot run `{argv0}`: program not found ({e})"));

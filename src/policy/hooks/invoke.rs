@@ -63,6 +63,7 @@ impl HookRunner {
         let ran = run_child(
             command,
             Some(stdin),
+            None,
             hook.timeout,
             MAX_HOOK_OUTPUT,
             scene.cancel,
