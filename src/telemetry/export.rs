@@ -159,37 +159,35 @@ impl Drop for Telemetry {
         let deadline = Instant::now() + FLUSH;
         // A failed export has warned already; what is left is a collector that is slow.
         let traces = providers.traces.shutdown_with_timeout(FLUSH).is_ok();
-        let metrics = metrics_flushed(&providers.metrics, deadline);
+        flush_metrics(&providers.metrics, deadline);
         if !traces {
             self.warned.warn(format_args!(
                 "OpenTelemetry export to {} did not finish within {} s",
                 self.config.endpoint,
                 FLUSH.as_secs()
             ));
-        } else if !metrics {
-            // The spans left; the metrics, which may have an endpoint of their own, did not.
-            self.warned.warn(format_args!(
-                "OpenTelemetry metrics export failed or did not finish within {} s",
-                FLUSH.as_secs()
-            ));
         }
     }
 }
 
-/// Whether the last metrics left by `deadline`. The meter provider's shutdown waits for its
-/// exporter's own timeout (10 s by default), so it runs on a thread of its own that the
-/// process leaves behind when the time is up.
-fn metrics_flushed(metrics: &SdkMeterProvider, deadline: Instant) -> bool {
+/// Sends the last metrics, waiting for them until `deadline`. The meter provider's shutdown
+/// waits for its exporter's own timeout (10 s by default), so it runs on a thread of its
+/// own that the process leaves behind when the time is up. Its failure is not warned of:
+/// many trace backends (Jaeger, Phoenix) refuse metrics, and that must not cost every run
+/// a warning; the spans' warning covers a collector that is down.
+fn flush_metrics(metrics: &SdkMeterProvider, deadline: Instant) {
     let metrics = metrics.clone();
     let (done, flushed) = mpsc::channel();
     let shutdown = thread::Builder::new()
         .name("otel-metrics-flush".into())
-        .spawn(move || done.send(metrics.shutdown().is_ok()));
-    if shutdown.is_err() {
-        return false;
+        .spawn(move || {
+            let _ = metrics.shutdown();
+            done.send(())
+        });
+    if shutdown.is_ok() {
+        let left = deadline.saturating_duration_since(Instant::now());
+        let _ = flushed.recv_timeout(left);
     }
-    let left = deadline.saturating_duration_since(Instant::now());
-    flushed.recv_timeout(left).unwrap_or(false)
 }
 
 /// The resource: `service.name` `runner`, the agent file's attributes, the SDK's own, then
