@@ -14,6 +14,10 @@ use std::process::{Command, Stdio};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
+use opentelemetry_proto::tonic::collector::metrics::v1::ExportMetricsServiceRequest;
+use opentelemetry_proto::tonic::common::v1::any_value::Value as AnyValueKind;
+use opentelemetry_proto::tonic::metrics::v1::metric::Data;
+use prost::Message as _;
 use runner::testing::mock_server::{MockRequest, MockResponse, Reply};
 use serde_json::{Value, json};
 use support::http::{Api, free_port};
@@ -526,5 +530,185 @@ fn a_collector_that_never_answers_is_given_two_seconds_at_exit_then_one_warning(
             "warning: OpenTelemetry export to {endpoint}/v1/traces did not finish within 2 s"
         )),
         "{warnings:?}"
+    );
+}
+
+/// A loopback OTLP/HTTP receiver of metrics (Phoenix takes traces only): it answers every
+/// POST with 200 and keeps the path and decoded body of each, as OTLP metrics requests.
+struct MetricsReceiver {
+    endpoint: String,
+    received: Arc<Mutex<Vec<(String, ExportMetricsServiceRequest)>>>,
+}
+
+impl MetricsReceiver {
+    fn start() -> MetricsReceiver {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let endpoint = format!("http://{}", listener.local_addr().unwrap());
+        let received: Arc<Mutex<Vec<_>>> = Arc::default();
+        let store = received.clone();
+        // Lives as long as the test binary; each connection is served until it closes.
+        std::thread::spawn(move || {
+            for stream in listener.incoming().flatten() {
+                let store = store.clone();
+                std::thread::spawn(move || serve_otlp(stream, &store));
+            }
+        });
+        MetricsReceiver { endpoint, received }
+    }
+
+    /// The metrics requests that arrived at `path`.
+    fn at(&self, path: &str) -> Vec<ExportMetricsServiceRequest> {
+        let received = self.received.lock().unwrap();
+        received
+            .iter()
+            .filter(|(at, _)| at == path)
+            .map(|(_, request)| request.clone())
+            .collect()
+    }
+}
+
+/// Serves one connection's requests (HTTP/1.1 with `Content-Length`), keeping what decodes
+/// as a metrics request, before it answers (so a run that has exited has been received).
+fn serve_otlp(
+    stream: std::net::TcpStream,
+    store: &Mutex<Vec<(String, ExportMetricsServiceRequest)>>,
+) {
+    use std::io::{BufRead, BufReader, Read, Write};
+    stream
+        .set_read_timeout(Some(Duration::from_secs(10)))
+        .unwrap();
+    let mut writer = stream.try_clone().unwrap();
+    let mut reader = BufReader::new(stream);
+    loop {
+        let mut request_line = String::new();
+        if reader.read_line(&mut request_line).unwrap_or(0) == 0 {
+            return;
+        }
+        let path = request_line
+            .split_whitespace()
+            .nth(1)
+            .unwrap_or_default()
+            .to_string();
+        let mut length = 0;
+        loop {
+            let mut header = String::new();
+            if reader.read_line(&mut header).unwrap_or(0) == 0 {
+                return;
+            }
+            let header = header.trim_end();
+            if header.is_empty() {
+                break;
+            }
+            if let Some((name, value)) = header.split_once(':')
+                && name.eq_ignore_ascii_case("content-length")
+            {
+                length = value.trim().parse().unwrap();
+            }
+        }
+        let mut body = vec![0; length];
+        if reader.read_exact(&mut body).is_err() {
+            return;
+        }
+        if let Ok(request) = ExportMetricsServiceRequest::decode(body.as_slice()) {
+            store.lock().unwrap().push((path, request));
+        }
+        let answer =
+            "HTTP/1.1 200 OK\r\ncontent-type: application/x-protobuf\r\ncontent-length: 0\r\n\r\n";
+        if writer.write_all(answer.as_bytes()).is_err() {
+            return;
+        }
+    }
+}
+
+/// The data points of histogram `name` across `requests`: attributes (as text) and sums.
+fn histogram(
+    requests: &[ExportMetricsServiceRequest],
+    name: &str,
+) -> Vec<(HashMap<String, String>, f64, u64)> {
+    let metrics = requests
+        .iter()
+        .flat_map(|r| &r.resource_metrics)
+        .flat_map(|r| &r.scope_metrics)
+        .flat_map(|s| &s.metrics)
+        .filter(|m| m.name == name);
+    let mut points = Vec::new();
+    for metric in metrics {
+        let Some(Data::Histogram(histogram)) = &metric.data else {
+            panic!("{name} is not a histogram: {metric:?}");
+        };
+        for point in &histogram.data_points {
+            let attributes = point
+                .attributes
+                .iter()
+                .map(|kv| {
+                    let value = match kv.value.as_ref().and_then(|v| v.value.as_ref()) {
+                        Some(AnyValueKind::StringValue(s)) => s.clone(),
+                        other => format!("{other:?}"),
+                    };
+                    (kv.key.clone(), value)
+                })
+                .collect();
+            points.push((attributes, point.sum.unwrap_or_default(), point.count));
+        }
+    }
+    points
+}
+
+#[test]
+fn model_calls_are_exported_as_genai_token_usage_and_duration_histograms() {
+    let receiver = MetricsReceiver::start();
+    let ran = Test::new()
+        .agent("prompt: Hi.\ntools:\n  - builtin: read_file\n")
+        .reply(Reply::tool_call("read_file", json!({"path": "nope"})).with_usage(100, 20))
+        .reply(Reply::text("Done.").with_usage(130, 5))
+        .env("OTEL_EXPORTER_OTLP_ENDPOINT", &receiver.endpoint)
+        // The metrics' own endpoint wins over the general one, as for spans.
+        .env(
+            "OTEL_EXPORTER_OTLP_METRICS_ENDPOINT",
+            &format!("{}/elsewhere/metrics", receiver.endpoint),
+        )
+        .run();
+    assert_eq!(ran.result()["output"], "Done.");
+    assert!(receiver.at("/v1/metrics").is_empty());
+    let requests = receiver.at("/elsewhere/metrics");
+    assert!(!requests.is_empty(), "no metrics arrived");
+
+    let tokens = histogram(&requests, "gen_ai.client.token.usage");
+    let of = |kind: &str| {
+        tokens
+            .iter()
+            .find(|(attributes, _, _)| attributes["gen_ai.token.type"] == kind)
+            .unwrap_or_else(|| panic!("no {kind} tokens: {tokens:?}"))
+    };
+    let (input, sum, count) = of("input");
+    assert_eq!(
+        (*sum, *count),
+        (230.0, 2),
+        "two calls, 100 + 130 input tokens"
+    );
+    assert_eq!(input["gen_ai.operation.name"], "chat");
+    assert_eq!(input["gen_ai.provider.name"], "openai");
+    assert_eq!(input["gen_ai.request.model"], "mock-model");
+    assert_eq!(input["gen_ai.response.model"], "mock-model");
+    let (_, sum, count) = of("output");
+    assert_eq!((*sum, *count), (25.0, 2));
+
+    let durations = histogram(&requests, "gen_ai.client.operation.duration");
+    let calls: u64 = durations.iter().map(|(_, _, count)| count).sum();
+    assert_eq!(calls, 2, "one duration per model call: {durations:?}");
+    assert!(
+        durations
+            .iter()
+            .all(|(a, _, _)| a["gen_ai.request.model"] == "mock-model")
+    );
+    assert!(
+        durations
+            .iter()
+            .all(|(a, _, _)| a["gen_ai.response.model"] == "mock-model")
+    );
+    assert!(
+        durations
+            .iter()
+            .all(|(a, _, _)| !a.contains_key("error.type"))
     );
 }

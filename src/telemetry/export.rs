@@ -1,16 +1,20 @@
-//! One process's export: the tracer provider (batching on its own thread, bounded queue),
+//! One process's export: the tracer provider (batching on its own thread, bounded queue)
+//! and the meter provider (aggregating, exporting at its interval and at the end),
 //! built at the first run from the environment and that run's `telemetry:` resource, the
 //! caller's trace context (`TRACEPARENT`), and the flush at the end, bounded to 2 s.
 
 use std::collections::HashMap;
 use std::env;
-use std::sync::{Arc, OnceLock};
-use std::time::Duration;
+use std::sync::{Arc, OnceLock, mpsc};
+use std::thread;
+use std::time::{Duration, Instant};
 
 use opentelemetry::propagation::TextMapPropagator;
+use opentelemetry::metrics::MeterProvider as _;
 use opentelemetry::trace::{TraceContextExt, TracerProvider as _};
 use opentelemetry::{Context, KeyValue};
 use opentelemetry_sdk::Resource;
+use opentelemetry_sdk::metrics::{PeriodicReader, SdkMeterProvider};
 use opentelemetry_sdk::propagation::TraceContextPropagator;
 use opentelemetry_sdk::resource::{EnvResourceDetector, TelemetryResourceDetector};
 use opentelemetry_sdk::trace::{SdkTracer, SdkTracerProvider};
@@ -18,6 +22,7 @@ use opentelemetry_sdk::trace::{SdkTracer, SdkTracerProvider};
 use super::config::{self, ExportConfig};
 use super::exporter::{WarnOnce, Warned};
 use super::ids::ChosenAhead;
+use super::metrics::GenAiMetrics;
 use super::spans::GenAiSpans;
 use crate::engine::events::EventSink;
 use crate::policy::Redactor;
@@ -30,13 +35,19 @@ const FLUSH: Duration = Duration::from_secs(2);
 /// The service name when `OTEL_SERVICE_NAME` does not give one.
 const SERVICE: &str = "runner";
 
+/// Where spans and metrics go: one of each per process.
+struct Providers {
+    traces: SdkTracerProvider,
+    metrics: SdkMeterProvider,
+}
+
 /// A process's OpenTelemetry export. Dropped (after the last run), it flushes for at most
 /// [`FLUSH`], then lets go whatever is still queued.
 pub struct Telemetry {
     config: ExportConfig,
     /// The caller's trace, from `TRACEPARENT`/`TRACESTATE`: root runs are its children.
     parent: Context,
-    provider: OnceLock<Option<SdkTracerProvider>>,
+    provider: OnceLock<Option<Providers>>,
     /// The first run's span, named before it starts (see `ids.rs`).
     ids: ChosenAhead,
     warned: Warned,
@@ -86,16 +97,18 @@ impl Telemetry {
             true => Some(Redactor::new(redact).unwrap_or_default()),
             false => None,
         };
-        let tracer: SdkTracer = provider.tracer("runner");
+        let tracer: SdkTracer = provider.traces.tracer("runner");
+        let metrics = GenAiMetrics::new(&provider.metrics.meter("runner"));
         Some(Arc::new(GenAiSpans::new(
             tracer,
             self.parent.clone(),
             content,
+            metrics,
         )))
     }
 
-    /// The provider, or `None` (with the one warning) when the exporter cannot be built.
-    fn build(&self, spec: Option<&TelemetrySpec>) -> Option<SdkTracerProvider> {
+    /// The providers, or `None` (with the one warning) when an exporter cannot be built.
+    fn build(&self, spec: Option<&TelemetrySpec>) -> Option<Providers> {
         // The process-wide TLS provider, as the model clients install it.
         let _ = rustls::crypto::ring::default_provider().install_default();
         let exporter = match opentelemetry_otlp::SpanExporter::builder()
@@ -110,29 +123,70 @@ impl Telemetry {
             }
         };
         let exporter = WarnOnce::new(exporter, self.config.endpoint.clone(), self.warned.clone());
-        Some(
-            SdkTracerProvider::builder()
+        // The metrics exporter reads its endpoint as the span exporter does, from
+        // `OTEL_EXPORTER_OTLP_METRICS_ENDPOINT`, else the general one plus `/v1/metrics`.
+        let metrics = match opentelemetry_otlp::MetricExporter::builder()
+            .with_http()
+            .build()
+        {
+            Ok(exporter) => exporter,
+            Err(error) => {
+                self.warned
+                    .warn(format_args!("OpenTelemetry export is off: {error}"));
+                return None;
+            }
+        };
+        let resource = resource(spec);
+        Some(Providers {
+            traces: SdkTracerProvider::builder()
                 .with_batch_exporter(exporter)
                 .with_id_generator(self.ids.clone())
-                .with_resource(resource(spec))
+                .with_resource(resource.clone())
                 .build(),
-        )
+            metrics: SdkMeterProvider::builder()
+                .with_reader(PeriodicReader::builder(metrics).build())
+                .with_resource(resource)
+                .build(),
+        })
     }
 }
 
 impl Drop for Telemetry {
     fn drop(&mut self) {
-        let Some(Some(provider)) = self.provider.get() else {
+        let Some(Some(providers)) = self.provider.get() else {
             return;
         };
+        let deadline = Instant::now() + FLUSH;
         // A failed export has warned already; what is left is a collector that is slow.
-        if provider.shutdown_with_timeout(FLUSH).is_err() {
+        let traces = providers.traces.shutdown_with_timeout(FLUSH).is_ok();
+        flush_metrics(&providers.metrics, deadline);
+        if !traces {
             self.warned.warn(format_args!(
                 "OpenTelemetry export to {} did not finish within {} s",
                 self.config.endpoint,
                 FLUSH.as_secs()
             ));
         }
+    }
+}
+
+/// Sends the last metrics, waiting for them until `deadline`. The meter provider's shutdown
+/// waits for its exporter's own timeout (10 s by default), so it runs on a thread of its
+/// own that the process leaves behind when the time is up. Its failure is not warned of:
+/// many trace backends (Jaeger, Phoenix) refuse metrics, and that must not cost every run
+/// a warning; the spans' warning covers a collector that is down.
+fn flush_metrics(metrics: &SdkMeterProvider, deadline: Instant) {
+    let metrics = metrics.clone();
+    let (done, flushed) = mpsc::channel();
+    let shutdown = thread::Builder::new()
+        .name("otel-metrics-flush".into())
+        .spawn(move || {
+            let _ = metrics.shutdown();
+            done.send(())
+        });
+    if shutdown.is_ok() {
+        let left = deadline.saturating_duration_since(Instant::now());
+        let _ = flushed.recv_timeout(left);
     }
 }
 

@@ -8,6 +8,7 @@ mod content;
 mod export;
 mod exporter;
 mod ids;
+mod metrics;
 mod spans;
 
 pub use export::Telemetry;

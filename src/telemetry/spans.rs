@@ -21,6 +21,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use super::content;
+use super::metrics::GenAiMetrics;
 use crate::engine::events::{
     Event, EventData, EventSink, Failure, Handoff, MessageCompleted, MessageCreated, RunCreated,
     ToolCompleted, ToolStarted,
@@ -38,6 +39,7 @@ pub struct GenAiSpans {
     parent: Context,
     /// Set when content is recorded: what it passes through first.
     content: Option<Redactor>,
+    metrics: GenAiMetrics,
     open: Mutex<Open>,
 }
 
@@ -55,13 +57,32 @@ struct RunSpans {
     /// The run's agent span, then one per handoff, innermost last.
     agents: Vec<Context>,
     /// Model calls by message id, with the id of the one usage reports belong to.
-    chats: HashMap<String, Context>,
+    chats: HashMap<String, Chat>,
     last_chat: Option<String>,
     /// Tool calls by call id, with when each started (an MCP call's span starts then).
     tools: HashMap<String, (Context, SystemTime)>,
     /// What was said of a call before it started (its permission decision, a hook that
     /// denied it), added to its span when it starts or, if it never does, to the agent's.
     early: HashMap<String, Vec<opentelemetry::trace::Event>>,
+}
+
+/// An open model call: its span, when it started and its metric attributes.
+struct Chat {
+    cx: Context,
+    started: SystemTime,
+    attributes: Vec<KeyValue>,
+}
+
+impl Chat {
+    /// The call's duration, recorded as it ends; `error_type` when it failed.
+    fn record_duration(&self, metrics: &GenAiMetrics, error_type: Option<&str>) {
+        let seconds = self.started.elapsed().unwrap_or_default().as_secs_f64();
+        let mut attributes = self.attributes.clone();
+        if let Some(error_type) = error_type {
+            attributes.push(KeyValue::new("error.type", error_type.to_string()));
+        }
+        metrics.duration(seconds, &attributes);
+    }
 }
 
 impl RunSpans {
@@ -71,11 +92,17 @@ impl RunSpans {
 }
 
 impl GenAiSpans {
-    pub fn new(tracer: SdkTracer, parent: Context, content: Option<Redactor>) -> Self {
+    pub fn new(
+        tracer: SdkTracer,
+        parent: Context,
+        content: Option<Redactor>,
+        metrics: GenAiMetrics,
+    ) -> Self {
         GenAiSpans {
             tracer,
             parent,
             content,
+            metrics,
             open: Mutex::new(Open::default()),
         }
     }
@@ -143,16 +170,22 @@ impl GenAiSpans {
             attributes.push(KeyValue::new("gen_ai.request.model", model.clone()));
         }
         let name = format!("chat {model}").trim_end().to_string();
-        let cx = self.start(name, SpanKind::Client, attributes, &parent);
-        run.chats.insert(created.message.id.clone(), cx);
+        let cx = self.start(name, SpanKind::Client, attributes.clone(), &parent);
+        let chat = Chat {
+            cx,
+            started: SystemTime::now(),
+            attributes,
+        };
+        run.chats.insert(created.message.id.clone(), chat);
         run.last_chat = Some(created.message.id.clone());
     }
 
     fn chat_completed(&self, run: &mut RunSpans, completed: &MessageCompleted) {
-        let Some(cx) = run.chats.remove(&completed.message.id) else {
+        let Some(chat) = run.chats.remove(&completed.message.id) else {
             return;
         };
-        let span = cx.span();
+        chat.record_duration(&self.metrics, None);
+        let span = chat.cx.span();
         let reason = name_of(&completed.message.finish_reason);
         span.set_attribute(KeyValue::new(
             "gen_ai.response.finish_reasons",
@@ -250,7 +283,11 @@ impl GenAiSpans {
         };
         let error_type = failure.map(|f| f.code.name().into_owned()).unwrap_or_else(|| status.name().to_string());
         let unfinished = Status::error(failure.map(|f| f.message.clone()).unwrap_or_default());
-        for (_, cx) in run.chats.drain().chain(run.tools.drain().map(|(id, (cx, _))| (id, cx))) {
+        for chat in run.chats.values() {
+            chat.record_duration(&self.metrics, Some(&error_type));
+        }
+        let chats = run.chats.drain().map(|(_, chat)| chat.cx);
+        for cx in chats.chain(run.tools.drain().map(|(_, (cx, _))| cx)) {
             let span = cx.span();
             span.set_attribute(KeyValue::new("error.type", error_type.clone()));
             span.set_status(unfinished.clone());
@@ -316,17 +353,20 @@ impl GenAiSpans {
             EventData::MessageCreated(created) => self.chat_started(run, created),
             EventData::MessageCompleted(completed) => self.chat_completed(run, completed),
             EventData::LlmUsage(usage) => {
-                let chat = run.last_chat.as_ref().and_then(|id| run.chats.get(id));
-                if let Some(cx) = chat {
-                    let span = cx.span();
-                    span.set_attribute(KeyValue::new("gen_ai.response.model", usage.model.clone()));
+                let chat = run.last_chat.as_ref().and_then(|id| run.chats.get_mut(id));
+                if let Some(chat) = chat {
+                    let model = KeyValue::new("gen_ai.response.model", usage.model.clone());
+                    chat.attributes.push(model.clone());
+                    self.metrics.tokens(usage.usage.input_tokens, usage.usage.output_tokens, &chat.attributes);
+                    let span = chat.cx.span();
+                    span.set_attribute(model);
                     span.set_attribute(KeyValue::new("gen_ai.usage.input_tokens", usage.usage.input_tokens as i64));
                     span.set_attribute(KeyValue::new("gen_ai.usage.output_tokens", usage.usage.output_tokens as i64));
                 }
             }
             EventData::LlmRetry(retry) => {
-                if let Some(cx) = run.chats.get(&retry.message_id) {
-                    cx.span().add_event(
+                if let Some(chat) = run.chats.get(&retry.message_id) {
+                    chat.cx.span().add_event(
                         "runner.llm.retry",
                         vec![
                             KeyValue::new("runner.retry.attempt", i64::from(retry.attempt)),
