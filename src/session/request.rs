@@ -146,6 +146,9 @@ pub struct RunSettings {
     /// The run's stop signal; the front end keeps a clone to cancel it.
     pub cancel: Cancel,
     /// OpenTelemetry export (docs/telemetry.md), when asked for: each run's spans go there.
+    /// Set by the binary from `--otel` and the `OTEL_*` variables; not part of the library's
+    /// API (its type is internal), so a library caller leaves it `None`.
+    #[doc(hidden)]
     pub telemetry: Option<Arc<Telemetry>>,
 }
 
