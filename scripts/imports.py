@@ -18,7 +18,8 @@ import sys
 # order:
 # * front ends on top: `cli` parses and prints, `run_file` is the library's short door;
 #   `serve` is the HTTP front end, which the CLI starts (`runner serve`); `session` hosts
-#   runs for all of them.
+#   runs for all of them; `a2a` (the A2A protocol's types, no I/O) is what `serve` speaks
+#   to A2A clients and what a remote A2A sub-agent is called with.
 # * `agent_test`, `nats` (the batch worker and the NATS stores) and `testing` (the
 #   `testing` feature's helpers) run agents through what is below them; a worker runs a
 #   `batch` job, so `batch` is below `nats`.
@@ -41,7 +42,7 @@ import sys
 LAYERS = [
     ["cli", "run_file"],
     ["serve"],
-    ["session"],
+    ["a2a", "session"],
     ["agent_test", "nats", "testing"],
     ["batch"],
     ["reload"],
