@@ -12,7 +12,9 @@
 //!   goes through.
 //! * `web`: the web view at `/`, its files embedded (`web/`).
 //! * `mcp`: the agents as MCP tools, at `/mcp` and over stdio (`runner mcp`).
+//! * `a2a`: the agents as A2A agents, at `/a2a/{agent}` (their cards and JSON-RPC).
 
+mod a2a;
 mod agents;
 mod api_agents;
 mod api_runs;

@@ -140,6 +140,7 @@ fn routes(server: Shared, options: &Options) -> Router {
         )
         .route("/api/sessions/{id}/answer", post(api_sessions::answer))
         .route("/api/sessions/{id}/resume", post(api_sessions::resume))
+        .merge(super::a2a::routes(server.clone(), options))
         .fallback(api_agents::no_route)
         .layer(DefaultBodyLimit::max(MAX_BODY))
         .with_state(server)
