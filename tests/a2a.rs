@@ -209,6 +209,12 @@ fn a2a_serves_cards_and_runs_messages_sent_and_streamed() {
         Some(&get.to_string()),
     );
     assert_eq!(page.status, 403, "{}", page.body);
+    // A message is bounded, as every request body of the server.
+    let huge = json!({"jsonrpc": "2.0", "id": 2, "method": "SendMessage", "params": {"message": {
+        "messageId": "m", "role": "ROLE_USER", "parts": [{"text": "x".repeat(2 << 20)}]}}});
+    let refused = api.post("/a2a/test-agent", &huge);
+    assert_eq!(refused.status, 413, "{}", refused.body);
+    assert_eq!(refused.json()["error"]["code"], -32600);
     running.terminate();
     running.wait();
 }
@@ -289,14 +295,16 @@ fn a2a_input_required_is_answered_by_a_message_on_the_task() {
     assert!(answered.contains("blue"), "{answered}");
 }
 
-/// `CancelTask` interrupts the task's run (checkpointed): the stream ends `canceled`; a
-/// stream left early is picked up again with `SubscribeToTask` to the task's end; an ended
-/// task cannot be canceled.
+/// `CancelTask` interrupts the task's run (checkpointed): the stream ends `canceled`, and a
+/// message on its context continues the session in a new task; a stream left early is
+/// picked up again with `SubscribeToTask` to the task's end; an ended task cannot be
+/// canceled.
 #[test]
 fn a2a_cancels_a_task_and_resubscribes_to_one() {
     let test = Test::new()
         .agent("description: Waits.\nprompt: Go\ntools:\n  - builtin: shell\n    allow: [sleep]\n")
         .reply(Reply::tool_call("shell", json!({"command": "sleep 30"})))
+        .reply(Reply::text("Going on."))
         .reply(Reply::tool_call("shell", json!({"command": "sleep 3"})))
         .reply(Reply::text("Slept."));
     let (running, _api, base) = serve_a2a(test, &[]);
@@ -304,6 +312,8 @@ fn a2a_cancels_a_task_and_resubscribes_to_one() {
     let answers = a2a_client(json!({"steps": [
         {"stream": agent, "message": {"parts": [{"text": "Go"}]}, "cancelOn": "calls shell"},
         {"cancel": agent, "id": "$task"},
+        {"send": agent, "message": {"contextId": "$context", "parts": [{"text": "Go on"}]}},
+        {"send": agent, "message": {"contextId": "$context", "parts": [{"text": "More"}]}},
         {"stream": agent, "message": {"parts": [{"text": "Go"}]}, "leaveOn": "calls shell"},
         {"resubscribe": agent, "id": "$task"},
         {"get": agent, "id": "$task"},
@@ -319,9 +329,19 @@ fn a2a_cancels_a_task_and_resubscribes_to_one() {
     assert_eq!(state(&answers[0]["cancelled"]), "TASK_STATE_CANCELED");
     assert_eq!(answers[1]["error"]["code"], -32002, "{}", answers[1]);
 
-    let events = &answers[3]["events"];
+    // A message on the interrupted session's context continues it, in a new task; a
+    // completed session is not continued.
+    let continued = &answers[2]["task"];
+    assert_eq!(state(continued), "TASK_STATE_COMPLETED", "{continued}");
+    assert_eq!(continued["contextId"], answers[0]["cancelled"]["contextId"]);
+    assert_ne!(continued["id"], answers[0]["cancelled"]["id"]);
+    assert_eq!(text(&continued["artifacts"][0]["parts"]), "Going on.");
+    let completed = answers[3]["error"]["message"].as_str().unwrap();
+    assert!(completed.contains("is completed"), "{completed}");
+
+    let events = &answers[5]["events"];
     assert_eq!(
-        events[0]["task"]["id"], answers[4]["task"]["id"],
+        events[0]["task"]["id"], answers[6]["task"]["id"],
         "{events}"
     );
     let (states, artifacts) = updates(events);
