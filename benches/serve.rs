@@ -19,13 +19,18 @@
 //! * (e) SIGTERM with 100 runs in flight (each streaming a long reply, one SSE client
 //!   each): the time to exit, and every stream ending `interrupted`; and SIGTERM while a
 //!   client holds a connection on which it sent half a request.
+//! * (f) the A2A round trip: `SendMessage` to `/a2a/{agent}` of a one-step agent against the
+//!   zero-latency mock, answered once the task has completed (its answer the artifact), one
+//!   request after another; beside it, the same run through the API (`POST /api/runs`, then
+//!   its event stream to its end).
 //!
 //! Each part has a server of its own (so one part's peak is not the next one's floor),
 //! stopped with SIGTERM at its end: the time from the signal, and from its `stopped` line,
 //! to the process's exit is printed too.
 //!
 //! Run: `cargo bench --bench serve` (`RUNNER_BENCH_RUNS=N` for another number of runs than
-//! 1,000 in (a) and (d); `RUNNER_BENCH_PARTS=ad` for some parts only).
+//! 1,000 in (a) and (d); `RUNNER_BENCH_PARTS=ad` for some parts only;
+//! `cargo bench --bench serve -- a2a` for (f) alone).
 
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
@@ -65,7 +70,11 @@ fn main() {
         .and_then(|n| n.parse().ok())
         .unwrap_or(1000);
     let dir = std::env::temp_dir().join(format!("runner-bench-serve-{}", std::process::id()));
-    let parts = std::env::var("RUNNER_BENCH_PARTS").unwrap_or_else(|_| "abcde".into());
+    let filter = std::env::args().skip(1).find(|a| !a.starts_with('-'));
+    let parts = match filter.as_deref() {
+        Some("a2a") => "f".into(),
+        _ => std::env::var("RUNNER_BENCH_PARTS").unwrap_or_else(|_| "abcdef".into()),
+    };
     if parts.contains('c') {
         latency_one_client(&dir);
     }
@@ -82,6 +91,9 @@ fn main() {
     if parts.contains('e') {
         stop_in_flight(&dir, 100);
         stop_with_half_a_request(&dir);
+    }
+    if parts.contains('f') {
+        a2a_round_trip(&dir, 300);
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
@@ -455,4 +467,53 @@ fn stop_with_half_a_request(dir: &Path) {
     assert_eq!(server.api.get("/api/agents").status, 200);
     server.stop("(e) a client holding half a request");
     drop(half);
+}
+
+/// (f): `rounds` A2A `SendMessage` round trips of a one-step agent (the zero-latency mock),
+/// one after another, and as many runs through the API for comparison.
+fn a2a_round_trip(dir: &Path, rounds: usize) {
+    let mock = MockServer::start();
+    mock.answer_only()
+        .forget_requests()
+        .route(|_| Some(MockResponse::text("Done.")));
+    let server = Server::start(&dir.join("a2a"), &mock, "", 2);
+    let send = |n: usize| {
+        json!({"jsonrpc": "2.0", "id": n, "method": "SendMessage", "params": {"message": {
+            "messageId": format!("m{n}"), "role": "ROLE_USER", "parts": [{"text": "Go"}]}}})
+    };
+    let mut a2a = Vec::with_capacity(rounds);
+    let mut api = Vec::with_capacity(rounds);
+    for n in 0..rounds {
+        let started = Instant::now();
+        let answer = server.api.post("/a2a/bench", &send(n)).json();
+        a2a.push(started.elapsed().as_micros() as u64);
+        let task = &answer["result"]["task"];
+        assert_eq!(task["status"]["state"], "TASK_STATE_COMPLETED", "{answer}");
+        assert_eq!(task["artifacts"][0]["parts"][0]["text"], "Done.");
+
+        let started = Instant::now();
+        let run = server.start_run();
+        let mut events = server.api.events(&run, None);
+        let (_, end) = events.until_end();
+        api.push(started.elapsed().as_micros() as u64);
+        assert_eq!(end.data, r#"{"status":"completed"}"#);
+    }
+    let summary = |times: &mut Vec<u64>| {
+        times.sort_unstable();
+        format!(
+            "p50 {:.2} ms, p90 {:.2} ms, p99 {:.2} ms",
+            percentile(times, 0.5),
+            percentile(times, 0.9),
+            percentile(times, 0.99)
+        )
+    };
+    println!(
+        "(f) A2A SendMessage → completed task, one-step agent, {rounds} round trips: {}",
+        summary(&mut a2a)
+    );
+    println!(
+        "(f) the same run through the API (POST /api/runs, its events to the end): {}",
+        summary(&mut api)
+    );
+    server.stop("(f)");
 }
