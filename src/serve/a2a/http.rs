@@ -73,16 +73,13 @@ fn request_of(
     body: Result<Bytes, BytesRejection>,
 ) -> Result<JsonRpcRequest, (StatusCode, JsonRpcError)> {
     let refuse = |status, kind, message: String| (status, JsonRpcError::new(kind, message));
-    if let Some(version) = headers.get(VERSION_HEADER).and_then(|v| v.to_str().ok()) {
-        if !version.is_empty() && version != PROTOCOL_VERSION {
-            return Err(refuse(
-                StatusCode::BAD_REQUEST,
-                ErrorCode::VersionNotSupported,
-                format!(
-                    "A2A {version} is not spoken here: this server speaks A2A {PROTOCOL_VERSION}"
-                ),
-            ));
-        }
+    let version = headers.get(VERSION_HEADER).and_then(|v| v.to_str().ok());
+    if let Some(version) = version.filter(|v| !v.is_empty() && *v != PROTOCOL_VERSION) {
+        return Err(refuse(
+            StatusCode::BAD_REQUEST,
+            ErrorCode::VersionNotSupported,
+            format!("A2A {version} is not spoken here: this server speaks A2A {PROTOCOL_VERSION}"),
+        ));
     }
     let bytes = body.map_err(|rejection| match rejection.status() {
         StatusCode::PAYLOAD_TOO_LARGE => refuse(

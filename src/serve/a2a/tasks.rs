@@ -41,10 +41,9 @@ impl Tasks {
     /// The newest task of a context (session).
     pub fn latest_in(&self, context_id: &str) -> Option<Arc<Task>> {
         let kept = lock(&self.kept);
-        let newest = kept.order.iter().rev().find_map(|id| {
+        kept.order.iter().rev().find_map(|id| {
             let task = kept.by_id.get(id)?;
             (task.context_id == context_id).then(|| task.clone())
-        });
-        newest
+        })
     }
 }
