@@ -270,6 +270,23 @@ fn a2a_input_required_is_answered_by_a_message_on_the_task() {
     assert_eq!(approved["id"], asked["id"]);
     assert_eq!(approved["contextId"], asked["contextId"]);
     assert_eq!(text(&approved["artifacts"][0]["parts"]), "Written.");
+    // The history: the client's messages and the agent's questions, not its progress.
+    let roles: Vec<&str> = approved["history"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|message| message["role"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        roles,
+        [
+            "ROLE_USER",
+            "ROLE_AGENT",
+            "ROLE_USER",
+            "ROLE_AGENT",
+            "ROLE_USER"
+        ]
+    );
     assert_eq!(
         approved["metadata"]["runner"]["runIds"]
             .as_array()

@@ -113,9 +113,10 @@ impl Task {
         }
     }
 
-    /// A new status, as an update.
+    /// A new status, as an update. The message of a settled status (a question, an error)
+    /// joins the history; a `working` one (a step, a tool call) is progress, not kept there.
     pub fn status(&self, status: TaskStatus) {
-        if let Some(message) = &status.message {
+        if let Some(message) = status.message.as_ref().filter(|_| settled(status.state)) {
             lock(&self.kept).history.push(message.clone());
         }
         let update = TaskStatusUpdateEvent {
