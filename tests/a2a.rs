@@ -370,7 +370,7 @@ fn a2a_cancels_a_task_and_resubscribes_to_one() {
 
 /// With `--token-env`, the card and the JSON-RPC endpoint need the token (401 without);
 /// the card declares the bearer scheme, and the SDK's client that sends the token runs
-/// the agent.
+/// the agent. With `--allow-origin`, a page of that origin may send the A2A headers.
 #[test]
 fn a2a_needs_the_servers_token() {
     let token = "a-token-of-some-length-42";
@@ -378,9 +378,29 @@ fn a2a_needs_the_servers_token() {
         .agent("description: Greets.\nprompt: Go\n")
         .env("SERVE_TOKEN", token)
         .reply(Reply::text("Hi."));
-    let (running, api, base) = serve_a2a(test, &["--token-env", "SERVE_TOKEN"]);
+    let page = "http://localhost:3000";
+    let args = ["--token-env", "SERVE_TOKEN", "--allow-origin", page];
+    let (running, api, base) = serve_a2a(test, &args);
     let refused = api.get("/a2a/test-agent/.well-known/agent-card.json");
     assert_eq!(refused.status, 401, "{}", refused.body);
+    // A page of an allowed origin may send what an A2A client sends.
+    let preflight = api.request(
+        "OPTIONS",
+        "/a2a/test-agent",
+        &[
+            ("Origin", page),
+            ("Access-Control-Request-Method", "POST"),
+            (
+                "Access-Control-Request-Headers",
+                "authorization,content-type,a2a-version",
+            ),
+        ],
+        None,
+    );
+    let allowed = preflight
+        .header("access-control-allow-headers")
+        .unwrap_or_default();
+    assert!(allowed.contains("a2a-version"), "{:?}", preflight.headers);
     let get = json!({"jsonrpc": "2.0", "id": 1, "method": "GetTask", "params": {"id": "x"}});
     assert_eq!(api.post("/a2a/test-agent", &get).status, 401);
     let agent = format!("{base}/test-agent/");

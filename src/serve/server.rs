@@ -173,6 +173,9 @@ fn app(server: Shared, options: &Options, token: Option<String>) -> Result<Route
                 header::AUTHORIZATION,
                 header::CONTENT_TYPE,
                 HeaderName::from_static("last-event-id"),
+                // What an A2A client's page sends (`/a2a/{agent}`).
+                HeaderName::from_static("a2a-version"),
+                HeaderName::from_static("a2a-extensions"),
             ]);
         app = app.layer(cors);
     }
