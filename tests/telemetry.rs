@@ -357,6 +357,85 @@ fn a_run_with_a_sub_agent_a_handoff_a_failed_tool_and_an_mcp_call_is_one_tree_of
     }
 }
 
+/// The mock model on one wire, with sampling parameters, as an inline `model:` mapping.
+fn model_with_params(wire: &str, params: &str) -> String {
+    let (provider, url) = match wire {
+        "anthropic" => ("provider: anthropic", "$ANTHROPIC_URL"),
+        "responses" => ("provider: openai, api: responses", "$OPENAI_URL"),
+        _ => ("provider: openai", "$OPENAI_URL"),
+    };
+    format!(
+        "{{ {provider}, name: mock-model, base_url: \"{url}\", api_key_env: {}, retry: {{ max_attempts: 1 }}, params: {{ {params} }} }}",
+        support::KEY_ENV
+    )
+}
+
+#[test]
+fn chat_spans_carry_each_wires_response_id_and_the_request_parameters_that_were_set() {
+    let phoenix = phoenix();
+    let wires = [
+        (
+            "openai",
+            "temperature: 0.25, top_p: 0.5, max_tokens: 300, seed: 7, n: 1, stop: [STOP-HERE]",
+            "chatcmpl-",
+        ),
+        (
+            "responses",
+            "temperature: 0.25, top_p: 0.5, max_output_tokens: 300",
+            "resp_",
+        ),
+        (
+            "anthropic",
+            "temperature: 0.25, top_k: 40, max_tokens: 300, stop_sequences: [STOP-HERE]",
+            "msg_",
+        ),
+    ];
+    for (wire, params, prefix) in wires {
+        let project = format!("params-{wire}");
+        let ran = Test::new()
+            .agent(&format!(
+                "name: test-agent\nmodel: {}\nprompt: Hi.\ntelemetry: {{ resource: {{ openinference.project.name: {project} }} }}\n",
+                model_with_params(wire, params)
+            ))
+            .reply(Reply::text("Hello."))
+            .env("OTEL_EXPORTER_OTLP_ENDPOINT", &phoenix.endpoint)
+            .run();
+        assert_eq!(ran.result()["output"], "Hello.");
+        // The events say it first: the id in the reply's event, the parameters in the call's.
+        let completed = ran.events_of("thread.message.completed");
+        let id = completed[0]["data"]["responseId"]
+            .as_str()
+            .unwrap()
+            .to_string();
+        assert!(id.starts_with(prefix), "{wire}: {id}");
+        let created = &ran.events_of("thread.message.created")[0]["data"]["params"];
+        assert_eq!(created["temperature"], 0.25, "{wire}: {created}");
+
+        let spans = phoenix.spans(&project, |s| s.has("chat mock-model"));
+        let chat = &spans.one("chat mock-model")["attributes"];
+        assert_eq!(chat["gen_ai.response.id"], id.as_str(), "{wire}");
+        assert_eq!(chat["gen_ai.request.temperature"], 0.25, "{wire}");
+        assert_eq!(chat["gen_ai.request.max_tokens"], 300, "{wire}");
+        match wire {
+            "openai" => {
+                assert_eq!(chat["gen_ai.request.top_p"], 0.5);
+                assert_eq!(chat["gen_ai.request.seed"], 7);
+                assert_eq!(chat["gen_ai.request.choice.count"], 1);
+                assert_eq!(chat["gen_ai.request.stop_sequences"], json!(["STOP-HERE"]));
+            }
+            "anthropic" => {
+                assert_eq!(chat["gen_ai.request.top_k"], 40.0);
+                assert_eq!(chat["gen_ai.request.stop_sequences"], json!(["STOP-HERE"]));
+                assert!(
+                    chat.get("gen_ai.request.top_p").is_none(),
+                    "not set: {chat}"
+                );
+            }
+            _ => assert!(chat.get("gen_ai.request.seed").is_none(), "not set: {chat}"),
+        }
+    }
+}
+
 #[test]
 fn traceparent_in_the_environment_makes_the_run_a_child_of_the_callers_trace() {
     let phoenix = phoenix();

@@ -23,8 +23,8 @@ use serde_json::Value;
 use super::content;
 use super::metrics::GenAiMetrics;
 use crate::engine::events::{
-    Event, EventData, EventSink, Failure, Handoff, MessageCompleted, MessageCreated, RunCreated,
-    ToolCompleted, ToolStarted,
+    Event, EventData, EventSink, Failure, Handoff, MessageCompleted, MessageCreated,
+    RequestParams, RunCreated, ToolCompleted, ToolStarted,
 };
 use crate::engine::outcome::RunTotals;
 use crate::engine::RunStatus;
@@ -170,7 +170,9 @@ impl GenAiSpans {
             attributes.push(KeyValue::new("gen_ai.request.model", model.clone()));
         }
         let name = format!("chat {model}").trim_end().to_string();
-        let cx = self.start(name, SpanKind::Client, attributes.clone(), &parent);
+        let mut span_attributes = attributes.clone();
+        span_attributes.extend(request_attributes(&created.params));
+        let cx = self.start(name, SpanKind::Client, span_attributes, &parent);
         let chat = Chat {
             cx,
             started: SystemTime::now(),
@@ -186,6 +188,9 @@ impl GenAiSpans {
         };
         chat.record_duration(&self.metrics, None);
         let span = chat.cx.span();
+        if let Some(id) = &completed.response_id {
+            span.set_attribute(KeyValue::new("gen_ai.response.id", id.clone()));
+        }
         let reason = name_of(&completed.message.finish_reason);
         span.set_attribute(KeyValue::new(
             "gen_ai.response.finish_reasons",
@@ -411,6 +416,38 @@ fn agent_attributes(agent: &str, event: &Event) -> Vec<KeyValue> {
         KeyValue::new("gen_ai.agent.id", event.run_id.clone()),
         KeyValue::new("gen_ai.conversation.id", event.thread_id.clone()),
     ]
+}
+
+/// The `gen_ai.request.*` attributes of the parameters a model call was sent with.
+fn request_attributes(params: &RequestParams) -> Vec<KeyValue> {
+    let floats = [
+        ("gen_ai.request.temperature", params.temperature),
+        ("gen_ai.request.top_p", params.top_p),
+        ("gen_ai.request.top_k", params.top_k),
+        ("gen_ai.request.frequency_penalty", params.frequency_penalty),
+        ("gen_ai.request.presence_penalty", params.presence_penalty),
+    ];
+    let ints = [
+        ("gen_ai.request.max_tokens", params.max_tokens),
+        ("gen_ai.request.seed", params.seed),
+        ("gen_ai.request.choice.count", params.choice_count),
+    ];
+    let mut attributes: Vec<KeyValue> = floats
+        .into_iter()
+        .filter_map(|(key, value)| Some(KeyValue::new(key, value?)))
+        .chain(
+            ints.into_iter()
+                .filter_map(|(key, value)| Some(KeyValue::new(key, value?))),
+        )
+        .collect();
+    if !params.stop_sequences.is_empty() {
+        let stops = params.stop_sequences.iter().cloned().map(StringValue::from);
+        attributes.push(KeyValue::new(
+            "gen_ai.request.stop_sequences",
+            OtelValue::Array(Array::String(stops.collect())),
+        ));
+    }
+    attributes
 }
 
 /// A span's context as children are given it (W3C Trace Context).
