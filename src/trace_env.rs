@@ -8,12 +8,16 @@
 use std::ffi::OsString;
 use std::sync::RwLock;
 
+use serde::{Deserialize, Serialize};
+
 use crate::sync::{read, write};
 
-/// `traceparent` and `tracestate`, as the header values.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// `traceparent` and `tracestate`, as the header values (and as a checkpoint keeps a
+/// session's first traced run: `session::ResumeData::trace`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Carried {
     pub traceparent: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tracestate: Option<String>,
 }
 

@@ -15,8 +15,10 @@ use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 use opentelemetry_proto::tonic::collector::metrics::v1::ExportMetricsServiceRequest;
+use opentelemetry_proto::tonic::collector::trace::v1::ExportTraceServiceRequest;
 use opentelemetry_proto::tonic::common::v1::any_value::Value as AnyValueKind;
 use opentelemetry_proto::tonic::metrics::v1::metric::Data;
+use opentelemetry_proto::tonic::trace::v1::Span as OtlpSpan;
 use prost::Message as _;
 use runner::testing::mock_server::{MockRequest, MockResponse, Reply};
 use serde_json::{Value, json};
@@ -612,15 +614,15 @@ fn a_collector_that_never_answers_is_given_two_seconds_at_exit_then_one_warning(
     );
 }
 
-/// A loopback OTLP/HTTP receiver of metrics (Phoenix takes traces only): it answers every
-/// POST with 200 and keeps the path and decoded body of each, as OTLP metrics requests.
-struct MetricsReceiver {
+/// A loopback OTLP/HTTP receiver, for what Phoenix does not keep (metrics, span links): it
+/// answers every POST with 200 and keeps the path and body of each, decoded on demand.
+struct OtlpReceiver {
     endpoint: String,
-    received: Arc<Mutex<Vec<(String, ExportMetricsServiceRequest)>>>,
+    received: Arc<Mutex<Vec<(String, Vec<u8>)>>>,
 }
 
-impl MetricsReceiver {
-    fn start() -> MetricsReceiver {
+impl OtlpReceiver {
+    fn start() -> OtlpReceiver {
         let listener = TcpListener::bind("127.0.0.1:0").unwrap();
         let endpoint = format!("http://{}", listener.local_addr().unwrap());
         let received: Arc<Mutex<Vec<_>>> = Arc::default();
@@ -632,26 +634,43 @@ impl MetricsReceiver {
                 std::thread::spawn(move || serve_otlp(stream, &store));
             }
         });
-        MetricsReceiver { endpoint, received }
+        OtlpReceiver { endpoint, received }
     }
 
     /// The metrics requests that arrived at `path`.
     fn at(&self, path: &str) -> Vec<ExportMetricsServiceRequest> {
+        self.bodies(path)
+            .iter()
+            .map(|body| ExportMetricsServiceRequest::decode(body.as_slice()).unwrap())
+            .collect()
+    }
+
+    /// The spans that arrived at `/v1/traces`, in the order they arrived.
+    fn spans(&self) -> Vec<OtlpSpan> {
+        let requests = self.bodies("/v1/traces");
+        let requests = requests
+            .iter()
+            .map(|body| ExportTraceServiceRequest::decode(body.as_slice()).unwrap());
+        requests
+            .flat_map(|r| r.resource_spans)
+            .flat_map(|r| r.scope_spans)
+            .flat_map(|s| s.spans)
+            .collect()
+    }
+
+    fn bodies(&self, path: &str) -> Vec<Vec<u8>> {
         let received = self.received.lock().unwrap();
         received
             .iter()
             .filter(|(at, _)| at == path)
-            .map(|(_, request)| request.clone())
+            .map(|(_, body)| body.clone())
             .collect()
     }
 }
 
-/// Serves one connection's requests (HTTP/1.1 with `Content-Length`), keeping what decodes
-/// as a metrics request, before it answers (so a run that has exited has been received).
-fn serve_otlp(
-    stream: std::net::TcpStream,
-    store: &Mutex<Vec<(String, ExportMetricsServiceRequest)>>,
-) {
+/// Serves one connection's requests (HTTP/1.1 with `Content-Length`), keeping each body
+/// before it answers (so a run that has exited has been received).
+fn serve_otlp(stream: std::net::TcpStream, store: &Mutex<Vec<(String, Vec<u8>)>>) {
     use std::io::{BufRead, BufReader, Read, Write};
     stream
         .set_read_timeout(Some(Duration::from_secs(10)))
@@ -688,9 +707,7 @@ fn serve_otlp(
         if reader.read_exact(&mut body).is_err() {
             return;
         }
-        if let Ok(request) = ExportMetricsServiceRequest::decode(body.as_slice()) {
-            store.lock().unwrap().push((path, request));
-        }
+        store.lock().unwrap().push((path, body));
         let answer =
             "HTTP/1.1 200 OK\r\ncontent-type: application/x-protobuf\r\ncontent-length: 0\r\n\r\n";
         if writer.write_all(answer.as_bytes()).is_err() {
@@ -735,7 +752,7 @@ fn histogram(
 
 #[test]
 fn model_calls_are_exported_as_genai_token_usage_and_duration_histograms() {
-    let receiver = MetricsReceiver::start();
+    let receiver = OtlpReceiver::start();
     let ran = Test::new()
         .agent("prompt: Hi.\ntools:\n  - builtin: read_file\n")
         .reply(Reply::tool_call("read_file", json!({"path": "nope"})).with_usage(100, 20))
@@ -789,5 +806,131 @@ fn model_calls_are_exported_as_genai_token_usage_and_duration_histograms() {
         durations
             .iter()
             .all(|(a, _, _)| !a.contains_key("error.type"))
+    );
+}
+
+/// An agent whose `write_file` calls wait for a person's approval.
+const ASKING: &str =
+    "prompt: Go\ntools:\n  - builtin: write_file\npermissions:\n  ask: [write_file]\n";
+
+/// The one span of `spans` named `name` that is not `other`.
+fn run_span<'a>(spans: &'a [OtlpSpan], name: &str, other: Option<&OtlpSpan>) -> &'a OtlpSpan {
+    let found: Vec<&OtlpSpan> = spans
+        .iter()
+        .filter(|s| s.name == name && other.is_none_or(|o| o.span_id != s.span_id))
+        .collect();
+    assert_eq!(found.len(), 1, "one `{name}`: {spans:#?}");
+    found[0]
+}
+
+#[test]
+fn a_resumed_session_is_a_new_trace_linked_to_its_first_run() {
+    let receiver = OtlpReceiver::start();
+    let paused = Test::new()
+        .agent(ASKING)
+        .reply(Reply::tool_call(
+            "write_file",
+            json!({"path": "a.txt", "content": "A"}),
+        ))
+        .env("OTEL_EXPORTER_OTLP_ENDPOINT", &receiver.endpoint)
+        .status(4)
+        .any_stderr()
+        .run();
+    assert_eq!(paused.result()["status"], "input_required");
+    let session = paused.session();
+    let spans = receiver.spans();
+    let first = run_span(&spans, "invoke_agent test-agent", None).clone();
+    assert!(first.links.is_empty(), "the first run links to nothing");
+
+    let resumed = paused
+        .then()
+        .reply(Reply::text("written"))
+        .env("OTEL_EXPORTER_OTLP_ENDPOINT", &receiver.endpoint)
+        .command(["resume", &session, "--approve", "all", "--run-dir", "run2"])
+        .stdout("written\n")
+        .run();
+    assert_eq!(resumed.read("a.txt"), "A");
+    let spans = receiver.spans();
+    let second = run_span(&spans, "invoke_agent test-agent", Some(&first));
+    assert_ne!(second.trace_id, first.trace_id, "a trace of its own");
+    assert_eq!(second.parent_span_id, Vec::<u8>::new(), "a root span");
+    assert_eq!(second.links.len(), 1, "{second:#?}");
+    assert_eq!(second.links[0].trace_id, first.trace_id);
+    assert_eq!(second.links[0].span_id, first.span_id);
+}
+
+#[test]
+fn a_session_whose_first_run_was_not_traced_resumes_and_its_first_traced_run_is_linked_to() {
+    // No export on the first run: its checkpoint keeps no trace, as an older runner's.
+    let paused = Test::new()
+        .agent(ASKING)
+        .reply(Reply::tool_call(
+            "write_file",
+            json!({"path": "a.txt", "content": "A"}),
+        ))
+        .status(4)
+        .any_stderr()
+        .run();
+    let session = paused.session();
+    let asked = paused.events_of("agent.tool.permission.decided");
+    let call = asked[0]["data"]["toolCallId"].as_str().unwrap().to_string();
+    let receiver = OtlpReceiver::start();
+    // Denied, so the model asks again and the session pauses a second time.
+    let second = paused
+        .then()
+        .reply(Reply::tool_call(
+            "write_file",
+            json!({"path": "b.txt", "content": "B"}),
+        ))
+        .env("OTEL_EXPORTER_OTLP_ENDPOINT", &receiver.endpoint)
+        .command(["resume", &session, "--deny", &call, "--run-dir", "run2"])
+        .status(4)
+        .any_stderr()
+        .run();
+    let spans = receiver.spans();
+    let traced = run_span(&spans, "invoke_agent test-agent", None).clone();
+    assert!(traced.links.is_empty(), "nothing traced before it");
+    second
+        .then()
+        .reply(Reply::text("written"))
+        .env("OTEL_EXPORTER_OTLP_ENDPOINT", &receiver.endpoint)
+        .command(["resume", &session, "--approve", "all", "--run-dir", "run3"])
+        .stdout("written\n")
+        .run();
+    let spans = receiver.spans();
+    let third = run_span(&spans, "invoke_agent test-agent", Some(&traced));
+    assert_eq!(third.links.len(), 1, "{third:#?}");
+    assert_eq!(third.links[0].span_id, traced.span_id);
+}
+
+#[test]
+fn each_chat_turn_is_a_trace_linked_to_the_first_turns() {
+    let receiver = OtlpReceiver::start();
+    Test::new()
+        .agent("system: Be brief.\n")
+        .reply(Reply::text("Hello Ann."))
+        .reply(Reply::text("You are Ann."))
+        .env("OTEL_EXPORTER_OTLP_ENDPOINT", &receiver.endpoint)
+        .command(["chat", "agent.yaml", "--run-dir", "run"])
+        .stdin("I am Ann.\nWho am I?\n")
+        .stdout("Hello Ann.\nYou are Ann.\n")
+        .any_stderr()
+        .run();
+    let spans = receiver.spans();
+    let turns: Vec<&OtlpSpan> = spans
+        .iter()
+        .filter(|s| s.name == "invoke_agent test-agent")
+        .collect();
+    assert_eq!(turns.len(), 2, "one span per turn: {spans:#?}");
+    let (first, second) = match turns[0].links.is_empty() {
+        true => (turns[0], turns[1]),
+        false => (turns[1], turns[0]),
+    };
+    assert_ne!(first.trace_id, second.trace_id);
+    assert_eq!(second.links.len(), 1);
+    assert_eq!(second.links[0].span_id, first.span_id);
+    assert_eq!(
+        spans.iter().filter(|s| s.name == "chat mock-model").count(),
+        2
     );
 }

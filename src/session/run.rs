@@ -20,6 +20,8 @@ use crate::engine::run::{RunStart, Settle, drive};
 use crate::engine::{Agent, AgentState, RunContext};
 use crate::nats::SessionsAt;
 use crate::provider::Message;
+use crate::telemetry::SessionLink;
+use crate::trace_env::Carried;
 
 /// What starts a run.
 pub enum Opening {
@@ -116,7 +118,8 @@ async fn begin(
     }
     let spec = &prepared.spec;
     let spans = settings.telemetry.as_ref();
-    sinks.extend(spans.and_then(|t| t.subscriber(spec.telemetry.as_ref(), &spec.redact)));
+    let link = session_link(checkpoints.as_ref());
+    sinks.extend(spans.and_then(|t| t.subscriber(spec.telemetry.as_ref(), &spec.redact, link)));
     let run_dir = RunDir::open(settings.run_dir.as_ref(), &run_id, &sinks)?;
     let hooks = RunHooks::new(&agent, &prepared.cancel, run_dir.dir.as_deref());
     hooks
@@ -151,6 +154,26 @@ async fn begin(
         run_dir,
         hooks,
     })
+}
+
+/// The run's place among its session's runs, for its spans: linked to the session's first
+/// traced run, or kept as that run.
+pub(super) fn session_link(files: Option<&Arc<SessionFiles>>) -> SessionLink {
+    let Some(files) = files else {
+        return SessionLink::default();
+    };
+    // Not a strong reference: the files hold the session, which the subscriber (kept as
+    // long as the run's events are) must not keep held.
+    let keeper = Arc::downgrade(files);
+    let keep = move |span: &Carried| {
+        if let Some(files) = keeper.upgrade() {
+            files.keep_first_trace(span);
+        }
+    };
+    SessionLink {
+        first: files.first_trace(),
+        keep: Some(Box::new(keep)),
+    }
 }
 
 /// The run's task: drive it, write its result, tell the `run_end` hooks, stop its MCP

@@ -23,7 +23,7 @@ use super::config::{self, ExportConfig};
 use super::exporter::{WarnOnce, Warned};
 use super::ids::ChosenAhead;
 use super::metrics::GenAiMetrics;
-use super::spans::GenAiSpans;
+use super::spans::{GenAiSpans, SessionLink};
 use crate::engine::events::EventSink;
 use crate::policy::Redactor;
 use crate::spec::telemetry::{AttributeValue, TelemetrySpec};
@@ -85,11 +85,13 @@ impl Telemetry {
 
     /// A subscriber that turns a run's events into spans. The first run's `telemetry:`
     /// resource is the process's (a process exports as one resource); `redact` are the
-    /// agent's patterns, applied to recorded content besides the built-in ones.
+    /// agent's patterns, applied to recorded content besides the built-in ones; `session`
+    /// links the run to its session's first traced run.
     pub fn subscriber(
         &self,
         spec: Option<&TelemetrySpec>,
         redact: &[String],
+        session: SessionLink,
     ) -> Option<Arc<dyn EventSink>> {
         let provider = self.provider.get_or_init(|| self.build(spec)).as_ref()?;
         let content = match self.config.capture_content {
@@ -104,6 +106,7 @@ impl Telemetry {
             self.parent.clone(),
             content,
             metrics,
+            session,
         )))
     }
 

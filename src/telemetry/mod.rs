@@ -12,3 +12,4 @@ mod metrics;
 mod spans;
 
 pub use export::Telemetry;
+pub use spans::SessionLink;

@@ -12,15 +12,14 @@ use std::collections::HashMap;
 use std::sync::Mutex;
 use std::time::SystemTime;
 
-use opentelemetry::trace::{
-    Span as _, SpanKind, Status, TraceContextExt, Tracer as _,
-};
+use opentelemetry::trace::{Link, Span as _, SpanKind, Status, TraceContextExt, Tracer as _};
 use opentelemetry::{Array, Context, KeyValue, StringValue, Value as OtelValue};
 use opentelemetry_sdk::trace::SdkTracer;
 use serde::Serialize;
 use serde_json::Value;
 
 use super::content;
+use super::export::caller_context;
 use super::metrics::GenAiMetrics;
 use crate::engine::events::{
     Event, EventData, EventSink, Failure, Handoff, MessageCompleted, MessageCreated,
@@ -40,7 +39,22 @@ pub struct GenAiSpans {
     /// Set when content is recorded: what it passes through first.
     content: Option<Redactor>,
     metrics: GenAiMetrics,
+    /// The span of the session's first traced run, which root runs' spans link to: the
+    /// one kept, else the first root run seen here.
+    first: Mutex<Option<Carried>>,
+    /// Told the first root run's span, when no span was kept.
+    keep: Option<Box<dyn Fn(&Carried) + Send + Sync>>,
     open: Mutex<Open>,
+}
+
+/// A run among its session's runs (a resume, a branch, a later `chat` turn each start a
+/// trace of their own): the span of the session's first run that exported spans, which the
+/// run's `invoke_agent` span links to, and who keeps the run's own span when none was kept.
+#[derive(Default)]
+pub struct SessionLink {
+    pub first: Option<Carried>,
+    /// Told the root run's span as it starts (the session's files keep the first).
+    pub keep: Option<Box<dyn Fn(&Carried) + Send + Sync>>,
 }
 
 /// The spans not yet ended.
@@ -97,24 +111,48 @@ impl GenAiSpans {
         parent: Context,
         content: Option<Redactor>,
         metrics: GenAiMetrics,
+        session: SessionLink,
     ) -> Self {
         GenAiSpans {
             tracer,
             parent,
             content,
             metrics,
+            first: Mutex::new(session.first),
+            keep: session.keep,
             open: Mutex::new(Open::default()),
         }
     }
 
     fn start(&self, name: String, kind: SpanKind, attributes: Vec<KeyValue>, parent: &Context) -> Context {
+        self.start_linked(name, kind, attributes, parent, Vec::new())
+    }
+
+    fn start_linked(&self, name: String, kind: SpanKind, attributes: Vec<KeyValue>, parent: &Context, links: Vec<Link>) -> Context {
         let span = self
             .tracer
             .span_builder(name)
             .with_kind(kind)
             .with_attributes(attributes)
+            .with_links(links)
             .start_with_context(&self.tracer, parent);
         parent.with_span(span)
+    }
+
+    /// The link of a root run's span to the session's first traced run, if it had one.
+    fn session_links(first: Option<&Carried>) -> Vec<Link> {
+        let Some(first) = first else {
+            return Vec::new();
+        };
+        let cx = caller_context(|name| match name {
+            "TRACEPARENT" => Some(first.traceparent.clone()),
+            _ => first.tracestate.clone(),
+        });
+        let span = cx.span().span_context().clone();
+        match span.is_valid() {
+            true => vec![Link::with_context(span)],
+            false => Vec::new(),
+        }
     }
 
     /// `text` redacted, when content is recorded.
@@ -133,11 +171,25 @@ impl GenAiSpans {
         if let Some(text) = self.content(&content::input_messages(&created.initial_messages)) {
             attributes.push(KeyValue::new("gen_ai.input.messages", text));
         }
-        let cx = self.start(format!("invoke_agent {}", event.agent), SpanKind::Internal, attributes, &parent);
-        if event.parent_run_id.is_none() {
+        let root = event.parent_run_id.is_none();
+        let mut first = lock(&self.first);
+        let links = match root {
+            true => Self::session_links(first.as_ref()),
+            false => Vec::new(),
+        };
+        let cx = self.start_linked(format!("invoke_agent {}", event.agent), SpanKind::Internal, attributes, &parent, links);
+        if root {
+            let span = carried(cx.span().span_context());
+            if first.is_none() {
+                *first = Some(span.clone());
+                if let Some(keep) = &self.keep {
+                    keep(&span);
+                }
+            }
             // What the run starts from now on (hooks, commands) is its child.
-            trace_env::set(carried(cx.span().span_context()));
+            trace_env::set(span);
         }
+        drop(first);
         open.runs.entry(event.run_id.clone()).or_default().agents.push(cx);
     }
 
