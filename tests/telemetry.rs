@@ -618,14 +618,17 @@ fn a_collector_that_never_answers_is_given_two_seconds_at_exit_then_one_warning(
 /// answers every POST with 200 and keeps the path and body of each, decoded on demand.
 struct OtlpReceiver {
     endpoint: String,
-    received: Arc<Mutex<Vec<(String, Vec<u8>)>>>,
+    received: Arc<Received>,
 }
+
+/// The path and body of each request, in the order they arrived.
+type Received = Mutex<Vec<(String, Vec<u8>)>>;
 
 impl OtlpReceiver {
     fn start() -> OtlpReceiver {
         let listener = TcpListener::bind("127.0.0.1:0").unwrap();
         let endpoint = format!("http://{}", listener.local_addr().unwrap());
-        let received: Arc<Mutex<Vec<_>>> = Arc::default();
+        let received: Arc<Received> = Arc::default();
         let store = received.clone();
         // Lives as long as the test binary; each connection is served until it closes.
         std::thread::spawn(move || {
@@ -670,7 +673,7 @@ impl OtlpReceiver {
 
 /// Serves one connection's requests (HTTP/1.1 with `Content-Length`), keeping each body
 /// before it answers (so a run that has exited has been received).
-fn serve_otlp(stream: std::net::TcpStream, store: &Mutex<Vec<(String, Vec<u8>)>>) {
+fn serve_otlp(stream: std::net::TcpStream, store: &Received) {
     use std::io::{BufRead, BufReader, Read, Write};
     stream
         .set_read_timeout(Some(Duration::from_secs(10)))
@@ -933,4 +936,203 @@ fn each_chat_turn_is_a_trace_linked_to_the_first_turns() {
         spans.iter().filter(|s| s.name == "chat mock-model").count(),
         2
     );
+}
+
+/// A caller's span: what CI or an orchestrator puts in `TRACEPARENT` or a request header.
+const CALLER_TRACE: &str = "0af7651916cd43dd8448eb211c80319c";
+const CALLER_SPAN: &str = "b7ad6b7169203331";
+
+fn caller() -> String {
+    format!("00-{CALLER_TRACE}-{CALLER_SPAN}-01")
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// The spans named `name`, once `count` of them have arrived (at most 20 s).
+fn arrived(receiver: &OtlpReceiver, name: &str, count: usize) -> Vec<OtlpSpan> {
+    let named = || -> Vec<OtlpSpan> {
+        let spans = receiver.spans().into_iter();
+        spans.filter(|s| s.name == name).collect()
+    };
+    support::wait_until(&format!("{count} `{name}` spans"), || {
+        named().len() >= count
+    });
+    named()
+}
+
+const SAYER: &str = "inputs:\n  n: { type: integer, required: true }\nprompt: \"Say {{ n }}\"\n";
+
+fn said(_: &MockRequest) -> Option<MockResponse> {
+    Some(MockResponse::reply(Reply::text("said")))
+}
+
+#[test]
+fn runner_serve_makes_a_run_the_child_of_the_span_its_request_names() {
+    let receiver = OtlpReceiver::start();
+    let (_server, api) = Test::new()
+        .agent("prompt: Hi.")
+        .reply(Reply::text("Hello."))
+        .reply(Reply::text("Hello."))
+        .reply(Reply::text("Hello again."))
+        .env("OTEL_EXPORTER_OTLP_ENDPOINT", &receiver.endpoint)
+        // Spans leave every 50 ms, not at the server's exit.
+        .env("OTEL_BSP_SCHEDULE_DELAY", "50")
+        .serve(&[]);
+    let body = r#"{"agent": "test-agent"}"#;
+    let headers = [("traceparent", caller()), ("tracestate", "vendor=x".into())];
+    let headers: Vec<(&str, &str)> = headers.iter().map(|(n, v)| (*n, v.as_str())).collect();
+    let child = api.request("POST", "/api/runs", &headers, Some(body));
+    assert_eq!(child.status, 201, "{}", child.body);
+    let run = &arrived(&receiver, "invoke_agent test-agent", 1)[0];
+    assert_eq!(hex(&run.trace_id), CALLER_TRACE);
+    assert_eq!(hex(&run.parent_span_id), CALLER_SPAN);
+    assert_eq!(run.trace_state, "vendor=x");
+
+    // A request that names no span (or a broken one) starts a trace of its own.
+    let broken = [("traceparent", "00-not-a-trace-01")];
+    let own = api.request("POST", "/api/runs", &broken, Some(body));
+    assert_eq!(own.status, 201, "{}", own.body);
+    let runs = arrived(&receiver, "invoke_agent test-agent", 2);
+    let other = runs.iter().find(|s| s.span_id != run.span_id).unwrap();
+    assert_ne!(hex(&other.trace_id), CALLER_TRACE);
+    assert!(other.parent_span_id.is_empty(), "a root span: {other:#?}");
+
+    // A call of the agent's tool over `/mcp` too.
+    let mcp_parent = format!("00-{CALLER_TRACE}-{}-01", "1111111111111111");
+    let answer = mcp_call(&api, "test-agent", &[("traceparent", &mcp_parent)]);
+    assert!(answer.contains("Hello again."), "{answer}");
+    let runs = arrived(&receiver, "invoke_agent test-agent", 3);
+    let called = runs
+        .iter()
+        .find(|s| hex(&s.parent_span_id) == "1111111111111111");
+    let called = called.unwrap_or_else(|| panic!("no run under the MCP caller's span: {runs:#?}"));
+    assert_eq!(hex(&called.trace_id), CALLER_TRACE);
+}
+
+/// Calls the agent's tool `tool` over `/mcp` of `runner serve`, as a Streamable HTTP client
+/// does, with `extra` headers on the call; the call's answer (a server-sent event).
+fn mcp_call(api: &Api, tool: &str, extra: &[(&str, &str)]) -> String {
+    let accept = ("Accept", "application/json, text/event-stream");
+    let initialize = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {},
+        "clientInfo": {"name": "test", "version": "1"}}});
+    let opened = api.request("POST", "/mcp", &[accept], Some(&initialize.to_string()));
+    assert_eq!(opened.status, 200, "{}", opened.body);
+    let session = opened
+        .header("mcp-session-id")
+        .expect("a session id")
+        .to_string();
+    let mut headers = vec![
+        accept,
+        ("Mcp-Session-Id", session.as_str()),
+        ("MCP-Protocol-Version", "2025-11-25"),
+    ];
+    let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+    let acknowledged = api.request("POST", "/mcp", &headers, Some(&initialized.to_string()));
+    assert_eq!(acknowledged.status, 202, "{}", acknowledged.body);
+    headers.extend(extra);
+    let call = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+        "params": {"name": tool, "arguments": {"input": "Hi."}}});
+    let answered = api.request("POST", "/mcp", &headers, Some(&call.to_string()));
+    assert_eq!(answered.status, 200, "{}", answered.body);
+    answered.body
+}
+
+#[test]
+fn a_nats_job_carries_the_submitters_traceparent_to_the_workers_run() {
+    let receiver = OtlpReceiver::start();
+    let nats = support::NatsServer::start();
+    let url = nats.url();
+    let submitted = Test::new()
+        .agent(SAYER)
+        .file("inputs.jsonl", "{\"n\": 1}\n{\"n\": 2}\n")
+        .route(said)
+        .env("TRACEPARENT", &caller())
+        .command([
+            "submit",
+            "agent.yaml",
+            "--inputs",
+            "inputs.jsonl",
+            "--nats",
+            &url,
+            "--batch-id",
+            "traced",
+        ])
+        .stdout("traced\n")
+        .any_stderr()
+        .run();
+    // The worker has no TRACEPARENT of its own: its runs' come from the jobs.
+    let _worker = submitted
+        .then()
+        .env("OTEL_EXPORTER_OTLP_ENDPOINT", &receiver.endpoint)
+        .command(["worker", "--nats", &url])
+        .status_any()
+        .any_stderr()
+        .spawn();
+    let runs = arrived(&receiver, "invoke_agent test-agent", 2);
+    for run in &runs {
+        assert_eq!(hex(&run.trace_id), CALLER_TRACE, "{run:#?}");
+        assert_eq!(hex(&run.parent_span_id), CALLER_SPAN);
+    }
+}
+
+#[test]
+fn a_batch_is_one_trace_with_a_span_per_input_and_each_run_under_its_input() {
+    let receiver = OtlpReceiver::start();
+    Test::new()
+        .agent(SAYER)
+        .file(
+            "inputs.jsonl",
+            "{\"n\": 1}\n{\"id\": \"second\", \"n\": 2}\n{\"n\": \"x\"}\n",
+        )
+        .route(said)
+        .env("OTEL_EXPORTER_OTLP_ENDPOINT", &receiver.endpoint)
+        .env("TRACEPARENT", &caller())
+        .command([
+            "batch",
+            "agent.yaml",
+            "--inputs",
+            "inputs.jsonl",
+            "--batch-dir",
+            "out",
+        ])
+        .status_any()
+        .any_stderr()
+        .run();
+    let spans = receiver.spans();
+    let batch = run_span(&spans, "batch test-agent", None);
+    assert_eq!(hex(&batch.trace_id), CALLER_TRACE, "the caller's trace");
+    assert_eq!(hex(&batch.parent_span_id), CALLER_SPAN);
+    assert!(
+        spans.iter().all(|s| s.trace_id == batch.trace_id),
+        "one trace"
+    );
+    let input = |name: &str| {
+        let span = run_span(&spans, name, None);
+        assert_eq!(span.parent_span_id, batch.span_id, "{name} under the batch");
+        span
+    };
+    let (first, second, bad) = (input("input 1"), input("input 2"), input("input 3"));
+    let runs: Vec<&OtlpSpan> = spans
+        .iter()
+        .filter(|s| s.name == "invoke_agent test-agent")
+        .collect();
+    assert_eq!(runs.len(), 2, "the bad line has no run: {spans:#?}");
+    for input in [first, second] {
+        let under = runs.iter().filter(|r| r.parent_span_id == input.span_id);
+        assert_eq!(under.count(), 1, "{} has its run under it", input.name);
+    }
+    let status = |span: &OtlpSpan| span.status.as_ref().map(|s| s.code).unwrap_or_default();
+    assert_eq!(status(first), 1, "ok");
+    assert_eq!(status(bad), 2, "error: the line is not a valid input");
+    let id = second
+        .attributes
+        .iter()
+        .find(|kv| kv.key == "runner.batch.input.id");
+    let id = id
+        .and_then(|kv| kv.value.as_ref())
+        .and_then(|v| v.value.as_ref());
+    assert_eq!(id, Some(&AnyValueKind::StringValue("second".into())));
 }

@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
 
-use super::events::RequestParams;
+use super::request_params::RequestParams;
 use super::limit::Limit;
 use crate::provider::{Provider, Usage};
 use crate::sync::lock;

@@ -95,8 +95,9 @@ impl Conversation {
         let spec = &prepared.spec;
         // One subscriber for every turn: each turn's trace links to the first's.
         let spans = settings.telemetry.as_ref();
-        let link = super::run::session_link(files);
-        sinks.extend(spans.and_then(|t| t.subscriber(spec.telemetry.as_ref(), &spec.redact, link)));
+        let trace = super::run::run_trace(settings, files);
+        sinks
+            .extend(spans.and_then(|t| t.subscriber(spec.telemetry.as_ref(), &spec.redact, trace)));
         let run_dir = RunDir::open(settings.run_dir.as_ref(), &prepared.ids.0, &sinks)?;
         // Limits hold for the whole chat, as for a session.
         let budget = Arc::new(Budget::new(run_limits(&prepared.spec.limits)));

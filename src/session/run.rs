@@ -20,7 +20,7 @@ use crate::engine::run::{RunStart, Settle, drive};
 use crate::engine::{Agent, AgentState, RunContext};
 use crate::nats::SessionsAt;
 use crate::provider::Message;
-use crate::telemetry::SessionLink;
+use crate::telemetry::RunTrace;
 use crate::trace_env::Carried;
 
 /// What starts a run.
@@ -118,8 +118,8 @@ async fn begin(
     }
     let spec = &prepared.spec;
     let spans = settings.telemetry.as_ref();
-    let link = session_link(checkpoints.as_ref());
-    sinks.extend(spans.and_then(|t| t.subscriber(spec.telemetry.as_ref(), &spec.redact, link)));
+    let trace = run_trace(settings, checkpoints.as_ref());
+    sinks.extend(spans.and_then(|t| t.subscriber(spec.telemetry.as_ref(), &spec.redact, trace)));
     let run_dir = RunDir::open(settings.run_dir.as_ref(), &run_id, &sinks)?;
     let hooks = RunHooks::new(&agent, &prepared.cancel, run_dir.dir.as_deref());
     hooks
@@ -156,11 +156,15 @@ async fn begin(
     })
 }
 
-/// The run's place among its session's runs, for its spans: linked to the session's first
-/// traced run, or kept as that run.
-pub(super) fn session_link(files: Option<&Arc<SessionFiles>>) -> SessionLink {
+/// The run's place among the traces, for its spans: under the caller's span the front end
+/// was given, linked to the session's first traced run, or kept as that run.
+pub(super) fn run_trace(settings: &RunSettings, files: Option<&Arc<SessionFiles>>) -> RunTrace {
+    let caller = settings.caller_trace.clone();
     let Some(files) = files else {
-        return SessionLink::default();
+        return RunTrace {
+            caller,
+            ..RunTrace::default()
+        };
     };
     // Not a strong reference: the files hold the session, which the subscriber (kept as
     // long as the run's events are) must not keep held.
@@ -170,7 +174,8 @@ pub(super) fn session_link(files: Option<&Arc<SessionFiles>>) -> SessionLink {
             files.keep_first_trace(span);
         }
     };
-    SessionLink {
+    RunTrace {
+        caller,
         first: files.first_trace(),
         keep: Some(Box::new(keep)),
     }

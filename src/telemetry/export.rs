@@ -19,11 +19,12 @@ use opentelemetry_sdk::propagation::TraceContextPropagator;
 use opentelemetry_sdk::resource::{EnvResourceDetector, TelemetryResourceDetector};
 use opentelemetry_sdk::trace::{SdkTracer, SdkTracerProvider};
 
+use super::batch::BatchTrace;
 use super::config::{self, ExportConfig};
 use super::exporter::{WarnOnce, Warned};
 use super::ids::ChosenAhead;
 use super::metrics::GenAiMetrics;
-use super::spans::{GenAiSpans, SessionLink};
+use super::spans::{GenAiSpans, RunTrace};
 use crate::engine::events::EventSink;
 use crate::policy::Redactor;
 use crate::spec::telemetry::{AttributeValue, TelemetrySpec};
@@ -85,13 +86,13 @@ impl Telemetry {
 
     /// A subscriber that turns a run's events into spans. The first run's `telemetry:`
     /// resource is the process's (a process exports as one resource); `redact` are the
-    /// agent's patterns, applied to recorded content besides the built-in ones; `session`
-    /// links the run to its session's first traced run.
+    /// agent's patterns, applied to recorded content besides the built-in ones; `trace`
+    /// puts the run under its caller's span and links it to its session's first traced run.
     pub fn subscriber(
         &self,
         spec: Option<&TelemetrySpec>,
         redact: &[String],
-        session: SessionLink,
+        trace: RunTrace,
     ) -> Option<Arc<dyn EventSink>> {
         let provider = self.provider.get_or_init(|| self.build(spec)).as_ref()?;
         let content = match self.config.capture_content {
@@ -101,13 +102,21 @@ impl Telemetry {
         };
         let tracer: SdkTracer = provider.traces.tracer("runner");
         let metrics = GenAiMetrics::new(&provider.metrics.meter("runner"));
+        let parent = match &trace.caller {
+            Some(caller) => carried_context(caller),
+            None => self.parent.clone(),
+        };
         Some(Arc::new(GenAiSpans::new(
-            tracer,
-            self.parent.clone(),
-            content,
-            metrics,
-            session,
+            tracer, parent, content, metrics, trace,
         )))
+    }
+
+    /// The span of a batch of `agent`'s runs (`runner batch`), under `TRACEPARENT`'s when
+    /// there is one; `spec` as for [`Telemetry::subscriber`].
+    pub fn batch(&self, spec: Option<&TelemetrySpec>, agent: &str, batch_id: &str) -> Option<BatchTrace> {
+        let provider = self.provider.get_or_init(|| self.build(spec)).as_ref()?;
+        let tracer: SdkTracer = provider.traces.tracer("runner");
+        Some(BatchTrace::start(tracer, &self.parent, agent, batch_id))
     }
 
     /// The providers, or `None` (with the one warning) when an exporter cannot be built.
@@ -218,6 +227,14 @@ fn attribute(value: &AttributeValue) -> opentelemetry::Value {
         AttributeValue::Float(f) => (*f).into(),
         AttributeValue::Text(s) => s.clone().into(),
     }
+}
+
+/// The context `carried` names (its span as a remote parent).
+pub fn carried_context(carried: &Carried) -> Context {
+    caller_context(|name| match name {
+        "TRACEPARENT" => Some(carried.traceparent.clone()),
+        _ => carried.tracestate.clone(),
+    })
 }
 
 /// The trace context `TRACEPARENT` and `TRACESTATE` (as `lookup` reads them) carry, W3C

@@ -19,7 +19,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use super::content;
-use super::export::caller_context;
+use super::export::carried_context;
 use super::metrics::GenAiMetrics;
 use crate::engine::events::{
     Event, EventData, EventSink, Failure, Handoff, MessageCompleted, MessageCreated,
@@ -43,18 +43,24 @@ pub struct GenAiSpans {
     /// one kept, else the first root run seen here.
     first: Mutex<Option<Carried>>,
     /// Told the first root run's span, when no span was kept.
-    keep: Option<Box<dyn Fn(&Carried) + Send + Sync>>,
+    keep: Option<KeepSpan>,
     open: Mutex<Open>,
 }
 
-/// A run among its session's runs (a resume, a branch, a later `chat` turn each start a
-/// trace of their own): the span of the session's first run that exported spans, which the
-/// run's `invoke_agent` span links to, and who keeps the run's own span when none was kept.
+/// Keeps the span of a session's first traced run (the session's files).
+pub type KeepSpan = Box<dyn Fn(&Carried) + Send + Sync>;
+
+/// Where a run's spans go among the traces around it: under the span of the caller that
+/// started it, when it named one with its request (else `TRACEPARENT`'s), and linked to its
+/// session's first run that exported spans (a resume, a branch, a later `chat` turn each
+/// start a trace of their own), with who keeps the run's own span when none was kept.
 #[derive(Default)]
-pub struct SessionLink {
+pub struct RunTrace {
+    /// The caller's span (`runner serve`: a request's `traceparent` header).
+    pub caller: Option<Carried>,
     pub first: Option<Carried>,
     /// Told the root run's span as it starts (the session's files keep the first).
-    pub keep: Option<Box<dyn Fn(&Carried) + Send + Sync>>,
+    pub keep: Option<KeepSpan>,
 }
 
 /// The spans not yet ended.
@@ -111,7 +117,7 @@ impl GenAiSpans {
         parent: Context,
         content: Option<Redactor>,
         metrics: GenAiMetrics,
-        session: SessionLink,
+        session: RunTrace,
     ) -> Self {
         GenAiSpans {
             tracer,
@@ -144,11 +150,7 @@ impl GenAiSpans {
         let Some(first) = first else {
             return Vec::new();
         };
-        let cx = caller_context(|name| match name {
-            "TRACEPARENT" => Some(first.traceparent.clone()),
-            _ => first.tracestate.clone(),
-        });
-        let span = cx.span().span_context().clone();
+        let span = carried_context(first).span().span_context().clone();
         match span.is_valid() {
             true => vec![Link::with_context(span)],
             false => Vec::new(),
@@ -503,7 +505,7 @@ fn request_attributes(params: &RequestParams) -> Vec<KeyValue> {
 }
 
 /// A span's context as children are given it (W3C Trace Context).
-fn carried(span: &opentelemetry::trace::SpanContext) -> Carried {
+pub(super) fn carried(span: &opentelemetry::trace::SpanContext) -> Carried {
     let flags = u8::from(span.is_sampled());
     Carried {
         traceparent: format!("00-{}-{}-{flags:02x}", span.trace_id(), span.span_id()),

@@ -6,7 +6,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::params::RequestParams;
+use crate::engine::request_params::RequestParams;
 use crate::engine::outcome::{RunStatus, RunTotals, StartedRunStatus};
 use crate::engine::plan::{PlanStep, PlanStepStatus};
 use crate::engine::{ErrorCode, Limit};

@@ -7,11 +7,10 @@ mod data;
 mod event;
 mod jsonl;
 mod notice;
-mod params;
 
 pub use bus::{Emitter, EventBus, EventSink};
 pub use data::*;
 pub use event::Event;
 pub use jsonl::JsonlSink;
 pub use notice::Notice;
-pub use params::RequestParams;
+pub use crate::engine::request_params::RequestParams;
