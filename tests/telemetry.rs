@@ -1136,3 +1136,56 @@ fn a_batch_is_one_trace_with_a_span_per_input_and_each_run_under_its_input() {
         .and_then(|v| v.value.as_ref());
     assert_eq!(id, Some(&AnyValueKind::StringValue("second".into())));
 }
+
+#[test]
+fn an_exporter_of_none_turns_off_its_signal_alone() {
+    // No spans: the metrics go all the same, and the programs the run starts get the
+    // caller's TRACEPARENT as it was, not a span nobody will see.
+    let traces_off = OtlpReceiver::start();
+    let ran = Test::new()
+        .agent("prompt: Go.\ntools:\n  - builtin: shell\n    allow: [env]\n")
+        .reply(Reply::tool_call("shell", json!({"command": "env"})).with_usage(10, 2))
+        .reply(Reply::text("Done.").with_usage(12, 1))
+        .env("OTEL_EXPORTER_OTLP_ENDPOINT", &traces_off.endpoint)
+        .env("OTEL_TRACES_EXPORTER", "none")
+        .env("TRACEPARENT", &caller())
+        .run();
+    assert_eq!(ran.result()["output"], "Done.");
+    assert!(traces_off.spans().is_empty(), "{:#?}", traces_off.spans());
+    let tokens = histogram(&traces_off.at("/v1/metrics"), "gen_ai.client.token.usage");
+    assert!(!tokens.is_empty(), "the metrics still go");
+    let env = ran.events_of("agent.tool.execution.completed")[0]["data"]["result"].to_string();
+    assert!(env.contains(&format!("TRACEPARENT={}", caller())), "{env}");
+
+    // No metrics: the spans go all the same.
+    let metrics_off = OtlpReceiver::start();
+    Test::new()
+        .agent("prompt: Hi.")
+        .reply(Reply::text("Hello.").with_usage(10, 2))
+        .env("OTEL_EXPORTER_OTLP_ENDPOINT", &metrics_off.endpoint)
+        .env("OTEL_METRICS_EXPORTER", "none")
+        .run();
+    assert!(metrics_off.at("/v1/metrics").is_empty(), "no metrics");
+    let spans = metrics_off.spans();
+    assert!(
+        spans.iter().any(|s| s.name == "invoke_agent test-agent"),
+        "{spans:#?}"
+    );
+
+    // An exporter this build lacks is said once, and otherwise ignored.
+    let console = OtlpReceiver::start();
+    let ran = Test::new()
+        .agent("prompt: Hi.")
+        .reply(Reply::text("Hello."))
+        .env("OTEL_EXPORTER_OTLP_ENDPOINT", &console.endpoint)
+        .env("OTEL_TRACES_EXPORTER", "console")
+        .any_stderr()
+        .run();
+    assert_eq!(
+        warnings(&ran),
+        [
+            "warning: OTEL_TRACES_EXPORTER `console` is not built in (only `otlp` and `none`); it is ignored"
+        ]
+    );
+    assert!(!console.spans().is_empty(), "as if it were not set: otlp");
+}

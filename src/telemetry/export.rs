@@ -17,7 +17,7 @@ use opentelemetry_sdk::Resource;
 use opentelemetry_sdk::metrics::{PeriodicReader, SdkMeterProvider};
 use opentelemetry_sdk::propagation::TraceContextPropagator;
 use opentelemetry_sdk::resource::{EnvResourceDetector, TelemetryResourceDetector};
-use opentelemetry_sdk::trace::{SdkTracer, SdkTracerProvider};
+use opentelemetry_sdk::trace::{Sampler, SdkTracer, SdkTracerProvider};
 
 use super::batch::BatchTrace;
 use super::config::{self, ExportConfig};
@@ -65,16 +65,21 @@ impl Telemetry {
                 return None;
             }
         };
+        for warning in &config.warnings {
+            eprintln!("warning: {warning}");
+        }
         let parent = caller_context(|name| env::var(name).ok());
         let caller = parent.span().span_context().clone();
         let ids = ChosenAhead::new(caller.is_valid().then(|| caller.trace_id()));
         // What the run starts before its span exists (its MCP servers) is its child.
         let (trace, span) = ids.first();
         let sampled = !caller.is_valid() || caller.is_sampled();
-        trace_env::set(Carried {
-            traceparent: format!("00-{trace}-{span}-{:02x}", u8::from(sampled)),
-            tracestate: Some(caller.trace_state().header()).filter(|s| !s.is_empty()),
-        });
+        if config.traces {
+            trace_env::set(Carried {
+                traceparent: format!("00-{trace}-{span}-{:02x}", u8::from(sampled)),
+                tracestate: Some(caller.trace_state().header()).filter(|s| !s.is_empty()),
+            });
+        }
         Some(Arc::new(Telemetry {
             config,
             parent,
@@ -107,7 +112,12 @@ impl Telemetry {
             None => self.parent.clone(),
         };
         Some(Arc::new(GenAiSpans::new(
-            tracer, parent, content, metrics, trace,
+            tracer,
+            parent,
+            content,
+            metrics,
+            trace,
+            self.config.traces,
         )))
     }
 
@@ -120,45 +130,48 @@ impl Telemetry {
     }
 
     /// The providers, or `None` (with the one warning) when an exporter cannot be built.
+    /// A signal whose exporter is `none` gets a provider that exports nothing: spans
+    /// sampled off (they are still built, for the metrics), metrics aggregated by no one.
     fn build(&self, spec: Option<&TelemetrySpec>) -> Option<Providers> {
         // The process-wide TLS provider, as the model clients install it.
         let _ = rustls::crypto::ring::default_provider().install_default();
-        let exporter = match opentelemetry_otlp::SpanExporter::builder()
-            .with_http()
-            .build()
-        {
-            Ok(exporter) => exporter,
-            Err(error) => {
-                self.warned
-                    .warn(format_args!("OpenTelemetry export is off: {error}"));
-                return None;
-            }
-        };
-        let exporter = WarnOnce::new(exporter, self.config.endpoint.clone(), self.warned.clone());
-        // The metrics exporter reads its endpoint as the span exporter does, from
-        // `OTEL_EXPORTER_OTLP_METRICS_ENDPOINT`, else the general one plus `/v1/metrics`.
-        let metrics = match opentelemetry_otlp::MetricExporter::builder()
-            .with_http()
-            .build()
-        {
-            Ok(exporter) => exporter,
-            Err(error) => {
-                self.warned
-                    .warn(format_args!("OpenTelemetry export is off: {error}"));
-                return None;
-            }
+        let off = |error: &dyn std::fmt::Display| {
+            self.warned
+                .warn(format_args!("OpenTelemetry export is off: {error}"));
         };
         let resource = resource(spec);
+        let mut traces = SdkTracerProvider::builder()
+            .with_id_generator(self.ids.clone())
+            .with_resource(resource.clone());
+        traces = match self.config.traces {
+            false => traces.with_sampler(Sampler::AlwaysOff),
+            true => match opentelemetry_otlp::SpanExporter::builder().with_http().build() {
+                Ok(exporter) => traces.with_batch_exporter(WarnOnce::new(
+                    exporter,
+                    self.config.endpoint.clone(),
+                    self.warned.clone(),
+                )),
+                Err(error) => {
+                    off(&error);
+                    return None;
+                }
+            },
+        };
+        let mut metrics = SdkMeterProvider::builder().with_resource(resource);
+        // The metrics exporter reads its endpoint as the span exporter does, from
+        // `OTEL_EXPORTER_OTLP_METRICS_ENDPOINT`, else the general one plus `/v1/metrics`.
+        if self.config.metrics {
+            match opentelemetry_otlp::MetricExporter::builder().with_http().build() {
+                Ok(exporter) => metrics = metrics.with_reader(PeriodicReader::builder(exporter).build()),
+                Err(error) => {
+                    off(&error);
+                    return None;
+                }
+            }
+        }
         Some(Providers {
-            traces: SdkTracerProvider::builder()
-                .with_batch_exporter(exporter)
-                .with_id_generator(self.ids.clone())
-                .with_resource(resource.clone())
-                .build(),
-            metrics: SdkMeterProvider::builder()
-                .with_reader(PeriodicReader::builder(metrics).build())
-                .with_resource(resource)
-                .build(),
+            traces: traces.build(),
+            metrics: metrics.build(),
         })
     }
 }
@@ -172,7 +185,7 @@ impl Drop for Telemetry {
         // A failed export has warned already; what is left is a collector that is slow.
         let traces = providers.traces.shutdown_with_timeout(FLUSH).is_ok();
         flush_metrics(&providers.metrics, deadline);
-        if !traces {
+        if !traces && self.config.traces {
             self.warned.warn(format_args!(
                 "OpenTelemetry export to {} did not finish within {} s",
                 self.config.endpoint,

@@ -44,6 +44,9 @@ pub struct GenAiSpans {
     first: Mutex<Option<Carried>>,
     /// Told the first root run's span, when no span was kept.
     keep: Option<KeepSpan>,
+    /// Spans are exported (`OTEL_TRACES_EXPORTER` is not `none`): else they are built
+    /// only for the metrics, and neither kept for the session nor passed on to children.
+    traced: bool,
     open: Mutex<Open>,
 }
 
@@ -118,12 +121,14 @@ impl GenAiSpans {
         content: Option<Redactor>,
         metrics: GenAiMetrics,
         session: RunTrace,
+        traced: bool,
     ) -> Self {
         GenAiSpans {
             tracer,
             parent,
             content,
             metrics,
+            traced,
             first: Mutex::new(session.first),
             keep: session.keep,
             open: Mutex::new(Open::default()),
@@ -173,7 +178,7 @@ impl GenAiSpans {
         if let Some(text) = self.content(&content::input_messages(&created.initial_messages)) {
             attributes.push(KeyValue::new("gen_ai.input.messages", text));
         }
-        let root = event.parent_run_id.is_none();
+        let root = event.parent_run_id.is_none() && self.traced;
         let mut first = lock(&self.first);
         let links = match root {
             true => Self::session_links(first.as_ref()),
