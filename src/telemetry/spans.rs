@@ -61,6 +61,7 @@ pub type KeepSpan = Box<dyn Fn(&Carried) + Send + Sync>;
 pub struct RunTrace {
     /// The caller's span (`runner serve`: a request's `traceparent` header).
     pub caller: Option<Carried>,
+    /// The span of the session's first traced run, when one was kept.
     pub first: Option<Carried>,
     /// Told the root run's span as it starts (the session's files keep the first).
     pub keep: Option<KeepSpan>,
