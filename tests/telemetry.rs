@@ -15,8 +15,10 @@ use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 use opentelemetry_proto::tonic::collector::metrics::v1::ExportMetricsServiceRequest;
+use opentelemetry_proto::tonic::collector::trace::v1::ExportTraceServiceRequest;
 use opentelemetry_proto::tonic::common::v1::any_value::Value as AnyValueKind;
 use opentelemetry_proto::tonic::metrics::v1::metric::Data;
+use opentelemetry_proto::tonic::trace::v1::Span as OtlpSpan;
 use prost::Message as _;
 use runner::testing::mock_server::{MockRequest, MockResponse, Reply};
 use serde_json::{Value, json};
@@ -357,6 +359,85 @@ fn a_run_with_a_sub_agent_a_handoff_a_failed_tool_and_an_mcp_call_is_one_tree_of
     }
 }
 
+/// The mock model on one wire, with sampling parameters, as an inline `model:` mapping.
+fn model_with_params(wire: &str, params: &str) -> String {
+    let (provider, url) = match wire {
+        "anthropic" => ("provider: anthropic", "$ANTHROPIC_URL"),
+        "responses" => ("provider: openai, api: responses", "$OPENAI_URL"),
+        _ => ("provider: openai", "$OPENAI_URL"),
+    };
+    format!(
+        "{{ {provider}, name: mock-model, base_url: \"{url}\", api_key_env: {}, retry: {{ max_attempts: 1 }}, params: {{ {params} }} }}",
+        support::KEY_ENV
+    )
+}
+
+#[test]
+fn chat_spans_carry_each_wires_response_id_and_the_request_parameters_that_were_set() {
+    let phoenix = phoenix();
+    let wires = [
+        (
+            "openai",
+            "temperature: 0.25, top_p: 0.5, max_tokens: 300, seed: 7, n: 1, stop: [STOP-HERE]",
+            "chatcmpl-",
+        ),
+        (
+            "responses",
+            "temperature: 0.25, top_p: 0.5, max_output_tokens: 300",
+            "resp_",
+        ),
+        (
+            "anthropic",
+            "temperature: 0.25, top_k: 40, max_tokens: 300, stop_sequences: [STOP-HERE]",
+            "msg_",
+        ),
+    ];
+    for (wire, params, prefix) in wires {
+        let project = format!("params-{wire}");
+        let ran = Test::new()
+            .agent(&format!(
+                "name: test-agent\nmodel: {}\nprompt: Hi.\ntelemetry: {{ resource: {{ openinference.project.name: {project} }} }}\n",
+                model_with_params(wire, params)
+            ))
+            .reply(Reply::text("Hello."))
+            .env("OTEL_EXPORTER_OTLP_ENDPOINT", &phoenix.endpoint)
+            .run();
+        assert_eq!(ran.result()["output"], "Hello.");
+        // The events say it first: the id in the reply's event, the parameters in the call's.
+        let completed = ran.events_of("thread.message.completed");
+        let id = completed[0]["data"]["responseId"]
+            .as_str()
+            .unwrap()
+            .to_string();
+        assert!(id.starts_with(prefix), "{wire}: {id}");
+        let created = &ran.events_of("thread.message.created")[0]["data"]["params"];
+        assert_eq!(created["temperature"], 0.25, "{wire}: {created}");
+
+        let spans = phoenix.spans(&project, |s| s.has("chat mock-model"));
+        let chat = &spans.one("chat mock-model")["attributes"];
+        assert_eq!(chat["gen_ai.response.id"], id.as_str(), "{wire}");
+        assert_eq!(chat["gen_ai.request.temperature"], 0.25, "{wire}");
+        assert_eq!(chat["gen_ai.request.max_tokens"], 300, "{wire}");
+        match wire {
+            "openai" => {
+                assert_eq!(chat["gen_ai.request.top_p"], 0.5);
+                assert_eq!(chat["gen_ai.request.seed"], 7);
+                assert_eq!(chat["gen_ai.request.choice.count"], 1);
+                assert_eq!(chat["gen_ai.request.stop_sequences"], json!(["STOP-HERE"]));
+            }
+            "anthropic" => {
+                assert_eq!(chat["gen_ai.request.top_k"], 40.0);
+                assert_eq!(chat["gen_ai.request.stop_sequences"], json!(["STOP-HERE"]));
+                assert!(
+                    chat.get("gen_ai.request.top_p").is_none(),
+                    "not set: {chat}"
+                );
+            }
+            _ => assert!(chat.get("gen_ai.request.seed").is_none(), "not set: {chat}"),
+        }
+    }
+}
+
 #[test]
 fn traceparent_in_the_environment_makes_the_run_a_child_of_the_callers_trace() {
     let phoenix = phoenix();
@@ -533,18 +614,21 @@ fn a_collector_that_never_answers_is_given_two_seconds_at_exit_then_one_warning(
     );
 }
 
-/// A loopback OTLP/HTTP receiver of metrics (Phoenix takes traces only): it answers every
-/// POST with 200 and keeps the path and decoded body of each, as OTLP metrics requests.
-struct MetricsReceiver {
+/// A loopback OTLP/HTTP receiver, for what Phoenix does not keep (metrics, span links): it
+/// answers every POST with 200 and keeps the path and body of each, decoded on demand.
+struct OtlpReceiver {
     endpoint: String,
-    received: Arc<Mutex<Vec<(String, ExportMetricsServiceRequest)>>>,
+    received: Arc<Received>,
 }
 
-impl MetricsReceiver {
-    fn start() -> MetricsReceiver {
+/// The path and body of each request, in the order they arrived.
+type Received = Mutex<Vec<(String, Vec<u8>)>>;
+
+impl OtlpReceiver {
+    fn start() -> OtlpReceiver {
         let listener = TcpListener::bind("127.0.0.1:0").unwrap();
         let endpoint = format!("http://{}", listener.local_addr().unwrap());
-        let received: Arc<Mutex<Vec<_>>> = Arc::default();
+        let received: Arc<Received> = Arc::default();
         let store = received.clone();
         // Lives as long as the test binary; each connection is served until it closes.
         std::thread::spawn(move || {
@@ -553,26 +637,43 @@ impl MetricsReceiver {
                 std::thread::spawn(move || serve_otlp(stream, &store));
             }
         });
-        MetricsReceiver { endpoint, received }
+        OtlpReceiver { endpoint, received }
     }
 
     /// The metrics requests that arrived at `path`.
     fn at(&self, path: &str) -> Vec<ExportMetricsServiceRequest> {
+        self.bodies(path)
+            .iter()
+            .map(|body| ExportMetricsServiceRequest::decode(body.as_slice()).unwrap())
+            .collect()
+    }
+
+    /// The spans that arrived at `/v1/traces`, in the order they arrived.
+    fn spans(&self) -> Vec<OtlpSpan> {
+        let requests = self.bodies("/v1/traces");
+        let requests = requests
+            .iter()
+            .map(|body| ExportTraceServiceRequest::decode(body.as_slice()).unwrap());
+        requests
+            .flat_map(|r| r.resource_spans)
+            .flat_map(|r| r.scope_spans)
+            .flat_map(|s| s.spans)
+            .collect()
+    }
+
+    fn bodies(&self, path: &str) -> Vec<Vec<u8>> {
         let received = self.received.lock().unwrap();
         received
             .iter()
             .filter(|(at, _)| at == path)
-            .map(|(_, request)| request.clone())
+            .map(|(_, body)| body.clone())
             .collect()
     }
 }
 
-/// Serves one connection's requests (HTTP/1.1 with `Content-Length`), keeping what decodes
-/// as a metrics request, before it answers (so a run that has exited has been received).
-fn serve_otlp(
-    stream: std::net::TcpStream,
-    store: &Mutex<Vec<(String, ExportMetricsServiceRequest)>>,
-) {
+/// Serves one connection's requests (HTTP/1.1 with `Content-Length`), keeping each body
+/// before it answers (so a run that has exited has been received).
+fn serve_otlp(stream: std::net::TcpStream, store: &Received) {
     use std::io::{BufRead, BufReader, Read, Write};
     stream
         .set_read_timeout(Some(Duration::from_secs(10)))
@@ -609,9 +710,7 @@ fn serve_otlp(
         if reader.read_exact(&mut body).is_err() {
             return;
         }
-        if let Ok(request) = ExportMetricsServiceRequest::decode(body.as_slice()) {
-            store.lock().unwrap().push((path, request));
-        }
+        store.lock().unwrap().push((path, body));
         let answer =
             "HTTP/1.1 200 OK\r\ncontent-type: application/x-protobuf\r\ncontent-length: 0\r\n\r\n";
         if writer.write_all(answer.as_bytes()).is_err() {
@@ -656,7 +755,7 @@ fn histogram(
 
 #[test]
 fn model_calls_are_exported_as_genai_token_usage_and_duration_histograms() {
-    let receiver = MetricsReceiver::start();
+    let receiver = OtlpReceiver::start();
     let ran = Test::new()
         .agent("prompt: Hi.\ntools:\n  - builtin: read_file\n")
         .reply(Reply::tool_call("read_file", json!({"path": "nope"})).with_usage(100, 20))
@@ -711,4 +810,382 @@ fn model_calls_are_exported_as_genai_token_usage_and_duration_histograms() {
             .iter()
             .all(|(a, _, _)| !a.contains_key("error.type"))
     );
+}
+
+/// An agent whose `write_file` calls wait for a person's approval.
+const ASKING: &str =
+    "prompt: Go\ntools:\n  - builtin: write_file\npermissions:\n  ask: [write_file]\n";
+
+/// The one span of `spans` named `name` that is not `other`.
+fn run_span<'a>(spans: &'a [OtlpSpan], name: &str, other: Option<&OtlpSpan>) -> &'a OtlpSpan {
+    let found: Vec<&OtlpSpan> = spans
+        .iter()
+        .filter(|s| s.name == name && other.is_none_or(|o| o.span_id != s.span_id))
+        .collect();
+    assert_eq!(found.len(), 1, "one `{name}`: {spans:#?}");
+    found[0]
+}
+
+#[test]
+fn a_resumed_session_is_a_new_trace_linked_to_its_first_run() {
+    let receiver = OtlpReceiver::start();
+    let paused = Test::new()
+        .agent(ASKING)
+        .reply(Reply::tool_call(
+            "write_file",
+            json!({"path": "a.txt", "content": "A"}),
+        ))
+        .env("OTEL_EXPORTER_OTLP_ENDPOINT", &receiver.endpoint)
+        .status(4)
+        .any_stderr()
+        .run();
+    assert_eq!(paused.result()["status"], "input_required");
+    let session = paused.session();
+    let spans = receiver.spans();
+    let first = run_span(&spans, "invoke_agent test-agent", None).clone();
+    assert!(first.links.is_empty(), "the first run links to nothing");
+
+    let resumed = paused
+        .then()
+        .reply(Reply::text("written"))
+        .env("OTEL_EXPORTER_OTLP_ENDPOINT", &receiver.endpoint)
+        .command(["resume", &session, "--approve", "all", "--run-dir", "run2"])
+        .stdout("written\n")
+        .run();
+    assert_eq!(resumed.read("a.txt"), "A");
+    let spans = receiver.spans();
+    let second = run_span(&spans, "invoke_agent test-agent", Some(&first));
+    assert_ne!(second.trace_id, first.trace_id, "a trace of its own");
+    assert_eq!(second.parent_span_id, Vec::<u8>::new(), "a root span");
+    assert_eq!(second.links.len(), 1, "{second:#?}");
+    assert_eq!(second.links[0].trace_id, first.trace_id);
+    assert_eq!(second.links[0].span_id, first.span_id);
+}
+
+#[test]
+fn a_session_whose_first_run_was_not_traced_resumes_and_its_first_traced_run_is_linked_to() {
+    // No export on the first run: its checkpoint keeps no trace, as an older runner's.
+    let paused = Test::new()
+        .agent(ASKING)
+        .reply(Reply::tool_call(
+            "write_file",
+            json!({"path": "a.txt", "content": "A"}),
+        ))
+        .status(4)
+        .any_stderr()
+        .run();
+    let session = paused.session();
+    let asked = paused.events_of("agent.tool.permission.decided");
+    let call = asked[0]["data"]["toolCallId"].as_str().unwrap().to_string();
+    let receiver = OtlpReceiver::start();
+    // Denied, so the model asks again and the session pauses a second time.
+    let second = paused
+        .then()
+        .reply(Reply::tool_call(
+            "write_file",
+            json!({"path": "b.txt", "content": "B"}),
+        ))
+        .env("OTEL_EXPORTER_OTLP_ENDPOINT", &receiver.endpoint)
+        .command(["resume", &session, "--deny", &call, "--run-dir", "run2"])
+        .status(4)
+        .any_stderr()
+        .run();
+    let spans = receiver.spans();
+    let traced = run_span(&spans, "invoke_agent test-agent", None).clone();
+    assert!(traced.links.is_empty(), "nothing traced before it");
+    second
+        .then()
+        .reply(Reply::text("written"))
+        .env("OTEL_EXPORTER_OTLP_ENDPOINT", &receiver.endpoint)
+        .command(["resume", &session, "--approve", "all", "--run-dir", "run3"])
+        .stdout("written\n")
+        .run();
+    let spans = receiver.spans();
+    let third = run_span(&spans, "invoke_agent test-agent", Some(&traced));
+    assert_eq!(third.links.len(), 1, "{third:#?}");
+    assert_eq!(third.links[0].span_id, traced.span_id);
+}
+
+#[test]
+fn each_chat_turn_is_a_trace_linked_to_the_first_turns() {
+    let receiver = OtlpReceiver::start();
+    Test::new()
+        .agent("system: Be brief.\n")
+        .reply(Reply::text("Hello Ann."))
+        .reply(Reply::text("You are Ann."))
+        .env("OTEL_EXPORTER_OTLP_ENDPOINT", &receiver.endpoint)
+        .command(["chat", "agent.yaml", "--run-dir", "run"])
+        .stdin("I am Ann.\nWho am I?\n")
+        .stdout("Hello Ann.\nYou are Ann.\n")
+        .any_stderr()
+        .run();
+    let spans = receiver.spans();
+    let turns: Vec<&OtlpSpan> = spans
+        .iter()
+        .filter(|s| s.name == "invoke_agent test-agent")
+        .collect();
+    assert_eq!(turns.len(), 2, "one span per turn: {spans:#?}");
+    let (first, second) = match turns[0].links.is_empty() {
+        true => (turns[0], turns[1]),
+        false => (turns[1], turns[0]),
+    };
+    assert_ne!(first.trace_id, second.trace_id);
+    assert_eq!(second.links.len(), 1);
+    assert_eq!(second.links[0].span_id, first.span_id);
+    assert_eq!(
+        spans.iter().filter(|s| s.name == "chat mock-model").count(),
+        2
+    );
+}
+
+/// A caller's span: what CI or an orchestrator puts in `TRACEPARENT` or a request header.
+const CALLER_TRACE: &str = "0af7651916cd43dd8448eb211c80319c";
+const CALLER_SPAN: &str = "b7ad6b7169203331";
+
+fn caller() -> String {
+    format!("00-{CALLER_TRACE}-{CALLER_SPAN}-01")
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// The spans named `name`, once `count` of them have arrived (at most 20 s).
+fn arrived(receiver: &OtlpReceiver, name: &str, count: usize) -> Vec<OtlpSpan> {
+    let named = || -> Vec<OtlpSpan> {
+        let spans = receiver.spans().into_iter();
+        spans.filter(|s| s.name == name).collect()
+    };
+    support::wait_until(&format!("{count} `{name}` spans"), || {
+        named().len() >= count
+    });
+    named()
+}
+
+const SAYER: &str = "inputs:\n  n: { type: integer, required: true }\nprompt: \"Say {{ n }}\"\n";
+
+fn said(_: &MockRequest) -> Option<MockResponse> {
+    Some(MockResponse::reply(Reply::text("said")))
+}
+
+#[test]
+fn runner_serve_makes_a_run_the_child_of_the_span_its_request_names() {
+    let receiver = OtlpReceiver::start();
+    let (_server, api) = Test::new()
+        .agent("prompt: Hi.")
+        .reply(Reply::text("Hello."))
+        .reply(Reply::text("Hello."))
+        .reply(Reply::text("Hello again."))
+        .env("OTEL_EXPORTER_OTLP_ENDPOINT", &receiver.endpoint)
+        // Spans leave every 50 ms, not at the server's exit.
+        .env("OTEL_BSP_SCHEDULE_DELAY", "50")
+        .serve(&[]);
+    let body = r#"{"agent": "test-agent"}"#;
+    let headers = [("traceparent", caller()), ("tracestate", "vendor=x".into())];
+    let headers: Vec<(&str, &str)> = headers.iter().map(|(n, v)| (*n, v.as_str())).collect();
+    let child = api.request("POST", "/api/runs", &headers, Some(body));
+    assert_eq!(child.status, 201, "{}", child.body);
+    let run = &arrived(&receiver, "invoke_agent test-agent", 1)[0];
+    assert_eq!(hex(&run.trace_id), CALLER_TRACE);
+    assert_eq!(hex(&run.parent_span_id), CALLER_SPAN);
+    assert_eq!(run.trace_state, "vendor=x");
+
+    // A request that names no span (or a broken one) starts a trace of its own.
+    let broken = [("traceparent", "00-not-a-trace-01")];
+    let own = api.request("POST", "/api/runs", &broken, Some(body));
+    assert_eq!(own.status, 201, "{}", own.body);
+    let runs = arrived(&receiver, "invoke_agent test-agent", 2);
+    let other = runs.iter().find(|s| s.span_id != run.span_id).unwrap();
+    assert_ne!(hex(&other.trace_id), CALLER_TRACE);
+    assert!(other.parent_span_id.is_empty(), "a root span: {other:#?}");
+
+    // A call of the agent's tool over `/mcp` too.
+    let mcp_parent = format!("00-{CALLER_TRACE}-{}-01", "1111111111111111");
+    let answer = mcp_call(&api, "test-agent", &[("traceparent", &mcp_parent)]);
+    assert!(answer.contains("Hello again."), "{answer}");
+    let runs = arrived(&receiver, "invoke_agent test-agent", 3);
+    let called = runs
+        .iter()
+        .find(|s| hex(&s.parent_span_id) == "1111111111111111");
+    let called = called.unwrap_or_else(|| panic!("no run under the MCP caller's span: {runs:#?}"));
+    assert_eq!(hex(&called.trace_id), CALLER_TRACE);
+}
+
+/// Calls the agent's tool `tool` over `/mcp` of `runner serve`, as a Streamable HTTP client
+/// does, with `extra` headers on the call; the call's answer (a server-sent event).
+fn mcp_call(api: &Api, tool: &str, extra: &[(&str, &str)]) -> String {
+    let accept = ("Accept", "application/json, text/event-stream");
+    let initialize = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {},
+        "clientInfo": {"name": "test", "version": "1"}}});
+    let opened = api.request("POST", "/mcp", &[accept], Some(&initialize.to_string()));
+    assert_eq!(opened.status, 200, "{}", opened.body);
+    let session = opened
+        .header("mcp-session-id")
+        .expect("a session id")
+        .to_string();
+    let mut headers = vec![
+        accept,
+        ("Mcp-Session-Id", session.as_str()),
+        ("MCP-Protocol-Version", "2025-11-25"),
+    ];
+    let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+    let acknowledged = api.request("POST", "/mcp", &headers, Some(&initialized.to_string()));
+    assert_eq!(acknowledged.status, 202, "{}", acknowledged.body);
+    headers.extend(extra);
+    let call = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+        "params": {"name": tool, "arguments": {"input": "Hi."}}});
+    let answered = api.request("POST", "/mcp", &headers, Some(&call.to_string()));
+    assert_eq!(answered.status, 200, "{}", answered.body);
+    answered.body
+}
+
+#[test]
+fn a_nats_job_carries_the_submitters_traceparent_to_the_workers_run() {
+    let receiver = OtlpReceiver::start();
+    let nats = support::NatsServer::start();
+    let url = nats.url();
+    let submitted = Test::new()
+        .agent(SAYER)
+        .file("inputs.jsonl", "{\"n\": 1}\n{\"n\": 2}\n")
+        .route(said)
+        .env("TRACEPARENT", &caller())
+        .command([
+            "submit",
+            "agent.yaml",
+            "--inputs",
+            "inputs.jsonl",
+            "--nats",
+            &url,
+            "--batch-id",
+            "traced",
+        ])
+        .stdout("traced\n")
+        .any_stderr()
+        .run();
+    // The worker has no TRACEPARENT of its own: its runs' come from the jobs.
+    let _worker = submitted
+        .then()
+        .env("OTEL_EXPORTER_OTLP_ENDPOINT", &receiver.endpoint)
+        .command(["worker", "--nats", &url])
+        .status_any()
+        .any_stderr()
+        .spawn();
+    let runs = arrived(&receiver, "invoke_agent test-agent", 2);
+    for run in &runs {
+        assert_eq!(hex(&run.trace_id), CALLER_TRACE, "{run:#?}");
+        assert_eq!(hex(&run.parent_span_id), CALLER_SPAN);
+    }
+}
+
+#[test]
+fn a_batch_is_one_trace_with_a_span_per_input_and_each_run_under_its_input() {
+    let receiver = OtlpReceiver::start();
+    Test::new()
+        .agent(SAYER)
+        .file(
+            "inputs.jsonl",
+            "{\"n\": 1}\n{\"id\": \"second\", \"n\": 2}\n{\"n\": \"x\"}\n",
+        )
+        .route(said)
+        .env("OTEL_EXPORTER_OTLP_ENDPOINT", &receiver.endpoint)
+        .env("TRACEPARENT", &caller())
+        .command([
+            "batch",
+            "agent.yaml",
+            "--inputs",
+            "inputs.jsonl",
+            "--batch-dir",
+            "out",
+        ])
+        .status_any()
+        .any_stderr()
+        .run();
+    let spans = receiver.spans();
+    let batch = run_span(&spans, "batch test-agent", None);
+    assert_eq!(hex(&batch.trace_id), CALLER_TRACE, "the caller's trace");
+    assert_eq!(hex(&batch.parent_span_id), CALLER_SPAN);
+    assert!(
+        spans.iter().all(|s| s.trace_id == batch.trace_id),
+        "one trace"
+    );
+    let input = |name: &str| {
+        let span = run_span(&spans, name, None);
+        assert_eq!(span.parent_span_id, batch.span_id, "{name} under the batch");
+        span
+    };
+    let (first, second, bad) = (input("input 1"), input("input 2"), input("input 3"));
+    let runs: Vec<&OtlpSpan> = spans
+        .iter()
+        .filter(|s| s.name == "invoke_agent test-agent")
+        .collect();
+    assert_eq!(runs.len(), 2, "the bad line has no run: {spans:#?}");
+    for input in [first, second] {
+        let under = runs.iter().filter(|r| r.parent_span_id == input.span_id);
+        assert_eq!(under.count(), 1, "{} has its run under it", input.name);
+    }
+    let status = |span: &OtlpSpan| span.status.as_ref().map(|s| s.code).unwrap_or_default();
+    assert_eq!(status(first), 1, "ok");
+    assert_eq!(status(bad), 2, "error: the line is not a valid input");
+    let id = second
+        .attributes
+        .iter()
+        .find(|kv| kv.key == "runner.batch.input.id");
+    let id = id
+        .and_then(|kv| kv.value.as_ref())
+        .and_then(|v| v.value.as_ref());
+    assert_eq!(id, Some(&AnyValueKind::StringValue("second".into())));
+}
+
+#[test]
+fn an_exporter_of_none_turns_off_its_signal_alone() {
+    // No spans: the metrics go all the same, and the programs the run starts get the
+    // caller's TRACEPARENT as it was, not a span nobody will see.
+    let traces_off = OtlpReceiver::start();
+    let ran = Test::new()
+        .agent("prompt: Go.\ntools:\n  - builtin: shell\n    allow: [env]\n")
+        .reply(Reply::tool_call("shell", json!({"command": "env"})).with_usage(10, 2))
+        .reply(Reply::text("Done.").with_usage(12, 1))
+        .env("OTEL_EXPORTER_OTLP_ENDPOINT", &traces_off.endpoint)
+        .env("OTEL_TRACES_EXPORTER", "none")
+        .env("TRACEPARENT", &caller())
+        .run();
+    assert_eq!(ran.result()["output"], "Done.");
+    assert!(traces_off.spans().is_empty(), "{:#?}", traces_off.spans());
+    let tokens = histogram(&traces_off.at("/v1/metrics"), "gen_ai.client.token.usage");
+    assert!(!tokens.is_empty(), "the metrics still go");
+    let env = ran.events_of("agent.tool.execution.completed")[0]["data"]["result"].to_string();
+    assert!(env.contains(&format!("TRACEPARENT={}", caller())), "{env}");
+
+    // No metrics: the spans go all the same.
+    let metrics_off = OtlpReceiver::start();
+    Test::new()
+        .agent("prompt: Hi.")
+        .reply(Reply::text("Hello.").with_usage(10, 2))
+        .env("OTEL_EXPORTER_OTLP_ENDPOINT", &metrics_off.endpoint)
+        .env("OTEL_METRICS_EXPORTER", "none")
+        .run();
+    assert!(metrics_off.at("/v1/metrics").is_empty(), "no metrics");
+    let spans = metrics_off.spans();
+    assert!(
+        spans.iter().any(|s| s.name == "invoke_agent test-agent"),
+        "{spans:#?}"
+    );
+
+    // An exporter this build lacks is said once, and otherwise ignored.
+    let console = OtlpReceiver::start();
+    let ran = Test::new()
+        .agent("prompt: Hi.")
+        .reply(Reply::text("Hello."))
+        .env("OTEL_EXPORTER_OTLP_ENDPOINT", &console.endpoint)
+        .env("OTEL_TRACES_EXPORTER", "console")
+        .any_stderr()
+        .run();
+    assert_eq!(
+        warnings(&ran),
+        [
+            "warning: OTEL_TRACES_EXPORTER `console` is not built in (only `otlp` and `none`); it is ignored"
+        ]
+    );
+    assert!(!console.spans().is_empty(), "as if it were not set: otlp");
 }

@@ -25,6 +25,8 @@ use crate::engine::clock::new_id;
 use crate::output::result::{RunResult, Status};
 use crate::spec::agent::InputSpec;
 use crate::spec::inputs::{InputError, resolve_inputs};
+use crate::telemetry::{BatchTrace, InputSpan};
+use crate::trace_env::Carried;
 
 /// How long apart a run refused because another process held its session is tried
 /// again: a child of a batch that was killed may still be stopping, or (on NATS) a dead
@@ -71,6 +73,9 @@ pub struct InputPlace {
     /// without asking the store, and is run again as a resume if it was refused because
     /// the session exists after all.
     pub fresh: bool,
+    /// The span its run is a child of (`TRACEPARENT` in the run's environment): the
+    /// input's span in a traced batch, a job's `trace` on a worker.
+    pub trace: Option<Carried>,
 }
 
 /// How every input's run is started.
@@ -91,6 +96,8 @@ pub struct Launcher {
     pub passed: Vec<OsString>,
     /// `--model`, for the first run of each input (a resume goes on with its session's).
     pub model: Option<String>,
+    /// The batch's span, when it exports OpenTelemetry spans: each input gets one under it.
+    pub trace: Option<Arc<BatchTrace>>,
 }
 
 /// Runs one entry of the inputs file and returns its envelope; `None` when the batch was
@@ -102,10 +109,16 @@ pub fn run_entry(
     children: &Children,
 ) -> Option<Envelope> {
     let line = entry.line();
+    let name = match entry {
+        Entry::Bad(bad) => bad.name.clone(),
+        Entry::Input(input) => input.name(),
+    };
+    let span = launcher.trace.as_ref().map(|t| t.input(line, &name));
     let place = InputPlace {
         dir: dir.input_dir(line),
         session: dir.session_id(line),
         fresh: false,
+        trace: span.as_ref().map(InputSpan::carried),
     };
     let (result, name) = match entry {
         Entry::Bad(bad) => (
@@ -122,6 +135,10 @@ pub fn run_entry(
             input.name(),
         ),
     };
+    if let Some(span) = span {
+        let error = result.error.as_ref().map(|e| e.message.as_str());
+        span.end(result.status.name(), result.status == Status::Completed, error);
+    }
     Some(Envelope {
         input: InputRef { line, id: name },
         result,
@@ -223,6 +240,10 @@ fn run_input(
                 }
             },
         };
+        let mut command = command;
+        if let Some(trace) = &place.trace {
+            trace.apply(&mut command);
+        }
         let result = run_child(command, &run_dir, launcher, session, children)?;
         if !resume && session_existed(&result) {
             exists_after_all = true;

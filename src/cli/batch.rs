@@ -12,6 +12,7 @@ use clap::Args;
 
 use super::Exit;
 use super::run_options::{SharedRunOptions, progress_style};
+use crate::telemetry::Telemetry;
 use crate::batch::budget::Budget;
 use crate::batch::children::Children;
 use crate::batch::dir::{BatchDir, MAX_BATCH_ID_LEN, Manifest};
@@ -132,6 +133,12 @@ fn start(args: &BatchArgs, (agent_file, inputs_file): (&Path, &Path)) -> Result<
             agent_file.display()
         );
     }
+    // Declared before the launcher, which holds the batch's span: the span ends first, then
+    // the export flushes.
+    let telemetry = Telemetry::from_env(false);
+    let trace = telemetry
+        .as_ref()
+        .and_then(|t| t.batch(spec.telemetry.as_ref(), &spec.name, &batch_id));
     let launcher = Launcher {
         exe: std::env::current_exe().map_err(|e| format!("cannot find the runner binary: {e}"))?,
         agent,
@@ -149,6 +156,7 @@ fn start(args: &BatchArgs, (agent_file, inputs_file): (&Path, &Path)) -> Result<
         wait_held: LOCAL_WAIT_HELD,
         passed: passed_options(args)?,
         model: args.model.clone(),
+        trace: trace.map(Arc::new),
     };
     let entries: Box<dyn BufRead + Send> = match stdin {
         true => Box::new(BufReader::new(std::io::stdin())),

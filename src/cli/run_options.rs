@@ -162,6 +162,8 @@ impl RunOptions {
             no_event_log: true,
             cancel,
             telemetry: Telemetry::from_env(self.otel),
+            // `TRACEPARENT`, read by the export itself.
+            caller_trace: None,
         }
     }
 

@@ -40,6 +40,11 @@ pub struct ServeArgs {
     /// client slower than that is disconnected.
     #[arg(long, value_name = "SECS", default_value_t = 10, value_parser = clap::value_parser!(u64).range(1..=3600))]
     pub header_timeout: u64,
+    /// Export OpenTelemetry spans of every run over OTLP/HTTP (default endpoint
+    /// http://localhost:4318); also on when OTEL_EXPORTER_OTLP_ENDPOINT is set; a request's
+    /// `traceparent` header makes its run a child of the caller's span (docs/telemetry.md).
+    #[arg(long)]
+    pub otel: bool,
 }
 
 pub fn run(args: ServeArgs) -> Exit {
@@ -57,6 +62,7 @@ pub fn run(args: ServeArgs) -> Exit {
         nats: args.nats,
         max_connections: args.max_connections as usize,
         header_timeout: std::time::Duration::from_secs(args.header_timeout),
+        otel: args.otel,
     };
     match crate::serve::run(options) {
         Ok(()) => Exit::Completed,

@@ -9,6 +9,7 @@ use clap::Args;
 use super::Exit;
 use super::batch::{default_batch_id, open};
 use super::nats_runtime::nats_runtime;
+use crate::trace_env::Carried;
 use crate::batch::dir::check_batch_id;
 use crate::batch::inputs::InputsReader;
 use crate::nats::bundle::Bundle;
@@ -81,6 +82,8 @@ fn start(args: &SubmitArgs) -> Result<Exit, String> {
         model: args.model.clone(),
         max_cost_usd: args.max_cost_usd,
         max_tokens: args.max_tokens,
+        // The caller's trace (CI, an orchestrator): each job's run joins it.
+        trace: Carried::from_env(),
     };
     let runtime = nats_runtime()?;
     match runtime.block_on(submit(submission, InputsReader::new(entries))) {

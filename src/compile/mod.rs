@@ -21,6 +21,7 @@ use std::sync::Arc;
 use crate::engine::Agent;
 use crate::engine::agent::{AgentTool, AnswerPolicy, ExecutionStrategy};
 use crate::engine::budget::PricedModel;
+use crate::engine::events::RequestParams;
 use crate::engine::budget::{Price, RunLimits};
 use crate::engine::builder::{DEFAULT_MAX_CALLS_PER_TURN, DEFAULT_STRUCTURED_RETRIES};
 use crate::engine::middleware::{Logging, Middleware, PruneToolOutputs, SlidingWindow, Summarize};
@@ -211,7 +212,7 @@ pub type EnvLookup = Arc<dyn Fn(&str) -> Option<String> + Send + Sync>;
 /// Builds the agent.
 pub fn compile_agent(input: &CompileInput<'_>) -> Result<Agent, CompileError> {
     let spec = input.spec;
-    let (provider, price) = match (
+    let (provider, price, request_params) = match (
         input.model_override.clone().or_else(|| spec.model.clone()),
         &input.inherited,
     ) {
@@ -220,10 +221,14 @@ pub fn compile_agent(input: &CompileInput<'_>) -> Result<Agent, CompileError> {
             let price = model_price(&model);
             let provider = build_provider_with(&config, &input.build.models, &*input.env)
                 .map_err(ModelError::Provider)?;
-            (provider, price)
+            (provider, price, RequestParams::from_body(&config.params))
         }
         // An inherited model keeps its prices: the sub-agent's calls cost what its caller's do.
-        (None, Some(inherited)) => (inherited.provider.clone(), inherited.price),
+        (None, Some(inherited)) => (
+            inherited.provider.clone(),
+            inherited.price,
+            inherited.params.clone(),
+        ),
         (None, None) => return Err(ModelError::NoModel.into()),
     };
 
@@ -254,6 +259,7 @@ pub fn compile_agent(input: &CompileInput<'_>) -> Result<Agent, CompileError> {
         &PricedModel {
             provider: provider.clone(),
             price,
+            params: request_params.clone(),
         },
     )?;
     let stop_when = spec
@@ -268,6 +274,7 @@ pub fn compile_agent(input: &CompileInput<'_>) -> Result<Agent, CompileError> {
         system,
         provider,
         price,
+        request_params,
         limits: run_limits(&spec.limits),
         tools,
         depends_on,
@@ -539,6 +546,7 @@ fn build_middleware(
                                 CompileError::Model(error).at(model::summarize_model_key(index))
                             })?,
                         price: model_price(model),
+                        params: RequestParams::default(),
                     },
                     None => model.clone(),
                 };

@@ -17,6 +17,7 @@ use super::budget::{Budget, LimitHit, Price, PricedModel, RunLimits};
 use super::checkpointing::Checkpointer;
 use super::error_code::ErrorCode;
 use super::events::{Emitter, Notice};
+use super::request_params::RequestParams;
 use super::middleware::Middleware;
 use super::pending::Pending;
 use super::state::AgentState;
@@ -36,6 +37,9 @@ pub struct Agent {
     pub provider: Arc<dyn Provider>,
     /// Prices of the provider's model, when known (enables cost).
     pub price: Option<Price>,
+    /// The sampling parameters the file sets for the model (`model.params`), as its model
+    /// calls' events report them.
+    pub request_params: RequestParams,
     /// The agent's own bounds, for its own run (the callers' bounds hold as well).
     pub limits: RunLimits,
     pub tools: Vec<AgentTool>,
@@ -381,6 +385,7 @@ impl Agent {
         PricedModel {
             provider: self.provider.clone(),
             price: self.price,
+            params: self.request_params.clone(),
         }
     }
 }

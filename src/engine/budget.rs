@@ -7,6 +7,7 @@ use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
 
+use super::request_params::RequestParams;
 use super::limit::Limit;
 use crate::provider::{Provider, Usage};
 use crate::sync::lock;
@@ -46,6 +47,8 @@ impl Price {
 pub struct PricedModel {
     pub provider: Arc<dyn Provider>,
     pub price: Option<Price>,
+    /// The sampling parameters its calls are sent with (`model.params`), for their events.
+    pub params: RequestParams,
 }
 
 /// The bound that ended a run (the result's `limit`), and how it was reached.

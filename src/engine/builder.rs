@@ -47,6 +47,7 @@ impl Agent {
                 system: None,
                 provider,
                 price: None,
+                request_params: Default::default(),
                 limits: RunLimits::default(),
                 tools: Vec::new(),
                 depends_on: HashMap::new(),

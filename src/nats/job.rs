@@ -12,6 +12,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use crate::batch::inputs::Input;
+use crate::trace_env::Carried;
 
 /// The version of jobs and batch records.
 pub const JOB_VERSION: u32 = 1;
@@ -29,6 +30,11 @@ pub struct Job {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub id_value: Option<Value>,
     pub values: Map<String, Value>,
+    /// The span the input's run is a child of (W3C Trace Context): `TRACEPARENT` (and
+    /// `TRACESTATE`) of the `runner submit` that published it, given to the run's
+    /// environment. Absent when it had none (and from jobs of an older `runner`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trace: Option<Carried>,
 }
 
 impl Job {
@@ -40,11 +46,17 @@ impl Job {
         if job.line == 0 {
             return Err("its line is 0 (lines count from 1)".into());
         }
+        if let Some(trace) = &job.trace
+            && Carried::parse(&trace.traceparent, trace.tracestate.as_deref()).as_ref() != Some(trace)
+        {
+            return Err("its trace is not a W3C Trace Context traceparent (and tracestate)".into());
+        }
         Ok(job)
     }
 
-    pub fn of(batch_id: &str, input: &Input) -> Self {
+    pub fn of(batch_id: &str, input: &Input, trace: Option<Carried>) -> Self {
         Job {
+            trace,
             version: JOB_VERSION,
             batch_id: batch_id.to_string(),
             line: input.line,

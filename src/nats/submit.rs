@@ -17,6 +17,7 @@ use super::job::{BatchRecord, JOB_VERSION, Job};
 use super::kv::{get, put};
 use super::results::store_once;
 use super::{NatsError, connect};
+use crate::trace_env::Carried;
 use crate::batch::inputs::{Entry, Input};
 use crate::batch::job::check_values;
 use crate::batch::results::{Envelope, InputRef};
@@ -38,6 +39,8 @@ pub struct Submission {
     pub model: Option<String>,
     pub max_cost_usd: Option<f64>,
     pub max_tokens: Option<u64>,
+    /// The span every job's run is a child of (`TRACEPARENT` of `runner submit`).
+    pub trace: Option<Carried>,
 }
 
 /// What was submitted.
@@ -109,7 +112,7 @@ pub async fn submit(
         let job = match &entry {
             Entry::Bad(bad) => Err((bad.name.clone(), bad.message.clone())),
             Entry::Input(input) => check_values(input, &submission.declared)
-                .and_then(|()| job_message(&batch_id, input, max_payload))
+                .and_then(|()| job_message(&batch_id, input, &submission.trace, max_payload))
                 .map_err(|message| (input.name(), message)),
         };
         match job {
@@ -183,9 +186,10 @@ fn read_aside(
 fn job_message(
     batch_id: &str,
     input: &Input,
+    trace: &Option<Carried>,
     max_payload: usize,
 ) -> Result<(Job, Vec<u8>), String> {
-    let job = Job::of(batch_id, input);
+    let job = Job::of(batch_id, input, trace.clone());
     let payload = serde_json::to_vec(&job).map_err(|e| format!("line {}: {e}", job.line))?;
     // The server counts the headers too: the message id JetStream deduplicates by.
     let headers = format!("NATS/1.0\r\nNats-Msg-Id: {}\r\n\r\n", job.message_id()).len();

@@ -357,6 +357,7 @@ async fn run_job(
         // Only a job delivered again can have a session (or one published twice: its run
         // is refused as existing, and resumed).
         fresh: delivered == 1,
+        trace: job.trace.clone(),
     };
     let (input, children) = (job.input(), shared.children.clone());
     let mut child =
@@ -423,6 +424,8 @@ impl Shared {
             wait_held: self.options.timing.lease_ttl * 2,
             passed: Vec::new(),
             model: record.model.clone(),
+            // The worker's spans are its runs'; each job names its caller's (`trace`).
+            trace: None,
         });
         let batch = Arc::new(Batch { record, launcher });
         seen.insert(batch_id.to_string(), batch.clone());

@@ -1,6 +1,6 @@
 //! Assembles an Anthropic Messages SSE stream into a [`ModelResponse`].
 //!
-//! Events: `message_start` (model, input usage), `content_block_start/delta/stop` for
+//! Events: `message_start` (id, model, input usage), `content_block_start/delta/stop` for
 //! `text`, `thinking` (`thinking_delta` + `signature_delta`), `redacted_thinking` and
 //! `tool_use` (`input_json_delta`; the first fragment is `""`, a tool without arguments
 //! sends only `""`, meaning `{}`; the `input` of `content_block_start` is a placeholder
@@ -22,6 +22,8 @@ use super::types::{FinishReason, ModelResponse, StreamDelta, ThinkingBlock, Tool
 pub struct Acc {
     provider: String,
     model: String,
+    /// The message's `id` (`msg_...`), from `message_start`.
+    id: Option<String>,
     /// Content blocks in order, with the wire index each was opened with.
     blocks: Vec<(usize, Block)>,
     tool_count: usize,
@@ -66,6 +68,8 @@ struct Event<'a> {
 
 #[derive(Deserialize)]
 struct MessageStart {
+    #[serde(default)]
+    id: Option<String>,
     #[serde(default)]
     model: Option<String>,
     #[serde(default)]
@@ -203,6 +207,9 @@ impl Acc {
                     if let Some(model) = m.model.filter(|m| !m.is_empty()) {
                         self.model = model;
                     }
+                    if let Some(id) = m.id.filter(|id| !id.is_empty()) {
+                        self.id = Some(id);
+                    }
                     if let Some(u) = m.usage {
                         self.usage.update(u);
                     }
@@ -322,6 +329,7 @@ impl Acc {
             usage: self.usage.to_usage(),
             finish_reason,
             model: self.model,
+            id: self.id,
         }
     }
 }

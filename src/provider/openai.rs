@@ -172,6 +172,8 @@ pub(crate) fn is_azure(base_url: &str) -> bool {
 
 #[derive(Deserialize)]
 struct Completion<'a> {
+    #[serde(default)]
+    id: Option<String>,
     #[serde(default, borrow)]
     model: Option<std::borrow::Cow<'a, str>>,
     #[serde(default, borrow)]
@@ -213,6 +215,7 @@ pub(crate) fn parse_completion(
         .map(|m| m.into_owned())
         .unwrap_or_else(|| model.to_string());
     let mut acc = Accumulator::new(provider, &model);
+    acc.id = c.id.filter(|id| !id.is_empty());
     let choice = c.choices.into_iter().next().ok_or_else(|| {
         ProviderError::new(ErrorKind::Protocol, provider, "completion has no choices")
     })?;

@@ -24,6 +24,8 @@ use super::types::{FinishReason, ModelResponse, StreamDelta, ThinkingBlock, Tool
 pub struct Accumulator {
     pub provider: String,
     pub model: String,
+    /// The response's `id` (`chatcmpl-...`), from its first chunk that has one.
+    pub id: Option<String>,
     pub text: String,
     pub thinking: String,
     calls: Vec<PartialCall>,
@@ -46,6 +48,8 @@ struct PartialCall {
 // from the event data unless they contain escapes.
 #[derive(Deserialize)]
 struct Chunk<'a> {
+    #[serde(default, borrow)]
+    id: Option<Cow<'a, str>>,
     #[serde(default, borrow)]
     model: Option<Cow<'a, str>>,
     #[serde(default, borrow)]
@@ -185,6 +189,9 @@ impl Accumulator {
             && self.model != model
         {
             self.model = model.into_owned();
+        }
+        if self.id.is_none() {
+            self.id = chunk.id.filter(|id| !id.is_empty()).map(Cow::into_owned);
         }
         for choice in chunk.choices.into_iter().flatten() {
             if choice.index.unwrap_or(0) != 0 {
@@ -328,6 +335,7 @@ impl Accumulator {
             usage: self.usage.unwrap_or_default(),
             finish_reason,
             model: self.model,
+            id: self.id,
         }
     }
 }

@@ -31,6 +31,8 @@ use super::types::{
 pub struct Acc {
     provider: String,
     model: String,
+    /// The response's `id` (`resp_...`).
+    id: Option<String>,
     /// Output items in the order they were opened, with their `output_index`.
     items: Vec<(usize, Slot)>,
     tool_count: usize,
@@ -83,6 +85,8 @@ struct Event<'a> {
 /// The response object: in `response.*` events and as the whole non-streaming body.
 #[derive(Deserialize, Default)]
 pub(crate) struct WireResponse {
+    #[serde(default)]
+    id: Option<String>,
     #[serde(default)]
     model: Option<String>,
     #[serde(default)]
@@ -256,8 +260,9 @@ impl Acc {
         };
         match event.kind.as_ref() {
             "response.created" | "response.in_progress" => {
-                if let Some(model) = event.response.and_then(|r| r.model) {
-                    self.set_model(model);
+                if let Some(response) = event.response {
+                    self.set_id(response.id);
+                    self.set_model(response.model.unwrap_or_default());
                 }
             }
             "response.output_item.added" => {
@@ -323,6 +328,12 @@ impl Acc {
         match (event.output_index, event.item) {
             (Some(index), Some(item)) => Ok((index, item)),
             _ => Err(self.protocol(format!("{} without output_index or item", event.kind))),
+        }
+    }
+
+    fn set_id(&mut self, id: Option<String>) {
+        if let Some(id) = id.filter(|id| !id.is_empty()) {
+            self.id = Some(id);
         }
     }
 
@@ -481,6 +492,7 @@ impl Acc {
         {
             return Err(self.failed(response.error));
         }
+        self.set_id(response.id);
         if let Some(model) = response.model {
             self.set_model(model);
         }
@@ -552,6 +564,7 @@ impl Acc {
             usage: self.usage.unwrap_or_default(),
             finish_reason,
             model: self.model,
+            id: self.id,
         }
     }
 }

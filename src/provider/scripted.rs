@@ -165,6 +165,7 @@ pub(crate) fn render(
         usage,
         finish_reason,
         model: model.to_string(),
+        id: None,
     }
 }
 

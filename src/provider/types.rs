@@ -326,6 +326,10 @@ pub struct ModelResponse {
     pub finish_reason: FinishReason,
     /// The model that answered, as the server named it (may differ from the request).
     pub model: String,
+    /// The server's id of this response (`chatcmpl-...`, `resp_...`, `msg_...`), when it
+    /// gave one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub id: Option<String>,
 }
 
 impl ModelResponse {

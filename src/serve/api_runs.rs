@@ -7,7 +7,7 @@ use axum::Json;
 use axum::body::Bytes;
 use axum::extract::rejection::BytesRejection;
 use axum::extract::{Path, Query, State};
-use axum::http::{StatusCode, header};
+use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -52,6 +52,7 @@ pub struct Started {
 
 pub async fn start(
     State(server): State<Shared>,
+    headers: HeaderMap,
     body: Result<Bytes, BytesRejection>,
 ) -> Result<(StatusCode, Json<Started>), ApiError> {
     let request: StartRun = json_body(body)?;
@@ -87,7 +88,7 @@ pub async fn start(
         session_id: request.session,
         model: request.model,
         sessions: server.new_run_sessions(),
-        settings: server.settings(),
+        settings: server.settings_for(&headers),
         ..RunRequest::new(PathBuf::from(&agent.file))
     })
     .await?;

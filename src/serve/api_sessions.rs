@@ -10,7 +10,7 @@ use axum::Json;
 use axum::body::Bytes;
 use axum::extract::rejection::BytesRejection;
 use axum::extract::{Path, State};
-use axum::http::StatusCode;
+use axum::http::{HeaderMap, StatusCode};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -177,6 +177,7 @@ pub async fn delete(
 pub async fn answer(
     State(server): State<Shared>,
     Path(id): Path<String>,
+    headers: HeaderMap,
     body: Result<Bytes, BytesRejection>,
 ) -> Result<(StatusCode, Json<Started>), ApiError> {
     let id = checked(&id)?.to_string();
@@ -185,22 +186,25 @@ pub async fn answer(
     if let Some(run) = server.runs.going_in(&id) {
         run.wait_ended(PAUSE_SETTLES).await;
     }
-    continue_session(server, id, Some(answer)).await
+    continue_session(server, id, Some(answer), &headers).await
 }
 
 pub async fn resume(
     State(server): State<Shared>,
     Path(id): Path<String>,
+    headers: HeaderMap,
 ) -> Result<(StatusCode, Json<Started>), ApiError> {
     let id = checked(&id)?.to_string();
-    continue_session(server, id, None).await
+    continue_session(server, id, None, &headers).await
 }
 
-/// A new run of session `id`, with its history and the answer to what it waits for.
+/// A new run of session `id`, with its history and the answer to what it waits for; a
+/// child of the span the request's `traceparent` names.
 async fn continue_session(
     server: Shared,
     id: String,
     answer: Option<Answer>,
+    headers: &HeaderMap,
 ) -> Result<(StatusCode, Json<Started>), ApiError> {
     if let Some(run) = server.runs.going_in(&id) {
         return Err(ApiError::code(
@@ -222,7 +226,7 @@ async fn continue_session(
         answer,
         branch: None,
         sessions: server.sessions.clone(),
-        settings: server.settings(),
+        settings: server.settings_for(headers),
     })
     .await?;
     let run = server.runs.host(handle, slot);

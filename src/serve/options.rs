@@ -24,6 +24,8 @@ pub struct Options {
     pub max_connections: usize,
     /// How long a request's head (its line and headers) may take from its first byte.
     pub header_timeout: std::time::Duration,
+    /// Export OpenTelemetry spans (`--otel`; also on when `OTEL_EXPORTER_OTLP_ENDPOINT` is set).
+    pub otel: bool,
 }
 
 /// The token, read from its variable: required unless the server listens on loopback.

@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use axum::Router;
 use axum::extract::DefaultBodyLimit;
-use axum::http::{HeaderName, HeaderValue, Method, header};
+use axum::http::{HeaderMap, HeaderName, HeaderValue, Method, header};
 use axum::routing::{get, post};
 use tokio::net::TcpListener;
 use tokio::sync::watch;
@@ -23,6 +23,8 @@ use crate::checkpoint::CheckpointStore;
 use crate::session::files::{default_sessions_dir, sessions_dir};
 use crate::session::{RunDirOptions, RunSettings, SessionsAt};
 use crate::spec::AgentSpec;
+use crate::telemetry::Telemetry;
+use crate::trace_env::Carried;
 
 /// How long runs in flight get to end, checkpointed, after SIGTERM.
 const INTERRUPT_WAIT: Duration = Duration::from_secs(10);
@@ -47,6 +49,8 @@ pub struct Server {
     /// The store at `sessions`, opened once, for the session routes (each run opens its
     /// own, as `runner exec` does).
     pub store: Arc<dyn CheckpointStore>,
+    /// OpenTelemetry export of every run's spans (`--otel`, `OTEL_EXPORTER_OTLP_ENDPOINT`).
+    pub telemetry: Option<Arc<Telemetry>>,
 }
 
 impl Server {
@@ -70,6 +74,7 @@ impl Server {
             slots: Slots::new(jobs, queue),
             sessions,
             store: Arc::from(store),
+            telemetry: None,
         })
     }
 
@@ -79,7 +84,19 @@ impl Server {
     pub fn settings(&self) -> RunSettings {
         RunSettings {
             run_dir: Some(RunDirOptions::default()),
+            telemetry: self.telemetry.clone(),
             ..RunSettings::default()
+        }
+    }
+
+    /// [`Server::settings`] for a request that may name its caller's span (W3C Trace
+    /// Context headers): the run's spans are its children.
+    pub fn settings_for(&self, headers: &HeaderMap) -> RunSettings {
+        let header = |name: &str| headers.get(name).and_then(|value| value.to_str().ok());
+        RunSettings {
+            caller_trace: header("traceparent")
+                .and_then(|parent| Carried::parse(parent, header("tracestate"))),
+            ..self.settings()
         }
     }
 }
@@ -190,7 +207,8 @@ pub fn run(options: Options) -> Result<(), String> {
         Some(url) => SessionsAt::Nats(url.clone()),
         None => SessionsAt::Dir(default_sessions_dir()),
     };
-    let server = Server::at(options.paths.clone(), options.jobs, options.queue, sessions)?;
+    let mut server = Server::at(options.paths.clone(), options.jobs, options.queue, sessions)?;
+    server.telemetry = Telemetry::from_env(options.otel);
     let server = Arc::new(server);
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()

@@ -21,6 +21,7 @@ use crate::engine::run::{RunStart, drive};
 use crate::engine::{Agent, AgentState};
 use crate::output::result::RunResult;
 use crate::provider::Message;
+use crate::telemetry::Telemetry;
 
 /// An open chat.
 pub struct Conversation {
@@ -31,6 +32,8 @@ pub struct Conversation {
     budget: Arc<Budget>,
     files: Option<Arc<SessionFiles>>,
     state: AgentState,
+    /// The export of the turns' spans: held as long as the chat, which flushes it at its end.
+    _telemetry: Option<Arc<Telemetry>>,
 }
 
 impl Conversation {
@@ -67,6 +70,7 @@ impl Conversation {
                 budget,
                 files,
                 state: AgentState::initial(),
+                _telemetry: settings.telemetry.clone(),
             }),
             Err(stop) => {
                 prepared.shutdown().await;
@@ -87,7 +91,14 @@ impl Conversation {
         }
         let agent = prepared.compile()?;
         let reloader = reloader(prepared, settings.allow_widening)?;
-        let run_dir = RunDir::open(settings.run_dir.as_ref(), &prepared.ids.0, &settings.sinks)?;
+        let mut sinks = settings.sinks.clone();
+        let spec = &prepared.spec;
+        // One subscriber for every turn: each turn's trace links to the first's.
+        let spans = settings.telemetry.as_ref();
+        let trace = super::run::run_trace(settings, files);
+        sinks
+            .extend(spans.and_then(|t| t.subscriber(spec.telemetry.as_ref(), &spec.redact, trace)));
+        let run_dir = RunDir::open(settings.run_dir.as_ref(), &prepared.ids.0, &sinks)?;
         // Limits hold for the whole chat, as for a session.
         let budget = Arc::new(Budget::new(run_limits(&prepared.spec.limits)));
         Ok((agent, reloader, run_dir, budget))

@@ -25,6 +25,7 @@ use crate::spec::agent::Checkpoints;
 use crate::spec::model::ModelRef;
 use crate::spec::tree::AgentTree;
 use crate::sync::lock;
+use crate::trace_env::Carried;
 
 /// Where an agent's sessions live: `checkpoints: {dir}`, or `.runner/sessions`; `None` when
 /// the agent turned checkpoints off.
@@ -138,6 +139,21 @@ impl SessionFiles {
     /// Keeps the model `--model` chose in each checkpoint, so the session's runs all use it.
     pub fn keep_model(&self, model: &ModelRef) {
         lock(&self.pending)["model"] = serde_json::to_value(model).unwrap_or(Value::Null);
+    }
+
+    /// Keeps `span`, the `invoke_agent` span of the session's first run that exported spans,
+    /// in each checkpoint, unless one is kept already: later runs link to it.
+    pub fn keep_first_trace(&self, span: &Carried) {
+        let mut pending = lock(&self.pending);
+        if pending.get("trace").is_none_or(Value::is_null) {
+            pending["trace"] = serde_json::to_value(span).unwrap_or(Value::Null);
+        }
+    }
+
+    /// The span [`SessionFiles::keep_first_trace`] kept (or the checkpoint resumed had).
+    pub fn first_trace(&self) -> Option<Carried> {
+        let pending = lock(&self.pending);
+        serde_json::from_value(pending.get("trace")?.clone()).ok()
     }
 
     /// Keeps the agent files of the tree the session runs under in each checkpoint, so a

@@ -12,6 +12,7 @@ use crate::nats::SessionsAt;
 use crate::output::progress::ProgressStyle;
 use crate::output::result::RunResult;
 use crate::telemetry::Telemetry;
+use crate::trace_env::Carried;
 
 /// A new run of an agent file (`runner exec`).
 pub struct RunRequest {
@@ -150,6 +151,11 @@ pub struct RunSettings {
     /// API (its type is internal), so a library caller leaves it `None`.
     #[doc(hidden)]
     pub telemetry: Option<Arc<Telemetry>>,
+    /// The span of the caller that asked for the run, when it named one with its request
+    /// (`runner serve`: the `traceparent` header): the run's spans are its children, instead
+    /// of `TRACEPARENT`'s. Internal like `telemetry`.
+    #[doc(hidden)]
+    pub caller_trace: Option<Carried>,
 }
 
 /// Called once a run's files are written, with its result and directory (the CLI prints

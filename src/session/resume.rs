@@ -96,6 +96,8 @@ pub fn launch_of(args: &ResumeRequest, run_id: String) -> Result<Launch, Stop> {
         inputs: resumable.inputs.clone(),
         input_text: resumable.input_text.clone(),
         definition: Some(spec.clone()),
+        // Every later run links to the session's first traced one.
+        trace: resumable.trace.clone(),
         ..ResumeData::default()
     };
     let files = SessionFiles::new(store, metadata, &kept, lock);

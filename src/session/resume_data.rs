@@ -2,10 +2,11 @@
 //! (so a resume renders the same prompts), the definition the session runs under and every
 //! agent file of its tree (a resume refuses a tree that gives any agent more:
 //! `spec::widening`), the model `--model` put in the file's place (a resume goes on with
-//! it), and the engine's pending work.
+//! it), the engine's pending work, and the span of the session's first run that exported
+//! spans (a resumed run's span links to it).
 //!
 //! The format is the checkpoint's: it is versioned with the checkpoint's `version` (1).
-//! Fields a checkpoint of an older `runner` lacks (`definition`, `tree`, `model`) are
+//! Fields a checkpoint of an older `runner` lacks (`definition`, `tree`, `model`, `trace`) are
 //! `None`; a field that is there but unreadable is an error naming the session and the
 //! field — never silently dropped (a lost `engine` would run calls in flight again).
 
@@ -18,6 +19,7 @@ use crate::engine::pending::Pending;
 use crate::spec::AgentSpec;
 use crate::spec::model::ModelRef;
 use crate::spec::tree::KeptAgents;
+use crate::trace_env::Carried;
 
 /// A checkpoint's resume data. Serialized in this field order, as checkpoints have it.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
@@ -38,6 +40,11 @@ pub struct ResumeData {
     /// Every agent file of the tree; `None` for a checkpoint written before trees were kept.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tree: Option<KeptAgents>,
+    /// The span of the session's first run that exported OpenTelemetry spans (its
+    /// `invoke_agent`), which the spans of its later runs link to; `None` before one did,
+    /// and for a checkpoint written before it was kept.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trace: Option<Carried>,
 }
 
 /// A checkpoint whose resume data cannot be read.
@@ -82,6 +89,7 @@ impl ResumeData {
                 engine: field("engine").decode()?,
                 model: field("model").decode()?,
                 tree: field("tree").decode()?,
+                trace: field("trace").decode()?,
             })
         };
         read().map_err(|(field, problem)| unreadable(field, problem))
@@ -164,6 +172,7 @@ mod tests {
         let read = ResumeData::read("s1", &old).unwrap();
         assert_eq!(read.inputs["x"], 1);
         assert!(read.definition.is_none() && read.tree.is_none() && read.model.is_none());
+        assert!(read.trace.is_none());
         assert!(ResumeData::read("s1", &checkpoint(None)).is_ok());
 
         let broken = checkpoint(Some(json!({"inputs": [1, 2]})));

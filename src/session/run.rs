@@ -20,6 +20,8 @@ use crate::engine::run::{RunStart, Settle, drive};
 use crate::engine::{Agent, AgentState, RunContext};
 use crate::nats::SessionsAt;
 use crate::provider::Message;
+use crate::telemetry::RunTrace;
+use crate::trace_env::Carried;
 
 /// What starts a run.
 pub enum Opening {
@@ -116,7 +118,8 @@ async fn begin(
     }
     let spec = &prepared.spec;
     let spans = settings.telemetry.as_ref();
-    sinks.extend(spans.and_then(|t| t.subscriber(spec.telemetry.as_ref(), &spec.redact)));
+    let trace = run_trace(settings, checkpoints.as_ref());
+    sinks.extend(spans.and_then(|t| t.subscriber(spec.telemetry.as_ref(), &spec.redact, trace)));
     let run_dir = RunDir::open(settings.run_dir.as_ref(), &run_id, &sinks)?;
     let hooks = RunHooks::new(&agent, &prepared.cancel, run_dir.dir.as_deref());
     hooks
@@ -151,6 +154,31 @@ async fn begin(
         run_dir,
         hooks,
     })
+}
+
+/// The run's place among the traces, for its spans: under the caller's span the front end
+/// was given, linked to the session's first traced run, or kept as that run.
+pub(super) fn run_trace(settings: &RunSettings, files: Option<&Arc<SessionFiles>>) -> RunTrace {
+    let caller = settings.caller_trace.clone();
+    let Some(files) = files else {
+        return RunTrace {
+            caller,
+            ..RunTrace::default()
+        };
+    };
+    // Not a strong reference: the files hold the session, which the subscriber (kept as
+    // long as the run's events are) must not keep held.
+    let keeper = Arc::downgrade(files);
+    let keep = move |span: &Carried| {
+        if let Some(files) = keeper.upgrade() {
+            files.keep_first_trace(span);
+        }
+    };
+    RunTrace {
+        caller,
+        first: files.first_trace(),
+        keep: Some(Box::new(keep)),
+    }
 }
 
 /// The run's task: drive it, write its result, tell the `run_end` hooks, stop its MCP

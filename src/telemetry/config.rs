@@ -17,6 +17,31 @@ pub struct ExportConfig {
     pub endpoint: String,
     /// Record prompts, replies, tool arguments and results (redacted) on spans.
     pub capture_content: bool,
+    /// Spans are exported (`OTEL_TRACES_EXPORTER` is not `none`).
+    pub traces: bool,
+    /// Metrics are exported (`OTEL_METRICS_EXPORTER` is not `none`).
+    pub metrics: bool,
+    /// What was asked for that this build ignores (an exporter it does not have), each
+    /// one warning.
+    pub warnings: Vec<String>,
+}
+
+/// Whether the signal `variable` chooses the exporter of is exported: as the SDKs read
+/// `OTEL_TRACES_EXPORTER` and `OTEL_METRICS_EXPORTER`, a comma-separated list, `otlp` by
+/// default, `none` for no exporter. An exporter this build lacks (`console`, `zipkin`,
+/// `prometheus`, ...) is a warning and otherwise ignored, as the specification asks of a
+/// value not understood: then only `none` alone turns the signal off.
+fn exported(variable: &str, value: Option<String>, warnings: &mut Vec<String>) -> bool {
+    let Some(value) = value else {
+        return true;
+    };
+    let names: Vec<&str> = value.split(',').map(str::trim).filter(|n| !n.is_empty()).collect();
+    for name in names.iter().filter(|n| !matches!(**n, "otlp" | "none")) {
+        warnings.push(format!(
+            "{variable} `{name}` is not built in (only `otlp` and `none`); it is ignored"
+        ));
+    }
+    names.contains(&"otlp") || !names.contains(&"none")
 }
 
 /// What the environment (`lookup`) and `--otel` (`flag`) ask for: `Ok(None)` when export is
@@ -30,7 +55,10 @@ pub fn export_config(
     if is_true("OTEL_SDK_DISABLED") {
         return Ok(None);
     }
-    if set("OTEL_TRACES_EXPORTER").is_some_and(|v| v.trim() == "none") {
+    let mut warnings = Vec::new();
+    let traces_on = exported("OTEL_TRACES_EXPORTER", set("OTEL_TRACES_EXPORTER"), &mut warnings);
+    let metrics_on = exported("OTEL_METRICS_EXPORTER", set("OTEL_METRICS_EXPORTER"), &mut warnings);
+    if !traces_on && !metrics_on {
         return Ok(None);
     }
     let traces = set("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT");
@@ -56,6 +84,9 @@ pub fn export_config(
     Ok(Some(ExportConfig {
         endpoint,
         capture_content: is_true(CAPTURE_CONTENT),
+        traces: traces_on,
+        metrics: metrics_on,
+        warnings,
     }))
 }
 
@@ -102,10 +133,25 @@ mod tests {
     #[test]
     fn disabled_and_unsupported_protocols_turn_it_off() {
         assert_eq!(config(true, &[("OTEL_SDK_DISABLED", "TRUE")]), Ok(None));
-        assert_eq!(config(true, &[("OTEL_TRACES_EXPORTER", "none")]), Ok(None));
+        let none = [("OTEL_TRACES_EXPORTER", "none"), ("OTEL_METRICS_EXPORTER", "none")];
+        assert_eq!(config(true, &none), Ok(None));
         let grpc = config(true, &[("OTEL_EXPORTER_OTLP_PROTOCOL", "grpc")]);
         assert!(grpc.unwrap_err().contains("`grpc`"));
         let capture = config(true, &[(CAPTURE_CONTENT, "true")]).unwrap().unwrap();
         assert!(capture.capture_content);
+    }
+
+    #[test]
+    fn each_signal_is_turned_off_alone_and_unknown_exporters_are_warned_of() {
+        let traces_off = config(true, &[("OTEL_TRACES_EXPORTER", "none")]).unwrap().unwrap();
+        assert!(!traces_off.traces && traces_off.metrics);
+        let metrics_off = config(true, &[("OTEL_METRICS_EXPORTER", " none ")]).unwrap().unwrap();
+        assert!(metrics_off.traces && !metrics_off.metrics);
+        let console = config(true, &[("OTEL_TRACES_EXPORTER", "console")]).unwrap().unwrap();
+        assert!(console.traces, "a value not understood is as if unset");
+        assert_eq!(console.warnings.len(), 1, "{:?}", console.warnings);
+        assert!(console.warnings[0].contains("`console`"));
+        let both = config(true, &[("OTEL_METRICS_EXPORTER", "otlp,prometheus")]).unwrap().unwrap();
+        assert!(both.metrics && both.warnings.len() == 1);
     }
 }

@@ -17,13 +17,14 @@ use opentelemetry_sdk::Resource;
 use opentelemetry_sdk::metrics::{PeriodicReader, SdkMeterProvider};
 use opentelemetry_sdk::propagation::TraceContextPropagator;
 use opentelemetry_sdk::resource::{EnvResourceDetector, TelemetryResourceDetector};
-use opentelemetry_sdk::trace::{SdkTracer, SdkTracerProvider};
+use opentelemetry_sdk::trace::{Sampler, SdkTracer, SdkTracerProvider};
 
+use super::batch::BatchTrace;
 use super::config::{self, ExportConfig};
 use super::exporter::{WarnOnce, Warned};
 use super::ids::ChosenAhead;
 use super::metrics::GenAiMetrics;
-use super::spans::GenAiSpans;
+use super::spans::{GenAiSpans, RunTrace};
 use crate::engine::events::EventSink;
 use crate::policy::Redactor;
 use crate::spec::telemetry::{AttributeValue, TelemetrySpec};
@@ -64,16 +65,21 @@ impl Telemetry {
                 return None;
             }
         };
+        for warning in &config.warnings {
+            eprintln!("warning: {warning}");
+        }
         let parent = caller_context(|name| env::var(name).ok());
         let caller = parent.span().span_context().clone();
         let ids = ChosenAhead::new(caller.is_valid().then(|| caller.trace_id()));
         // What the run starts before its span exists (its MCP servers) is its child.
         let (trace, span) = ids.first();
         let sampled = !caller.is_valid() || caller.is_sampled();
-        trace_env::set(Carried {
-            traceparent: format!("00-{trace}-{span}-{:02x}", u8::from(sampled)),
-            tracestate: Some(caller.trace_state().header()).filter(|s| !s.is_empty()),
-        });
+        if config.traces {
+            trace_env::set(Carried {
+                traceparent: format!("00-{trace}-{span}-{:02x}", u8::from(sampled)),
+                tracestate: Some(caller.trace_state().header()).filter(|s| !s.is_empty()),
+            });
+        }
         Some(Arc::new(Telemetry {
             config,
             parent,
@@ -85,11 +91,13 @@ impl Telemetry {
 
     /// A subscriber that turns a run's events into spans. The first run's `telemetry:`
     /// resource is the process's (a process exports as one resource); `redact` are the
-    /// agent's patterns, applied to recorded content besides the built-in ones.
+    /// agent's patterns, applied to recorded content besides the built-in ones; `trace`
+    /// puts the run under its caller's span and links it to its session's first traced run.
     pub fn subscriber(
         &self,
         spec: Option<&TelemetrySpec>,
         redact: &[String],
+        trace: RunTrace,
     ) -> Option<Arc<dyn EventSink>> {
         let provider = self.provider.get_or_init(|| self.build(spec)).as_ref()?;
         let content = match self.config.capture_content {
@@ -99,54 +107,71 @@ impl Telemetry {
         };
         let tracer: SdkTracer = provider.traces.tracer("runner");
         let metrics = GenAiMetrics::new(&provider.metrics.meter("runner"));
+        let parent = match &trace.caller {
+            Some(caller) => carried_context(caller),
+            None => self.parent.clone(),
+        };
         Some(Arc::new(GenAiSpans::new(
             tracer,
-            self.parent.clone(),
+            parent,
             content,
             metrics,
+            trace,
+            self.config.traces,
         )))
     }
 
+    /// The span of a batch of `agent`'s runs (`runner batch`), under `TRACEPARENT`'s when
+    /// there is one; `spec` as for [`Telemetry::subscriber`].
+    pub fn batch(&self, spec: Option<&TelemetrySpec>, agent: &str, batch_id: &str) -> Option<BatchTrace> {
+        let provider = self.provider.get_or_init(|| self.build(spec)).as_ref()?;
+        let tracer: SdkTracer = provider.traces.tracer("runner");
+        Some(BatchTrace::start(tracer, &self.parent, agent, batch_id))
+    }
+
     /// The providers, or `None` (with the one warning) when an exporter cannot be built.
+    /// A signal whose exporter is `none` gets a provider that exports nothing: spans
+    /// sampled off (they are still built, for the metrics), metrics aggregated by no one.
     fn build(&self, spec: Option<&TelemetrySpec>) -> Option<Providers> {
         // The process-wide TLS provider, as the model clients install it.
         let _ = rustls::crypto::ring::default_provider().install_default();
-        let exporter = match opentelemetry_otlp::SpanExporter::builder()
-            .with_http()
-            .build()
-        {
-            Ok(exporter) => exporter,
-            Err(error) => {
-                self.warned
-                    .warn(format_args!("OpenTelemetry export is off: {error}"));
-                return None;
-            }
-        };
-        let exporter = WarnOnce::new(exporter, self.config.endpoint.clone(), self.warned.clone());
-        // The metrics exporter reads its endpoint as the span exporter does, from
-        // `OTEL_EXPORTER_OTLP_METRICS_ENDPOINT`, else the general one plus `/v1/metrics`.
-        let metrics = match opentelemetry_otlp::MetricExporter::builder()
-            .with_http()
-            .build()
-        {
-            Ok(exporter) => exporter,
-            Err(error) => {
-                self.warned
-                    .warn(format_args!("OpenTelemetry export is off: {error}"));
-                return None;
-            }
+        let off = |error: &dyn std::fmt::Display| {
+            self.warned
+                .warn(format_args!("OpenTelemetry export is off: {error}"));
         };
         let resource = resource(spec);
+        let mut traces = SdkTracerProvider::builder()
+            .with_id_generator(self.ids.clone())
+            .with_resource(resource.clone());
+        traces = match self.config.traces {
+            false => traces.with_sampler(Sampler::AlwaysOff),
+            true => match opentelemetry_otlp::SpanExporter::builder().with_http().build() {
+                Ok(exporter) => traces.with_batch_exporter(WarnOnce::new(
+                    exporter,
+                    self.config.endpoint.clone(),
+                    self.warned.clone(),
+                )),
+                Err(error) => {
+                    off(&error);
+                    return None;
+                }
+            },
+        };
+        let mut metrics = SdkMeterProvider::builder().with_resource(resource);
+        // The metrics exporter reads its endpoint as the span exporter does, from
+        // `OTEL_EXPORTER_OTLP_METRICS_ENDPOINT`, else the general one plus `/v1/metrics`.
+        if self.config.metrics {
+            match opentelemetry_otlp::MetricExporter::builder().with_http().build() {
+                Ok(exporter) => metrics = metrics.with_reader(PeriodicReader::builder(exporter).build()),
+                Err(error) => {
+                    off(&error);
+                    return None;
+                }
+            }
+        }
         Some(Providers {
-            traces: SdkTracerProvider::builder()
-                .with_batch_exporter(exporter)
-                .with_id_generator(self.ids.clone())
-                .with_resource(resource.clone())
-                .build(),
-            metrics: SdkMeterProvider::builder()
-                .with_reader(PeriodicReader::builder(metrics).build())
-                .with_resource(resource)
-                .build(),
+            traces: traces.build(),
+            metrics: metrics.build(),
         })
     }
 }
@@ -160,7 +185,7 @@ impl Drop for Telemetry {
         // A failed export has warned already; what is left is a collector that is slow.
         let traces = providers.traces.shutdown_with_timeout(FLUSH).is_ok();
         flush_metrics(&providers.metrics, deadline);
-        if !traces {
+        if !traces && self.config.traces {
             self.warned.warn(format_args!(
                 "OpenTelemetry export to {} did not finish within {} s",
                 self.config.endpoint,
@@ -215,6 +240,14 @@ fn attribute(value: &AttributeValue) -> opentelemetry::Value {
         AttributeValue::Float(f) => (*f).into(),
         AttributeValue::Text(s) => s.clone().into(),
     }
+}
+
+/// The context `carried` names (its span as a remote parent).
+pub fn carried_context(carried: &Carried) -> Context {
+    caller_context(|name| match name {
+        "TRACEPARENT" => Some(carried.traceparent.clone()),
+        _ => carried.tracestate.clone(),
+    })
 }
 
 /// The trace context `TRACEPARENT` and `TRACESTATE` (as `lookup` reads them) carry, W3C

@@ -3,6 +3,7 @@
 //! names. A subscriber of the event stream like the transcript writer: the engine knows
 //! nothing of it, and a collector that is down costs a run one warning.
 
+mod batch;
 pub mod config;
 mod content;
 mod export;
@@ -11,4 +12,6 @@ mod ids;
 mod metrics;
 mod spans;
 
+pub use batch::{BatchTrace, InputSpan};
 pub use export::Telemetry;
+pub use spans::RunTrace;

@@ -12,19 +12,18 @@ use std::collections::HashMap;
 use std::sync::Mutex;
 use std::time::SystemTime;
 
-use opentelemetry::trace::{
-    Span as _, SpanKind, Status, TraceContextExt, Tracer as _,
-};
+use opentelemetry::trace::{Link, Span as _, SpanKind, Status, TraceContextExt, Tracer as _};
 use opentelemetry::{Array, Context, KeyValue, StringValue, Value as OtelValue};
 use opentelemetry_sdk::trace::SdkTracer;
 use serde::Serialize;
 use serde_json::Value;
 
 use super::content;
+use super::export::carried_context;
 use super::metrics::GenAiMetrics;
 use crate::engine::events::{
-    Event, EventData, EventSink, Failure, Handoff, MessageCompleted, MessageCreated, RunCreated,
-    ToolCompleted, ToolStarted,
+    Event, EventData, EventSink, Failure, Handoff, MessageCompleted, MessageCreated,
+    RequestParams, RunCreated, ToolCompleted, ToolStarted,
 };
 use crate::engine::outcome::RunTotals;
 use crate::engine::RunStatus;
@@ -40,7 +39,32 @@ pub struct GenAiSpans {
     /// Set when content is recorded: what it passes through first.
     content: Option<Redactor>,
     metrics: GenAiMetrics,
+    /// The span of the session's first traced run, which root runs' spans link to: the
+    /// one kept, else the first root run seen here.
+    first: Mutex<Option<Carried>>,
+    /// Told the first root run's span, when no span was kept.
+    keep: Option<KeepSpan>,
+    /// Spans are exported (`OTEL_TRACES_EXPORTER` is not `none`): else they are built
+    /// only for the metrics, and neither kept for the session nor passed on to children.
+    traced: bool,
     open: Mutex<Open>,
+}
+
+/// Keeps the span of a session's first traced run (the session's files).
+pub type KeepSpan = Box<dyn Fn(&Carried) + Send + Sync>;
+
+/// Where a run's spans go among the traces around it: under the span of the caller that
+/// started it, when it named one with its request (else `TRACEPARENT`'s), and linked to its
+/// session's first run that exported spans (a resume, a branch, a later `chat` turn each
+/// start a trace of their own), with who keeps the run's own span when none was kept.
+#[derive(Default)]
+pub struct RunTrace {
+    /// The caller's span (`runner serve`: a request's `traceparent` header).
+    pub caller: Option<Carried>,
+    /// The span of the session's first traced run, when one was kept.
+    pub first: Option<Carried>,
+    /// Told the root run's span as it starts (the session's files keep the first).
+    pub keep: Option<KeepSpan>,
 }
 
 /// The spans not yet ended.
@@ -97,24 +121,46 @@ impl GenAiSpans {
         parent: Context,
         content: Option<Redactor>,
         metrics: GenAiMetrics,
+        session: RunTrace,
+        traced: bool,
     ) -> Self {
         GenAiSpans {
             tracer,
             parent,
             content,
             metrics,
+            traced,
+            first: Mutex::new(session.first),
+            keep: session.keep,
             open: Mutex::new(Open::default()),
         }
     }
 
     fn start(&self, name: String, kind: SpanKind, attributes: Vec<KeyValue>, parent: &Context) -> Context {
+        self.start_linked(name, kind, attributes, parent, Vec::new())
+    }
+
+    fn start_linked(&self, name: String, kind: SpanKind, attributes: Vec<KeyValue>, parent: &Context, links: Vec<Link>) -> Context {
         let span = self
             .tracer
             .span_builder(name)
             .with_kind(kind)
             .with_attributes(attributes)
+            .with_links(links)
             .start_with_context(&self.tracer, parent);
         parent.with_span(span)
+    }
+
+    /// The link of a root run's span to the session's first traced run, if it had one.
+    fn session_links(first: Option<&Carried>) -> Vec<Link> {
+        let Some(first) = first else {
+            return Vec::new();
+        };
+        let span = carried_context(first).span().span_context().clone();
+        match span.is_valid() {
+            true => vec![Link::with_context(span)],
+            false => Vec::new(),
+        }
     }
 
     /// `text` redacted, when content is recorded.
@@ -133,11 +179,25 @@ impl GenAiSpans {
         if let Some(text) = self.content(&content::input_messages(&created.initial_messages)) {
             attributes.push(KeyValue::new("gen_ai.input.messages", text));
         }
-        let cx = self.start(format!("invoke_agent {}", event.agent), SpanKind::Internal, attributes, &parent);
-        if event.parent_run_id.is_none() {
+        let root = event.parent_run_id.is_none() && self.traced;
+        let mut first = lock(&self.first);
+        let links = match root {
+            true => Self::session_links(first.as_ref()),
+            false => Vec::new(),
+        };
+        let cx = self.start_linked(format!("invoke_agent {}", event.agent), SpanKind::Internal, attributes, &parent, links);
+        if root {
+            let span = carried(cx.span().span_context());
+            if first.is_none() {
+                *first = Some(span.clone());
+                if let Some(keep) = &self.keep {
+                    keep(&span);
+                }
+            }
             // What the run starts from now on (hooks, commands) is its child.
-            trace_env::set(carried(cx.span().span_context()));
+            trace_env::set(span);
         }
+        drop(first);
         open.runs.entry(event.run_id.clone()).or_default().agents.push(cx);
     }
 
@@ -170,7 +230,9 @@ impl GenAiSpans {
             attributes.push(KeyValue::new("gen_ai.request.model", model.clone()));
         }
         let name = format!("chat {model}").trim_end().to_string();
-        let cx = self.start(name, SpanKind::Client, attributes.clone(), &parent);
+        let mut span_attributes = attributes.clone();
+        span_attributes.extend(request_attributes(&created.params));
+        let cx = self.start(name, SpanKind::Client, span_attributes, &parent);
         let chat = Chat {
             cx,
             started: SystemTime::now(),
@@ -186,6 +248,9 @@ impl GenAiSpans {
         };
         chat.record_duration(&self.metrics, None);
         let span = chat.cx.span();
+        if let Some(id) = &completed.response_id {
+            span.set_attribute(KeyValue::new("gen_ai.response.id", id.clone()));
+        }
         let reason = name_of(&completed.message.finish_reason);
         span.set_attribute(KeyValue::new(
             "gen_ai.response.finish_reasons",
@@ -413,8 +478,40 @@ fn agent_attributes(agent: &str, event: &Event) -> Vec<KeyValue> {
     ]
 }
 
+/// The `gen_ai.request.*` attributes of the parameters a model call was sent with.
+fn request_attributes(params: &RequestParams) -> Vec<KeyValue> {
+    let floats = [
+        ("gen_ai.request.temperature", params.temperature),
+        ("gen_ai.request.top_p", params.top_p),
+        ("gen_ai.request.top_k", params.top_k),
+        ("gen_ai.request.frequency_penalty", params.frequency_penalty),
+        ("gen_ai.request.presence_penalty", params.presence_penalty),
+    ];
+    let ints = [
+        ("gen_ai.request.max_tokens", params.max_tokens),
+        ("gen_ai.request.seed", params.seed),
+        ("gen_ai.request.choice.count", params.choice_count),
+    ];
+    let mut attributes: Vec<KeyValue> = floats
+        .into_iter()
+        .filter_map(|(key, value)| Some(KeyValue::new(key, value?)))
+        .chain(
+            ints.into_iter()
+                .filter_map(|(key, value)| Some(KeyValue::new(key, value?))),
+        )
+        .collect();
+    if !params.stop_sequences.is_empty() {
+        let stops = params.stop_sequences.iter().cloned().map(StringValue::from);
+        attributes.push(KeyValue::new(
+            "gen_ai.request.stop_sequences",
+            OtelValue::Array(Array::String(stops.collect())),
+        ));
+    }
+    attributes
+}
+
 /// A span's context as children are given it (W3C Trace Context).
-fn carried(span: &opentelemetry::trace::SpanContext) -> Carried {
+pub(super) fn carried(span: &opentelemetry::trace::SpanContext) -> Carried {
     let flags = u8::from(span.is_sampled());
     Carried {
         traceparent: format!("00-{}-{}-{flags:02x}", span.trace_id(), span.span_id()),

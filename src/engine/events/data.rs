@@ -6,6 +6,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use crate::engine::request_params::RequestParams;
 use crate::engine::outcome::{RunStatus, RunTotals, StartedRunStatus};
 use crate::engine::plan::{PlanStep, PlanStepStatus};
 use crate::engine::{ErrorCode, Limit};
@@ -213,6 +214,10 @@ pub struct MessageCreated {
     /// names that one).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub model: Option<String>,
+    /// The sampling parameters the call is sent with, those that were set; absent when none
+    /// were (and from events written before it was added).
+    #[serde(default, skip_serializing_if = "RequestParams::is_empty")]
+    pub params: RequestParams,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -259,6 +264,10 @@ pub struct MessageCompleted {
     pub step_id: String,
     pub message: ModelMessage,
     pub purpose: Purpose,
+    /// The server's id of the response (`chatcmpl-...`, `resp_...`, `msg_...`); absent when
+    /// it gave none (and from events written before it was added).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub response_id: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]

@@ -13,3 +13,4 @@ pub use data::*;
 pub use event::Event;
 pub use jsonl::JsonlSink;
 pub use notice::Notice;
+pub use crate::engine::request_params::RequestParams;

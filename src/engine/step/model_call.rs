@@ -145,6 +145,7 @@ async fn call_model_once(
         },
         provider: Some(agent.provider.name().to_string()),
         model: Some(agent.provider.model().to_string()),
+        params: agent.request_params.with_stop(&request.stop),
     });
     let emitter = ctx.emitter.clone();
     let delta_id = message_id.clone();
@@ -259,6 +260,7 @@ async fn call_model_once(
         } else {
             Purpose::Reply
         },
+        response_id: response.id.clone(),
     });
     let state = state.with_llm_call(&response.usage);
     let state = if options.unrecorded || cut_in_value {

@@ -119,7 +119,7 @@ impl Agents {
             inputs,
             input: InputText::Text(input),
             sessions: remote,
-            settings: self.host.settings(),
+            settings: self.host.settings_for(context),
             ..RunRequest::new(file)
         })
         .await;

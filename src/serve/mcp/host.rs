@@ -5,6 +5,8 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use rmcp::service::{RequestContext, RoleServer};
+
 use crate::output::result::RunResult;
 use crate::serve::runs::LiveRun;
 use crate::serve::server::Shared;
@@ -34,6 +36,18 @@ impl Host {
     /// file (a question or an approval pauses the run: the call asks the client).
     pub fn settings(&self) -> crate::session::RunSettings {
         self.0.settings()
+    }
+
+    /// [`Host::settings`] for a call that came over HTTP (`/mcp`): its run is a child of the
+    /// span the request's `traceparent` header names.
+    pub fn settings_for(
+        &self,
+        context: &RequestContext<RoleServer>,
+    ) -> crate::session::RunSettings {
+        match context.extensions.get::<axum::http::request::Parts>() {
+            Some(request) => self.0.settings_for(&request.headers),
+            None => self.settings(),
+        }
     }
 
     /// Where a new run keeps its session: NATS under `runner serve --nats`, else where the
