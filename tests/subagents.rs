@@ -819,3 +819,42 @@ fn a_parameter_named_like_a_built_in_is_refused() {
         .stdout_contains("parameter `env` has the name of a template built-in")
         .run();
 }
+
+/// A sub-agent without a model of its own inherits its caller's fallbacks with the model.
+#[test]
+fn an_inherited_model_keeps_its_fallbacks() {
+    let chain = "model: { provider: openai, name: mock-model, base_url: \"$OPENAI_URL\", api_key_env: RUNNER_TEST_KEY, retry: { max_attempts: 1 }, fallback: [{ provider: openai, name: backup, base_url: \"$OPENAI_URL\", api_key_env: RUNNER_TEST_KEY, retry: { max_attempts: 1 } }] }";
+    let answer = script(vec![
+        (
+            "ROOT",
+            vec![
+                Reply::tool_call("research", json!({"topic": "tides"})),
+                Reply::text("Root done."),
+            ],
+        ),
+        ("RESEARCHER", vec![Reply::text("research result")]),
+    ]);
+    let ran = tree("")
+        .agent(&ROOT.replace("model: $MODEL", chain))
+        .route(move |request| {
+            let researcher = request
+                .system_prompt()
+                .unwrap_or_default()
+                .contains("RESEARCHER");
+            if researcher && request.model() == "mock-model" {
+                return Some(MockResponse::error(503, "overloaded"));
+            }
+            answer(request)
+        })
+        .args(["--output", "json"])
+        .stdout_contains("Root done.")
+        .run();
+    let researcher: Vec<String> = ran
+        .requests()
+        .iter()
+        .filter(|r| r.system_prompt().unwrap_or_default().contains("RESEARCHER"))
+        .map(|r| r.model().to_string())
+        .collect();
+    assert_eq!(researcher, ["mock-model", "backup"]);
+    assert_eq!(ran.json()["fallbacks"], 1);
+}

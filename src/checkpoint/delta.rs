@@ -14,7 +14,7 @@ use crate::engine::budget::Totals;
 use crate::engine::plan::PlanStep;
 use crate::engine::trace::SubagentTrace;
 use crate::provider::history::{History, MessageId};
-use crate::provider::{Message, Usage};
+use crate::provider::{ChainPosition, Message, Usage};
 
 /// A list as the previous one's first `keep` items, then `items`.
 #[derive(Debug, Serialize, Deserialize)]
@@ -78,6 +78,8 @@ pub struct StateRest<'a> {
     pub handoffs: Cow<'a, [String]>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub spent: Option<Cow<'a, Totals>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model_chain: Option<ChainPosition>,
 }
 
 /// A state, as what changed since the previous record.
@@ -243,6 +245,7 @@ impl Rebuilt {
             tool_calls: rest.tool_calls,
             handoffs: rest.handoffs.to_vec(),
             spent: rest.spent.as_ref().map(|spent| spent.clone().into_owned()),
+            model_chain: rest.model_chain,
         }
     }
 
@@ -266,6 +269,7 @@ impl<'a> StateRest<'a> {
             tool_calls: state.tool_calls,
             handoffs: Cow::Borrowed(&state.handoffs),
             spent: state.spent.as_ref().map(Cow::Borrowed),
+            model_chain: state.model_chain,
         }
     }
 }

@@ -21,7 +21,8 @@ use std::sync::Arc;
 use crate::engine::Agent;
 use crate::engine::agent::{AgentTool, AnswerPolicy, ExecutionStrategy};
 use crate::engine::budget::PricedModel;
-use crate::engine::events::RequestParams;
+use crate::engine::context::{ContextPolicy, DEFAULT_THRESHOLD};
+use crate::spec::context::{ContextSpec, ContextStrategy};
 use crate::engine::budget::{Price, RunLimits};
 use crate::engine::builder::{DEFAULT_MAX_CALLS_PER_TURN, DEFAULT_STRUCTURED_RETRIES};
 use crate::engine::middleware::{Logging, Middleware, PruneToolOutputs, SlidingWindow, Summarize};
@@ -32,7 +33,6 @@ use crate::engine::strategy::{
 use crate::engine::xml_turn::{DEFAULT_FORMAT_RETRIES, XmlTools};
 use crate::mcp::McpServers;
 use crate::policy::{Permissions, Redactor, ToolPolicy};
-use crate::provider::build_provider_with;
 use crate::spec::AgentSpec;
 use crate::spec::agent::OnProblem;
 use crate::spec::execution::Strategy;
@@ -212,21 +212,24 @@ pub type EnvLookup = Arc<dyn Fn(&str) -> Option<String> + Send + Sync>;
 /// Builds the agent.
 pub fn compile_agent(input: &CompileInput<'_>) -> Result<Agent, CompileError> {
     let spec = input.spec;
-    let (provider, price, request_params) = match (
+    let (provider, prices, windows, request_params) = match (
         input.model_override.clone().or_else(|| spec.model.clone()),
         &input.inherited,
     ) {
         (Some(model), _) => {
-            let config = provider_config(&model)?;
-            let price = model_price(&model);
-            let provider = build_provider_with(&config, &input.build.models, &*input.env)
-                .map_err(ModelError::Provider)?;
-            (provider, price, RequestParams::from_body(&config.params))
+            let built = model::build_model(&model, &input.build.models, &*input.env)
+                .map_err(|error| {
+                    let pointer = format!("/model{}", error.key_in_model());
+                    CompileError::Model(error).at(pointer)
+                })?;
+            (built.provider, built.prices, model::chain_windows(&model), built.params)
         }
-        // An inherited model keeps its prices: the sub-agent's calls cost what its caller's do.
+        // An inherited model keeps its prices, its parameters and its fallbacks: the
+        // sub-agent's calls cost what its caller's do.
         (None, Some(inherited)) => (
             inherited.provider.clone(),
-            inherited.price,
+            inherited.prices.clone(),
+            inherited.windows.clone(),
             inherited.params.clone(),
         ),
         (None, None) => return Err(ModelError::NoModel.into()),
@@ -258,7 +261,8 @@ pub fn compile_agent(input: &CompileInput<'_>) -> Result<Agent, CompileError> {
         input,
         &PricedModel {
             provider: provider.clone(),
-            price,
+            prices: prices.clone(),
+            windows: windows.clone(),
             params: request_params.clone(),
         },
     )?;
@@ -273,8 +277,9 @@ pub fn compile_agent(input: &CompileInput<'_>) -> Result<Agent, CompileError> {
         description: spec.description.clone(),
         system,
         provider,
-        price,
+        prices,
         request_params,
+        context: Some(context_policy(spec, windows)),
         limits: run_limits(&spec.limits),
         tools,
         depends_on,
@@ -348,6 +353,19 @@ fn model_price(model: &ModelRef) -> Option<Price> {
         input_per_mtok: p.input_per_mtok,
         output_per_mtok: p.output_per_mtok,
     })
+}
+
+/// The agent's `context`, with the windows of its model's chain.
+fn context_policy(spec: &AgentSpec, windows: Vec<Option<u64>>) -> ContextPolicy {
+    let context = spec.context.clone().unwrap_or(ContextSpec {
+        threshold: None,
+        strategy: ContextStrategy::default(),
+    });
+    ContextPolicy {
+        windows,
+        threshold: context.threshold.unwrap_or(DEFAULT_THRESHOLD),
+        strategy: context.strategy,
+    }
 }
 
 /// The run's bounds from `limits`.
@@ -536,18 +554,12 @@ fn build_middleware(
             }
             MiddlewareEntry::Summarize(config) => {
                 let summarizer = match &config.model {
-                    Some(model) => PricedModel {
-                        provider: provider_config(model)
-                            .and_then(|config| {
-                                build_provider_with(&config, &input.build.models, &*input.env)
-                                    .map_err(ModelError::Provider)
-                            })
-                            .map_err(|error| {
-                                CompileError::Model(error).at(model::summarize_model_key(index))
-                            })?,
-                        price: model_price(model),
-                        params: RequestParams::default(),
-                    },
+                    Some(model) => model::build_model(model, &input.build.models, &*input.env)
+                        .map_err(|error| {
+                            let key = model::summarize_model_key(index);
+                            let pointer = format!("{key}{}", error.key_in_model());
+                            CompileError::Model(error).at(pointer)
+                        })?,
                     None => model.clone(),
                 };
                 Arc::new(Summarize::new(

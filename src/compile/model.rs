@@ -1,10 +1,15 @@
 //! The spec's `model` → the provider layer's configuration.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use super::tree::for_each_agent;
 use super::{CompileError, CompileInput};
+use crate::engine::budget::{ChainPrices, PricedModel};
+use crate::engine::events::RequestParams;
+use crate::provider::fallback::{ChainModel, Fallback};
 use crate::provider::services::Service;
+use crate::provider::BuildOptions;
 use crate::provider::{
     ProviderConfig, ProviderError, ProviderKind, RetryConfig, build_provider_with,
 };
@@ -21,6 +26,107 @@ pub enum ModelError {
     Provider(ProviderError),
     #[error("`api` is only read with `provider: openai`, not `provider: {0}`")]
     ApiWithoutOpenAi(SpecKind),
+    /// A model of the fallback chain (its position in `fallback`, from 0) does not build.
+    #[error("fallback {0} ({1}): {2}")]
+    InFallback(usize, String, Box<ModelError>),
+    #[error(
+        "a fallback model has no `{0}` of its own: list every fallback, in order, in the first \
+         model's `fallback`, and set `cooldown` there"
+    )]
+    NestedFallback(&'static str),
+}
+
+impl ModelError {
+    /// The key, under the model's own, of the part of the model that is wrong.
+    pub fn key_in_model(&self) -> String {
+        match self {
+            ModelError::InFallback(index, _, _) => format!("/fallback/{index}"),
+            _ => String::new(),
+        }
+    }
+}
+
+/// How long calls stay on a fallback before the first model is tried again, unless the
+/// model says (`cooldown`).
+pub const DEFAULT_COOLDOWN: Duration = Duration::from_secs(60);
+
+/// Builds a model and its fallbacks: the provider (a [`Fallback`] over the chain when the
+/// model has `fallback`) and the prices of each model of the chain.
+pub fn build_model(
+    model: &ModelRef,
+    build: &BuildOptions,
+    env: &dyn Fn(&str) -> Option<String>,
+) -> Result<PricedModel, ModelError> {
+    let spec = model.to_config();
+    let one = |model: &ModelRef| {
+        provider_config(model).and_then(|config| {
+            build_provider_with(&config, build, env).map_err(ModelError::Provider)
+        })
+    };
+    // The first model's parameters are the ones its calls' events report.
+    let params = RequestParams::from_body(&provider_config(model)?.params);
+    let provider = one(model)?;
+    if spec.fallback.is_empty() {
+        return Ok(PricedModel {
+            provider,
+            prices: ChainPrices::single(super::model_price(model)),
+            windows: chain_windows(model),
+            params,
+        });
+    }
+    let mut chain = vec![ChainModel {
+        label: label(model),
+        provider,
+        window: window(model),
+    }];
+    let mut prices = vec![super::model_price(model)];
+    for (index, fallback) in spec.fallback.iter().enumerate() {
+        let in_fallback = |error| ModelError::InFallback(index, label(fallback), Box::new(error));
+        let own = fallback.to_config();
+        if !own.fallback.is_empty() {
+            return Err(in_fallback(ModelError::NestedFallback("fallback")));
+        }
+        if own.cooldown.is_some() {
+            return Err(in_fallback(ModelError::NestedFallback("cooldown")));
+        }
+        chain.push(ChainModel {
+            window: window(fallback),
+            label: label(fallback),
+            provider: one(fallback).map_err(in_fallback)?,
+        });
+        prices.push(super::model_price(fallback));
+    }
+    let cooldown = spec.cooldown.map_or(DEFAULT_COOLDOWN, |d| d.0);
+    Ok(PricedModel {
+        provider: Arc::new(Fallback::new(chain, cooldown)),
+        prices: ChainPrices(prices),
+        windows: chain_windows(model),
+        params,
+    })
+}
+
+/// The context window of each model of the chain: `context_window`, else the built-in
+/// value for its name.
+pub fn chain_windows(model: &ModelRef) -> Vec<Option<u64>> {
+    let config = model.to_config();
+    std::iter::once(model)
+        .chain(config.fallback.iter())
+        .map(window)
+        .collect()
+}
+
+/// A model's context window: `context_window`, else the built-in value for its name.
+fn window(model: &ModelRef) -> Option<u64> {
+    let config = model.to_config();
+    config
+        .context_window
+        .or_else(|| crate::provider::windows::known_window(&config.name))
+}
+
+/// How events and errors name a model: `provider/name`.
+pub fn label(model: &ModelRef) -> String {
+    let config = model.to_config();
+    format!("{}/{}", config.provider, config.name)
 }
 
 /// The provider configuration of a model reference, with the spec's defaults applied.
@@ -73,21 +179,17 @@ pub fn provider_config(model: &ModelRef) -> Result<ProviderConfig, ModelError> {
     Ok(config)
 }
 
-/// Builds the models of every agent in the tree (its own and its `summarize` model), so a
+/// Builds the models of every agent in the tree (its own, each of its fallbacks, and its
+/// `summarize` model), so a
 /// missing API key stops the run at start (exit 2), naming the variable and the file,
 /// rather than when a sub-agent is first called. The root is compiled first, so a problem
 /// of its own is reported at its line.
 pub fn check_models(input: &CompileInput<'_>) -> Result<(), CompileError> {
     for_each_agent(input, &mut |agent, place| {
         for (key, model) in models_of(agent.spec, agent.model_override.as_ref()) {
-            let built = provider_config(model)
-                .and_then(|config| {
-                    build_provider_with(&config, &agent.build.models, &*agent.env)
-                        .map_err(ModelError::Provider)
-                })
-                .map(drop);
+            let built = build_model(model, &agent.build.models, &*agent.env).map(drop);
             built.map_err(|error| {
-                let pointer = place.key(&key);
+                let pointer = place.key(&format!("{key}{}", error.key_in_model()));
                 if place.pointer.is_empty() {
                     return CompileError::Model(error).at(pointer);
                 }

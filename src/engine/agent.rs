@@ -13,7 +13,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use serde_json::{Value, json};
 use tokio::sync::watch;
 
-use super::budget::{Budget, LimitHit, Price, PricedModel, RunLimits};
+use super::budget::{Budget, ChainPrices, LimitHit, PricedModel, RunLimits};
 use super::checkpointing::Checkpointer;
 use super::error_code::ErrorCode;
 use super::events::{Emitter, Notice};
@@ -35,8 +35,8 @@ pub struct Agent {
     /// The rendered system prompt.
     pub system: Option<String>,
     pub provider: Arc<dyn Provider>,
-    /// Prices of the provider's model, when known (enables cost).
-    pub price: Option<Price>,
+    /// Prices of the provider's model and of its fallbacks, when known (enables cost).
+    pub prices: ChainPrices,
     /// The sampling parameters the file sets for the model (`model.params`), as its model
     /// calls' events report them.
     pub request_params: RequestParams,
@@ -47,6 +47,8 @@ pub struct Agent {
     pub depends_on: HashMap<String, Vec<String>>,
     pub strategy: Arc<dyn ExecutionStrategy>,
     pub middleware: Vec<Arc<dyn Middleware>>,
+    /// How the history is kept inside the model's window (`None`: it is not).
+    pub context: Option<crate::engine::context::ContextPolicy>,
     /// The final answer must match this JSON Schema.
     pub output_schema: Option<Value>,
     /// At most this many tool calls at once (`None`: all of a turn).
@@ -384,7 +386,12 @@ impl Agent {
     pub fn model(&self) -> PricedModel {
         PricedModel {
             provider: self.provider.clone(),
-            price: self.price,
+            prices: self.prices.clone(),
+            windows: self
+                .context
+                .as_ref()
+                .map(|context| context.windows.clone())
+                .unwrap_or_default(),
             params: self.request_params.clone(),
         }
     }

@@ -40,13 +40,32 @@ impl Price {
     }
 }
 
+/// The prices of a model and of each of its fallbacks, by position in the chain (the model
+/// itself at 0): a call is costed at the prices of the model that answered it.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ChainPrices(pub Vec<Option<Price>>);
+
+impl ChainPrices {
+    /// A model without fallbacks.
+    pub fn single(price: Option<Price>) -> Self {
+        ChainPrices(vec![price])
+    }
+
+    /// The prices of the model at `index` of the chain, when it has some.
+    pub fn at(&self, index: usize) -> Option<Price> {
+        self.0.get(index).copied().flatten()
+    }
+}
+
 /// A model and its prices, when known: what an agent without its own `model` takes from
-/// its caller (so what it spends is costed like the caller's calls), and what a middleware
-/// that calls a model meters with.
+/// its caller (so what it spends is costed like the caller's calls, fallbacks included),
+/// and what a middleware that calls a model meters with.
 #[derive(Clone)]
 pub struct PricedModel {
     pub provider: Arc<dyn Provider>,
-    pub price: Option<Price>,
+    pub prices: ChainPrices,
+    /// The context window of each model of the chain, when known.
+    pub windows: Vec<Option<u64>>,
     /// The sampling parameters its calls are sent with (`model.params`), for their events.
     pub params: RequestParams,
 }

@@ -20,7 +20,7 @@ use std::sync::Arc;
 use serde_json::Value;
 
 use super::agent::{Agent, AgentFactory, AgentTool, ExecutionStrategy, HandoffTool};
-use super::budget::{Price, RunLimits};
+use super::budget::{ChainPrices, Price, RunLimits};
 use super::middleware::Middleware;
 use super::stop_when::StopWhen;
 use super::strategy::LoopStrategy;
@@ -46,13 +46,14 @@ impl Agent {
                 description: None,
                 system: None,
                 provider,
-                price: None,
+                prices: ChainPrices::default(),
                 request_params: Default::default(),
                 limits: RunLimits::default(),
                 tools: Vec::new(),
                 depends_on: HashMap::new(),
                 strategy: Arc::new(LoopStrategy::default()),
                 middleware: Vec::new(),
+                context: None,
                 output_schema: None,
                 parallel_tools: None,
                 max_calls_per_turn: DEFAULT_MAX_CALLS_PER_TURN,
@@ -87,7 +88,7 @@ impl AgentBuilder {
 
     /// The model's prices, so the run reports its cost.
     pub fn price(mut self, price: Price) -> Self {
-        self.agent.price = Some(price);
+        self.agent.prices = ChainPrices::single(Some(price));
         self
     }
 

@@ -31,6 +31,9 @@ pub enum ErrorCode {
     Truncated,
     /// The final answer was empty, under `answer: { empty: fail }`.
     EmptyAnswer,
+    /// A request would fill more than `context.threshold` of the model's window, under
+    /// `context: { strategy: fail }`.
+    ContextOverflow,
     /// A `stop_when` condition could not be evaluated.
     StopWhen,
     /// A plan step failed in a way a new plan cannot help.
@@ -94,7 +97,7 @@ pub enum ErrorCode {
 }
 
 /// Every code but the provider's (one per [`ErrorKind`]), in the order of `docs/running.md`.
-const NAMED: [ErrorCode; 36] = [
+const NAMED: [ErrorCode; 37] = [
     ErrorCode::LimitReached,
     ErrorCode::Interrupted,
     ErrorCode::InputRequired,
@@ -102,6 +105,7 @@ const NAMED: [ErrorCode; 36] = [
     ErrorCode::XmlFormat,
     ErrorCode::Truncated,
     ErrorCode::EmptyAnswer,
+    ErrorCode::ContextOverflow,
     ErrorCode::StopWhen,
     ErrorCode::PlanStepFailed,
     ErrorCode::Handoff,
@@ -153,6 +157,7 @@ impl ErrorCode {
             ErrorCode::XmlFormat => "xml_format",
             ErrorCode::Truncated => "truncated",
             ErrorCode::EmptyAnswer => "empty_answer",
+            ErrorCode::ContextOverflow => "context_overflow",
             ErrorCode::StopWhen => "stop_when",
             ErrorCode::PlanStepFailed => "plan_step_failed",
             ErrorCode::Handoff => "handoff",

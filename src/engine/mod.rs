@@ -6,6 +6,7 @@ pub mod budget;
 pub mod builder;
 pub mod checkpointing;
 pub mod clock;
+pub mod context;
 pub mod effect;
 pub mod error_code;
 pub mod events;

@@ -9,7 +9,7 @@ use super::clock::new_id;
 use super::plan::PlanStep;
 use super::trace::SubagentTrace;
 use crate::provider::history::History;
-use crate::provider::{Message, Usage};
+use crate::provider::{ChainPosition, Message, Usage};
 
 /// The version written into serialised states; `from_json` refuses others.
 pub const STATE_VERSION: &str = "1";
@@ -44,6 +44,11 @@ pub struct AgentState {
     /// counted it: saved with each checkpoint so a resume restores exactly that.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub spent: Option<Totals>,
+    /// Where the model's fallback chain stands: the model that answered the last call and
+    /// since when (absent: the first model). Saved with each checkpoint, so a resumed
+    /// session stays on a fallback until its cooldown is over.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model_chain: Option<ChainPosition>,
 }
 
 /// Why a serialised state was refused.
@@ -80,6 +85,7 @@ impl AgentState {
             tool_calls: 0,
             handoffs: Vec::new(),
             spent: None,
+            model_chain: None,
         }
     }
 

@@ -294,6 +294,20 @@ impl EventSink for Progress {
                 ),
                 "33",
             ),
+            EventData::ContextCompacted(compacted) => self.paint(
+                &format!(
+                    "⇊ context compacted ({}): about {} → {} tokens",
+                    compacted.strategy, compacted.tokens_before, compacted.tokens_after
+                ),
+                "2",
+            ),
+            EventData::LlmFallback(fallback) => self.paint(
+                &format!(
+                    "⇄ {} → {}: {}",
+                    fallback.from, fallback.to, fallback.reason
+                ),
+                "33",
+            ),
             EventData::MessageDelta(delta) if self.stream && event.depth == 0 => {
                 match &delta.delta {
                     Delta::Chunk { content_chunk } => self.stream_reply(content_chunk),

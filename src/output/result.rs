@@ -1,6 +1,7 @@
 //! The result envelope (SPEC §3.2): printed with `--output json` and written to
 //! `result.json` in the run directory.
 
+use std::collections::BTreeMap;
 use std::sync::Mutex;
 use std::time::Instant;
 
@@ -44,6 +45,13 @@ pub struct RunResult {
     /// Model calls tried again after an error worth retrying (sub-agents' included).
     #[serde(default)]
     pub retries: u64,
+    /// Model calls that moved to another model of a fallback chain (sub-agents' included).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub fallbacks: u64,
+    /// Calls per model, as the server named the model that answered (sub-agents' and
+    /// middleware's calls included): more than one when a fallback answered.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub models: BTreeMap<String, u64>,
     pub usage: ResultUsage,
     pub duration_ms: u64,
     pub limit: Option<Limit>,
@@ -89,6 +97,8 @@ impl RunResult {
             llm_calls: 0,
             tool_calls: 0,
             retries: 0,
+            fallbacks: 0,
+            models: BTreeMap::new(),
             usage: ResultUsage::default(),
             duration_ms: 0,
             limit: None,
@@ -147,9 +157,21 @@ impl ResultFold {
 impl EventSink for ResultFold {
     fn emit(&self, event: &Event) {
         let mut current = lock(&self.current);
-        if let (EventData::LlmRetry(_), Some((result, _))) = (&event.data, current.as_mut()) {
-            result.retries += 1;
-            return;
+        // Retries, fallbacks and the models that answered count at every depth.
+        match (&event.data, current.as_mut()) {
+            (EventData::LlmRetry(_), Some((result, _))) => {
+                result.retries += 1;
+                return;
+            }
+            (EventData::LlmFallback(_), Some((result, _))) => {
+                result.fallbacks += 1;
+                return;
+            }
+            (EventData::LlmUsage(usage), Some((result, _))) => {
+                *result.models.entry(usage.model.clone()).or_default() += 1;
+                return;
+            }
+            _ => {}
         }
         if event.depth != 0 {
             return;
@@ -185,6 +207,10 @@ impl EventSink for ResultFold {
         }
         result.duration_ms = started.elapsed().as_millis() as u64;
     }
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 #[cfg(test)]

@@ -170,6 +170,10 @@ impl<S: TranscriptSink> RunTranscript<S> {
                 let label = format!("definition reloaded: {}", reloaded.changes.join(", "));
                 let _ = self.sink.checkpoint(&label);
             }
+            // Nor a compaction block: a named checkpoint marks it, with the sizes.
+            EventData::ContextCompacted(compacted) => {
+                let _ = self.sink.checkpoint(&compaction_label(compacted));
+            }
             EventData::CheckpointSaved(saved) => {
                 let _ = self.sink.checkpoint(&saved.name);
             }
@@ -275,4 +279,21 @@ impl<S: TranscriptSink + Send> EventSink for TranscriptEvents<S> {
             parent.push(&done.step_id, op);
         }
     }
+}
+
+/// The transcript's line for a compaction: `context compacted (summarize, threshold): about
+/// 5400 → 1200 tokens, 12 messages summarised`.
+fn compaction_label(compacted: &crate::engine::events::ContextCompacted) -> String {
+    let done = match compacted.summary {
+        Some(_) => "summarised",
+        None => "dropped",
+    };
+    format!(
+        "context compacted ({}, {}): about {} → {} tokens, {} messages {done}",
+        compacted.strategy,
+        compacted.reason,
+        compacted.tokens_before,
+        compacted.tokens_after,
+        compacted.removed_messages
+    )
 }

@@ -228,7 +228,7 @@ pub fn build_provider_with(
                 ProviderKind::OpenAiResponses => Arc::new(ResponsesProvider::new(settings)?),
                 _ => Arc::new(OpenAiProvider::new(settings)?),
             };
-            (Arc::new(Retry::new(client, cfg.retry)), key)
+            (Arc::new(Retry::new(client, cfg.retry, cfg.timeout)), key)
         }
     };
     Ok(match &opts.record {

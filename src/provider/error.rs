@@ -141,6 +141,14 @@ impl ProviderError {
         )
     }
 
+    /// A refusal of a request longer than the model's context window: a 4xx (or an error in
+    /// a stream) whose message says so, on every wire.
+    pub fn is_context_overflow(&self) -> bool {
+        self.kind == ErrorKind::BadRequest
+            && self.status.is_none_or(|status| (400..=499).contains(&status))
+            && context_overflow(&self.message)
+    }
+
     /// Classifies an HTTP error status, adding the standard hints.
     pub fn from_status(
         provider: &str,

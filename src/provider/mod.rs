@@ -4,6 +4,7 @@
 //!
 //! ```text
 //! build_provider(cfg) = Recording? ( Retry ( OpenAi | Responses | Anthropic ) | Scripted )  or  Replay
+//! Fallback [ build_provider(cfg), build_provider(fallback 1), ... ]   (a model with `fallback:`)
 //! ```
 //!
 //! Every provider is used as `Arc<dyn Provider>`. A call streams [`StreamDelta`]s into a
@@ -21,6 +22,7 @@ pub mod body_limits;
 pub mod cassette;
 pub mod config;
 pub mod error;
+pub mod fallback;
 pub mod history;
 mod http;
 mod item_cache;
@@ -37,11 +39,13 @@ pub mod scripted;
 pub mod services;
 pub mod sse;
 pub mod types;
+pub mod windows;
 mod wire_body;
 
 pub use cassette::{CASSETTE_VERSION, CassetteRecorder, cassette_lines, is_mcp_line};
 pub use config::{BuildOptions, ProviderConfig, ProviderKind, RetryConfig, build_provider_with};
 pub use error::{ErrorKind, ProviderError, shorten};
+pub use fallback::ChainPosition;
 pub use http::{Secret, http_client};
 pub use replay::ReplayStore;
 pub use scripted::{ScriptedProvider, ScriptedResponse, ScriptedToolCall, ScriptedUsage};

@@ -1,8 +1,10 @@
 //! Retries as a wrapper provider: any [`Provider`] in, the same trait out.
 //!
 //! A retryable failure ([`ProviderError::is_retryable`]) is tried again from scratch
-//! after an exponential backoff with jitter, or after the server's `Retry-After` when it
-//! sent one, never longer than `max_backoff`. If the failed attempt had already
+//! after an exponential backoff with jitter (never longer than `max_backoff`), or after the
+//! server's `Retry-After` when it sent one, waited in full up to the call's timeout: a server
+//! that asks for a longer wait ends the retries at once, so that a fallback model, if there
+//! is one, takes the call instead of a wait the call could not outlive. If the failed attempt had already
 //! streamed deltas, a [`StreamDelta::Reset`] goes to the sink first, so a consumer drops
 //! the partial answer instead of showing it twice.
 
@@ -18,18 +20,24 @@ use super::{BoxFuture, DeltaSink, Provider};
 pub struct Retry {
     inner: Arc<dyn Provider>,
     policy: RetryConfig,
+    /// The call's timeout: the longest `Retry-After` waited for.
+    timeout: Duration,
 }
 
 impl Retry {
-    pub fn new(inner: Arc<dyn Provider>, policy: RetryConfig) -> Self {
-        Retry { inner, policy }
+    pub fn new(inner: Arc<dyn Provider>, policy: RetryConfig, timeout: Duration) -> Self {
+        Retry {
+            inner,
+            policy,
+            timeout,
+        }
     }
 
     /// The wait before attempt `next` (2, 3, ...): `initial * 2^(next-2)`, capped, with
     /// "equal jitter" (half fixed, half random) so clients spread out; or `Retry-After`.
     pub fn backoff(policy: &RetryConfig, next: u32, retry_after: Option<Duration>) -> Duration {
         if let Some(wait) = retry_after {
-            return wait.min(policy.max_backoff);
+            return wait;
         }
         let exp = next.saturating_sub(2).min(30);
         let base = policy
@@ -57,6 +65,20 @@ impl Retry {
                 Ok(response) => return Ok(response),
                 Err(mut e) if !e.is_retryable() || attempt >= max => {
                     e.attempts = attempt;
+                    return Err(e);
+                }
+                Err(mut e) if e.retry_after.is_some_and(|wait| wait > self.timeout) => {
+                    e.attempts = attempt;
+                    let asked = e.retry_after.unwrap_or_default().as_secs_f64();
+                    let why = format!(
+                        "the server asked to wait {asked}s (Retry-After), longer than the call's \
+                         timeout of {}s: not retried",
+                        self.timeout.as_secs_f64()
+                    );
+                    e.hint = Some(match e.hint.take() {
+                        Some(hint) => format!("{hint}; {why}"),
+                        None => why,
+                    });
                     return Err(e);
                 }
                 Err(e) => {
@@ -106,7 +128,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn backoff_grows_is_capped_and_honours_retry_after() {
+    fn backoff_grows_is_capped_and_honours_retry_after_in_full() {
         let p = RetryConfig {
             max_attempts: 10,
             initial_backoff: Duration::from_millis(100),
@@ -121,9 +143,10 @@ mod tests {
         }
         let ra = Retry::backoff(&p, 2, Some(Duration::from_millis(700)));
         assert_eq!(ra, Duration::from_millis(700));
+        // The server's word beats max_backoff; the call's timeout bounds it (in `call`).
         assert_eq!(
             Retry::backoff(&p, 2, Some(Duration::from_secs(60))),
-            Duration::from_secs(1)
+            Duration::from_secs(60)
         );
     }
 }

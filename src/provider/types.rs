@@ -31,6 +31,10 @@ pub struct ModelRequest {
     /// Per-request API body fields, merged over the configured `params`.
     #[serde(default, skip_serializing_if = "Map::is_empty")]
     pub params: Map<String, Value>,
+    /// Where in the model's fallback chain the call starts (the engine keeps it with the
+    /// agent's state); only a [`Fallback`](super::fallback::Fallback) reads it. Never sent.
+    #[serde(skip)]
+    pub route: Option<super::fallback::ChainPosition>,
 }
 
 impl ModelRequest {
@@ -380,5 +384,14 @@ pub enum StreamDelta {
     Reset {
         attempt: u32,
         reason: String,
+    },
+    /// The call moved to another model of the fallback chain: the current one failed after
+    /// its retries (`reason`), or its cooldown is over and the first model is tried again.
+    /// `to` is where the next call of this agent starts too.
+    Fallback {
+        from: String,
+        to: String,
+        reason: String,
+        position: super::fallback::ChainPosition,
     },
 }

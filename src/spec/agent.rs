@@ -5,6 +5,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
+use super::context::ContextSpec;
 use super::execution::Execution;
 use super::hooks::HooksSpec;
 use super::limits::Limits;
@@ -61,6 +62,10 @@ pub struct AgentSpec {
     /// Middleware, in order: `before` runs in order, `after` in reverse.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub middleware: Vec<MiddlewareEntry>,
+    /// How the conversation is kept inside the model's context window (default: summarize
+    /// at 80% of it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub context: Option<ContextSpec>,
     /// Bounds of the run; absent means unbounded.
     #[serde(default)]
     pub limits: Limits,

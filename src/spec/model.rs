@@ -37,14 +37,16 @@ impl ModelRef {
 
 /// `--model provider/name` over the file's model. With the file's provider, only the name
 /// changes: the endpoint, key variable, parameters, timeout and retries stay (a file that
-/// points at a local server keeps pointing there, key and all); the pricing goes, since it
-/// was the other model's. Another provider starts from that provider's defaults.
+/// points at a local server keeps pointing there, key and all, and its fallbacks stay); the
+/// pricing and the context window go, since they were the other model's. Another provider
+/// starts from that provider's defaults.
 pub fn override_model(file: Option<&ModelRef>, chosen: &ModelShorthand) -> ModelRef {
     match file.map(ModelRef::to_config) {
         Some(config) if config.provider == chosen.provider => {
             ModelRef::Config(Box::new(ModelConfig {
                 name: chosen.name.clone(),
                 pricing: None,
+                context_window: None,
                 script: None,
                 ..config
             }))
@@ -269,6 +271,20 @@ pub struct ModelConfig {
     /// `provider: scripted` only: the responses, in order.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub script: Option<Vec<ScriptedResponse>>,
+    /// The models a call goes to, in order, when this one fails after its own retries with
+    /// a retryable error (429, 5xx, a timeout, a connection error). Each is a model of its
+    /// own: endpoint, key variable, parameters, prices and retries.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub fallback: Vec<ModelRef>,
+    /// How long the calls stay on a fallback before the first model is tried again
+    /// (default 60s).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cooldown: Option<HumanDuration>,
+    /// The model's context window, in tokens (default: the built-in value for a well-known
+    /// model name, else unknown). The agent's `context` keeps each request under it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 1))]
+    pub context_window: Option<u64>,
 }
 
 /// Prices in US dollars per million tokens.

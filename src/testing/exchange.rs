@@ -204,6 +204,27 @@ impl MockResponse {
         Self::new(status, Body::Error(message.into()))
     }
 
+    /// The refusal of a request longer than the model's context window, as each kind of
+    /// server sends it: OpenAI's Chat Completions (`context_length_exceeded`) and Responses
+    /// API, Anthropic's `prompt is too long`, and llama.cpp's `exceed_context_size_error`
+    /// (its OpenAI-compatible server: `Wire::Unknown` here).
+    pub fn context_length_exceeded(wire: Wire) -> Self {
+        let body = match wire {
+            Wire::OpenAi => serde_json::json!({"error": {
+                "message": "This model's maximum context length is 8192 tokens. However, your messages resulted in 9001 tokens. Please reduce the length of the messages.",
+                "type": "invalid_request_error", "param": "messages", "code": "context_length_exceeded"}}),
+            Wire::Responses => serde_json::json!({"error": {
+                "message": "Your input exceeds the context window of this model. Please adjust your input and try again.",
+                "type": "invalid_request_error", "param": "input", "code": "context_length_exceeded"}}),
+            Wire::Anthropic => serde_json::json!({"type": "error", "error": {
+                "type": "invalid_request_error", "message": "prompt is too long: 210000 tokens > 200000 maximum"}}),
+            Wire::Unknown => serde_json::json!({"error": {
+                "code": 400, "message": "the request exceeds the available context size, try increasing it",
+                "type": "exceed_context_size_error", "n_prompt_tokens": 9001, "n_ctx": 8192}}),
+        };
+        Self::json(400, &body)
+    }
+
     /// A 200 `text/event-stream` with exactly these bytes (fixtures, malformed data).
     pub fn sse(body: impl Into<Vec<u8>>) -> Self {
         Self::raw(200, "text/event-stream", body)

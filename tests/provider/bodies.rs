@@ -137,6 +137,7 @@ fn conversation() -> ModelRequest {
         }),
         stop: Vec::new(),
         params: Map::new(),
+        route: None,
     }
 }
 

@@ -71,6 +71,10 @@ event_types! {
     "agent.llm.usage" => LlmUsage(LlmUsage),
     /// A model call failed with an error worth retrying, and is tried again after a wait.
     "agent.llm.retry" => LlmRetry(LlmRetry),
+    /// A model call moved to another model of the fallback chain (or back to the first).
+    "agent.llm.fallback" => LlmFallback(LlmFallback),
+    /// The history was compacted to fit the model's context window.
+    "agent.context.compacted" => ContextCompacted(ContextCompacted),
     /// react: the reasoning of a step.
     "agent.reasoning.created" => ReasoningCreated(ReasoningCreated),
     /// The model asked for a tool call.
@@ -300,6 +304,37 @@ pub struct LlmRetry {
     /// How long runner waits before it (backoff, or the server's `Retry-After`).
     pub wait_ms: u64,
     /// Why the attempt before it failed.
+    pub reason: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ContextCompacted {
+    /// `summarize` or `truncate`.
+    pub strategy: String,
+    /// What set it off: `threshold` (the estimate before a call) or `provider` (the model
+    /// refused the request as too long).
+    pub reason: String,
+    /// The estimated size of the request before and after, in tokens.
+    pub tokens_before: u64,
+    pub tokens_after: u64,
+    /// Messages taken out of the history (summarised or dropped).
+    pub removed_messages: u64,
+    /// The summary that replaced them (`summarize`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub summary: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct LlmFallback {
+    /// The assistant message the call is for.
+    pub message_id: String,
+    /// The model the call leaves (`provider/name`).
+    pub from: String,
+    /// The model that takes the call, and the calls after it until the cooldown is over.
+    pub to: String,
+    /// Why: the error of `from` after its retries, or that the cooldown is over.
     pub reason: String,
 }
 

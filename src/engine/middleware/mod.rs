@@ -3,11 +3,11 @@
 //! the response, `on_error` may recover from a failed call.
 
 mod chain;
-mod history;
+pub(crate) mod history;
 mod logging;
 mod prune_tool_outputs;
 mod sliding_window;
-mod summarize;
+pub(crate) mod summarize;
 
 pub use logging::Logging;
 pub use prune_tool_outputs::PruneToolOutputs;

@@ -5,7 +5,9 @@ use super::chain::{CallContext, Middleware, Spend};
 use super::history::{estimate_tokens, is_safe_cut};
 use crate::engine::budget::PricedModel;
 use crate::engine::events::Notice;
-use crate::provider::{BoxFuture, Message, ModelRequest};
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use crate::provider::{BoxFuture, Message, ModelRequest, ProviderError, StreamDelta};
 
 pub struct Summarize {
     threshold: u64,
@@ -44,31 +46,11 @@ impl Middleware for Summarize {
             if cut == 0 {
                 return ctx;
             }
-            let transcript: Vec<String> = messages[..cut]
-                .iter()
-                .map(|m| serde_json::to_string(m).unwrap_or_default())
-                .collect();
-            let request = ModelRequest {
-                system: Some(
-                    "You summarise conversations, keeping every fact, decision and open question."
-                        .into(),
-                ),
-                messages: vec![Message::user(format!(
-                    "Summarise this conversation:\n{}",
-                    transcript.join("\n")
-                ))]
-                .into(),
-                ..ModelRequest::default()
-            };
             // A failed summary leaves the history as it was; the next call tries again.
-            match self.model.provider.complete(&request).await {
-                Ok(summary) => {
-                    ctx.spent.push(Spend {
-                        model: summary.model.clone(),
-                        usage: summary.usage,
-                        price: self.model.price,
-                    });
-                    let mut kept = vec![Message::user(format!("{SUMMARY_PREFIX}{}", summary.text))];
+            match summarize(&self.model, &messages[..cut], None).await {
+                Ok((summary, spend)) => {
+                    ctx.spent.push(spend);
+                    let mut kept = vec![Message::user(format!("{SUMMARY_PREFIX}{summary}"))];
                     kept.extend_from_slice(&messages[cut..]);
                     ctx.state = ctx.state.with_context(kept);
                 }
@@ -79,4 +61,45 @@ impl Middleware for Summarize {
             ctx
         })
     }
+}
+
+/// Has `model` summarise `messages` (in at most `words` words, when given): the summary's
+/// text and what the call spent. A summary a fallback model wrote is costed at that model's
+/// prices.
+pub async fn summarize(
+    model: &PricedModel,
+    messages: &[Message],
+    words: Option<u64>,
+) -> Result<(String, Spend), ProviderError> {
+    let transcript: Vec<String> = messages
+        .iter()
+        .map(|m| serde_json::to_string(m).unwrap_or_default())
+        .collect();
+    let mut system =
+        "You summarise conversations, keeping every fact, decision and open question.".to_string();
+    if let Some(words) = words {
+        system.push_str(&format!(" Use at most {words} words."));
+    }
+    let request = ModelRequest {
+        system: Some(system),
+        messages: vec![Message::user(format!(
+            "Summarise this conversation:\n{}",
+            transcript.join("\n")
+        ))]
+        .into(),
+        ..ModelRequest::default()
+    };
+    let answered_by = AtomicUsize::new(0);
+    let sink = |delta: StreamDelta| {
+        if let StreamDelta::Fallback { position, .. } = delta {
+            answered_by.store(position.index, Ordering::Relaxed);
+        }
+    };
+    let summary = model.provider.stream(&request, &sink).await?;
+    let spend = Spend {
+        model: summary.model.clone(),
+        usage: summary.usage,
+        price: model.prices.at(answered_by.load(Ordering::Relaxed)),
+    };
+    Ok((summary.text, spend))
 }

@@ -3,6 +3,8 @@
 
 mod answer;
 mod boundary;
+mod fit_window;
+mod metering;
 mod model_call;
 mod tool_turn;
 

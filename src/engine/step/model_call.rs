@@ -8,19 +8,23 @@ use crate::engine::agent::{Agent, Halt, HaltReason, RunContext};
 use crate::engine::budget::{LimitHit, timeout_hit};
 use crate::engine::clock::new_id;
 use crate::engine::events::{
-    Delta, InProgress, LlmRetry, LlmUsage, MessageCompleted, MessageCreated, MessageDelta,
+    Delta, InProgress, LlmFallback, LlmRetry, MessageCompleted, MessageCreated, MessageDelta,
     MessageStarted, ModelMessage, Purpose, Role,
 };
 use crate::engine::middleware::{CallContext, Spend, run_after, run_before, run_on_error};
 use crate::engine::scheduler::until;
 use crate::engine::state::AgentState;
+use super::fit_window::{Trigger, fit_window};
+use crate::engine::context::estimate_request;
+use super::metering::count_call;
 use crate::engine::xml_turn;
 use crate::protocol::XmlStreamParser;
 use crate::provider::history::History;
 use crate::provider::{
-    FinishReason, Message, ModelRequest, ModelResponse, ResponseFormat, StreamDelta,
+    ChainPosition, FinishReason, Message, ModelRequest, ModelResponse, ResponseFormat, StreamDelta,
 };
 use crate::sync::lock;
+
 
 /// Options of one model call.
 #[derive(Debug, Clone, Default)]
@@ -119,22 +123,11 @@ async fn call_model_once(
             return Err(Halt::new(state, HaltReason::Limit(hit)));
         }
     }
-    let xml = agent.xml_tools.as_ref();
-    let messages = match xml {
-        // The text protocol shows the model a rewritten history; the state keeps its own.
-        Some(_) => History::from(xml_turn::wire_history(&state.messages)),
-        None => std::mem::take(&mut state.messages),
-    };
-    let mut request = build_request(agent, messages, options);
-    if !stops {
-        request.stop.clear();
+    if let Some(policy) = &agent.context {
+        let fixed = fixed_size(agent, options);
+        (state, _) = fit_window(agent, policy, state, ctx, fixed, Trigger::Estimate).await?;
     }
-    let parser = xml.filter(|_| options.offer_tools).map(|xml| {
-        Arc::new(std::sync::Mutex::new(XmlStreamParser::new(
-            xml.names.clone(),
-        )))
-    });
-
+    let xml = agent.xml_tools.as_ref();
     let message_id = new_id();
     ctx.emitter.emit(MessageCreated {
         step_id: step_id.to_string(),
@@ -145,48 +138,58 @@ async fn call_model_once(
         },
         provider: Some(agent.provider.name().to_string()),
         model: Some(agent.provider.model().to_string()),
-        params: agent.request_params.with_stop(&request.stop),
+        params: agent.request_params.with_stop(&if stops {
+            stop_sequences(agent, options)
+        } else {
+            Vec::new()
+        }),
     });
-    let emitter = ctx.emitter.clone();
-    let delta_id = message_id.clone();
-    let stream_parser = parser.clone();
-    let tool_names = xml.map(|x| x.names.clone()).unwrap_or_default();
-    let sink = move |delta: StreamDelta| {
-        // The text protocol's parser reads the reply as it arrives.
-        if let Some(parser) = &stream_parser {
-            let mut parser = lock(parser);
-            match &delta {
-                StreamDelta::Text { text } => parser.push(text),
-                StreamDelta::Reset { .. } => *parser = XmlStreamParser::new(tool_names.clone()),
-                _ => {}
+    // A request the model refuses as too long is compacted once and sent again.
+    let mut refused = false;
+    let (request, parser, outcome) = loop {
+        let messages = match xml {
+            // The text protocol shows the model a rewritten history; the state keeps its own.
+            Some(_) => History::from(xml_turn::wire_history(&state.messages)),
+            None => std::mem::take(&mut state.messages),
+        };
+        let mut request = build_request(agent, messages, options);
+        request.route = state.model_chain;
+        if !stops {
+            request.stop.clear();
+        }
+        let parser = xml.filter(|_| options.offer_tools).map(|xml| {
+            Arc::new(std::sync::Mutex::new(XmlStreamParser::new(
+                xml.names.clone(),
+            )))
+        });
+        // Where the fallback chain stands after the call (the sink hears every move).
+        let chain = Arc::new(std::sync::Mutex::new(state.model_chain));
+        let sink = stream_sink(ctx, &message_id, parser.clone(), chain.clone(), xml);
+        // The call is abandoned when the run is interrupted or reaches its deadline.
+        let outcome = tokio::select! {
+            result = agent.provider.stream(&request, &sink) => Ok(result),
+            _ = crate::tools::stopped(&ctx.cancel) => Err(HaltReason::Interrupted),
+            _ = until(ctx.budget.deadline()) => Err(HaltReason::Limit(time_up(ctx))),
+        };
+        if xml.is_none() {
+            state.messages = std::mem::take(&mut request.messages);
+        }
+        state.model_chain = *lock(&chain);
+        match (&outcome, &agent.context) {
+            (Ok(Err(error)), Some(policy)) if !refused && error.is_context_overflow() => {
+                refused = true;
+                let compacted;
+                (state, compacted) =
+                    fit_window(agent, policy, state, ctx, fixed_size(agent, options), Trigger::Refused)
+                        .await?;
+                if !compacted {
+                    break (request, parser, outcome);
+                }
             }
-        }
-        if let StreamDelta::Retrying {
-            attempt,
-            wait_ms,
-            reason,
-        } = &delta
-        {
-            emitter.emit(LlmRetry {
-                message_id: delta_id.clone(),
-                attempt: *attempt,
-                wait_ms: *wait_ms,
-                reason: reason.clone(),
-            });
-        }
-        if let Some(delta) = delta_event(&delta_id, &delta) {
-            emitter.emit(delta);
+            _ => break (request, parser, outcome),
         }
     };
-    // The call is abandoned when the run is interrupted or reaches its deadline.
-    let outcome = tokio::select! {
-        result = agent.provider.stream(&request, &sink) => Ok(result),
-        _ = crate::tools::stopped(&ctx.cancel) => Err(HaltReason::Interrupted),
-        _ = until(ctx.budget.deadline()) => Err(HaltReason::Limit(time_up(ctx))),
-    };
-    if xml.is_none() {
-        state.messages = std::mem::take(&mut request.messages);
-    }
+    let answered_by = state.model_chain.map_or(0, |position| position.index);
     let response = match outcome {
         Err(reason) => return Err(Halt::new(state, reason)),
         Ok(Ok(response)) => response,
@@ -217,7 +220,7 @@ async fn call_model_once(
         &Spend {
             model: response.model.clone(),
             usage: response.usage,
-            price: agent.price,
+            price: agent.prices.at(answered_by),
         },
     );
     let (response, message, feedback) = match (parser, xml) {
@@ -279,6 +282,62 @@ async fn call_model_once(
     Ok((response, state, redo))
 }
 
+/// The sink of a call's deltas: the text protocol's parser reads the reply as it arrives,
+/// retries and fallbacks become events (a fallback also moves `chain`), text and thinking
+/// become delta events.
+fn stream_sink(
+    ctx: &RunContext,
+    message_id: &str,
+    stream_parser: Option<Arc<std::sync::Mutex<XmlStreamParser>>>,
+    moved: Arc<std::sync::Mutex<Option<ChainPosition>>>,
+    xml: Option<&crate::engine::xml_turn::XmlTools>,
+) -> impl Fn(StreamDelta) + Send + Sync + 'static {
+    let emitter = ctx.emitter.clone();
+    let delta_id = message_id.to_string();
+    let tool_names = xml.map(|x| x.names.clone()).unwrap_or_default();
+    move |delta: StreamDelta| {
+        if let Some(parser) = &stream_parser {
+            let mut parser = lock(parser);
+            match &delta {
+                StreamDelta::Text { text } => parser.push(text),
+                StreamDelta::Reset { .. } => *parser = XmlStreamParser::new(tool_names.clone()),
+                _ => {}
+            }
+        }
+        if let StreamDelta::Retrying {
+            attempt,
+            wait_ms,
+            reason,
+        } = &delta
+        {
+            emitter.emit(LlmRetry {
+                message_id: delta_id.clone(),
+                attempt: *attempt,
+                wait_ms: *wait_ms,
+                reason: reason.clone(),
+            });
+        }
+        if let StreamDelta::Fallback {
+            from,
+            to,
+            reason,
+            position,
+        } = &delta
+        {
+            *lock(&moved) = Some(*position);
+            emitter.emit(LlmFallback {
+                message_id: delta_id.clone(),
+                from: from.clone(),
+                to: to.clone(),
+                reason: reason.clone(),
+            });
+        }
+        if let Some(delta) = delta_event(&delta_id, &delta) {
+            emitter.emit(delta);
+        }
+    }
+}
+
 /// A text-protocol reply that ended at one of the request's stop sequences.
 struct Stopped<'a> {
     stop: &'a [String],
@@ -319,19 +378,6 @@ impl Stopped<'_> {
     }
 }
 
-/// Counts a model call on the budget and emits its usage; errors when it crossed a bound.
-fn count_call(ctx: &RunContext, spend: &Spend) -> Result<(), LimitHit> {
-    let counted = ctx.budget.after_llm_call(&spend.usage, spend.price);
-    let totals = ctx.budget.tree_totals();
-    ctx.emitter.emit(LlmUsage {
-        model: spend.model.clone(),
-        usage: spend.usage,
-        total_usage: totals.usage,
-        cost_usd: totals.cost_usd,
-    });
-    counted
-}
-
 /// The bound that a call stopped at its deadline reached.
 fn time_up(ctx: &RunContext) -> LimitHit {
     let timeout = ctx.budget.limits().timeout.unwrap_or_default();
@@ -341,7 +387,12 @@ fn time_up(ctx: &RunContext) -> LimitHit {
         .unwrap_or_else(|| timeout_hit(timeout))
 }
 
-fn build_request(agent: &Agent, messages: History, options: &CallOptions) -> ModelRequest {
+
+fn build_request(
+    agent: &Agent,
+    messages: History,
+    options: &CallOptions,
+) -> ModelRequest {
     let system = match (&agent.system, &options.system_suffix) {
         (Some(system), Some(suffix)) => Some(format!("{system}\n\n{suffix}")),
         (None, Some(suffix)) => Some(suffix.clone()),
@@ -359,18 +410,28 @@ fn build_request(agent: &Agent, messages: History, options: &CallOptions) -> Mod
     } else {
         Vec::new()
     };
-    let stop = match &agent.xml_tools {
-        Some(xml) if options.offer_tools => xml.stop_sequences(),
-        _ => Vec::new(),
-    };
     ModelRequest {
         system,
         messages,
         tools,
         response_format: options.response_format.clone(),
-        stop,
+        stop: stop_sequences(agent, options),
         ..ModelRequest::default()
     }
+}
+
+/// The stop sequences a request is sent with: the text protocol's, when it offers tools.
+fn stop_sequences(agent: &Agent, options: &CallOptions) -> Vec<String> {
+    match &agent.xml_tools {
+        Some(xml) if options.offer_tools => xml.stop_sequences(),
+        _ => Vec::new(),
+    }
+}
+
+/// The estimated size of the call's request without its messages: the system prompt and
+/// the tools.
+fn fixed_size(agent: &Agent, options: &CallOptions) -> u64 {
+    estimate_request(&build_request(agent, History::default(), options))
 }
 
 fn delta_event(message_id: &str, delta: &StreamDelta) -> Option<MessageDelta> {

@@ -320,58 +320,14 @@ impl Validator {
         let model_at = pointer_push(at, "model");
         let has_pricing = match agent.get("model") {
             Some(Value::Object(model)) => {
-                let provider = model.get("provider").and_then(Value::as_str);
-                let has_script = model.contains_key("script");
-                if provider == Some("scripted") && !has_script {
-                    self.diagnostics.push(
-                        Diagnostic::error(
-                            file.path,
-                            file.doc.key_position(&model_at),
-                            Code::Model,
-                            &model_at,
-                            "`provider: scripted` needs a `script` of responses".into(),
-                        )
-                        .with_hint("add `script: [{text: ...}]`"),
-                    );
-                }
-                if has_script && provider.is_some_and(|p| p != "scripted") {
-                    let pointer = pointer_push(&model_at, "script");
-                    self.diagnostics.push(Diagnostic::error(
-                        file.path,
-                        file.doc.key_position(&pointer),
-                        Code::Model,
-                        &pointer,
-                        "`script` is only read by `provider: scripted`".into(),
-                    ));
-                }
-                if model.contains_key("api") && provider.is_some_and(|p| p != "openai") {
-                    let pointer = pointer_push(&model_at, "api");
-                    self.diagnostics.push(
-                        Diagnostic::error(
-                            file.path,
-                            file.doc.key_position(&pointer),
-                            Code::Model,
-                            &pointer,
-                            "`api` is only read by `provider: openai`".into(),
-                        )
-                        .with_hint(
-                            "remove `api`; `provider: openai_responses` is `provider: openai` with `api: responses`",
-                        ),
-                    );
-                }
-                if provider.is_some_and(|p| p != "scripted")
-                    && model
-                        .get("name")
-                        .and_then(Value::as_str)
-                        .is_none_or(str::is_empty)
-                {
-                    self.diagnostics.push(Diagnostic::error(
-                        file.path,
-                        file.doc.key_position(&model_at),
-                        Code::Model,
-                        &model_at,
-                        "the model mapping has no `name`".into(),
-                    ));
+                self.check_model_mapping(file, &model_at, model);
+                let fallbacks = model.get("fallback").and_then(Value::as_array);
+                for (index, fallback) in fallbacks.into_iter().flatten().enumerate() {
+                    let fallback_at = format!("{model_at}/fallback/{index}");
+                    if let Value::Object(fallback) = fallback {
+                        self.check_model_mapping(file, &fallback_at, fallback);
+                        self.check_no_chain_of_its_own(file, &fallback_at, fallback);
+                    }
                 }
                 model.contains_key("pricing")
             }
@@ -393,6 +349,97 @@ impl Validator {
                 )
                 .with_hint("add `pricing: {input_per_mtok: ..., output_per_mtok: ...}` to the model mapping"),
             );
+        }
+    }
+
+
+    /// A fallback is one model: its own fallbacks and cooldown would be a second chain the
+    /// runner never walks.
+    fn check_no_chain_of_its_own(
+        &mut self,
+        file: &FileContext<'_>,
+        at: &str,
+        model: &Map<String, Value>,
+    ) {
+        for key in ["fallback", "cooldown"] {
+            if model.contains_key(key) {
+                let pointer = pointer_push(at, key);
+                self.diagnostics.push(
+                    Diagnostic::error(
+                        file.path,
+                        file.doc.key_position(&pointer),
+                        Code::Model,
+                        &pointer,
+                        format!("a fallback model has no `{key}` of its own"),
+                    )
+                    .with_hint(
+                        "list every fallback, in order, in the first model's `fallback`, and set `cooldown` there",
+                    ),
+                );
+            }
+        }
+    }
+
+    /// The checks of one model mapping (the agent's, or one of its fallbacks).
+    fn check_model_mapping(
+        &mut self,
+        file: &FileContext<'_>,
+        model_at: &str,
+        model: &Map<String, Value>,
+    ) {
+        let model_at = model_at.to_string();
+        let provider = model.get("provider").and_then(Value::as_str);
+        let has_script = model.contains_key("script");
+        if provider == Some("scripted") && !has_script {
+            self.diagnostics.push(
+                Diagnostic::error(
+                    file.path,
+                    file.doc.key_position(&model_at),
+                    Code::Model,
+                    &model_at,
+                    "`provider: scripted` needs a `script` of responses".into(),
+                )
+                .with_hint("add `script: [{text: ...}]`"),
+            );
+        }
+        if has_script && provider.is_some_and(|p| p != "scripted") {
+            let pointer = pointer_push(&model_at, "script");
+            self.diagnostics.push(Diagnostic::error(
+                file.path,
+                file.doc.key_position(&pointer),
+                Code::Model,
+                &pointer,
+                "`script` is only read by `provider: scripted`".into(),
+            ));
+        }
+        if model.contains_key("api") && provider.is_some_and(|p| p != "openai") {
+            let pointer = pointer_push(&model_at, "api");
+            self.diagnostics.push(
+                Diagnostic::error(
+                    file.path,
+                    file.doc.key_position(&pointer),
+                    Code::Model,
+                    &pointer,
+                    "`api` is only read by `provider: openai`".into(),
+                )
+                .with_hint(
+                    "remove `api`; `provider: openai_responses` is `provider: openai` with `api: responses`",
+                ),
+            );
+        }
+        if provider.is_some_and(|p| p != "scripted")
+            && model
+                .get("name")
+                .and_then(Value::as_str)
+                .is_none_or(str::is_empty)
+        {
+            self.diagnostics.push(Diagnostic::error(
+                file.path,
+                file.doc.key_position(&model_at),
+                Code::Model,
+                &model_at,
+                "the model mapping has no `name`".into(),
+            ));
         }
     }
 

@@ -1,0 +1,209 @@
+//! Keeping the conversation inside the model's context window.
+//!
+//! Before each model call the request's size is estimated ([`estimate_request`]); past
+//! `threshold` of the window the history is compacted ([`compact`]) to half of that
+//! (so that the next calls do not compact again at once): `summarize` has the agent's model
+//! summarise the older messages, `truncate` drops them, `fail` ends the run. A provider's
+//! context-length error compacts once more, whatever the estimate said, and the call is
+//! made again. The cut never separates an assistant's tool calls from their results.
+
+use crate::engine::budget::PricedModel;
+use crate::engine::middleware::Spend;
+use crate::engine::middleware::history::is_safe_cut;
+use crate::engine::middleware::summarize::{SUMMARY_PREFIX, summarize};
+use crate::provider::{Message, ModelRequest, ProviderError};
+use crate::spec::context::ContextStrategy;
+
+/// The share of the window a request may fill when the file says nothing.
+pub const DEFAULT_THRESHOLD: f64 = 0.8;
+
+/// Bytes per token of the estimate. Tokenizers of the GPT, Claude and Llama families make
+/// about 4 bytes of English prose or JSON a token, fewer for other scripts and for dense
+/// code: 3 errs on the side of a larger estimate, so a request is compacted early rather
+/// than refused.
+pub const BYTES_PER_TOKEN: u64 = 3;
+
+/// An agent's context policy: the window of each model of its chain, and what to do.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ContextPolicy {
+    /// The window of each model of the chain, by position (`None`: unknown).
+    pub windows: Vec<Option<u64>>,
+    pub threshold: f64,
+    pub strategy: ContextStrategy,
+}
+
+impl ContextPolicy {
+    /// The window a call that starts at chain position `index` must fit: the smallest known
+    /// of that model's and the first model's (a call may go back to it after a cooldown).
+    pub fn window(&self, index: usize) -> Option<u64> {
+        let first = self.windows.first().copied().flatten();
+        let current = self.windows.get(index).copied().flatten();
+        match (first, current) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
+    }
+
+    /// The largest estimate a request may have before it is compacted.
+    pub fn limit(&self, index: usize) -> Option<u64> {
+        self.window(index)
+            .map(|window| (window as f64 * self.threshold) as u64)
+    }
+}
+
+/// The estimated size of a request, in tokens: its system prompt, messages and tools as
+/// JSON, [`BYTES_PER_TOKEN`] bytes a token.
+pub fn estimate_request(request: &ModelRequest) -> u64 {
+    let messages: u64 = request.messages.iter().map(estimate_message).sum();
+    let system = request.system.as_ref().map_or(0, |s| s.len() as u64);
+    let tools: u64 = request
+        .tools
+        .iter()
+        .map(|tool| serde_json::to_string(tool).map_or(0, |t| t.len() as u64))
+        .sum();
+    messages + (system + tools) / BYTES_PER_TOKEN
+}
+
+/// The estimated size of one message, in tokens.
+pub fn estimate_message(message: &Message) -> u64 {
+    serde_json::to_string(message).map_or(0, |text| text.len() as u64 / BYTES_PER_TOKEN)
+}
+
+/// A compaction done: the history to send, and what it cost.
+pub struct Compacted {
+    pub messages: Vec<Message>,
+    /// The summary's text (`summarize`).
+    pub summary: Option<String>,
+    /// Messages taken out of the history (summarised or dropped).
+    pub removed: usize,
+    /// The summary call's spend.
+    pub spend: Option<Spend>,
+}
+
+/// Why a history could not be compacted.
+#[derive(Debug)]
+pub enum CompactError {
+    /// Nothing can be taken out: every message is recent, or a cut would split a tool call
+    /// from its results.
+    NothingToCut,
+    /// The summary call failed.
+    Summary(ProviderError),
+}
+
+impl std::fmt::Display for CompactError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            CompactError::NothingToCut => f.write_str(
+                "the history cannot be shortened: its last message alone fills the budget",
+            ),
+            CompactError::Summary(error) => write!(f, "the summary call failed: {error}"),
+        }
+    }
+}
+
+/// Compacts `messages` so that the recent ones kept fill at most `keep_tokens`: the older
+/// ones are summarised by `model` (`summarize`) or dropped but for the first user message
+/// (`truncate`).
+pub async fn compact(
+    strategy: ContextStrategy,
+    model: &PricedModel,
+    messages: &[Message],
+    keep_tokens: u64,
+) -> Result<Compacted, CompactError> {
+    let cut = cut_point(messages, keep_tokens).ok_or(CompactError::NothingToCut)?;
+    match strategy {
+        ContextStrategy::Truncate => {
+            let first = messages
+                .first()
+                .filter(|m| matches!(m, Message::User { .. }) && cut > 0);
+            let mut kept: Vec<Message> = first.cloned().into_iter().collect();
+            let from = cut.max(kept.len());
+            kept.extend_from_slice(&messages[from..]);
+            Ok(Compacted {
+                removed: messages.len() - kept.len(),
+                messages: kept,
+                summary: None,
+                spend: None,
+            })
+        }
+        ContextStrategy::Summarize | ContextStrategy::Fail => {
+            // Half the budget for the summary, in words (a token is about 3/4 of a word).
+            let words = (keep_tokens / 2).max(50);
+            let (summary, spend) = summarize(model, &messages[..cut], Some(words))
+                .await
+                .map_err(CompactError::Summary)?;
+            let mut kept = vec![Message::user(format!("{SUMMARY_PREFIX}{summary}"))];
+            kept.extend_from_slice(&messages[cut..]);
+            Ok(Compacted {
+                messages: kept,
+                summary: Some(summary),
+                removed: cut,
+                spend: Some(spend),
+            })
+        }
+    }
+}
+
+/// Where the older messages end: the earliest index from which the rest fits in
+/// `keep_tokens`, moved later until it does not separate a tool call from its results
+/// (never past the last message: the latest one always stays). `None` when nothing would
+/// be taken out.
+fn cut_point(messages: &[Message], keep_tokens: u64) -> Option<usize> {
+    let last = messages.len().checked_sub(1)?;
+    let mut cut = messages.len();
+    let mut kept = 0;
+    while cut > 0 {
+        let size = estimate_message(&messages[cut - 1]);
+        if kept + size > keep_tokens {
+            break;
+        }
+        kept += size;
+        cut -= 1;
+    }
+    // Later keeps less (it still fits); only when no later cut is safe, earlier.
+    let start = cut.min(last);
+    let later = (start..=last).find(|&i| is_safe_cut(messages, i));
+    let cut = later.or_else(|| (1..start).rev().find(|&i| is_safe_cut(messages, i)))?;
+    (cut > 0).then_some(cut)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::provider::{AssistantMessage, ToolCall};
+    use crate::provider::types::ToolResult;
+
+    fn calling() -> Message {
+        Message::Assistant(AssistantMessage {
+            text: String::new(),
+            thinking: Vec::new(),
+            tool_calls: vec![ToolCall {
+                id: "c1".into(),
+                name: "list_dir".into(),
+                arguments: serde_json::json!({}),
+                invalid_arguments: None,
+            }],
+        })
+    }
+
+    fn result() -> Message {
+        Message::Tool(ToolResult {
+            tool_call_id: "c1".into(),
+            name: "list_dir".into(),
+            content: "x".repeat(300),
+            is_error: false,
+        })
+    }
+
+    #[test]
+    fn a_cut_never_separates_a_call_from_its_result() {
+        let messages = vec![Message::user("Go"), calling(), result(), calling(), result()];
+        let small = estimate_message(&messages[4]);
+        // Room for the last result only: the cut moves to the message after it, the last.
+        let cut = cut_point(&messages, small).unwrap();
+        assert!(is_safe_cut(&messages, cut));
+        assert_ne!(cut, 4);
+        // Room for everything: nothing to take out.
+        assert_eq!(cut_point(&messages, u64::MAX), None);
+    }
+}

@@ -1,0 +1,513 @@
+//! Models that fail over (#41), end to end: the real binary against the mock model server,
+//! two models on it told apart by the name a request asks for.
+
+mod support;
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use runner::testing::mock_server::{MockRequest, MockResponse, Reply};
+use serde_json::json;
+use support::{KEY_ENV, Ran, Test};
+
+/// An agent on `big` (two attempts, $1 per million input tokens) that falls back to
+/// `small` (one attempt, $10), with `cooldown`, and `tools`.
+fn chain_agent(cooldown: &str, tools: &str) -> String {
+    format!(
+        "name: test-agent
+model:
+  provider: openai
+  name: big
+  base_url: \"$OPENAI_URL\"
+  api_key_env: {KEY_ENV}
+  retry: {{ max_attempts: 2, initial_backoff: 1ms }}
+  pricing: {{ input_per_mtok: 1, output_per_mtok: 0 }}
+  cooldown: {cooldown}
+  fallback:
+    - provider: openai
+      name: small
+      base_url: \"$OPENAI_URL\"
+      api_key_env: {KEY_ENV}
+      retry: {{ max_attempts: 1 }}
+      pricing: {{ input_per_mtok: 10, output_per_mtok: 0 }}
+prompt: Go
+tools:
+{tools}"
+    )
+}
+
+fn models_asked(ran: &Ran) -> Vec<String> {
+    ran.requests()
+        .iter()
+        .map(|r| r.model().to_string())
+        .collect()
+}
+
+fn moves(ran: &Ran) -> Vec<(String, String)> {
+    ran.events_of("agent.llm.fallback")
+        .iter()
+        .map(|e| {
+            let data = &e["data"];
+            (
+                data["from"].as_str().unwrap().to_string(),
+                data["to"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect()
+}
+
+/// `big` answers 429 to its first `storm` requests, then `reply`; `small` answers from
+/// `small_replies` in order.
+fn storm(
+    storm: usize,
+    big_reply: Reply,
+    small_replies: Vec<Reply>,
+) -> impl Fn(&MockRequest) -> Option<MockResponse> + Send + Sync + 'static {
+    let big_seen = Arc::new(AtomicUsize::new(0));
+    let small_seen = Arc::new(AtomicUsize::new(0));
+    move |request: &MockRequest| match request.model() {
+        "big" if big_seen.fetch_add(1, Ordering::SeqCst) < storm => {
+            Some(MockResponse::error(429, "rate limited, slow down").retry_after("0"))
+        }
+        "big" => Some(MockResponse::reply(big_reply.clone())),
+        _ => {
+            let n = small_seen.fetch_add(1, Ordering::SeqCst);
+            small_replies.get(n).cloned().map(MockResponse::reply)
+        }
+    }
+}
+
+/// A 429 storm on the first model: its retries are spent, the call goes to the fallback,
+/// and once the cooldown is over (here at once) the next call goes to the first model again.
+/// Each move is an event and a progress line; the result counts the calls per model and
+/// costs each at its own model's prices.
+#[test]
+fn a_429_storm_fails_over_and_the_first_model_comes_back_after_the_cooldown() {
+    let ran = Test::new()
+        .agent(&chain_agent("0s", "  - builtin: list_dir\n"))
+        .route(storm(
+            2,
+            Reply::text("Back on the big model.").with_usage(1000, 0),
+            vec![Reply::tool_call("list_dir", json!({})).with_usage(1000, 0)],
+        ))
+        .args(["--progress", "plain"])
+        .stdout("Back on the big model.\n")
+        .stderr_contains("⇄ openai/big → openai/small: ")
+        .stderr_contains("⇄ openai/small → openai/big: the cooldown of 0s is over")
+        .run();
+    assert_eq!(models_asked(&ran), ["big", "big", "small", "big"]);
+    assert_eq!(
+        moves(&ran),
+        [
+            ("openai/big".into(), "openai/small".into()),
+            ("openai/small".into(), "openai/big".into())
+        ]
+    );
+    let why = &ran.events_of("agent.llm.fallback")[0]["data"]["reason"];
+    assert!(why.as_str().unwrap().contains("HTTP 429"), "{why}");
+    let result = ran.result();
+    assert_eq!(result["fallbacks"], 2);
+    assert_eq!(result["retries"], 1);
+    assert_eq!(result["models"], json!({"big": 1, "small": 1}));
+    // 1000 tokens at $1 and 1000 at $10 per million.
+    let cost = result["usage"]["cost_usd"].as_f64().unwrap();
+    assert!((cost - 0.011).abs() < 1e-9, "{cost}");
+}
+
+/// Until the cooldown is over, the calls after a switch go straight to the fallback, and a
+/// resumed session goes on there: the checkpoint keeps the chain's position.
+#[test]
+fn calls_stay_on_the_fallback_during_the_cooldown_and_a_resumed_session_too() {
+    let paused = Test::new()
+        .agent(&chain_agent(
+            "1h",
+            "  - builtin: list_dir\n  - builtin: ask_user\n",
+        ))
+        .route(storm(
+            usize::MAX,
+            Reply::text("never"),
+            vec![
+                Reply::tool_call("list_dir", json!({})),
+                Reply::tool_call("ask_user", json!({"question": "Which file?"})),
+                Reply::text("Done on the small model."),
+            ],
+        ))
+        .status(4)
+        .any_stderr()
+        .run();
+    assert_eq!(models_asked(&paused), ["big", "big", "small", "small"]);
+    assert_eq!(moves(&paused).len(), 1);
+    let session = paused.session();
+    let resumed = paused
+        .then()
+        .command(["resume", &session, "--answer", "a.txt", "--run-dir", "run2"])
+        .stdout("Done on the small model.\n")
+        .run();
+    let asked = models_asked(&resumed);
+    assert_eq!(asked.last().unwrap(), "small");
+    assert_eq!(asked.iter().filter(|m| *m == "big").count(), 2);
+    assert!(moves(&resumed).is_empty());
+}
+
+/// A bad request would fail the same way on every model: it does not fail over, and the
+/// error says so.
+#[test]
+fn a_bad_request_does_not_fail_over_and_says_why() {
+    let ran = Test::new()
+        .agent(&chain_agent("1m", "  - builtin: list_dir\n"))
+        .route(|request| {
+            (request.model() == "big").then(|| MockResponse::error(400, "unsupported parameter"))
+        })
+        .status(1)
+        .stderr_contains("not passed to the fallback openai/small: a bad_request error")
+        .run();
+    assert_eq!(models_asked(&ran), ["big"]);
+}
+
+/// Every model of the chain is built at start: a fallback whose key is missing stops the
+/// run before any request, at the fallback's line.
+#[test]
+fn a_fallback_without_its_key_stops_the_run_at_its_line() {
+    let agent = chain_agent("1m", "  - builtin: list_dir\n").replacen(
+        &format!("      api_key_env: {KEY_ENV}"),
+        "      api_key_env: RUNNER_TEST_MISSING_KEY",
+        1,
+    );
+    let ran = Test::new()
+        .agent(&agent)
+        .env_remove("RUNNER_TEST_MISSING_KEY")
+        .status(2)
+        .stderr_contains("agent.yaml:11:7: error[model]: fallback 0 (openai/small): ")
+        .stderr_contains("RUNNER_TEST_MISSING_KEY is not set")
+        .stderr_contains("(at /model/fallback/0)")
+        .run();
+    assert!(ran.requests().is_empty());
+}
+
+/// A fallback is one model, not a chain of its own: `validate` says where.
+#[test]
+fn a_fallback_with_fallbacks_of_its_own_is_refused_by_validate() {
+    let agent = chain_agent("1m", "  - builtin: list_dir\n").replace(
+        "      pricing: { input_per_mtok: 10, output_per_mtok: 0 }\n",
+        "      pricing: { input_per_mtok: 10, output_per_mtok: 0 }\n      fallback: [openai/gpt-4o-mini]\n",
+    );
+    Test::new()
+        .agent(&agent)
+        .command(["validate", "agent.yaml"])
+        .status(2)
+        .stdout_contains(
+            "agent.yaml:17:7: error[model]: a fallback model has no `fallback` of its own \
+             (at /model/fallback/0/fallback)",
+        )
+        .any_stderr()
+        .run();
+}
+
+/// A server that asks for a longer wait (`Retry-After`) than the call may take is not waited
+/// for: the call goes to the fallback at once.
+#[test]
+fn a_retry_after_past_the_call_timeout_goes_to_the_fallback_at_once() {
+    let agent = chain_agent("1m", "  - builtin: list_dir\n").replacen(
+        "  cooldown: 1m\n",
+        "  cooldown: 1m\n  timeout: 5s\n",
+        1,
+    );
+    let ran = Test::new()
+        .agent(&agent)
+        .route(|request| match request.model() {
+            "big" => Some(MockResponse::error(429, "quota").retry_after("120")),
+            _ => Some(MockResponse::reply(Reply::text("From the small model."))),
+        })
+        .stdout("From the small model.\n")
+        .run();
+    assert_eq!(models_asked(&ran), ["big", "small"]);
+    let why = &ran.events_of("agent.llm.fallback")[0]["data"]["reason"];
+    assert!(
+        why.as_str()
+            .unwrap()
+            .contains("asked to wait 120s (Retry-After)"),
+        "{why}"
+    );
+}
+
+// Context that never overflows.
+
+const SUMMARY_MARK: &str = "Summary of the earlier conversation";
+
+fn is_summary_call(request: &MockRequest) -> bool {
+    request
+        .system_prompt()
+        .is_some_and(|s| s.contains("You summarise conversations"))
+}
+
+fn compacted(request: &MockRequest) -> bool {
+    request.body.to_string().contains(SUMMARY_MARK)
+}
+
+/// A model that calls `list_dir` twice, then refuses the request as too long until the
+/// history holds a summary, then calls `ask_user`, then answers.
+fn refuses_until_compacted(
+    request: &MockRequest,
+    seen: &AtomicUsize,
+    then: &Reply,
+) -> Option<MockResponse> {
+    if is_summary_call(request) {
+        return Some(MockResponse::text(
+            "The user asked for the listing twice; both ran.",
+        ));
+    }
+    if seen.fetch_add(1, Ordering::SeqCst) < 2 {
+        return Some(MockResponse::reply(Reply::tool_call("list_dir", json!({}))));
+    }
+    if !compacted(request) {
+        return Some(MockResponse::context_length_exceeded(request.wire()));
+    }
+    Some(MockResponse::reply(then.clone()))
+}
+
+/// A provider's context-length error compacts the history once (the agent's model
+/// summarises the older messages) and the call is made again; the compaction is an event
+/// and a transcript block, and a resumed session goes on from the compacted history.
+#[test]
+fn a_context_length_error_compacts_the_history_and_a_resume_keeps_it() {
+    let seen = Arc::new(AtomicUsize::new(0));
+    let ask = Reply::tool_call("ask_user", json!({"question": "Which file?"}));
+    let paused = Test::new()
+        .agent("prompt: Go\ntools:\n  - builtin: list_dir\n  - builtin: ask_user\n")
+        .route(move |request| {
+            // The answer to `ask_user` comes back as the tool's result.
+            let last = request.conversation().last();
+            if last.is_some_and(|m| m["role"] == "tool" && m["content"] == "a.txt") {
+                return Some(MockResponse::text("Read a.txt."));
+            }
+            refuses_until_compacted(request, &seen, &ask)
+        })
+        .status(4)
+        .any_stderr()
+        .run();
+    let events = paused.events_of("agent.context.compacted");
+    assert_eq!(events.len(), 1);
+    let data = &events[0]["data"];
+    assert_eq!(data["strategy"], "summarize");
+    assert_eq!(data["reason"], "provider");
+    assert_eq!(
+        data["summary"],
+        "The user asked for the listing twice; both ran."
+    );
+    assert!(data["tokensAfter"].as_u64() < data["tokensBefore"].as_u64());
+    assert!(
+        paused
+            .transcript()
+            .contains("Checkpoint: context compacted (summarize, provider): about "),
+        "{}",
+        paused.transcript()
+    );
+    let session = paused.session();
+    let resumed = paused
+        .then()
+        .command(["resume", &session, "--answer", "a.txt", "--run-dir", "run2"])
+        .stdout("Read a.txt.\n")
+        .run();
+    let last = resumed.requests().last().unwrap().clone();
+    assert!(compacted(&last), "{}", last.body);
+    // The prompt is in the summary, not in the history any more.
+    let first = &last.conversation()[0];
+    assert!(first.to_string().contains(SUMMARY_MARK), "{first}");
+    let rendered = resumed.then().command(["render", "run"]).run();
+    assert!(
+        rendered.stdout.contains("context compacted"),
+        "{}",
+        rendered.stdout
+    );
+}
+
+/// Each wire's own context-length error is recognised: OpenAI's Chat Completions and
+/// Responses API, Anthropic's, llama.cpp's.
+#[test]
+fn every_wires_context_length_error_compacts() {
+    let models = [
+        "$MODEL",
+        "{ provider: openai_responses, name: m, base_url: \"$OPENAI_URL\", api_key_env: RUNNER_TEST_KEY, retry: { max_attempts: 1 } }",
+        "{ provider: anthropic, name: m, base_url: \"$ANTHROPIC_URL\", api_key_env: RUNNER_TEST_KEY, retry: { max_attempts: 1 } }",
+    ];
+    for (model, llamacpp) in models
+        .iter()
+        .map(|m| (m, false))
+        .chain([(&models[0], true)])
+    {
+        let seen = Arc::new(AtomicUsize::new(0));
+        let done = Reply::text("Done.");
+        let ran = Test::new()
+            .agent(&format!(
+                "name: test-agent\nmodel: {model}\nprompt: Go\ntools:\n  - builtin: list_dir\n"
+            ))
+            .route(move |request| {
+                let answer = refuses_until_compacted(request, &seen, &done)?;
+                Some(match (llamacpp, request.wire()) {
+                    (true, _)
+                        if !compacted(request)
+                            && !is_summary_call(request)
+                            && seen.load(Ordering::SeqCst) > 2 =>
+                    {
+                        MockResponse::context_length_exceeded(
+                            runner::testing::mock_server::Wire::Unknown,
+                        )
+                    }
+                    _ => answer,
+                })
+            })
+            .stdout("Done.\n")
+            .run();
+        assert_eq!(
+            ran.events_of("agent.context.compacted").len(),
+            1,
+            "{model} (llama.cpp: {llamacpp})"
+        );
+    }
+}
+
+/// A long conversation with a small window: each request is kept under the window by
+/// compactions before it is sent, never by a refusal, and the run completes.
+#[test]
+fn three_hundred_steps_in_a_small_window_complete_with_compactions() {
+    const WINDOW: usize = 3000;
+    let steps = Arc::new(AtomicUsize::new(0));
+    let ran = Test::new()
+        .agent(&format!(
+            "name: test-agent
+model: {{ provider: openai, name: mock-model, base_url: \"$OPENAI_URL\", api_key_env: {KEY_ENV}, retry: {{ max_attempts: 1 }}, context_window: {WINDOW} }}
+prompt: List the directory 300 times.
+tools:
+  - builtin: list_dir
+"
+        ))
+        .file("notes.txt", "some notes\n")
+        .route(move |request| {
+            if is_summary_call(request) {
+                return Some(MockResponse::text("Listed the directory many times so far."));
+            }
+            if request.body.to_string().len() > WINDOW * 3 {
+                return Some(MockResponse::context_length_exceeded(request.wire()));
+            }
+            Some(match steps.fetch_add(1, Ordering::SeqCst) {
+                n if n < 300 => MockResponse::reply(Reply::tool_call("list_dir", json!({}))),
+                _ => MockResponse::text("Listed it 300 times."),
+            })
+        })
+        .stdout("Listed it 300 times.\n")
+        .run();
+    let compactions = ran.events_of("agent.context.compacted");
+    assert!(compactions.len() >= 3, "{} compactions", compactions.len());
+    assert!(
+        compactions
+            .iter()
+            .all(|e| e["data"]["reason"] == "threshold")
+    );
+    assert_eq!(ran.result()["tool_calls"], 300);
+    let transcript = ran.transcript();
+    let blocks = transcript
+        .matches("Checkpoint: context compacted (summarize, threshold)")
+        .count();
+    assert_eq!(blocks, compactions.len());
+}
+
+/// A model that calls `list_dir` `calls` times, then answers `Done.`; summary calls get a
+/// short summary.
+fn lister(calls: usize) -> impl Fn(&MockRequest) -> Option<MockResponse> + Send + Sync + 'static {
+    let steps = AtomicUsize::new(0);
+    move |request: &MockRequest| {
+        if is_summary_call(request) {
+            return Some(MockResponse::text("Listed the directory."));
+        }
+        Some(match steps.fetch_add(1, Ordering::SeqCst) {
+            n if n < calls => MockResponse::reply(Reply::tool_call("list_dir", json!({}))),
+            _ => MockResponse::text("Done."),
+        })
+    }
+}
+
+fn small_window_agent(context: &str) -> String {
+    format!(
+        "name: test-agent
+model: {{ provider: openai, name: mock-model, base_url: \"$OPENAI_URL\", api_key_env: {KEY_ENV}, retry: {{ max_attempts: 1 }}, context_window: 1500 }}
+context: {context}
+prompt: List the directory.
+tools:
+  - builtin: list_dir
+"
+    )
+}
+
+/// `truncate` drops the older messages but the first (the task) without a summary call;
+/// `fail` ends the run with `context_overflow`, saying what to change.
+#[test]
+fn truncate_drops_old_messages_and_fail_fails() {
+    let ran = Test::new()
+        .agent(&small_window_agent(
+            "{ strategy: truncate, threshold: 0.5 }",
+        ))
+        .route(lister(40))
+        .stdout("Done.\n")
+        .run();
+    let compactions = ran.events_of("agent.context.compacted");
+    assert!(!compactions.is_empty());
+    assert!(
+        compactions
+            .iter()
+            .all(|e| e["data"]["strategy"] == "truncate" && e["data"].get("summary").is_none())
+    );
+    let requests = ran.requests();
+    assert!(requests.iter().all(|r| !is_summary_call(r)));
+    let last = requests.last().unwrap();
+    assert_eq!(last.conversation()[0]["content"], "List the directory.");
+    assert!(
+        last.conversation().len() < 40,
+        "{}",
+        last.conversation().len()
+    );
+
+    let failed = Test::new()
+        .agent(&small_window_agent("{ strategy: fail }"))
+        .route(lister(40))
+        .args(["--output", "json"])
+        .status(1)
+        .any_stderr()
+        .run();
+    let error = &failed.json()["error"];
+    assert_eq!(error["code"], "context_overflow");
+    assert!(
+        error["message"]
+            .as_str()
+            .unwrap()
+            .contains("of the model's window of 1500 tokens"),
+        "{error}"
+    );
+}
+
+/// A request the model refuses as too long goes first to a fallback with a larger window,
+/// if the chain has one, rather than being compacted.
+#[test]
+fn a_context_length_error_goes_to_a_fallback_with_a_larger_window_first() {
+    let agent = chain_agent("1h", "  - builtin: list_dir\n")
+        .replacen(
+            "  cooldown: 1h\n",
+            "  cooldown: 1h\n  context_window: 100000\n",
+            1,
+        )
+        .replacen(
+            "      retry: { max_attempts: 1 }\n",
+            "      retry: { max_attempts: 1 }\n      context_window: 1000000\n",
+            1,
+        );
+    let ran = Test::new()
+        .agent(&agent)
+        .route(|request| match request.model() {
+            "big" => Some(MockResponse::context_length_exceeded(request.wire())),
+            _ => Some(MockResponse::text("The larger window took it.")),
+        })
+        .stdout("The larger window took it.\n")
+        .run();
+    assert_eq!(models_asked(&ran), ["big", "small"]);
+    assert_eq!(moves(&ran).len(), 1);
+    assert!(ran.events_of("agent.context.compacted").is_empty());
+}
