@@ -484,3 +484,46 @@ fn every_named_service_is_a_model_shorthand_in_a_file() {
         .stderr("1 error(s), 0 warning(s)\n")
         .run();
 }
+
+/// The job summary of `runner validate`: a table of the problems at their `file:line`,
+/// the file's name and the key it quotes shown as text, not markup.
+#[test]
+fn a_job_summary_lists_the_problems_at_their_lines_inert() {
+    let name = "a|b<script>.yaml";
+    let ran = Test::new()
+        .file(
+            name,
+            "name: x\nmodel: openai/gpt-4o-mini\n\"[a](javascript:alert(1))\": 1\n",
+        )
+        .file(
+            "good.yaml",
+            "name: good\nmodel: openai/gpt-4o-mini\nprompt: Hi\n",
+        )
+        .command(["validate", name, "good.yaml", "--summary", "summary.md"])
+        .env("GITHUB_ACTIONS", "true")
+        .env("GITHUB_STEP_SUMMARY", "step-summary.md")
+        .status(2)
+        .any_stderr()
+        .run();
+    let markdown = ran.read("step-summary.md");
+    assert_eq!(markdown, ran.read("summary.md"));
+    let shown = support::markdown::shown(&markdown);
+    assert!(
+        shown
+            .text
+            .contains("runner validate: 2 files not valid (1 error, 0 warnings)"),
+        "{}",
+        shown.text
+    );
+    let rows = shown.table(&["Location", "Severity", "Code", "Problem"]);
+    assert_eq!(rows.len(), 1, "{markdown}");
+    assert_eq!(
+        rows[0][..3],
+        ["a|b<script>.yaml:3:1", "error", "unknown-key"],
+        "{markdown}"
+    );
+    assert!(
+        rows[0][3].contains("[a](javascript:alert(1))"),
+        "{markdown}"
+    );
+}

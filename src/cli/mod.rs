@@ -23,6 +23,7 @@ mod chat;
 mod exec;
 mod exit;
 mod init;
+mod job_summary;
 mod launch;
 mod mcp;
 mod nats_runtime;
@@ -75,6 +76,10 @@ enum Command {
         /// Validate again on every save (until interrupted).
         #[arg(long)]
         watch: bool,
+        /// Append a Markdown summary (the problems at their `file:line`) to this file, as
+        /// to `GITHUB_STEP_SUMMARY` in GitHub Actions.
+        #[arg(long, value_name = "FILE", conflicts_with = "watch")]
+        summary: Option<PathBuf>,
     },
     /// Run an agent.
     Exec(Box<exec::ExecArgs>),
@@ -166,11 +171,13 @@ pub fn main() -> std::process::ExitCode {
             paths,
             format,
             watch: false,
-        } => validate::run(&paths, format),
+            summary,
+        } => validate::run(&paths, format, summary.as_deref()),
         Command::Validate {
             paths,
             format,
             watch: true,
+            ..
         } => validate::watch(&paths, format),
         Command::Schema { out, events, test } => schema::run(out.as_deref(), events, test),
         Command::Exec(args) => exec::run(*args),

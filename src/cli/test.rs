@@ -7,8 +7,10 @@ use std::time::Instant;
 use clap::{Args, ValueEnum};
 
 use super::Exit;
+use super::job_summary;
 use crate::agent_test::report::{
-    annotations, failures_section, json_report, junit_report, progress_line, summary_line,
+    annotations, failures_section, json_report, junit_report, markdown_summary, progress_line,
+    summary_line,
 };
 use crate::agent_test::{
     LoadedFile, Mode, Settings, Totals, discover::discover, load_test_file, run_suite,
@@ -61,6 +63,10 @@ pub struct TestArgs {
     pub timeout: Option<HumanDuration>,
     #[arg(long, value_enum, default_value_t = TestFormat::Text)]
     pub format: TestFormat,
+    /// Append a Markdown summary (a table of the cases, the failures at their lines) to
+    /// this file, as to `GITHUB_STEP_SUMMARY` in GitHub Actions.
+    #[arg(long, value_name = "FILE")]
+    pub summary: Option<PathBuf>,
 }
 
 fn duration(text: &str) -> Result<HumanDuration, String> {
@@ -130,6 +136,10 @@ pub fn run(args: TestArgs) -> Exit {
             eprintln!("{}", summary_line(&totals, elapsed));
         }
     }
+    job_summary::write(
+        &markdown_summary(&cases, &totals, elapsed),
+        args.summary.as_deref(),
+    );
     if args.format == TestFormat::Github || in_github_actions() {
         let lines = annotations(&cases);
         match text {

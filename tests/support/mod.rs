@@ -5,6 +5,7 @@
 
 mod harness;
 pub mod http;
+pub mod markdown;
 mod nats;
 #[allow(unused_imports)]
 pub use harness::{KEY, KEY_ENV, Ran, Running, Test, read_json, terminal_available, wait_until};
