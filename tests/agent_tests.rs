@@ -849,3 +849,47 @@ cases:
         shown.text
     );
 }
+
+/// `runner test --format gitlab`: GitLab's Code Quality JSON, valid against its schema, an
+/// issue per failure at the line of the assertion that failed, the model's token redacted.
+#[test]
+fn gitlab_format_is_a_code_quality_report_of_the_failures() {
+    let file = "agent: agent.yaml
+cases:
+  - name: passes
+    script: [{ text: hi }]
+  - name: fails
+    script: [{ text: 'key ghp_abcdefghijklmnopqrstuvwxyz0123456789AB' }]
+    expect:
+      - output_contains: bye
+      - output_contains: ciao
+";
+    let ran = Test::new()
+        .agent("prompt: Go.\n")
+        .file("agent.test.yaml", file)
+        .command(["test", "--format", "gitlab"])
+        .status(1)
+        .any_stderr()
+        .run();
+    let issues = support::code_quality::checked(&ran.stdout);
+    let lines: Vec<u64> = issues
+        .iter()
+        .map(|i| i["location"]["lines"]["begin"].as_u64().unwrap())
+        .collect();
+    assert_eq!(lines, [8, 9], "{}", ran.stdout);
+    for issue in &issues {
+        assert_eq!(issue["location"]["path"], "agent.test.yaml");
+        assert_eq!(issue["check_name"], "runner/test");
+        assert_eq!(issue["severity"], "major");
+    }
+    let description = issues[0]["description"].as_str().unwrap();
+    assert!(
+        description.starts_with("agent.test.yaml::fails: expected the output to contain \"bye\""),
+        "{description}"
+    );
+    assert!(
+        description.contains("[REDACTED]") && !ran.stdout.contains("ghp_"),
+        "{}",
+        ran.stdout
+    );
+}

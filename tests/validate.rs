@@ -527,3 +527,104 @@ fn a_job_summary_lists_the_problems_at_their_lines_inert() {
         "{markdown}"
     );
 }
+
+/// `--format gitlab`: GitLab's Code Quality JSON, valid against its schema, an issue per
+/// problem at its file and line.
+#[test]
+fn gitlab_format_is_a_code_quality_report_at_each_problems_line() {
+    let ran = Test::new()
+        .file(
+            "agents/bad.yaml",
+            "name: x\nmodel: openai/gpt-4o-mini\npromt: Hi\nmax_turns: 3\n",
+        )
+        .file(
+            "agents/good.yaml",
+            "name: good\nmodel: openai/gpt-4o-mini\nprompt: Hi\n",
+        )
+        .command(["validate", "./agents", "--format", "gitlab"])
+        .status(2)
+        .any_stderr()
+        .run();
+    let issues = support::code_quality::checked(&ran.stdout);
+    let found: Vec<(String, String, u64, String)> = issues
+        .iter()
+        .map(|i| {
+            (
+                i["check_name"].as_str().unwrap().to_string(),
+                i["location"]["path"].as_str().unwrap().to_string(),
+                i["location"]["lines"]["begin"].as_u64().unwrap(),
+                i["severity"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        found,
+        [
+            (
+                "runner/unknown-key".into(),
+                "agents/bad.yaml".into(),
+                3,
+                "major".into()
+            ),
+            (
+                "runner/unknown-key".into(),
+                "agents/bad.yaml".into(),
+                4,
+                "major".into()
+            ),
+        ],
+        "{}",
+        ran.stdout
+    );
+    assert!(
+        issues[0]["description"]
+            .as_str()
+            .unwrap()
+            .contains("unknown key `promt`")
+    );
+    // No problem is an empty report, which GitLab reads as "no issues".
+    let ran = Test::new()
+        .file(
+            "good.yaml",
+            "name: good\nmodel: openai/gpt-4o-mini\nprompt: Hi\n",
+        )
+        .command(["validate", "good.yaml", "--format", "gitlab"])
+        .run();
+    assert!(support::code_quality::checked(&ran.stdout).is_empty());
+}
+
+/// The schema the Code Quality tests use refuses what GitLab would not read: a missing
+/// fingerprint, an unknown severity, an absolute path, line 0.
+#[test]
+fn the_code_quality_schema_refuses_reports_gitlab_cannot_read() {
+    let schema: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(root().join("tests/fixtures/gitlab-code-quality.schema.json"))
+            .unwrap(),
+    )
+    .unwrap();
+    let validator = jsonschema::validator_for(&schema).unwrap();
+    let good = serde_json::json!({
+        "description": "d", "check_name": "c", "fingerprint": "f", "severity": "minor",
+        "location": { "path": "a.yaml", "lines": { "begin": 1 } }
+    });
+    assert!(validator.is_valid(&serde_json::json!([good])));
+    let broken = [
+        ("/fingerprint", serde_json::Value::Null),
+        ("/severity", "warning".into()),
+        ("/location/path", "/abs/a.yaml".into()),
+        ("/location/lines/begin", 0.into()),
+    ];
+    for (pointer, value) in broken {
+        let mut issue = good.clone();
+        match value {
+            serde_json::Value::Null => {
+                issue.as_object_mut().unwrap().remove("fingerprint");
+            }
+            value => *issue.pointer_mut(pointer).unwrap() = value,
+        }
+        assert!(
+            !validator.is_valid(&serde_json::json!([issue])),
+            "{pointer}"
+        );
+    }
+}

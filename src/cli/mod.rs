@@ -70,7 +70,8 @@ enum Command {
         #[arg(required = true)]
         paths: Vec<PathBuf>,
         /// `text`: one `file:line:col: error[code]: message` per problem; `json`: a list;
-        /// `github`: GitHub Actions annotations; `junit`: JUnit XML, a test case per file.
+        /// `github`: GitHub Actions annotations; `junit`: JUnit XML, a test case per file;
+        /// `gitlab`: GitLab's Code Quality JSON.
         #[arg(long, value_enum, default_value_t = validate::ValidateFormat::Text)]
         format: validate::ValidateFormat,
         /// Validate again on every save (until interrupted).

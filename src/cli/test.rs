@@ -9,7 +9,7 @@ use clap::{Args, ValueEnum};
 use super::Exit;
 use super::job_summary;
 use crate::agent_test::report::{
-    annotations, failures_section, json_report, junit_report, markdown_summary, progress_line,
+    annotations, failures_section, gitlab_report, json_report, junit_report, markdown_summary, progress_line,
     summary_line,
 };
 use crate::agent_test::{
@@ -17,6 +17,7 @@ use crate::agent_test::{
 };
 use crate::engine::clock::new_id;
 use crate::output::ci_report::{github_diagnostics, in_github_actions};
+use crate::output::code_quality::validate_report;
 use crate::output::summary::counted;
 use crate::spec::duration::{HumanDuration, parse_duration};
 
@@ -31,6 +32,8 @@ pub enum TestFormat {
     Junit,
     /// The text report, and a GitHub Actions annotation per failure.
     Github,
+    /// GitLab's Code Quality JSON on stdout, an issue per failure (progress on stderr).
+    Gitlab,
 }
 
 /// Options of `runner test`.
@@ -135,6 +138,10 @@ pub fn run(args: TestArgs) -> Exit {
             out!("{}", junit_report(&cases, &totals, elapsed));
             eprintln!("{}", summary_line(&totals, elapsed));
         }
+        TestFormat::Gitlab => {
+            out!("{}", gitlab_report(&cases));
+            eprintln!("{}", summary_line(&totals, elapsed));
+        }
     }
     job_summary::write(
         &markdown_summary(&cases, &totals, elapsed),
@@ -180,6 +187,10 @@ fn load_all(args: &TestArgs) -> Result<Vec<LoadedFile>, Exit> {
     }
     if args.format == TestFormat::Github || in_github_actions() {
         out!("{}", github_diagnostics(&problems));
+    }
+    // A Code Quality report names the broken test files' lines too (GitLab reads stdout).
+    if args.format == TestFormat::Gitlab {
+        out!("{}", validate_report(&problems));
     }
     let errors = problems.iter().filter(|d| d.is_error()).count();
     eprintln!("{errors} error(s) in the test files: no case was run");

@@ -1,4 +1,4 @@
-//! `runner validate PATH... [--format text|json|github|junit] [--watch]`.
+//! `runner validate PATH... [--format text|json|github|junit|gitlab] [--watch]`.
 
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
@@ -9,6 +9,7 @@ use super::Exit;
 use super::job_summary;
 use super::style::{paint, stdout_colored};
 use crate::output::ci_report::{github_diagnostics, junit};
+use crate::output::code_quality::validate_report;
 use crate::output::job_summary::validate_summary;
 use crate::reload::{FileWatcher, agent_files};
 use crate::spec::validate::expand_paths;
@@ -22,6 +23,8 @@ pub enum ValidateFormat {
     Json,
     Github,
     Junit,
+    /// GitLab's Code Quality JSON: an issue per problem, on the merge request's lines.
+    Gitlab,
 }
 
 /// Validates the files of `paths` and prints what it found; the job summary goes where
@@ -46,6 +49,7 @@ pub fn run(paths: &[PathBuf], format: ValidateFormat, summary: Option<&Path>) ->
         ValidateFormat::Text => print_text(&diagnostics),
         ValidateFormat::Github => out!("{}", github_diagnostics(&diagnostics)),
         ValidateFormat::Junit => out!("{}", junit(&files, &diagnostics)),
+        ValidateFormat::Gitlab => out!("{}", validate_report(&diagnostics)),
     }
     job_summary::write(&validate_summary(&files, &diagnostics), summary);
     if diagnostics.iter().any(Diagnostic::is_error) {

@@ -2,6 +2,7 @@
 //! transcript with its renderers.
 
 pub(crate) mod ci_report;
+pub mod code_quality;
 pub mod events_schema;
 pub mod job_summary;
 pub mod progress;

@@ -3,6 +3,7 @@
 //! way, still used by tests/reload.rs and tests/validate.rs.
 #![allow(dead_code)] // each test binary uses a different part
 
+pub mod code_quality;
 mod harness;
 pub mod http;
 pub mod markdown;
