@@ -424,3 +424,136 @@ fn every_shell_script_is_shellcheck_clean() {
     let checked = Command::new("shellcheck").args(&scripts).output().unwrap();
     assert!(checked.status.success(), "{}", text(&checked.stdout));
 }
+
+/// The targets `.github/workflows/release.yml` builds (its `- target:` lines).
+fn released_targets() -> Vec<String> {
+    let workflow = std::fs::read_to_string(root().join(".github/workflows/release.yml")).unwrap();
+    workflow
+        .lines()
+        .filter_map(|line| line.trim().strip_prefix("- target: "))
+        .map(str::to_string)
+        .collect()
+}
+
+/// install.sh and the release workflow agree: on each system and architecture the release
+/// is for (as `uname` names them), install.sh picks an asset the release builds, the right
+/// one, and every asset built is picked on some machine.
+#[test]
+fn install_sh_finds_a_released_binary_on_every_platform_the_release_builds() {
+    let targets = released_targets();
+    let names: Vec<&str> = targets.iter().map(String::as_str).collect();
+    let job = Job::new();
+    let assets = release(&job, "9.9.9", &names);
+    let base = format!("file://{}", assets.display());
+    job.write(
+        "bin/uname",
+        "#!/bin/sh\ncase \"$1\" in -s) echo \"$FAKE_OS\" ;; -m) echo \"$FAKE_ARCH\" ;; esac\n",
+    );
+    let chmod = Command::new("chmod")
+        .arg("+x")
+        .arg(job.path("bin/uname"))
+        .status()
+        .unwrap();
+    assert!(chmod.success());
+    let machines = [
+        ("Linux", "x86_64", "x86_64-unknown-linux-musl"),
+        ("Linux", "aarch64", "aarch64-unknown-linux-musl"),
+        ("Darwin", "x86_64", "x86_64-apple-darwin"),
+        ("Darwin", "arm64", "aarch64-apple-darwin"),
+    ];
+    let mut picked = Vec::new();
+    for (os, arch, expected) in machines {
+        let installed = install(
+            &job,
+            &[
+                ("RUNNER_BASE_URL", &base),
+                ("FAKE_OS", os),
+                ("FAKE_ARCH", arch),
+            ],
+        );
+        succeeded(&installed);
+        let ran = job
+            .command(job.path("installed/runner").to_str().unwrap())
+            .output()
+            .unwrap();
+        assert_eq!(
+            text(&ran.stdout),
+            format!("runner 9.9.9 ({expected})\n"),
+            "{os} {arch}"
+        );
+        picked.push(expected.to_string());
+    }
+    picked.sort();
+    let mut built = targets.clone();
+    built.sort();
+    assert_eq!(picked, built);
+}
+
+/// Serves the files of `dir` over HTTP on a loopback port (GET only; 404 for a missing
+/// file) from a thread that lives as long as the test; each connection has a timeout.
+fn serve_files(dir: PathBuf) -> String {
+    use std::io::{BufRead, BufReader, Write};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let address = listener.local_addr().unwrap();
+    std::thread::spawn(move || {
+        for stream in listener.incoming().take(64) {
+            let Ok(mut stream) = stream else { continue };
+            let timeout = Some(std::time::Duration::from_secs(5));
+            let _ = stream.set_read_timeout(timeout);
+            let mut request = String::new();
+            if BufReader::new(&stream).read_line(&mut request).is_err() {
+                continue;
+            }
+            let path = request
+                .split(' ')
+                .nth(1)
+                .unwrap_or("/")
+                .trim_start_matches('/');
+            let file = dir.join(path);
+            let reply = match (path.contains(".."), std::fs::read(&file)) {
+                (false, Ok(body)) => [
+                    format!(
+                        "HTTP/1.1 200 OK\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+                        body.len()
+                    )
+                    .into_bytes(),
+                    body,
+                ]
+                .concat(),
+                _ => b"HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+                    .to_vec(),
+            };
+            let _ = stream.write_all(&reply);
+        }
+    });
+    format!("http://{address}")
+}
+
+/// Over HTTP as from GitHub: the binary installed, and an asset the release lacks (a 404)
+/// is the `cargo install` fallback with the reason.
+#[test]
+fn install_sh_over_http_installs_and_falls_back_on_a_404() {
+    let job = Job::new();
+    let target = this_target();
+    let assets = release(&job, "9.9.9", &[&target]);
+    let base = serve_files(assets);
+    let installed = install(&job, &[("RUNNER_BASE_URL", &base)]);
+    succeeded(&installed);
+    let ran = job
+        .command(job.path("installed/runner").to_str().unwrap())
+        .output()
+        .unwrap();
+    assert_eq!(text(&ran.stdout), format!("runner 9.9.9 ({target})\n"));
+
+    let missing = install(
+        &job,
+        &[
+            ("RUNNER_BASE_URL", &base),
+            ("RUNNER_TARGET", "aarch64-apple-darwin"),
+        ],
+    );
+    assert_eq!(missing.status.code(), Some(1));
+    let stderr = text(&missing.stderr);
+    assert!(stderr.contains(&format!("no release asset runner-aarch64-apple-darwin.tar.gz at {base} (curl: (22) The requested URL returned error: 404")), "{stderr}");
+    assert!(stderr.contains("cargo is not installed either"), "{stderr}");
+}
