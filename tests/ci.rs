@@ -49,8 +49,7 @@ impl Job {
     /// Runs `.github/actions/NAME` as the Action's step does, with `env` on top.
     fn step(&self, name: &str, env: &[(&str, &str)]) -> Output {
         let script = root().join(".github/actions").join(name);
-        let output = self
-            .command("bash")
+        self.command("bash")
             .arg(script)
             .env("GITHUB_ACTIONS", "true")
             .env("GITHUB_OUTPUT", self.path("output"))
@@ -59,8 +58,7 @@ impl Job {
             .env("RUNNER_ACTION_STATE", self.path("state"))
             .envs(env.iter().copied())
             .output()
-            .unwrap();
-        output
+            .unwrap()
     }
 
     /// A command in the job's directory with nothing of the test's environment but a

@@ -14,15 +14,13 @@ use sha2::{Digest, Sha256};
 use crate::secrets::TextRedactor;
 use crate::spec::{Diagnostic, Severity};
 
-/// GitLab's severities, least to most severe.
+/// The severities runner gives, of GitLab's five (`info`, `minor`, `major`, `critical`,
+/// `blocker`): a warning is minor, an error or a failed assertion major.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum QualitySeverity {
-    Info,
     Minor,
     Major,
-    Critical,
-    Blocker,
 }
 
 /// One issue of the report.
