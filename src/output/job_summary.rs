@@ -13,11 +13,15 @@ use crate::spec::{Diagnostic, Severity};
 /// error or limit, its warnings, and where its files are.
 pub fn run_summary(result: &RunResult, run_dir: Option<&Path>) -> String {
     let mut doc = Document::new();
+    // A run refused before its file was read has no agent name yet.
+    let agent = match result.agent.as_str() {
+        "" => String::new(),
+        name => format!(" {name}"),
+    };
     doc.heading(
         3,
         Text::plain(&format!(
-            "runner: {} {} (exit {})",
-            result.agent,
+            "runner:{agent} {} (exit {})",
             status_label(result.status),
             result.exit_code
         )),

@@ -234,13 +234,16 @@ fn escape_chars(text: &str) -> String {
                 !(before.is_some_and(char::is_alphanumeric)
                     && after.is_some_and(char::is_alphanumeric))
             }
-            '\\' | '`' | '*' | '[' | ']' | '<' | '>' | '&' | '!' | '#' | '~' | '|' | '$' | '('
-            | ')' => true,
+            // Parentheses need none: a link or an image cannot open without `[`.
+            '\\' | '`' | '*' | '[' | ']' | '<' | '>' | '&' | '!' | '#' | '~' | '|' | '$' => true,
             // What starts a list item or a setext heading's underline at a line's start.
             '-' | '+' | '=' => before.is_none(),
-            // `1.` starts an ordered list item: its dot is escaped when the line is digits
-            // up to it.
-            '.' => out.chars().all(|d| d.is_ascii_digit()),
+            // `1.` and `1)` start an ordered list item: escaped when the line is digits up
+            // to them and a space or the end follows.
+            '.' | ')' => {
+                out.chars().all(|d| d.is_ascii_digit())
+                    && chars.peek().is_none_or(|next| next.is_whitespace())
+            }
             _ => false,
         };
         if escape {
@@ -264,7 +267,7 @@ mod tests {
     fn markup_in_text_is_escaped() {
         assert_eq!(
             Text::plain("<script>x</script> | [a](javascript:alert(1))").as_str(),
-            r"\<script\>x\</script\> \| \[a\]\(javascript:alert\(1\)\)"
+            r"\<script\>x\</script\> \| \[a\](javascript:alert(1))"
         );
     }
 
@@ -272,6 +275,8 @@ mod tests {
     fn a_line_cannot_start_a_block() {
         assert_eq!(Text::plain("- item").as_str(), r"\- item");
         assert_eq!(Text::plain("12. item").as_str(), r"12\. item");
+        assert_eq!(Text::plain("0.5 s").as_str(), "0.5 s");
+        assert_eq!(Text::plain("3) item").as_str(), r"3\) item");
         assert_eq!(Text::plain("    code").as_str(), "code");
         assert_eq!(Text::plain("a\nb").as_str(), "a b");
         assert_eq!(Text::plain("read_file v1.2").as_str(), "read_file v1.2");
@@ -307,6 +312,6 @@ mod tests {
     #[test]
     fn long_text_is_cut() {
         let text = Text::plain(&"a".repeat(MAX_TEXT_CHARS + 10));
-        assert!(text.as_str().ends_with(r"… \(cut\)"), "{text:?}");
+        assert!(text.as_str().ends_with("… (cut)"), "{text:?}");
     }
 }

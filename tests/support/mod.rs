@@ -47,6 +47,7 @@ impl Run {
             .env("NO_COLOR", "1")
             .env_remove("CI")
             .env_remove("GITHUB_ACTIONS")
+            .env_remove("GITHUB_STEP_SUMMARY")
             .stdin(Stdio::null());
         Run { command }
     }
