@@ -792,3 +792,104 @@ fn this_repository_s_examples_and_agents_pass_offline() {
         ran.stdout
     );
 }
+
+/// The job summary of `runner test`: a row per case, and each failure at its line, with
+/// what the model said (quoted in the failure) shown as text.
+#[test]
+fn a_job_summary_has_a_row_per_case_and_the_failures_inert() {
+    let file = "agent: agent.yaml
+cases:
+  - name: passes
+    script: [{ text: hi }]
+  - name: fails
+    script: [{ text: '<script>alert(1)</script> | x | [a](javascript:alert(1))' }]
+    expect:
+      - output_contains: bye
+  - name: skipped
+    skip: later
+";
+    let ran = Test::new()
+        .agent("prompt: Go.\n")
+        .file("agent.test.yaml", file)
+        .command(["test", "--format", "junit", "--summary", "summary.md"])
+        .env("GITHUB_ACTIONS", "true")
+        .env("GITHUB_STEP_SUMMARY", "step-summary.md")
+        .status(1)
+        .any_stderr()
+        .run();
+    let markdown = ran.read("step-summary.md");
+    assert_eq!(markdown, ran.read("summary.md"));
+    let shown = support::markdown::shown(&markdown);
+    assert!(
+        shown
+            .text
+            .contains("runner test: FAILED. 1 passed, 1 failed, 1 skipped"),
+        "{}",
+        shown.text
+    );
+    let rows = shown.table(&["Case", "Result", "Runs passed", "Duration"]);
+    let cells: Vec<(&str, &str)> = rows
+        .iter()
+        .map(|r| (r[0].as_str(), r[1].as_str()))
+        .collect();
+    assert_eq!(
+        cells,
+        [
+            ("agent.test.yaml::passes", "✅ passed"),
+            ("agent.test.yaml::fails", "❌ failed"),
+            ("agent.test.yaml::skipped", "skipped (later)"),
+        ],
+        "{markdown}"
+    );
+    assert!(
+        shown.text.contains(
+            "agent.test.yaml:8:9: expected the output to contain \"bye\", got \"<script>alert(1)</script> | x | [a](javascript:alert(1))\""
+        ),
+        "{}",
+        shown.text
+    );
+}
+
+/// `runner test --format gitlab`: GitLab's Code Quality JSON, valid against its schema, an
+/// issue per failure at the line of the assertion that failed, the model's token redacted.
+#[test]
+fn gitlab_format_is_a_code_quality_report_of_the_failures() {
+    let file = "agent: agent.yaml
+cases:
+  - name: passes
+    script: [{ text: hi }]
+  - name: fails
+    script: [{ text: 'key ghp_abcdefghijklmnopqrstuvwxyz0123456789AB' }]
+    expect:
+      - output_contains: bye
+      - output_contains: ciao
+";
+    let ran = Test::new()
+        .agent("prompt: Go.\n")
+        .file("agent.test.yaml", file)
+        .command(["test", "--format", "gitlab"])
+        .status(1)
+        .any_stderr()
+        .run();
+    let issues = support::code_quality::checked(&ran.stdout);
+    let lines: Vec<u64> = issues
+        .iter()
+        .map(|i| i["location"]["lines"]["begin"].as_u64().unwrap())
+        .collect();
+    assert_eq!(lines, [8, 9], "{}", ran.stdout);
+    for issue in &issues {
+        assert_eq!(issue["location"]["path"], "agent.test.yaml");
+        assert_eq!(issue["check_name"], "runner/test");
+        assert_eq!(issue["severity"], "major");
+    }
+    let description = issues[0]["description"].as_str().unwrap();
+    assert!(
+        description.starts_with("agent.test.yaml::fails: expected the output to contain \"bye\""),
+        "{description}"
+    );
+    assert!(
+        description.contains("[REDACTED]") && !ran.stdout.contains("ghp_"),
+        "{}",
+        ran.stdout
+    );
+}

@@ -602,3 +602,47 @@ fn a_line_too_long_to_be_an_input_is_named_and_the_batch_goes_on() {
     );
     assert_eq!(by_line[&3]["status"], "completed");
 }
+
+/// The job summary of `runner batch`: the counts by status in a table.
+#[test]
+fn a_job_summary_counts_the_inputs_by_status() {
+    let inputs = "{\"n\": 1}\n{\"n\": 2}\n{\"n\": \"not a number\"}\n";
+    let ran = Test::new()
+        .agent(ECHO_AGENT)
+        .file("inputs.jsonl", inputs)
+        .route(echo)
+        .command_vec(batch_with(&[
+            "--batch-id",
+            "b-x",
+            "--summary",
+            "summary.md",
+        ]))
+        .env("GITHUB_ACTIONS", "true")
+        .env("GITHUB_STEP_SUMMARY", "step-summary.md")
+        .status(2)
+        .any_stderr()
+        .run();
+    let markdown = ran.read("step-summary.md");
+    assert_eq!(markdown, ran.read("summary.md"));
+    let shown = support::markdown::shown(&markdown);
+    assert!(
+        shown.text.contains("runner batch b-x: invalid (exit 2)"),
+        "{}",
+        shown.text
+    );
+    let rows = shown.table(&["Status", "Inputs"]);
+    let counts: Vec<(&str, &str)> = rows
+        .iter()
+        .map(|r| (r[0].as_str(), r[1].as_str()))
+        .collect();
+    assert_eq!(
+        counts[..3],
+        [("completed", "2"), ("failed", "0"), ("invalid", "1")],
+        "{markdown}"
+    );
+    assert!(
+        shown.text.contains("results: out/results.jsonl"),
+        "{}",
+        shown.text
+    );
+}

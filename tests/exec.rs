@@ -1526,3 +1526,113 @@ fn the_state_directory_ignores_itself_in_git() {
     let status = git(&["status", "--porcelain", "--untracked-files=all"]);
     assert!(!status.contains(".runner"), "{status}");
 }
+
+/// What a model may answer to forge a job summary: HTML, a table cell, links and an
+/// image, a heading and a list item of its own, and a token.
+const FORGING: &str = "Done <script>alert(1)</script> | forged | cell\n\
+[click](javascript:alert(1)) ![x](javascript:alert(2)) <b>bold</b>\n\
+# Heading\n- item\n\
+ghp_abcdefghijklmnopqrstuvwxyz0123456789AB";
+
+#[test]
+fn a_job_summary_in_github_actions_shows_the_run_with_model_text_inert() {
+    let ran = Test::new()
+        .agent("prompt: Go.\n")
+        .reply(Reply::text(FORGING))
+        .env("GITHUB_ACTIONS", "true")
+        .env("GITHUB_STEP_SUMMARY", "step-summary.md")
+        .run();
+    let markdown = ran.read("step-summary.md");
+    let shown = support::markdown::shown(&markdown);
+    let header = [
+        "Status",
+        "Exit code",
+        "Steps",
+        "Model calls",
+        "Tool calls",
+        "Tokens",
+        "Cost",
+        "Duration",
+    ];
+    let rows = shown.table(&header);
+    assert_eq!(rows.len(), 1, "{markdown}");
+    assert_eq!(
+        rows[0][..5],
+        ["completed", "0", "1", "1", "0"],
+        "{markdown}"
+    );
+    assert_eq!(
+        shown.tables.len(),
+        1,
+        "the answer made a table:\n{markdown}"
+    );
+    let text = &shown.text;
+    assert!(
+        text.contains("runner: test-agent completed (exit 0)"),
+        "{text}"
+    );
+    assert!(
+        text.contains("Done <script>alert(1)</script> | forged | cell"),
+        "{text}"
+    );
+    assert!(
+        text.contains("[click](javascript:alert(1)) ![x](javascript:alert(2)) <b>bold</b>"),
+        "{text}"
+    );
+    assert!(text.contains("# Heading\n- item"), "{text}");
+    assert!(text.contains("[REDACTED]"), "{text}");
+    assert!(!markdown.contains("ghp_abc"), "{markdown}");
+    assert!(text.contains("Run directory: run"), "{text}");
+    // Only one heading (the summary's own), and no list but the summary's.
+    assert_eq!(
+        markdown.lines().filter(|l| l.starts_with('#')).count(),
+        1,
+        "{markdown}"
+    );
+}
+
+#[test]
+fn summary_writes_the_same_summary_anywhere_and_an_error_with_its_code() {
+    let ran = Test::new()
+        .agent("prompt: Go.\n")
+        .reply(Reply::text(FORGING))
+        .args(["--summary", "gitlab.md"])
+        .run();
+    let shown = support::markdown::shown(&ran.read("gitlab.md"));
+    assert!(
+        shown
+            .text
+            .contains("Done <script>alert(1)</script> | forged | cell"),
+        "{}",
+        shown.text
+    );
+    assert!(!ran.path("step-summary.md").exists());
+    // A run that never starts (its key is missing) has its summary too, error and all.
+    let ran = Test::new()
+        .agent("prompt: Go.\n")
+        .env_remove(KEY_ENV)
+        .args(["--summary", "gitlab.md"])
+        .status(2)
+        .any_stderr()
+        .run();
+    let markdown = ran.read("gitlab.md");
+    let shown = support::markdown::shown(&markdown);
+    let rows = shown.table(&[
+        "Status",
+        "Exit code",
+        "Steps",
+        "Model calls",
+        "Tool calls",
+        "Tokens",
+        "Cost",
+        "Duration",
+    ]);
+    assert_eq!(rows[0][..2], ["invalid", "2"], "{markdown}");
+    assert!(
+        shown
+            .text
+            .contains("Error: error[invalid_agent]: openai error (missing_key)"),
+        "{}",
+        shown.text
+    );
+}

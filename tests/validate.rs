@@ -484,3 +484,147 @@ fn every_named_service_is_a_model_shorthand_in_a_file() {
         .stderr("1 error(s), 0 warning(s)\n")
         .run();
 }
+
+/// The job summary of `runner validate`: a table of the problems at their `file:line`,
+/// the file's name and the key it quotes shown as text, not markup.
+#[test]
+fn a_job_summary_lists_the_problems_at_their_lines_inert() {
+    let name = "a|b<script>.yaml";
+    let ran = Test::new()
+        .file(
+            name,
+            "name: x\nmodel: openai/gpt-4o-mini\n\"[a](javascript:alert(1))\": 1\n",
+        )
+        .file(
+            "good.yaml",
+            "name: good\nmodel: openai/gpt-4o-mini\nprompt: Hi\n",
+        )
+        .command(["validate", name, "good.yaml", "--summary", "summary.md"])
+        .env("GITHUB_ACTIONS", "true")
+        .env("GITHUB_STEP_SUMMARY", "step-summary.md")
+        .status(2)
+        .any_stderr()
+        .run();
+    let markdown = ran.read("step-summary.md");
+    assert_eq!(markdown, ran.read("summary.md"));
+    let shown = support::markdown::shown(&markdown);
+    assert!(
+        shown
+            .text
+            .contains("runner validate: 2 files not valid (1 error, 0 warnings)"),
+        "{}",
+        shown.text
+    );
+    let rows = shown.table(&["Location", "Severity", "Code", "Problem"]);
+    assert_eq!(rows.len(), 1, "{markdown}");
+    assert_eq!(
+        rows[0][..3],
+        ["a|b<script>.yaml:3:1", "error", "unknown-key"],
+        "{markdown}"
+    );
+    assert!(
+        rows[0][3].contains("[a](javascript:alert(1))"),
+        "{markdown}"
+    );
+}
+
+/// `--format gitlab`: GitLab's Code Quality JSON, valid against its schema, an issue per
+/// problem at its file and line.
+#[test]
+fn gitlab_format_is_a_code_quality_report_at_each_problems_line() {
+    let ran = Test::new()
+        .file(
+            "agents/bad.yaml",
+            "name: x\nmodel: openai/gpt-4o-mini\npromt: Hi\nmax_turns: 3\n",
+        )
+        .file(
+            "agents/good.yaml",
+            "name: good\nmodel: openai/gpt-4o-mini\nprompt: Hi\n",
+        )
+        .command(["validate", "./agents", "--format", "gitlab"])
+        .status(2)
+        .any_stderr()
+        .run();
+    let issues = support::code_quality::checked(&ran.stdout);
+    let found: Vec<(String, String, u64, String)> = issues
+        .iter()
+        .map(|i| {
+            (
+                i["check_name"].as_str().unwrap().to_string(),
+                i["location"]["path"].as_str().unwrap().to_string(),
+                i["location"]["lines"]["begin"].as_u64().unwrap(),
+                i["severity"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        found,
+        [
+            (
+                "runner/unknown-key".into(),
+                "agents/bad.yaml".into(),
+                3,
+                "major".into()
+            ),
+            (
+                "runner/unknown-key".into(),
+                "agents/bad.yaml".into(),
+                4,
+                "major".into()
+            ),
+        ],
+        "{}",
+        ran.stdout
+    );
+    assert!(
+        issues[0]["description"]
+            .as_str()
+            .unwrap()
+            .contains("unknown key `promt`")
+    );
+    // No problem is an empty report, which GitLab reads as "no issues".
+    let ran = Test::new()
+        .file(
+            "good.yaml",
+            "name: good\nmodel: openai/gpt-4o-mini\nprompt: Hi\n",
+        )
+        .command(["validate", "good.yaml", "--format", "gitlab"])
+        .run();
+    assert!(support::code_quality::checked(&ran.stdout).is_empty());
+}
+
+/// The schema the Code Quality tests use refuses what GitLab would not read: a missing
+/// fingerprint, an unknown severity, an absolute path, line 0.
+#[test]
+fn the_code_quality_schema_refuses_reports_gitlab_cannot_read() {
+    let schema: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(root().join("tests/fixtures/gitlab-code-quality.schema.json"))
+            .unwrap(),
+    )
+    .unwrap();
+    let validator = jsonschema::validator_for(&schema).unwrap();
+    let good = serde_json::json!({
+        "description": "d", "check_name": "c", "fingerprint": "f", "severity": "minor",
+        "location": { "path": "a.yaml", "lines": { "begin": 1 } }
+    });
+    assert!(validator.is_valid(&serde_json::json!([good])));
+    let broken = [
+        ("/fingerprint", serde_json::Value::Null),
+        ("/severity", "warning".into()),
+        ("/location/path", "/abs/a.yaml".into()),
+        ("/location/lines/begin", 0.into()),
+    ];
+    for (pointer, value) in broken {
+        let mut issue = good.clone();
+        match value {
+            serde_json::Value::Null => {
+                issue.as_object_mut().unwrap().remove("fingerprint");
+            }
+            value => *issue.pointer_mut(pointer).unwrap() = value,
+        }
+        assert!(
+            !validator.is_valid(&serde_json::json!([issue])),
+            "{pointer}"
+        );
+    }
+}

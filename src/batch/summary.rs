@@ -84,6 +84,25 @@ impl Summary {
         recorded.chain(stop)
     }
 
+    /// How many inputs ended with each status, in the order of [`LISTED`].
+    pub fn counts(&self) -> &[(Status, u64)] {
+        &self.counts
+    }
+
+    /// Inputs that did not start (`None`: the rest of an unbounded input stream).
+    pub fn not_started(&self) -> Option<u64> {
+        self.not_started
+    }
+
+    /// Tokens spent, and dollars when every model was priced.
+    pub fn spent(&self) -> (u64, Option<f64>) {
+        (self.tokens, self.cost_usd)
+    }
+
+    pub fn elapsed(&self) -> Duration {
+        self.elapsed
+    }
+
     pub fn exit(&self) -> Status {
         most_severe(self.statuses())
     }

@@ -11,6 +11,7 @@ use std::time::Instant;
 use clap::Args;
 
 use super::Exit;
+use super::job_summary;
 use super::run_options::{SharedRunOptions, progress_style};
 use crate::telemetry::Telemetry;
 use crate::batch::budget::Budget;
@@ -21,9 +22,11 @@ use crate::batch::job::{ChildSessions, Launcher, Sessions};
 use crate::batch::progress::BatchProgress;
 use crate::batch::results::ResultsFile;
 use crate::batch::scheduler::{self, Batch, StopSignal, Stopped};
-use crate::batch::summary::Summary;
+use crate::batch::summary::{Summary, name};
 use crate::engine::clock::new_id;
 use crate::nats::SessionsAt;
+use crate::output::safe_markdown::{Document, Table, Text};
+use crate::output::summary::status_label;
 use crate::session::files::sessions_dir;
 use crate::session::prepare::load;
 use crate::spec::model::ModelShorthand;
@@ -75,6 +78,10 @@ pub struct BatchArgs {
     pub max_tokens: Option<u64>,
     /// For every run of the batch, as for `runner exec`; an input resumed by a rerun uses
     /// `--allow-widening` too.
+    /// Append a Markdown summary (the counts by status, the spend, where the results are)
+    /// to this file, as to `GITHUB_STEP_SUMMARY` in GitHub Actions.
+    #[arg(long, value_name = "FILE")]
+    pub summary: Option<PathBuf>,
     #[command(flatten)]
     pub run: SharedRunOptions,
 }
@@ -209,7 +216,51 @@ fn start(args: &BatchArgs, (agent_file, inputs_file): (&Path, &Path)) -> Result<
         eprintln!("{note}");
     }
     outln!("{summary}");
+    job_summary::write(&markdown_summary(&summary), args.summary.as_deref());
     Ok(summary.exit())
+}
+
+/// The job summary of a batch: its counts by status, what it spent, where the results are.
+fn markdown_summary(summary: &Summary) -> String {
+    let mut doc = Document::new();
+    let exit = summary.exit();
+    doc.heading(
+        3,
+        Text::plain(&format!(
+            "runner batch {}: {} (exit {})",
+            summary.batch_id,
+            status_label(exit),
+            exit.exit_code()
+        )),
+    );
+    let mut table = Table::new(&["Status", "Inputs"]);
+    for (status, count) in summary.counts() {
+        table.row(vec![name(*status).into(), count.to_string().into()]);
+    }
+    match summary.not_started() {
+        Some(0) => {}
+        Some(count) => table.row(vec!["not started".into(), count.to_string().into()]),
+        None => table.row(vec!["not started".into(), "the rest".into()]),
+    }
+    doc.table(&table);
+    let (tokens, cost) = summary.spent();
+    let mut facts = vec![Text::plain(&format!("{tokens} tokens"))];
+    if let Some(cost) = cost {
+        facts.push(Text::plain(&format!("${cost:.4}")));
+    }
+    facts.push(Text::plain(&format!(
+        "{:.1} s",
+        summary.elapsed().as_secs_f64()
+    )));
+    facts.push(Text::plain(&format!(
+        "results: {}",
+        summary.results.display()
+    )));
+    if let Some(note) = summary.stopped_note() {
+        facts.push(Text::plain(&note));
+    }
+    doc.list(&facts);
+    doc.finish()
 }
 
 /// `--batch-id`; else the id in `--batch-dir`'s `batch.json`; else [`default_batch_id`].

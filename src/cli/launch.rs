@@ -4,7 +4,9 @@
 use std::path::Path;
 
 use super::Exit;
+use super::job_summary;
 use super::run_options::RunOptions;
+use crate::output::job_summary::run_summary;
 use crate::output::result::{RunResult, Status};
 use crate::session::{Ended, Stop};
 
@@ -36,6 +38,7 @@ pub fn report(stop: &Stop, options: &RunOptions, ids: (&str, &str)) -> Exit {
         stop.message.clone(),
     );
     options.print_result(&result);
+    job_summary::write(&run_summary(&result, None), options.summary.as_deref());
     stop.status
 }
 

@@ -23,6 +23,7 @@ mod chat;
 mod exec;
 mod exit;
 mod init;
+mod job_summary;
 mod launch;
 mod mcp;
 mod nats_runtime;
@@ -69,12 +70,17 @@ enum Command {
         #[arg(required = true)]
         paths: Vec<PathBuf>,
         /// `text`: one `file:line:col: error[code]: message` per problem; `json`: a list;
-        /// `github`: GitHub Actions annotations; `junit`: JUnit XML, a test case per file.
+        /// `github`: GitHub Actions annotations; `junit`: JUnit XML, a test case per file;
+        /// `gitlab`: GitLab's Code Quality JSON.
         #[arg(long, value_enum, default_value_t = validate::ValidateFormat::Text)]
         format: validate::ValidateFormat,
         /// Validate again on every save (until interrupted).
         #[arg(long)]
         watch: bool,
+        /// Append a Markdown summary (the problems at their `file:line`) to this file, as
+        /// to `GITHUB_STEP_SUMMARY` in GitHub Actions.
+        #[arg(long, value_name = "FILE", conflicts_with = "watch")]
+        summary: Option<PathBuf>,
     },
     /// Run an agent.
     Exec(Box<exec::ExecArgs>),
@@ -166,11 +172,13 @@ pub fn main() -> std::process::ExitCode {
             paths,
             format,
             watch: false,
-        } => validate::run(&paths, format),
+            summary,
+        } => validate::run(&paths, format, summary.as_deref()),
         Command::Validate {
             paths,
             format,
             watch: true,
+            ..
         } => validate::watch(&paths, format),
         Command::Schema { out, events, test } => schema::run(out.as_deref(), events, test),
         Command::Exec(args) => exec::run(*args),

@@ -7,7 +7,9 @@ use std::sync::Arc;
 
 use clap::{Args, ValueEnum};
 
+use super::job_summary;
 use crate::output::ci_report::{in_github_actions, run_annotation};
+use crate::output::job_summary::run_summary;
 use crate::output::progress::ProgressStyle;
 use crate::output::result::RunResult;
 use crate::output::summary::summary_line;
@@ -101,6 +103,10 @@ pub struct RunOptions {
     /// also on when OTEL_EXPORTER_OTLP_ENDPOINT is set (docs/telemetry.md).
     #[arg(long)]
     pub otel: bool,
+    /// Append a Markdown summary of the run to this file (as to `GITHUB_STEP_SUMMARY` in
+    /// GitHub Actions): status, answer, steps, calls, tokens, cost, error, run directory.
+    #[arg(long, value_name = "FILE")]
+    pub summary: Option<PathBuf>,
     #[command(flatten)]
     pub shared: SharedRunOptions,
 }
@@ -130,6 +136,7 @@ impl RunOptions {
     /// (the terminal first), the cassette, `--watch`; `cancel` stops it.
     pub fn settings(&self, cancel: Cancel) -> RunSettings {
         let progress = self.progress();
+        let summary = self.summary.clone();
         let report = move |result: &RunResult, dir: &Path| {
             if let Some(error) = &result.error {
                 eprintln!("error[{}]: {}", error.code, error.message);
@@ -140,6 +147,7 @@ impl RunOptions {
             if progress.is_some() {
                 eprintln!("{}", summary_line(result, dir));
             }
+            job_summary::write(&run_summary(result, Some(dir)), summary.as_deref());
         };
         RunSettings {
             run_dir: Some(RunDirOptions {

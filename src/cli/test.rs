@@ -7,14 +7,17 @@ use std::time::Instant;
 use clap::{Args, ValueEnum};
 
 use super::Exit;
+use super::job_summary;
 use crate::agent_test::report::{
-    annotations, failures_section, json_report, junit_report, progress_line, summary_line,
+    annotations, failures_section, gitlab_report, json_report, junit_report, markdown_summary, progress_line,
+    summary_line,
 };
 use crate::agent_test::{
     LoadedFile, Mode, Settings, Totals, discover::discover, load_test_file, run_suite,
 };
 use crate::engine::clock::new_id;
 use crate::output::ci_report::{github_diagnostics, in_github_actions};
+use crate::output::code_quality::validate_report;
 use crate::output::summary::counted;
 use crate::spec::duration::{HumanDuration, parse_duration};
 
@@ -29,6 +32,8 @@ pub enum TestFormat {
     Junit,
     /// The text report, and a GitHub Actions annotation per failure.
     Github,
+    /// GitLab's Code Quality JSON on stdout, an issue per failure (progress on stderr).
+    Gitlab,
 }
 
 /// Options of `runner test`.
@@ -61,6 +66,10 @@ pub struct TestArgs {
     pub timeout: Option<HumanDuration>,
     #[arg(long, value_enum, default_value_t = TestFormat::Text)]
     pub format: TestFormat,
+    /// Append a Markdown summary (a table of the cases, the failures at their lines) to
+    /// this file, as to `GITHUB_STEP_SUMMARY` in GitHub Actions.
+    #[arg(long, value_name = "FILE")]
+    pub summary: Option<PathBuf>,
 }
 
 fn duration(text: &str) -> Result<HumanDuration, String> {
@@ -129,7 +138,15 @@ pub fn run(args: TestArgs) -> Exit {
             out!("{}", junit_report(&cases, &totals, elapsed));
             eprintln!("{}", summary_line(&totals, elapsed));
         }
+        TestFormat::Gitlab => {
+            out!("{}", gitlab_report(&cases));
+            eprintln!("{}", summary_line(&totals, elapsed));
+        }
     }
+    job_summary::write(
+        &markdown_summary(&cases, &totals, elapsed),
+        args.summary.as_deref(),
+    );
     if args.format == TestFormat::Github || in_github_actions() {
         let lines = annotations(&cases);
         match text {
@@ -170,6 +187,10 @@ fn load_all(args: &TestArgs) -> Result<Vec<LoadedFile>, Exit> {
     }
     if args.format == TestFormat::Github || in_github_actions() {
         out!("{}", github_diagnostics(&problems));
+    }
+    // A Code Quality report names the broken test files' lines too (GitLab reads stdout).
+    if args.format == TestFormat::Gitlab {
+        out!("{}", validate_report(&problems));
     }
     let errors = problems.iter().filter(|d| d.is_error()).count();
     eprintln!("{errors} error(s) in the test files: no case was run");

@@ -1,13 +1,16 @@
-//! `runner validate PATH... [--format text|json|github|junit] [--watch]`.
+//! `runner validate PATH... [--format text|json|github|junit|gitlab] [--watch]`.
 
 use std::io::{IsTerminal, Write};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use clap::ValueEnum;
 
 use super::Exit;
+use super::job_summary;
 use super::style::{paint, stdout_colored};
 use crate::output::ci_report::{github_diagnostics, junit};
+use crate::output::code_quality::validate_report;
+use crate::output::job_summary::validate_summary;
 use crate::reload::{FileWatcher, agent_files};
 use crate::spec::validate::expand_paths;
 use crate::spec::validate::validate_files;
@@ -20,9 +23,13 @@ pub enum ValidateFormat {
     Json,
     Github,
     Junit,
+    /// GitLab's Code Quality JSON: an issue per problem, on the merge request's lines.
+    Gitlab,
 }
 
-pub fn run(paths: &[PathBuf], format: ValidateFormat) -> Exit {
+/// Validates the files of `paths` and prints what it found; the job summary goes where
+/// [`job_summary::write`] says (`summary`, and GitHub's in a workflow).
+pub fn run(paths: &[PathBuf], format: ValidateFormat, summary: Option<&Path>) -> Exit {
     let files = match expand_paths(paths) {
         Ok(files) => files,
         Err(message) => {
@@ -42,7 +49,9 @@ pub fn run(paths: &[PathBuf], format: ValidateFormat) -> Exit {
         ValidateFormat::Text => print_text(&diagnostics),
         ValidateFormat::Github => out!("{}", github_diagnostics(&diagnostics)),
         ValidateFormat::Junit => out!("{}", junit(&files, &diagnostics)),
+        ValidateFormat::Gitlab => out!("{}", validate_report(&diagnostics)),
     }
+    job_summary::write(&validate_summary(&files, &diagnostics), summary);
     if diagnostics.iter().any(Diagnostic::is_error) {
         Exit::Invalid
     } else {
@@ -73,7 +82,7 @@ pub fn watch(paths: &[PathBuf], format: ValidateFormat) -> Exit {
         if std::io::stdout().is_terminal() {
             out!("\x1b[2J\x1b[H");
         }
-        let exit = run(paths, format);
+        let exit = run(paths, format, None);
         let verdict = if exit == Exit::Completed {
             "valid"
         } else {

@@ -43,7 +43,7 @@ pub fn status_label(status: Status) -> &'static str {
 }
 
 /// `1234567` as `1,234,567`.
-fn thousands(n: u64) -> String {
+pub fn thousands(n: u64) -> String {
     let digits = n.to_string();
     let mut out = String::with_capacity(digits.len() + digits.len() / 3);
     for (i, digit) in digits.chars().enumerate() {

@@ -324,10 +324,11 @@ impl Test {
         command
             .current_dir(cwd)
             .env_remove("RUST_BACKTRACE")
-            // A session reads the same in a CI job as at a desk: progress and annotations
-            // are asked for by the tests that check them.
+            // A session reads the same in a CI job as at a desk: progress, annotations and
+            // job summaries are asked for by the tests that check them.
             .env_remove("CI")
             .env_remove("GITHUB_ACTIONS")
+            .env_remove("GITHUB_STEP_SUMMARY")
             .stdin(if self.stdin.is_some() {
                 Stdio::piped()
             } else {

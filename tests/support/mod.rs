@@ -3,8 +3,10 @@
 //! way, still used by tests/reload.rs and tests/validate.rs.
 #![allow(dead_code)] // each test binary uses a different part
 
+pub mod code_quality;
 mod harness;
 pub mod http;
+pub mod markdown;
 mod nats;
 #[allow(unused_imports)]
 pub use harness::{KEY, KEY_ENV, Ran, Running, Test, read_json, terminal_available, wait_until};
@@ -45,6 +47,7 @@ impl Run {
             .env("NO_COLOR", "1")
             .env_remove("CI")
             .env_remove("GITHUB_ACTIONS")
+            .env_remove("GITHUB_STEP_SUMMARY")
             .stdin(Stdio::null());
         Run { command }
     }
