@@ -286,6 +286,8 @@ pub enum AgentTool {
     Plain(Arc<dyn Tool>),
     AskUser(Arc<AskUserTool>),
     SubAgent(Arc<SubAgentTool>),
+    /// A remote agent (A2A) used as a tool.
+    Remote(Arc<super::remote::RemoteAgentTool>),
     Handoff(Arc<HandoffTool>),
 }
 
@@ -301,6 +303,7 @@ impl AgentTool {
             AgentTool::Plain(tool) => tool.name(),
             AgentTool::AskUser(tool) => tool.name(),
             AgentTool::SubAgent(tool) => &tool.name,
+            AgentTool::Remote(tool) => &tool.name,
             AgentTool::Handoff(tool) => &tool.name,
         }
     }
@@ -310,6 +313,7 @@ impl AgentTool {
             AgentTool::Plain(tool) => tool.description(),
             AgentTool::AskUser(tool) => tool.description(),
             AgentTool::SubAgent(tool) => &tool.description,
+            AgentTool::Remote(tool) => &tool.description,
             AgentTool::Handoff(tool) => &tool.description,
         }
     }
@@ -319,6 +323,7 @@ impl AgentTool {
             AgentTool::Plain(tool) => tool.parameters(),
             AgentTool::AskUser(tool) => tool.parameters(),
             AgentTool::SubAgent(tool) => &tool.parameters,
+            AgentTool::Remote(tool) => &tool.parameters,
             AgentTool::Handoff(tool) => tool.parameters(),
         }
     }
@@ -328,6 +333,7 @@ impl AgentTool {
         match self {
             AgentTool::Plain(tool) => tool.sequential(),
             AgentTool::SubAgent(tool) => tool.sequential,
+            AgentTool::Remote(tool) => tool.sequential,
             AgentTool::AskUser(_) | AgentTool::Handoff(_) => true,
         }
     }
@@ -338,7 +344,10 @@ impl AgentTool {
     pub fn rerun_harmless(&self) -> bool {
         match self {
             AgentTool::Plain(tool) => tool.idempotent(),
-            AgentTool::AskUser(_) | AgentTool::SubAgent(_) | AgentTool::Handoff(_) => false,
+            AgentTool::AskUser(_)
+            | AgentTool::SubAgent(_)
+            | AgentTool::Remote(_)
+            | AgentTool::Handoff(_) => false,
         }
     }
 

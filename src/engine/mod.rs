@@ -15,6 +15,7 @@ pub mod middleware;
 pub mod outcome;
 pub mod pending;
 pub mod plan;
+pub mod remote;
 pub mod resume;
 pub mod run;
 pub mod scheduler;

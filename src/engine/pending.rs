@@ -36,6 +36,13 @@ pub enum Pending {
         state: Box<AgentState>,
         pending: Box<Pending>,
     },
+    /// The remote agent behind `call` asked `question`: the answer is sent to its task as
+    /// a follow-up message, and what the task then answers becomes the call's result.
+    Remote {
+        call: ToolCall,
+        question: String,
+        task: super::remote::RemoteTask,
+    },
 }
 
 /// A call waiting for approval, and the rule that asked.
@@ -81,6 +88,12 @@ impl Pending {
                 call,
                 agent: None,
             }),
+            Pending::Remote { call, question, .. } => Some(Asked {
+                question,
+                id: None,
+                call,
+                agent: Some(call.name.as_str()),
+            }),
             Pending::SubAgent { agent, pending, .. } => {
                 let inner = pending.asked()?;
                 Some(Asked {
@@ -104,7 +117,8 @@ impl Pending {
             }
             Pending::ToolsInFlight { .. }
             | Pending::InputRequired { .. }
-            | Pending::FormRequired { .. } => None,
+            | Pending::FormRequired { .. }
+            | Pending::Remote { .. } => None,
         }
     }
 
