@@ -319,3 +319,40 @@ tools:
         .any_stderr()
         .run();
 }
+
+#[test]
+fn a_remote_call_carries_the_runs_trace_context() {
+    let agents = RemoteAgents::start();
+    // Export to a port where nothing listens: the run's spans exist all the same.
+    let closed = TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    Test::new()
+        .agent(&calling(&agents.url("reviewer"), ""))
+        .env("REVIEW_TOKEN", TOKEN)
+        .env(
+            "OTEL_EXPORTER_OTLP_ENDPOINT",
+            &format!("http://127.0.0.1:{closed}"),
+        )
+        .env(
+            "TRACEPARENT",
+            "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01",
+        )
+        .reply(Reply::tool_call("review", json!({"message": "traced"})))
+        .reply(Reply::text("Done."))
+        .any_stderr()
+        .run();
+    let received = agents.received();
+    let sent = received
+        .iter()
+        .find(|r| r["method"] == "SendStreamingMessage")
+        .unwrap();
+    let traceparent = sent["traceparent"].as_str().unwrap_or_default();
+    assert!(
+        traceparent.starts_with("00-0af7651916cd43dd8448eb211c80319c-")
+            && !traceparent.contains("b7ad6b7169203331"),
+        "the call is not in the run's trace: {traceparent:?}"
+    );
+}

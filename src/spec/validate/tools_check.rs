@@ -205,14 +205,13 @@ impl Validator {
                 .with_hint("keep `agent:` to run the agent here, or `a2a:` to call it over A2A"),
             );
         }
-        if let Some(Value::String(url)) = a2a.get("url") {
-            if let Err(problem) = crate::a2a::client::check_url(url) {
-                let url_at = pointer_push(&a2a_at, "url");
-                self.diagnostics.push(
-                    Diagnostic::error(file.path, file.doc.value_position(&url_at), Code::InvalidValue, &url_at, problem.0)
-                        .with_hint("the agent's JSON-RPC endpoint, e.g. https://host/a2a/reviewer"),
-                );
-            }
+        if let Some(problem) = a2a.get("url").and_then(Value::as_str).and_then(url_problem) {
+            let url_at = pointer_push(&a2a_at, "url");
+            let position = file.doc.value_position(&url_at);
+            self.diagnostics.push(
+                Diagnostic::error(file.path, position, Code::InvalidValue, &url_at, problem)
+                    .with_hint("the agent's JSON-RPC endpoint, e.g. https://host/a2a/reviewer"),
+            );
         }
         let Some(Value::Object(headers)) = a2a.get("headers") else {
             return;
@@ -370,4 +369,13 @@ fn reads_env(source: &str) -> bool {
         let expression = expression.split("}}").next().unwrap_or_default();
         expression.trim_start().starts_with("env.")
     })
+}
+
+/// Why `url` cannot be a remote agent's endpoint: not a URL, or not http or https.
+fn url_problem(url: &str) -> Option<String> {
+    match reqwest::Url::parse(url) {
+        Ok(parsed) if matches!(parsed.scheme(), "http" | "https") => None,
+        Ok(parsed) => Some(format!("`url` must be http or https, not `{}`", parsed.scheme())),
+        Err(error) => Some(format!("`url` is not a valid URL: {error}")),
+    }
 }
