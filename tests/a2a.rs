@@ -356,3 +356,48 @@ fn a_remote_call_carries_the_runs_trace_context() {
         "the call is not in the run's trace: {traceparent:?}"
     );
 }
+
+#[test]
+fn validate_warns_of_a_token_sent_in_clear_text_off_loopback() {
+    Test::new()
+        .agent(
+            r#"env: [REVIEW_TOKEN]
+tools:
+  - name: review
+    description: Reviews a change.
+    a2a:
+      url: http://agents.example.com/a2a/reviewer
+      headers: { Authorization: "Bearer {{ env.REVIEW_TOKEN }}" }
+  - name: local
+    description: Reviews a change here.
+    a2a:
+      url: http://127.0.0.1:4100/a2a/reviewer
+      headers: { Authorization: "Bearer {{ env.REVIEW_TOKEN }}" }
+"#,
+        )
+        .command(["validate", "agent.yaml"])
+        .stdout_contains("agent.yaml:8:12: warning[invalid-value]: the headers would travel to `agents.example.com` in clear text")
+        .any_stderr()
+        .run();
+}
+
+#[test]
+fn a_remote_answer_past_its_bound_is_a_tool_error() {
+    let agents = RemoteAgents::start();
+    let ran = Test::new()
+        .agent(&calling(&agents.url("flood"), ""))
+        .env("REVIEW_TOKEN", TOKEN)
+        .reply(Reply::tool_call("review", json!({"message": "everything"})))
+        .reply(Reply::text("Too much."))
+        .run();
+    let result = tool_result(&ran);
+    assert!(
+        result.contains("larger than 1048576 bytes") || result.contains("longer than 1048576"),
+        "{result}"
+    );
+    assert!(
+        result.len() < 1000,
+        "the flood reached the model: {} bytes",
+        result.len()
+    );
+}

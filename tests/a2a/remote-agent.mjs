@@ -6,6 +6,7 @@
 //   /asker     asks a question (input-required), then answers with the follow-up's text
 //   /failer    fails with a message (its card says: no streaming, so SendMessage is used)
 //   /slow      works until it is cancelled with CancelTask (at most 60 s), then is canceled
+//   /flood     answers with an artifact larger than runner accepts (2 MiB of text)
 //
 // Each agent's card is at /NAME/.well-known/agent-card.json and its JSON-RPC endpoint at
 // /NAME. Every request's method and headers that matter (Authorization, traceparent,
@@ -69,6 +70,11 @@ const executors = {
   failer: async (ctx, bus) => {
     bus.publish(task(ctx));
     bus.publish(status(ctx, TaskState.TASK_STATE_FAILED, 'the change is too large to review'));
+  },
+  flood: async (ctx, bus) => {
+    bus.publish(task(ctx));
+    bus.publish(artifact(ctx, 'x'.repeat(2 << 20)));
+    bus.publish(status(ctx, TaskState.TASK_STATE_COMPLETED));
   },
   slow: async (ctx, bus) => {
     bus.publish(task(ctx));

@@ -216,6 +216,21 @@ impl Validator {
         let Some(Value::Object(headers)) = a2a.get("headers") else {
             return;
         };
+        if let Some(host) = a2a.get("url").and_then(Value::as_str).and_then(cleartext_host)
+            && !headers.is_empty()
+        {
+            let url_at = pointer_push(&a2a_at, "url");
+            self.diagnostics.push(
+                Diagnostic::warning(
+                    file.path,
+                    file.doc.value_position(&url_at),
+                    Code::InvalidValue,
+                    &url_at,
+                    format!("the headers would travel to `{host}` in clear text (`http`, off loopback)"),
+                )
+                .with_hint("use an https URL for a remote agent that takes a token"),
+            );
+        }
         let scope = TemplateScope {
             variables: BTreeSet::new(),
             env: env.clone(),
@@ -378,4 +393,15 @@ fn url_problem(url: &str) -> Option<String> {
         Ok(parsed) => Some(format!("`url` must be http or https, not `{}`", parsed.scheme())),
         Err(error) => Some(format!("`url` is not a valid URL: {error}")),
     }
+}
+
+/// The host of an `http` URL that is not on loopback (a token sent there can be read on
+/// the way).
+fn cleartext_host(url: &str) -> Option<String> {
+    let parsed = reqwest::Url::parse(url).ok()?;
+    let host = parsed.host_str()?.to_string();
+    let bare = host.trim_start_matches('[').trim_end_matches(']');
+    let loopback = bare.eq_ignore_ascii_case("localhost")
+        || bare.parse::<std::net::IpAddr>().is_ok_and(|ip| ip.is_loopback());
+    (parsed.scheme() == "http" && !loopback).then_some(host)
 }
