@@ -401,3 +401,25 @@ fn a_remote_answer_past_its_bound_is_a_tool_error() {
         result.len()
     );
 }
+
+#[test]
+fn arguments_without_a_prompt_go_as_a_data_part() {
+    let agents = RemoteAgents::start();
+    let parameters = "    parameters: { type: object, properties: { diff: { type: string } }, required: [diff] }\n";
+    let ran = Test::new()
+        .agent(&calling(&agents.url("reviewer"), parameters))
+        .env("REVIEW_TOKEN", TOKEN)
+        .reply(Reply::tool_call("review", json!({"diff": "-a\n+b"})))
+        .reply(Reply::text("Done."))
+        .run();
+    let received = agents.received();
+    let sent = received
+        .iter()
+        .find(|r| r["method"] == "SendStreamingMessage")
+        .unwrap();
+    assert_eq!(
+        sent["params"]["message"]["parts"],
+        json!([{"data": {"diff": "-a\n+b"}}])
+    );
+    assert_eq!(tool_result(&ran), r#"Reviewed: {"diff":"-a\n+b"}"#);
+}

@@ -7,8 +7,6 @@
 //! fields left out. Nothing here does I/O: the server (`serve::a2a`) and a client build on it.
 
 mod artifact;
-pub mod cassette;
-pub mod client;
 mod card;
 mod error;
 mod event;

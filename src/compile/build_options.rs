@@ -13,5 +13,5 @@ pub struct BuildOptions {
     /// The MCP servers' exchanges of the `--replay` cassette.
     pub mcp_replay: Option<Arc<McpReplay>>,
     /// The remote A2A agents' exchanges of the `--replay` cassette.
-    pub a2a_replay: Option<Arc<crate::a2a::cassette::A2aReplay>>,
+    pub a2a_replay: Option<Arc<crate::a2a_client::cassette::A2aReplay>>,
 }

@@ -52,19 +52,26 @@ pub fn remote_tool(
             // Headers carry credentials: no tool result, event or cassette may show them.
             remember_tokens(input, value, true);
             let field = format!("a2a.headers.{name}");
-            Ok((name.clone(), render_field(input.templates(), &field, value, input.context)?))
+            Ok((
+                name.clone(),
+                render_field(input.templates(), &field, value, input.context)?,
+            ))
         })
         .collect::<Result<Vec<_>, CompileError>>()?;
     for (_, value) in &headers {
         crate::log::secret(value);
     }
-    let timeout = spec.a2a.timeout.as_ref().map_or(DEFAULT_REMOTE_TIMEOUT, |t| t.0);
-    let agent = A2aRemote::new(&spec.a2a.url, headers, timeout, cassette(input.build))
-        .map_err(error)?;
+    let timeout = spec
+        .a2a
+        .timeout
+        .as_ref()
+        .map_or(DEFAULT_REMOTE_TIMEOUT, |t| t.0);
+    let agent =
+        A2aRemote::new(&spec.a2a.url, headers, timeout, cassette(input.build)).map_err(error)?;
     Ok(Arc::new(RemoteAgentTool {
         name: spec.name.clone(),
         description: spec.description.clone(),
-        prompt: tool_prompt(input, source, &parameters),
+        prompt: source.map(|source| tool_prompt(input, Some(source), &parameters)),
         parameters,
         sequential: spec.sequential,
         validator,

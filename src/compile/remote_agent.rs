@@ -10,9 +10,9 @@ use std::time::Duration;
 use serde_json::Value;
 use tokio::sync::OnceCell;
 
-use crate::a2a::cassette::{A2aExchange, A2aRecorder, A2aReplay};
-use crate::a2a::client::{Client, ClientError};
 use crate::a2a::{Message, Part, PartContent, SendMessageRequest, StreamResponse, TaskState};
+use crate::a2a_client::cassette::{A2aExchange, A2aRecorder, A2aReplay};
+use crate::a2a_client::client::{Client, ClientError};
 use crate::engine::remote::{
     RemoteAgent, RemoteReply, RemoteRequest, RemoteTask, RemoteUpdate, UpdateSink,
 };
@@ -64,11 +64,22 @@ impl A2aRemote {
         })
     }
 
-    async fn live(&self, request: &RemoteRequest, updates: UpdateSink<'_>) -> Result<RemoteReply, String> {
-        let task = request.task.as_ref().map(|t| (t.task_id.as_str(), t.context_id.as_str()));
+    async fn live(
+        &self,
+        request: &RemoteRequest,
+        updates: UpdateSink<'_>,
+    ) -> Result<RemoteReply, String> {
+        let task = request
+            .task
+            .as_ref()
+            .map(|t| (t.task_id.as_str(), t.context_id.as_str()));
         let mut exchange = A2aExchange::new(self.client.url(), &request.text, task);
         let mut fold = Fold::default();
-        let sent = tokio::time::timeout(self.timeout, self.exchange(request, &mut fold, updates, &mut exchange)).await;
+        let sent = tokio::time::timeout(
+            self.timeout,
+            self.exchange(request, &mut fold, updates, &mut exchange),
+        )
+        .await;
         let outcome = match sent {
             Ok(Ok(())) => fold.reply(),
             Ok(Err(error)) => Err(error.0),
@@ -90,7 +101,12 @@ impl A2aRemote {
     ) -> Result<(), ClientError> {
         let streams = *self
             .streams
-            .get_or_try_init(|| async { self.client.card().await.map(|card| card.capabilities.streaming.unwrap_or(false)) })
+            .get_or_try_init(|| async {
+                self.client
+                    .card()
+                    .await
+                    .map(|card| card.capabilities.streaming.unwrap_or(false))
+            })
             .await?;
         let record = self.recorder.is_some();
         let mut on_event = |event: StreamResponse| {
@@ -99,7 +115,9 @@ impl A2aRemote {
             }
             fold.take(event, updates)
         };
-        self.client.send(&send_request(request), streams, &mut on_event).await
+        self.client
+            .send(&send_request(request), streams, &mut on_event)
+            .await
     }
 
     /// The call ran out of time: its task is cancelled, and the error says so.
@@ -110,12 +128,21 @@ impl A2aRemote {
         };
         match tokio::time::timeout(CANCEL_TIMEOUT, self.client.cancel(&task.task_id)).await {
             Ok(Ok(())) => format!("no answer within {limit} (a2a.timeout); its task was cancelled"),
-            Ok(Err(error)) => format!("no answer within {limit} (a2a.timeout); cancelling its task failed: {error}"),
-            Err(_) => format!("no answer within {limit} (a2a.timeout); cancelling its task timed out"),
+            Ok(Err(error)) => format!(
+                "no answer within {limit} (a2a.timeout); cancelling its task failed: {error}"
+            ),
+            Err(_) => {
+                format!("no answer within {limit} (a2a.timeout); cancelling its task timed out")
+            }
         }
     }
 
-    fn replayed(&self, replay: &A2aReplay, request: &RemoteRequest, updates: UpdateSink<'_>) -> Result<RemoteReply, String> {
+    fn replayed(
+        &self,
+        replay: &A2aReplay,
+        request: &RemoteRequest,
+        updates: UpdateSink<'_>,
+    ) -> Result<RemoteReply, String> {
         let exchange = replay.answer(self.client.url(), &request.text)?;
         let mut fold = Fold::default();
         for event in exchange.events {
@@ -133,7 +160,11 @@ impl RemoteAgent for A2aRemote {
         self.client.url()
     }
 
-    fn send<'a>(&'a self, request: RemoteRequest, updates: UpdateSink<'a>) -> BoxFuture<'a, Result<RemoteReply, String>> {
+    fn send<'a>(
+        &'a self,
+        request: RemoteRequest,
+        updates: UpdateSink<'a>,
+    ) -> BoxFuture<'a, Result<RemoteReply, String>> {
         Box::pin(async move {
             match &self.cassette {
                 Cassette::Replay(replay) => self.replayed(replay, &request, updates),
@@ -148,16 +179,26 @@ impl RemoteAgent for A2aRemote {
         if matches!(self.cassette, Cassette::Replay(_)) {
             return;
         }
-        let (url, headers, task_id) = (self.client.url().to_string(), self.headers.clone(), task_id.to_string());
+        let (url, headers, task_id) = (
+            self.client.url().to_string(),
+            self.headers.clone(),
+            task_id.to_string(),
+        );
         let cancelling = std::thread::spawn(move || {
-            let Ok(runtime) = tokio::runtime::Builder::new_current_thread().enable_all().build() else {
+            let Ok(runtime) = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+            else {
                 return;
             };
             runtime.block_on(async {
                 let Ok(client) = Client::new(&url, &headers, CANCEL_TIMEOUT) else {
                     return;
                 };
-                if let Err(error) = tokio::time::timeout(CANCEL_TIMEOUT, client.cancel(&task_id)).await.unwrap_or_else(|_| Err(ClientError("timed out".into()))) {
+                if let Err(error) = tokio::time::timeout(CANCEL_TIMEOUT, client.cancel(&task_id))
+                    .await
+                    .unwrap_or_else(|_| Err(ClientError("timed out".into())))
+                {
                     tracing::warn!(url = %url, "cancelling the remote task failed: {error}");
                 }
             });
@@ -168,12 +209,21 @@ impl RemoteAgent for A2aRemote {
 
 /// The message of a request: a new task's, or a follow-up on the task that asked.
 fn send_request(request: &RemoteRequest) -> SendMessageRequest {
-    let mut message = Message::user(uuid::Uuid::new_v4().to_string(), vec![Part::text(request.text.clone())]);
+    let part = match &request.data {
+        Some(data) => Part::data(data.clone()),
+        None => Part::text(request.text.clone()),
+    };
+    let mut message = Message::user(uuid::Uuid::new_v4().to_string(), vec![part]);
     if let Some(task) = &request.task {
         message.task_id = Some(task.task_id.clone());
         message.context_id = Some(task.context_id.clone());
     }
-    SendMessageRequest { tenant: None, message, configuration: None, metadata: None }
+    SendMessageRequest {
+        tenant: None,
+        message,
+        configuration: None,
+        metadata: None,
+    }
 }
 
 /// What the events of one call add up to.
@@ -194,18 +244,28 @@ impl Fold {
     fn take(&mut self, event: StreamResponse, updates: UpdateSink<'_>) -> Result<(), ClientError> {
         match event {
             StreamResponse::Task(task) => {
-                let remote = RemoteTask { task_id: task.id.clone(), context_id: task.context_id.clone() };
+                let remote = RemoteTask {
+                    task_id: task.id.clone(),
+                    context_id: task.context_id.clone(),
+                };
                 for artifact in task.artifacts {
                     self.artifact(artifact.artifact_id, artifact.parts, false)?;
                 }
                 self.status(remote, task.status, updates);
             }
             StreamResponse::StatusUpdate(update) => {
-                let remote = RemoteTask { task_id: update.task_id, context_id: update.context_id };
+                let remote = RemoteTask {
+                    task_id: update.task_id,
+                    context_id: update.context_id,
+                };
                 self.status(remote, update.status, updates);
             }
             StreamResponse::ArtifactUpdate(update) => {
-                self.artifact(update.artifact.artifact_id, update.artifact.parts, update.append)?;
+                self.artifact(
+                    update.artifact.artifact_id,
+                    update.artifact.parts,
+                    update.append,
+                )?;
             }
             StreamResponse::Message(message) => {
                 self.chars += message.text().map_or(0, |t| t.chars().count());
@@ -216,14 +276,23 @@ impl Fold {
         Ok(())
     }
 
-    fn status(&mut self, task: RemoteTask, status: crate::a2a::TaskStatus, updates: UpdateSink<'_>) {
+    fn status(
+        &mut self,
+        task: RemoteTask,
+        status: crate::a2a::TaskStatus,
+        updates: UpdateSink<'_>,
+    ) {
         let text = status.message.as_ref().and_then(Message::text);
         let state = serde_json::to_value(status.state)
             .ok()
             .and_then(|v| v.as_str().map(str::to_string))
             .unwrap_or_default();
         let text = text.map(|t| crate::provider::shorten(&t, 4_000));
-        updates(RemoteUpdate { task: task.clone(), state, message: text.clone() });
+        updates(RemoteUpdate {
+            task: task.clone(),
+            state,
+            message: text.clone(),
+        });
         self.task = Some(task);
         self.state = Some(status.state);
         self.status_text = text.or(self.status_text.take());
@@ -242,7 +311,9 @@ impl Fold {
 
     fn bounded(&self) -> Result<(), ClientError> {
         match self.chars > MAX_ANSWER_CHARS {
-            true => Err(ClientError(format!("the remote agent's answer is longer than {MAX_ANSWER_CHARS} characters"))),
+            true => Err(ClientError(format!(
+                "the remote agent's answer is longer than {MAX_ANSWER_CHARS} characters"
+            ))),
             false => Ok(()),
         }
     }
@@ -260,29 +331,46 @@ impl Fold {
         let said = self.status_text.unwrap_or_default();
         match state {
             TaskState::Completed => {
-                let parts: Vec<Part> = self.artifacts.into_iter().flat_map(|(_, parts)| parts).collect();
+                let parts: Vec<Part> = self
+                    .artifacts
+                    .into_iter()
+                    .flat_map(|(_, parts)| parts)
+                    .collect();
                 match parts.is_empty() {
                     true => Ok(RemoteReply::Completed(Value::String(said))),
                     false => Ok(RemoteReply::Completed(answer(&parts))),
                 }
             }
-            TaskState::InputRequired => Ok(RemoteReply::InputRequired { task, question: said }),
-            TaskState::Failed | TaskState::Rejected | TaskState::Canceled | TaskState::AuthRequired => {
-                let state = serde_json::to_value(state).ok().and_then(|v| v.as_str().map(str::to_string)).unwrap_or_default();
+            TaskState::InputRequired => Ok(RemoteReply::InputRequired {
+                task,
+                question: said,
+            }),
+            TaskState::Failed
+            | TaskState::Rejected
+            | TaskState::Canceled
+            | TaskState::AuthRequired => {
+                let state = serde_json::to_value(state)
+                    .ok()
+                    .and_then(|v| v.as_str().map(str::to_string))
+                    .unwrap_or_default();
                 let message = match said.is_empty() {
                     true => "(no message)".to_string(),
                     false => said,
                 };
                 Ok(RemoteReply::Failed { state, message })
             }
-            other => Err(format!("the remote agent's answer ended with its task still {other:?}")),
+            other => Err(format!(
+                "the remote agent's answer ended with its task still {other:?}"
+            )),
         }
     }
 }
 
 fn part_chars(part: &Part) -> usize {
     match &part.content {
-        PartContent::Text(text) | PartContent::Url(text) | PartContent::Raw(text) => text.chars().count(),
+        PartContent::Text(text) | PartContent::Url(text) | PartContent::Raw(text) => {
+            text.chars().count()
+        }
         PartContent::Data(value) => value.to_string().chars().count(),
     }
 }
@@ -301,7 +389,9 @@ fn answer(parts: &[Part]) -> Value {
             PartContent::Text(text) => text.clone(),
             PartContent::Data(value) => value.to_string(),
             PartContent::Url(url) => format!("[file: {url}]"),
-            PartContent::Raw(_) => format!("[file: {}]", part.filename.as_deref().unwrap_or("bytes")),
+            PartContent::Raw(_) => {
+                format!("[file: {}]", part.filename.as_deref().unwrap_or("bytes"))
+            }
         })
         .collect();
     Value::String(texts.join("\n"))

@@ -24,10 +24,12 @@ use crate::tools::{ArgsValidator, ToolOutput};
 /// The most characters a message sent to a remote agent may have.
 pub const MAX_MESSAGE_CHARS: usize = 1 << 20;
 
-/// What is sent: the text, and the task it continues (an answer to its question).
+/// What is sent: the text, or the call's arguments as data (then `text` is their JSON),
+/// and the task it continues (an answer to its question).
 #[derive(Debug, Clone, PartialEq)]
 pub struct RemoteRequest {
     pub text: String,
+    pub data: Option<Value>,
     pub task: Option<RemoteTask>,
 }
 
@@ -85,7 +87,8 @@ pub struct RemoteAgentTool {
     pub parameters: Value,
     pub sequential: bool,
     pub validator: ArgsValidator,
-    pub prompt: Arc<dyn PromptRenderer>,
+    /// The message's text from the arguments; `None`: the arguments go as a data part.
+    pub prompt: Option<Arc<dyn PromptRenderer>>,
     pub agent: Arc<dyn RemoteAgent>,
 }
 
@@ -104,14 +107,25 @@ impl RemoteAgentTool {
             );
             return ToolOutput::error(message).into();
         }
-        let text = match self.prompt.render(&arguments) {
-            Ok(text) => text,
-            Err(message) => {
-                let message = format!("cannot render the prompt of `{}`: {message}", self.name);
-                return ToolOutput::error(message).into();
-            }
+        let request = match &self.prompt {
+            Some(prompt) => match prompt.render(&arguments) {
+                Ok(text) => RemoteRequest {
+                    text,
+                    data: None,
+                    task: None,
+                },
+                Err(message) => {
+                    let message = format!("cannot render the prompt of `{}`: {message}", self.name);
+                    return ToolOutput::error(message).into();
+                }
+            },
+            None => RemoteRequest {
+                text: arguments.to_string(),
+                data: Some(arguments),
+                task: None,
+            },
         };
-        self.call(RemoteRequest { text, task: None }, caller, call_id).await
+        self.call(request, caller, call_id).await
     }
 
     /// Sends the answer to the question the remote task asked, and follows it on.
@@ -122,7 +136,12 @@ impl RemoteAgentTool {
         caller: &CallerRun,
         call_id: &str,
     ) -> Called {
-        self.call(RemoteRequest { text: answer, task: Some(task) }, caller, call_id).await
+        let request = RemoteRequest {
+            text: answer,
+            data: None,
+            task: Some(task),
+        };
+        self.call(request, caller, call_id).await
     }
 
     async fn call(&self, request: RemoteRequest, caller: &CallerRun, call_id: &str) -> Called {
@@ -145,8 +164,17 @@ impl RemoteAgentTool {
             remote: Some(url.clone()),
         });
         let prompt = request.text.clone();
-        let in_flight = InFlight { agent: self.agent.clone(), task: Mutex::new(None) };
-        let updates = Updates { emitter: &child, caller, call_id, tool: &self.name, in_flight: &in_flight };
+        let in_flight = InFlight {
+            agent: self.agent.clone(),
+            task: Mutex::new(None),
+        };
+        let updates = Updates {
+            emitter: &child,
+            caller,
+            call_id,
+            tool: &self.name,
+            in_flight: &in_flight,
+        };
         let sink = |update: RemoteUpdate| updates.emit(update);
         let reply = self.agent.send(request, &sink).await;
         in_flight.done();

@@ -111,7 +111,14 @@ impl Settle for Answer {
                     };
                     sub.run(agent, state, ctx).await
                 }
-                (Pending::Remote { call, question, task }, Reply::Text(answer)) => {
+                (
+                    Pending::Remote {
+                        call,
+                        question,
+                        task,
+                    },
+                    Reply::Text(answer),
+                ) => {
                     ctx.emitter.emit(UserInputProvided {
                         question: question.clone(),
                         answer: answer.clone(),
@@ -284,7 +291,10 @@ impl RemoteResume<'_> {
                     question,
                     task: *task,
                 };
-                Err(Halt::new(state, HaltReason::InputRequired(Box::new(pending))))
+                Err(Halt::new(
+                    state,
+                    HaltReason::InputRequired(Box::new(pending)),
+                ))
             }
             effect => {
                 let state = match effect {

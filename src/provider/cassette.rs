@@ -182,7 +182,7 @@ pub fn is_mcp_line(line: &str) -> bool {
     serde_json::from_str::<Kind>(line).is_ok_and(|kind| kind.mcp.is_some())
 }
 
-/// Whether a cassette line is a remote A2A agent's exchange (`crate::a2a::cassette`'s, with
+/// Whether a cassette line is a remote A2A agent's exchange (`crate::a2a_client::cassette`'s, with
 /// an `a2a` key) rather than a model exchange.
 pub fn is_a2a_line(line: &str) -> bool {
     #[derive(Deserialize)]

@@ -12,7 +12,8 @@ use serde::Serialize;
 use serde_json::Value;
 
 use super::cassette::{
-    CASSETTE_VERSION, Exchange, cassette_lines, io_error, is_a2a_line, is_mcp_line, normalize_request,
+    CASSETTE_VERSION, Exchange, cassette_lines, io_error, is_a2a_line, is_mcp_line,
+    normalize_request,
 };
 use super::error::{ErrorKind, ProviderError, shorten};
 use super::scripted::{ScriptedResponse, ScriptedToolCall, ScriptedUsage, render};

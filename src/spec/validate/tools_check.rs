@@ -216,7 +216,10 @@ impl Validator {
         let Some(Value::Object(headers)) = a2a.get("headers") else {
             return;
         };
-        if let Some(host) = a2a.get("url").and_then(Value::as_str).and_then(cleartext_host)
+        if let Some(host) = a2a
+            .get("url")
+            .and_then(Value::as_str)
+            .and_then(cleartext_host)
             && !headers.is_empty()
         {
             let url_at = pointer_push(&a2a_at, "url");
@@ -226,7 +229,9 @@ impl Validator {
                     file.doc.value_position(&url_at),
                     Code::InvalidValue,
                     &url_at,
-                    format!("the headers would travel to `{host}` in clear text (`http`, off loopback)"),
+                    format!(
+                        "the headers would travel to `{host}` in clear text (`http`, off loopback)"
+                    ),
                 )
                 .with_hint("use an https URL for a remote agent that takes a token"),
             );
@@ -390,7 +395,10 @@ fn reads_env(source: &str) -> bool {
 fn url_problem(url: &str) -> Option<String> {
     match reqwest::Url::parse(url) {
         Ok(parsed) if matches!(parsed.scheme(), "http" | "https") => None,
-        Ok(parsed) => Some(format!("`url` must be http or https, not `{}`", parsed.scheme())),
+        Ok(parsed) => Some(format!(
+            "`url` must be http or https, not `{}`",
+            parsed.scheme()
+        )),
         Err(error) => Some(format!("`url` is not a valid URL: {error}")),
     }
 }
@@ -402,6 +410,8 @@ fn cleartext_host(url: &str) -> Option<String> {
     let host = parsed.host_str()?.to_string();
     let bare = host.trim_start_matches('[').trim_end_matches(']');
     let loopback = bare.eq_ignore_ascii_case("localhost")
-        || bare.parse::<std::net::IpAddr>().is_ok_and(|ip| ip.is_loopback());
+        || bare
+            .parse::<std::net::IpAddr>()
+            .is_ok_and(|ip| ip.is_loopback());
     (parsed.scheme() == "http" && !loopback).then_some(host)
 }

@@ -10,7 +10,7 @@ use std::sync::{Arc, Mutex};
 
 use serde::{Deserialize, Serialize};
 
-use super::StreamResponse;
+use crate::a2a::StreamResponse;
 use crate::provider::{CASSETTE_VERSION, CassetteRecorder, Secret, cassette_lines, is_a2a_line};
 use crate::sync::lock;
 
@@ -62,7 +62,10 @@ pub struct A2aRecorder {
 impl A2aRecorder {
     /// `headers`: their values are redacted from every line.
     pub fn new(cassette: Arc<CassetteRecorder>, headers: &[(String, String)]) -> Self {
-        let secrets = headers.iter().map(|(_, value)| Secret::new(value.clone())).collect();
+        let secrets = headers
+            .iter()
+            .map(|(_, value)| Secret::new(value.clone()))
+            .collect();
         A2aRecorder { cassette, secrets }
     }
 
@@ -103,7 +106,11 @@ impl A2aReplay {
             exchanges.push(exchange);
         }
         let used = Mutex::new(vec![false; exchanges.len()]);
-        Ok(Arc::new(A2aReplay { path: path.to_path_buf(), exchanges, used }))
+        Ok(Arc::new(A2aReplay {
+            path: path.to_path_buf(),
+            exchanges,
+            used,
+        }))
     }
 
     /// The recording of the first unused message with this URL and text.

@@ -13,7 +13,7 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
-use super::{
+use crate::a2a::{
     AGENT_CARD_PATH, AgentCard, CancelTaskRequest, JsonRpcRequest, JsonRpcResponse, Method,
     PROTOCOL_VERSION, RequestId, SendMessageRequest, SendMessageResponse, StreamResponse,
     VERSION_HEADER,
@@ -43,7 +43,10 @@ impl std::fmt::Debug for Client {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         // The headers carry tokens: only their names are shown.
         let names: Vec<&str> = self.headers.keys().map(HeaderName::as_str).collect();
-        f.debug_struct("Client").field("url", &self.url.as_str()).field("headers", &names).finish()
+        f.debug_struct("Client")
+            .field("url", &self.url.as_str())
+            .field("headers", &names)
+            .finish()
     }
 }
 
@@ -56,7 +59,11 @@ impl Client {
     ) -> Result<Self, ClientError> {
         let parsed = check_url(url)?;
         let http = crate::provider::http_client(connect_timeout, url).map_err(ClientError)?;
-        Ok(Client { http, url: parsed, headers: header_map(headers)? })
+        Ok(Client {
+            http,
+            url: parsed,
+            headers: header_map(headers)?,
+        })
     }
 
     /// The URL requests go to.
@@ -74,14 +81,24 @@ impl Client {
             .headers(self.request_headers())
             .send()
             .await
-            .map_err(|e| ClientError(format!("cannot fetch the agent card at {card_url}: {}", chain(&e))))?;
+            .map_err(|e| {
+                ClientError(format!(
+                    "cannot fetch the agent card at {card_url}: {}",
+                    chain(&e)
+                ))
+            })?;
         let status = response.status();
         let body = read_bounded(response, MAX_BODY_BYTES).await?;
         if !status.is_success() {
-            return Err(ClientError(format!("the agent card at {card_url} answered HTTP {status}")));
+            return Err(ClientError(format!(
+                "the agent card at {card_url} answered HTTP {status}"
+            )));
         }
-        serde_json::from_slice(&body)
-            .map_err(|e| ClientError(format!("the agent card at {card_url} is not an A2A 1.0 card: {e}")))
+        serde_json::from_slice(&body).map_err(|e| {
+            ClientError(format!(
+                "the agent card at {card_url} is not an A2A 1.0 card: {e}"
+            ))
+        })
     }
 
     /// Sends a message, streamed (`SendStreamingMessage`) or not (`SendMessage`); each event
@@ -116,8 +133,14 @@ impl Client {
 
     /// Cancels a task (`CancelTask`).
     pub async fn cancel(&self, task_id: &str) -> Result<(), ClientError> {
-        let request = CancelTaskRequest { tenant: None, id: task_id.to_string(), metadata: None };
-        self.call::<Value>(Method::CancelTask, &request).await.map(|_| ())
+        let request = CancelTaskRequest {
+            tenant: None,
+            id: task_id.to_string(),
+            metadata: None,
+        };
+        self.call::<Value>(Method::CancelTask, &request)
+            .await
+            .map(|_| ())
     }
 
     async fn call<T: DeserializeOwned>(
@@ -149,7 +172,9 @@ impl Client {
         if status.is_success() {
             return Ok(response);
         }
-        let body = read_bounded(response, MAX_BODY_BYTES).await.unwrap_or_default();
+        let body = read_bounded(response, MAX_BODY_BYTES)
+            .await
+            .unwrap_or_default();
         match parse_response::<Value>(&body).ok().and_then(|r| r.error) {
             Some(error) => Err(rpc_error(&error)),
             None => Err(ClientError(format!("{} answered HTTP {status}", self.url))),
@@ -158,11 +183,16 @@ impl Client {
 
     fn request_headers(&self) -> HeaderMap {
         let mut headers = self.headers.clone();
-        headers.insert(HeaderName::from_static("a2a-version"), HeaderValue::from_static(PROTOCOL_VERSION));
+        headers.insert(
+            HeaderName::from_static("a2a-version"),
+            HeaderValue::from_static(PROTOCOL_VERSION),
+        );
         // A trace in progress continues at the remote agent; a header the file sets wins.
         for (name, value) in crate::trace_env::headers() {
             if let Ok(value) = HeaderValue::from_str(&value) {
-                headers.entry(HeaderName::from_static(name)).or_insert(value);
+                headers
+                    .entry(HeaderName::from_static(name))
+                    .or_insert(value);
             }
         }
         debug_assert!(VERSION_HEADER.eq_ignore_ascii_case("a2a-version"));
@@ -174,7 +204,10 @@ impl Client {
 pub fn check_url(url: &str) -> Result<reqwest::Url, ClientError> {
     match reqwest::Url::parse(url) {
         Ok(parsed) if matches!(parsed.scheme(), "http" | "https") => Ok(parsed),
-        Ok(parsed) => Err(ClientError(format!("`url` must be http or https, not `{}`", parsed.scheme()))),
+        Ok(parsed) => Err(ClientError(format!(
+            "`url` must be http or https, not `{}`",
+            parsed.scheme()
+        ))),
         Err(error) => Err(ClientError(format!("`url` is not a valid URL: {error}"))),
     }
 }
@@ -187,7 +220,9 @@ fn header_map(headers: &[(String, String)]) -> Result<HeaderMap, ClientError> {
             .map_err(|_| ClientError(format!("header `{name}` is not a valid header name")))?;
         // The message never repeats the value: it usually carries a token.
         let mut value = HeaderValue::from_str(value).map_err(|_| {
-            ClientError(format!("the value of header `{name}` is not a valid header value (after rendering)"))
+            ClientError(format!(
+                "the value of header `{name}` is not a valid header value (after rendering)"
+            ))
         })?;
         value.set_sensitive(true);
         map.insert(header, value);
@@ -196,28 +231,45 @@ fn header_map(headers: &[(String, String)]) -> Result<HeaderMap, ClientError> {
 }
 
 fn parse_response<T: DeserializeOwned>(body: &[u8]) -> Result<JsonRpcResponse<T>, ClientError> {
-    serde_json::from_slice(body)
-        .map_err(|e| ClientError(format!("the remote agent's answer is not an A2A 1.0 JSON-RPC response: {e}")))
+    serde_json::from_slice(body).map_err(|e| {
+        ClientError(format!(
+            "the remote agent's answer is not an A2A 1.0 JSON-RPC response: {e}"
+        ))
+    })
 }
 
 fn result_of<T>(response: JsonRpcResponse<T>) -> Result<T, ClientError> {
     match (response.result, response.error) {
         (_, Some(error)) => Err(rpc_error(&error)),
         (Some(result), None) => Ok(result),
-        (None, None) => Err(ClientError("the remote agent's answer has neither result nor error".into())),
+        (None, None) => Err(ClientError(
+            "the remote agent's answer has neither result nor error".into(),
+        )),
     }
 }
 
-fn rpc_error(error: &super::JsonRpcError) -> ClientError {
-    ClientError(format!("the remote agent answered error {}: {}", error.code, error.message))
+fn rpc_error(error: &crate::a2a::JsonRpcError) -> ClientError {
+    ClientError(format!(
+        "the remote agent answered error {}: {}",
+        error.code, error.message
+    ))
 }
 
 /// Reads a body up to `limit` bytes; more is an error, not a cut.
-async fn read_bounded(mut response: reqwest::Response, limit: usize) -> Result<Vec<u8>, ClientError> {
+async fn read_bounded(
+    mut response: reqwest::Response,
+    limit: usize,
+) -> Result<Vec<u8>, ClientError> {
     let mut body = Vec::new();
-    while let Some(chunk) = response.chunk().await.map_err(|e| ClientError(format!("reading the answer: {}", chain(&e))))? {
+    while let Some(chunk) = response
+        .chunk()
+        .await
+        .map_err(|e| ClientError(format!("reading the answer: {}", chain(&e))))?
+    {
         if body.len() + chunk.len() > limit {
-            return Err(ClientError(format!("the remote agent's answer is larger than {limit} bytes")));
+            return Err(ClientError(format!(
+                "the remote agent's answer is larger than {limit} bytes"
+            )));
         }
         body.extend_from_slice(&chunk);
     }
@@ -244,7 +296,9 @@ async fn read_stream(
         for data in data {
             count += 1;
             if count > MAX_EVENTS {
-                return Err(ClientError(format!("the remote agent sent more than {MAX_EVENTS} events")));
+                return Err(ClientError(format!(
+                    "the remote agent sent more than {MAX_EVENTS} events"
+                )));
             }
             let answer: JsonRpcResponse<StreamResponse> = parse_response(data.as_bytes())?;
             on_event(result_of(answer)?)?;
@@ -311,7 +365,9 @@ impl SseEvents {
 }
 
 fn too_large() -> ClientError {
-    ClientError(format!("the remote agent sent an event larger than {MAX_EVENT_BYTES} bytes"))
+    ClientError(format!(
+        "the remote agent sent an event larger than {MAX_EVENT_BYTES} bytes"
+    ))
 }
 
 /// An error and its causes, without type names.
@@ -351,11 +407,19 @@ mod tests {
         let headers = [("Authorization".to_string(), "Bearer s3cret".to_string())];
         let client = Client::new("http://127.0.0.1:9/a", &headers, Duration::from_secs(1)).unwrap();
         let shown = format!("{client:?}");
-        assert!(shown.contains("authorization") && !shown.contains("s3cret"), "{shown}");
+        assert!(
+            shown.contains("authorization") && !shown.contains("s3cret"),
+            "{shown}"
+        );
     }
 
     #[test]
     fn only_http_urls() {
-        assert!(check_url("file:///etc/passwd").unwrap_err().0.contains("http or https"));
+        assert!(
+            check_url("file:///etc/passwd")
+                .unwrap_err()
+                .0
+                .contains("http or https")
+        );
     }
 }
