@@ -295,7 +295,7 @@ impl Fold {
         });
         self.task = Some(task);
         self.state = Some(status.state);
-        self.status_text = text.or(self.status_text.take());
+        self.status_text = text;
     }
 
     fn artifact(&mut self, id: String, parts: Vec<Part>, append: bool) -> Result<(), ClientError> {
