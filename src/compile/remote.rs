@@ -10,7 +10,7 @@ use super::mcp::remember_tokens;
 use super::remote_agent::{A2aRemote, Cassette};
 use super::subagents::tool_prompt;
 use super::{BuildOptions, CompileError, CompileInput, render_field};
-use crate::engine::remote::RemoteAgentTool;
+use crate::engine::agent::RemoteAgentTool;
 use crate::spec::tools::RemoteAgentTool as RemoteSpec;
 use crate::tools::ArgsValidator;
 

@@ -13,7 +13,7 @@ use tokio::sync::OnceCell;
 use crate::a2a::{Message, Part, PartContent, SendMessageRequest, StreamResponse, TaskState};
 use crate::a2a_client::cassette::{A2aExchange, A2aRecorder, A2aReplay};
 use crate::a2a_client::client::{Client, ClientError};
-use crate::engine::remote::{
+use crate::engine::remote_port::{
     RemoteAgent, RemoteReply, RemoteRequest, RemoteTask, RemoteUpdate, UpdateSink,
 };
 use crate::provider::{BoxFuture, CassetteRecorder};

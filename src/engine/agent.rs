@@ -287,7 +287,7 @@ pub enum AgentTool {
     AskUser(Arc<AskUserTool>),
     SubAgent(Arc<SubAgentTool>),
     /// A remote agent (A2A) used as a tool.
-    Remote(Arc<super::remote::RemoteAgentTool>),
+    Remote(Arc<RemoteAgentTool>),
     Handoff(Arc<HandoffTool>),
 }
 
@@ -414,6 +414,18 @@ pub struct SubAgentTool {
     pub validator: ArgsValidator,
     pub prompt: Arc<dyn PromptRenderer>,
     pub agent: Arc<dyn AgentFactory>,
+}
+
+/// A remote agent exposed as a tool.
+pub struct RemoteAgentTool {
+    pub name: String,
+    pub description: String,
+    pub parameters: Value,
+    pub sequential: bool,
+    pub validator: ArgsValidator,
+    /// The message's text from the arguments; `None`: the arguments go as a data part.
+    pub prompt: Option<Arc<dyn PromptRenderer>>,
+    pub agent: Arc<dyn super::remote_port::RemoteAgent>,
 }
 
 /// A transfer of the conversation to another agent.

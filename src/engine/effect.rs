@@ -37,6 +37,6 @@ pub enum ToolEffect {
     RemoteWaiting {
         tool: String,
         question: String,
-        task: Box<super::remote::RemoteTask>,
+        task: Box<super::pending::RemoteTask>,
     },
 }

@@ -16,6 +16,7 @@ pub mod outcome;
 pub mod pending;
 pub mod plan;
 pub mod remote;
+pub mod remote_port;
 pub mod resume;
 pub mod run;
 pub mod scheduler;

@@ -41,8 +41,15 @@ pub enum Pending {
     Remote {
         call: ToolCall,
         question: String,
-        task: super::remote::RemoteTask,
+        task: RemoteTask,
     },
+}
+
+/// A remote task, by its ids.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RemoteTask {
+    pub task_id: String,
+    pub context_id: String,
 }
 
 /// A call waiting for approval, and the rule that asked.

@@ -1,6 +1,6 @@
 //! Remote agents as tools: a sub-agent that runs elsewhere (an A2A agent).
 //!
-//! The engine knows only the [`RemoteAgent`] port: send a message (a new task, or a
+//! The engine knows only the [`RemoteAgent`](super::remote_port::RemoteAgent) port: send a message (a new task, or a
 //! follow-up on a task that asked a question), hear its status updates, get its answer;
 //! cancel a task. The compile layer plugs the A2A client in. A call runs one level below
 //! its caller: `agent.sub_agent.invocation.started`/`completed` (with `remote`: the URL)
@@ -11,86 +11,18 @@ use std::sync::{Arc, Mutex};
 
 use serde_json::Value;
 
-use super::agent::PromptRenderer;
+use super::agent::RemoteAgentTool;
 use super::clock::now_ms;
 use super::effect::ToolEffect;
 use super::events::{Emitter, SubAgentCompleted, SubAgentStarted, ToolProgressed};
+use super::remote_port::{RemoteAgent, RemoteReply, RemoteRequest, RemoteTask, RemoteUpdate};
 use super::scheduler::Called;
 use super::subagent::CallerRun;
 use super::trace::SubagentTrace;
-use crate::provider::BoxFuture;
-use crate::tools::{ArgsValidator, ToolOutput};
+use crate::tools::ToolOutput;
 
 /// The most characters a message sent to a remote agent may have.
 pub const MAX_MESSAGE_CHARS: usize = 1 << 20;
-
-/// What is sent: the text, or the call's arguments as data (then `text` is their JSON),
-/// and the task it continues (an answer to its question).
-#[derive(Debug, Clone, PartialEq)]
-pub struct RemoteRequest {
-    pub text: String,
-    pub data: Option<Value>,
-    pub task: Option<RemoteTask>,
-}
-
-/// A remote task, by its ids.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub struct RemoteTask {
-    pub task_id: String,
-    pub context_id: String,
-}
-
-/// One status update of the remote task.
-#[derive(Debug, Clone, PartialEq)]
-pub struct RemoteUpdate {
-    pub task: RemoteTask,
-    /// The state as A2A spells it, e.g. `TASK_STATE_WORKING`.
-    pub state: String,
-    /// The text of its message, if it has one.
-    pub message: Option<String>,
-}
-
-/// How a remote call ended.
-#[derive(Debug, Clone, PartialEq)]
-pub enum RemoteReply {
-    /// The answer: the artifacts' text, or their data.
-    Completed(Value),
-    /// `failed`, `rejected`, `canceled`: the remote agent's message.
-    Failed { state: String, message: String },
-    /// The remote agent asks a question; the task waits for a follow-up message.
-    InputRequired { task: RemoteTask, question: String },
-}
-
-/// Where status updates go while a call runs.
-pub type UpdateSink<'a> = &'a (dyn Fn(RemoteUpdate) + Send + Sync);
-
-/// A remote agent (the compile layer implements it over A2A).
-pub trait RemoteAgent: Send + Sync {
-    /// Where it is (shown in events, never with credentials).
-    fn url(&self) -> &str;
-    /// Sends a message and follows the task until it ends or waits. `Err`: the call itself
-    /// failed (unreachable, not A2A, too large).
-    fn send<'a>(
-        &'a self,
-        request: RemoteRequest,
-        updates: UpdateSink<'a>,
-    ) -> BoxFuture<'a, Result<RemoteReply, String>>;
-    /// Cancels the task, for a call the run gave up on (its time limit, an interrupt).
-    /// Blocking: it is called while the call is being dropped, and must be bounded.
-    fn cancel_blocking(&self, task_id: &str);
-}
-
-/// A remote agent exposed as a tool.
-pub struct RemoteAgentTool {
-    pub name: String,
-    pub description: String,
-    pub parameters: Value,
-    pub sequential: bool,
-    pub validator: ArgsValidator,
-    /// The message's text from the arguments; `None`: the arguments go as a data part.
-    pub prompt: Option<Arc<dyn PromptRenderer>>,
-    pub agent: Arc<dyn RemoteAgent>,
-}
 
 impl RemoteAgentTool {
     /// Runs one call: checks the arguments and the depth bound, renders the message, sends

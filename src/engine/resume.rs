@@ -8,11 +8,10 @@
 use std::sync::Arc;
 use std::time::Instant;
 
-use super::agent::{Agent, AgentTool, Halt, HaltReason, RunContext, SubAgentTool};
+use super::agent::{Agent, AgentTool, Halt, HaltReason, RemoteAgentTool, RunContext, SubAgentTool};
 use super::effect::ToolEffect;
 use super::events::{PermissionDecided, ToolCallCreated, ToolCompleted, UserInputProvided};
-use super::pending::{ApprovalCall, Pending};
-use super::remote::{RemoteAgentTool, RemoteTask};
+use super::pending::{ApprovalCall, Pending, RemoteTask};
 use super::run::{Settle, handed_chain};
 use super::state::AgentState;
 use super::step::{StepEnd, end_step, fail_step, result_for_model, run_approved_tools, start_step};
