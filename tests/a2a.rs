@@ -423,3 +423,20 @@ fn arguments_without_a_prompt_go_as_a_data_part() {
     );
     assert_eq!(tool_result(&ran), r#"Reviewed: {"diff":"-a\n+b"}"#);
 }
+
+#[test]
+fn a_token_the_remote_agent_echoes_is_redacted_everywhere() {
+    let agents = RemoteAgents::start();
+    let ran = Test::new()
+        .agent(&calling(&agents.url("leaky"), ""))
+        .env("REVIEW_TOKEN", TOKEN)
+        .reply(Reply::tool_call("review", json!({"message": "hi"})))
+        .reply(Reply::text("Done."))
+        .args(["--record", "cassette.jsonl"])
+        .run();
+    let result = tool_result(&ran);
+    assert!(result.contains("You sent Bearer [REDACTED]"), "{result}");
+    for file in ["run/events.jsonl", "run/transcript.txt", "cassette.jsonl"] {
+        assert!(!ran.read(file).contains(TOKEN), "{file} holds the token");
+    }
+}

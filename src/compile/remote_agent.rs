@@ -82,7 +82,7 @@ impl A2aRemote {
         .await;
         let outcome = match sent {
             Ok(Ok(())) => fold.reply(),
-            Ok(Err(error)) => Err(error.0),
+            Ok(Err(error)) => Err(clean(error.0)),
             Err(_) => Err(self.gave_up(&fold).await),
         };
         if let Some(recorder) = &self.recorder {
@@ -287,7 +287,7 @@ impl Fold {
             .ok()
             .and_then(|v| v.as_str().map(str::to_string))
             .unwrap_or_default();
-        let text = text.map(|t| crate::provider::shorten(&t, 4_000));
+        let text = text.map(|t| clean(crate::provider::shorten(&t, 4_000)));
         updates(RemoteUpdate {
             task: task.clone(),
             state,
@@ -323,7 +323,7 @@ impl Fold {
         if let Some(message) = &self.message
             && self.task.is_none()
         {
-            return Ok(RemoteReply::Completed(answer(&message.parts)));
+            return Ok(RemoteReply::Completed(clean_value(answer(&message.parts))));
         }
         let (Some(task), Some(state)) = (self.task, self.state) else {
             return Err("the remote agent answered no task and no message".into());
@@ -338,7 +338,7 @@ impl Fold {
                     .collect();
                 match parts.is_empty() {
                     true => Ok(RemoteReply::Completed(Value::String(said))),
-                    false => Ok(RemoteReply::Completed(answer(&parts))),
+                    false => Ok(RemoteReply::Completed(clean_value(answer(&parts)))),
                 }
             }
             TaskState::InputRequired => Ok(RemoteReply::InputRequired {
@@ -395,4 +395,25 @@ fn answer(parts: &[Part]) -> Value {
         })
         .collect();
     Value::String(texts.join("\n"))
+}
+
+/// `text` without the secrets the process knows (the entry's header values among them): a
+/// remote agent that echoes its token gives nothing away to the events or the transcript.
+fn clean(text: String) -> String {
+    crate::secrets::replace(&text, "[REDACTED]").unwrap_or(text)
+}
+
+/// [`clean`] over every string of a JSON answer.
+fn clean_value(value: Value) -> Value {
+    match value {
+        Value::String(text) => Value::String(clean(text)),
+        Value::Array(items) => Value::Array(items.into_iter().map(clean_value).collect()),
+        Value::Object(fields) => Value::Object(
+            fields
+                .into_iter()
+                .map(|(k, v)| (k, clean_value(v)))
+                .collect(),
+        ),
+        other => other,
+    }
 }

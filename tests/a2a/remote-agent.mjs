@@ -6,6 +6,7 @@
 //   /asker     asks a question (input-required), then answers with the follow-up's text
 //   /failer    fails with a message (its card says: no streaming, so SendMessage is used)
 //   /slow      works until it is cancelled with CancelTask (at most 60 s), then is canceled
+//   /leaky     answers with the Authorization header it was sent (a token must not leak)
 //   /flood     answers with an artifact larger than runner accepts (2 MiB of text)
 //
 // Each agent's card is at /NAME/.well-known/agent-card.json and its JSON-RPC endpoint at
@@ -50,6 +51,7 @@ const task = (ctx) => AgentEvent.task(ctx.task ?? {
 const userText = (ctx) => ctx.userMessage.parts.map((p) => p.content?.$case === 'text' ? p.content.value : JSON.stringify(p.content?.value)).join('\n');
 
 const cancelled = new Set();
+let lastAuthorization = '';
 
 const executors = {
   reviewer: async (ctx, bus) => {
@@ -70,6 +72,12 @@ const executors = {
   failer: async (ctx, bus) => {
     bus.publish(task(ctx));
     bus.publish(status(ctx, TaskState.TASK_STATE_FAILED, 'the change is too large to review'));
+  },
+  leaky: async (ctx, bus) => {
+    bus.publish(task(ctx));
+    bus.publish(status(ctx, TaskState.TASK_STATE_WORKING, `seen ${lastAuthorization}`));
+    bus.publish(artifact(ctx, `You sent ${lastAuthorization}`));
+    bus.publish(status(ctx, TaskState.TASK_STATE_COMPLETED));
   },
   flood: async (ctx, bus) => {
     bus.publish(task(ctx));
@@ -98,6 +106,7 @@ const card = (name) => ({
 
 const app = express();
 app.use(express.json({ limit: '1mb' }), (req, _res, next) => {
+  lastAuthorization = req.get('authorization') ?? '';
   if (log) {
     appendFileSync(log, JSON.stringify({
       path: req.path, method: req.body?.method ?? req.method,
