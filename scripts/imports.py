@@ -18,8 +18,7 @@ import sys
 # order:
 # * front ends on top: `cli` parses and prints, `run_file` is the library's short door;
 #   `serve` is the HTTP front end, which the CLI starts (`runner serve`); `session` hosts
-#   runs for all of them; `a2a` (the A2A protocol's types, no I/O) is what `serve` speaks
-#   to A2A clients and what a remote A2A sub-agent is called with.
+#   runs for all of them.
 # * `agent_test`, `nats` (the batch worker and the NATS stores) and `testing` (the
 #   `testing` feature's helpers) run agents through what is below them; a worker runs a
 #   `batch` job, so `batch` is below `nats`.
@@ -30,11 +29,15 @@ import sys
 #   and saves: above `engine`.
 # * `engine` drives a run through the ports below it: `mcp` (tools from servers), `policy`
 #   (permissions, hooks, redaction), `provider` (models), `tools` (built-in tools).
+#   `a2a_client` (remote A2A agents, which `compile` plugs into the engine's remote agent
+#   port) sits beside `mcp`: it talks HTTP through `provider`'s client and records into
+#   its cassettes.
 # * `spec` is the vocabulary of what the user wrote, which nearly everything reads: the
 #   agent file's types, its permission patterns, a scripted model's replies.
 # * leaves: `log` (which redacts what it writes), `secrets` (the secret values a process
 #   holds, and text cleaned of them), `protocol` (the XML tool text), `fsutil`, `sync` (the
-#   lock-poisoning policy). `trace_env` (the trace context the programs a run starts
+#   lock-poisoning policy), `a2a` (the A2A protocol's types, no I/O: what `serve` speaks to
+#   A2A clients and what `a2a_client` calls remote agents with). `trace_env` (the trace context the programs a run starts
 #   inherit, set by `telemetry`, read by `tools` and `mcp`) sits just above them: it holds
 #   its value under the lock policy of `sync`.
 # * `sandbox` (the kernel sandbox: Landlock rulesets, a network namespace) confines what
@@ -42,14 +45,14 @@ import sys
 LAYERS = [
     ["cli", "run_file"],
     ["serve"],
-    ["a2a", "session"],
+    ["session"],
     ["agent_test", "nats", "testing"],
     ["batch"],
     ["reload"],
     ["compile"],
     ["checkpoint", "output", "telemetry"],
     ["engine"],
-    ["mcp"],
+    ["mcp", "a2a_client"],
     ["policy"],
     ["provider"],
     ["tools"],
@@ -58,7 +61,7 @@ LAYERS = [
     ["log"],
     ["secrets"],
     ["trace_env"],
-    ["protocol", "fsutil", "sync"],
+    ["protocol", "fsutil", "sync", "a2a"],
 ]
 
 # Imports known to go up, each with what removes it. Nothing may be added here lightly: a

@@ -45,8 +45,8 @@ macro_rules! internal_modules {
 }
 
 internal_modules!(
-    a2a, agent_test, batch, checkpoint, cli, compile, engine, fsutil, log, mcp, nats, output,
-    policy, protocol, provider, reload, sandbox, spec, telemetry, tools,
+    a2a, a2a_client, agent_test, batch, checkpoint, cli, compile, engine, fsutil, log, mcp, nats,
+    output, policy, protocol, provider, reload, sandbox, spec, telemetry, tools,
 );
 mod run_file;
 pub(crate) mod secrets;

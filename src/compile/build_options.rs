@@ -12,4 +12,6 @@ pub struct BuildOptions {
     pub models: crate::provider::BuildOptions,
     /// The MCP servers' exchanges of the `--replay` cassette.
     pub mcp_replay: Option<Arc<McpReplay>>,
+    /// The remote A2A agents' exchanges of the `--replay` cassette.
+    pub a2a_replay: Option<Arc<crate::a2a_client::cassette::A2aReplay>>,
 }

@@ -117,7 +117,7 @@ fn endpoint(input: &CompileInput<'_>, server: &McpServer) -> Result<Endpoint, Co
 /// Remembers as secrets (no tool result may show them) the environment values the
 /// template `source` reads: all of them when it fills a credential (`all`), else those
 /// read from a variable whose name looks secret.
-fn remember_tokens(input: &CompileInput<'_>, source: &str, all: bool) {
+pub(super) fn remember_tokens(input: &CompileInput<'_>, source: &str, all: bool) {
     let read = input.context.env_values_in(source).into_iter();
     crate::secrets::remember_all(
         read.filter(|(name, _)| all || crate::secrets::looks_secret(name))

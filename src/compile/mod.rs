@@ -6,6 +6,8 @@ mod hooks;
 mod mcp;
 mod model;
 mod prompts;
+mod remote;
+mod remote_agent;
 mod subagents;
 mod tree;
 
@@ -253,6 +255,9 @@ pub fn compile_agent(input: &CompileInput<'_>) -> Result<Agent, CompileError> {
             ToolEntry::SubAgent(tool) if !tool.depends_on.is_empty() => {
                 Some((tool.name.clone(), tool.depends_on.clone()))
             }
+            ToolEntry::Remote(tool) if !tool.depends_on.is_empty() => {
+                Some((tool.name.clone(), tool.depends_on.clone()))
+            }
             _ => None,
         })
         .collect();
@@ -448,6 +453,10 @@ pub fn build_tools(input: &CompileInput<'_>) -> Result<Vec<ToolListing>, Compile
             ToolEntry::SubAgent(tool) => tools.push(ToolListing::new(
                 "sub-agent",
                 AgentTool::SubAgent(subagents::sub_agent_tool(input, tool)?),
+            )),
+            ToolEntry::Remote(tool) => tools.push(ToolListing::new(
+                "remote",
+                AgentTool::Remote(remote::remote_tool(input, tool)?),
             )),
             ToolEntry::Mcp(entry) => {
                 let server = Some(crate::mcp::Endpoint::label_of(&entry.mcp));

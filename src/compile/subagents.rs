@@ -160,6 +160,21 @@ fn is_builtin(name: &str) -> bool {
     name == "env" || BUILTIN_VARIABLES.contains(&name)
 }
 
+/// The renderer of a tool's `prompt` (a sub-agent's, or a remote agent's message).
+pub(super) fn tool_prompt(
+    input: &CompileInput<'_>,
+    source: Option<String>,
+    parameters: &Value,
+) -> Arc<dyn PromptRenderer> {
+    Arc::new(ToolPrompt {
+        source,
+        file_dir: input.file_dir.clone(),
+        tree: input.tree.clone(),
+        context: input.context.clone(),
+        declared: declared_parameters(parameters),
+    })
+}
+
 pub fn sub_agent_tool(
     input: &CompileInput<'_>,
     spec: &SubAgentSpec,

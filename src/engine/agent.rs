@@ -292,6 +292,8 @@ pub enum AgentTool {
     Plain(Arc<dyn Tool>),
     AskUser(Arc<AskUserTool>),
     SubAgent(Arc<SubAgentTool>),
+    /// A remote agent (A2A) used as a tool.
+    Remote(Arc<RemoteAgentTool>),
     Handoff(Arc<HandoffTool>),
 }
 
@@ -307,6 +309,7 @@ impl AgentTool {
             AgentTool::Plain(tool) => tool.name(),
             AgentTool::AskUser(tool) => tool.name(),
             AgentTool::SubAgent(tool) => &tool.name,
+            AgentTool::Remote(tool) => &tool.name,
             AgentTool::Handoff(tool) => &tool.name,
         }
     }
@@ -316,6 +319,7 @@ impl AgentTool {
             AgentTool::Plain(tool) => tool.description(),
             AgentTool::AskUser(tool) => tool.description(),
             AgentTool::SubAgent(tool) => &tool.description,
+            AgentTool::Remote(tool) => &tool.description,
             AgentTool::Handoff(tool) => &tool.description,
         }
     }
@@ -325,6 +329,7 @@ impl AgentTool {
             AgentTool::Plain(tool) => tool.parameters(),
             AgentTool::AskUser(tool) => tool.parameters(),
             AgentTool::SubAgent(tool) => &tool.parameters,
+            AgentTool::Remote(tool) => &tool.parameters,
             AgentTool::Handoff(tool) => tool.parameters(),
         }
     }
@@ -334,6 +339,7 @@ impl AgentTool {
         match self {
             AgentTool::Plain(tool) => tool.sequential(),
             AgentTool::SubAgent(tool) => tool.sequential,
+            AgentTool::Remote(tool) => tool.sequential,
             AgentTool::AskUser(_) | AgentTool::Handoff(_) => true,
         }
     }
@@ -344,7 +350,10 @@ impl AgentTool {
     pub fn rerun_harmless(&self) -> bool {
         match self {
             AgentTool::Plain(tool) => tool.idempotent(),
-            AgentTool::AskUser(_) | AgentTool::SubAgent(_) | AgentTool::Handoff(_) => false,
+            AgentTool::AskUser(_)
+            | AgentTool::SubAgent(_)
+            | AgentTool::Remote(_)
+            | AgentTool::Handoff(_) => false,
         }
     }
 
@@ -417,6 +426,18 @@ pub struct SubAgentTool {
     pub validator: ArgsValidator,
     pub prompt: Arc<dyn PromptRenderer>,
     pub agent: Arc<dyn AgentFactory>,
+}
+
+/// A remote agent exposed as a tool.
+pub struct RemoteAgentTool {
+    pub name: String,
+    pub description: String,
+    pub parameters: Value,
+    pub sequential: bool,
+    pub validator: ArgsValidator,
+    /// The message's text from the arguments; `None`: the arguments go as a data part.
+    pub prompt: Option<Arc<dyn PromptRenderer>>,
+    pub agent: Arc<dyn super::remote_port::RemoteAgent>,
 }
 
 /// A transfer of the conversation to another agent.

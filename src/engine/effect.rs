@@ -32,4 +32,11 @@ pub enum ToolEffect {
         state: Box<AgentState>,
         pending: Box<Pending>,
     },
+    /// A remote agent's task asks a question: the run pauses, and the answer is sent to
+    /// that task on resume.
+    RemoteWaiting {
+        tool: String,
+        question: String,
+        task: Box<super::pending::RemoteTask>,
+    },
 }

@@ -17,6 +17,8 @@ pub mod outcome;
 pub mod pending;
 pub mod plan;
 pub mod request_params;
+pub mod remote;
+pub mod remote_port;
 pub mod resume;
 pub mod run;
 pub mod scheduler;

@@ -36,6 +36,20 @@ pub enum Pending {
         state: Box<AgentState>,
         pending: Box<Pending>,
     },
+    /// The remote agent behind `call` asked `question`: the answer is sent to its task as
+    /// a follow-up message, and what the task then answers becomes the call's result.
+    Remote {
+        call: ToolCall,
+        question: String,
+        task: RemoteTask,
+    },
+}
+
+/// A remote task, by its ids.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RemoteTask {
+    pub task_id: String,
+    pub context_id: String,
 }
 
 /// A call waiting for approval, and the rule that asked.
@@ -81,6 +95,12 @@ impl Pending {
                 call,
                 agent: None,
             }),
+            Pending::Remote { call, question, .. } => Some(Asked {
+                question,
+                id: None,
+                call,
+                agent: Some(call.name.as_str()),
+            }),
             Pending::SubAgent { agent, pending, .. } => {
                 let inner = pending.asked()?;
                 Some(Asked {
@@ -104,7 +124,8 @@ impl Pending {
             }
             Pending::ToolsInFlight { .. }
             | Pending::InputRequired { .. }
-            | Pending::FormRequired { .. } => None,
+            | Pending::FormRequired { .. }
+            | Pending::Remote { .. } => None,
         }
     }
 

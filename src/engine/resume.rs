@@ -8,10 +8,10 @@
 use std::sync::Arc;
 use std::time::Instant;
 
-use super::agent::{Agent, AgentTool, Halt, HaltReason, RunContext, SubAgentTool};
+use super::agent::{Agent, AgentTool, Halt, HaltReason, RemoteAgentTool, RunContext, SubAgentTool};
 use super::effect::ToolEffect;
 use super::events::{PermissionDecided, ToolCallCreated, ToolCompleted, UserInputProvided};
-use super::pending::{ApprovalCall, Pending};
+use super::pending::{ApprovalCall, Pending, RemoteTask};
 use super::run::{Settle, handed_chain};
 use super::state::AgentState;
 use super::step::{StepEnd, end_step, fail_step, result_for_model, run_approved_tools, start_step};
@@ -109,6 +109,27 @@ impl Settle for Answer {
                         answer: Arc::new(inner),
                     };
                     sub.run(agent, state, ctx).await
+                }
+                (
+                    Pending::Remote {
+                        call,
+                        question,
+                        task,
+                    },
+                    Reply::Text(answer),
+                ) => {
+                    ctx.emitter.emit(UserInputProvided {
+                        question: question.clone(),
+                        answer: answer.clone(),
+                        tool_call_id: call.id.clone(),
+                        step_id: None,
+                    });
+                    let remote = RemoteResume {
+                        call,
+                        task: task.clone(),
+                        answer: answer.clone(),
+                    };
+                    remote.run(agent, state, ctx).await
                 }
                 // Calls in flight are settled by the caller before the run (no answer).
                 (Pending::ToolsInFlight { .. }, _) => Ok(state),
@@ -210,6 +231,91 @@ impl SubAgentResume<'_> {
             }
         }
     }
+}
+
+/// A remote agent's task that asked a question, to send the answer to inside a step of
+/// the caller's run.
+struct RemoteResume<'a> {
+    call: &'a ToolCall,
+    task: RemoteTask,
+    answer: String,
+}
+
+impl RemoteResume<'_> {
+    async fn run(
+        self,
+        root: &Agent,
+        state: AgentState,
+        ctx: &RunContext,
+    ) -> Result<AgentState, Halt> {
+        let active = match handed_chain(root, &state.handoffs) {
+            Ok(active) => active,
+            Err(error) => return Err(Halt::failed(state, ErrorCode::Handoff, error.to_string())),
+        };
+        let owner = active.as_ref().unwrap_or(root);
+        let Some(tool) = remote_tool(owner, &self.call.name) else {
+            let message = format!(
+                "the session waits on remote agent tool `{}`, which `{}` no longer has",
+                self.call.name, owner.name
+            );
+            return Err(Halt::failed(state, ErrorCode::Resume, message));
+        };
+        let title = format!("Answer for {}", self.call.name);
+        let (state, step_id) = start_step(ctx, state, &title);
+        let caller = CallerRun {
+            ctx: ctx.clone().governed_by(owner),
+            step_id: step_id.clone(),
+            model: owner.model(),
+        };
+        ctx.emitter.emit(ToolCallCreated {
+            step_id: step_id.clone(),
+            tool_call: self.call.clone(),
+        });
+        let started = Instant::now();
+        let called = tool
+            .answer(self.task, self.answer, &caller, &self.call.id)
+            .await;
+        ctx.emitter.emit(ToolCompleted {
+            step_id: step_id.clone(),
+            tool_call_id: self.call.id.clone(),
+            tool_name: self.call.name.clone(),
+            result: called.output.clone(),
+            duration_ms: started.elapsed().as_millis() as u64,
+        });
+        match called.effect {
+            Some(ToolEffect::RemoteWaiting { question, task, .. }) => {
+                end_step(ctx, &state, &step_id, &title, StepEnd::Paused);
+                let pending = Pending::Remote {
+                    call: self.call.clone(),
+                    question,
+                    task: *task,
+                };
+                Err(Halt::new(
+                    state,
+                    HaltReason::InputRequired(Box::new(pending)),
+                ))
+            }
+            effect => {
+                let state = match effect {
+                    Some(ToolEffect::SubAgent(trace)) => state.with_subagent_trace(*trace),
+                    _ => state,
+                };
+                let output = &called.output;
+                let result =
+                    Message::tool_result(self.call, result_for_model(output), !output.success);
+                let state = state.with_message(result);
+                end_step(ctx, &state, &step_id, &title, StepEnd::Completed);
+                Ok(state)
+            }
+        }
+    }
+}
+
+fn remote_tool(agent: &Agent, name: &str) -> Option<Arc<RemoteAgentTool>> {
+    agent.tools.iter().find_map(|tool| match tool {
+        AgentTool::Remote(tool) if tool.name == name => Some(tool.clone()),
+        _ => None,
+    })
 }
 
 /// Runs the approved calls and answers the denied ones, in a step of their own, as the

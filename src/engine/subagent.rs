@@ -147,6 +147,7 @@ async fn run_sub_agent(
         specialist_id: tool_name.to_string(),
         sub_task_description: prompt.to_string(),
         sub_agent_run_id: run_id.clone(),
+        remote: None,
     });
     let outcome = drive(agent, start, state, &child).await;
     let called = match outcome.pending.clone() {
@@ -169,6 +170,7 @@ async fn run_sub_agent(
         specialist_id: tool_name.to_string(),
         sub_agent_run_id: run_id,
         result: called.output.clone(),
+        remote: None,
     });
     called
 }

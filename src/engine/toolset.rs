@@ -115,6 +115,7 @@ impl Dispatch for TurnTools {
                 }
                 AgentTool::AskUser(tool) => ask(&tool, &arguments, &caller, &context.call_id),
                 AgentTool::SubAgent(tool) => tool.run(arguments, &caller, &context.call_id).await,
+                AgentTool::Remote(tool) => tool.run(arguments, &caller, &context.call_id).await,
                 AgentTool::Handoff(tool) => tool.hand_over(),
             }
         })

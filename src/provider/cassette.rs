@@ -182,6 +182,16 @@ pub fn is_mcp_line(line: &str) -> bool {
     serde_json::from_str::<Kind>(line).is_ok_and(|kind| kind.mcp.is_some())
 }
 
+/// Whether a cassette line is a remote A2A agent's exchange (`crate::a2a_client::cassette`'s, with
+/// an `a2a` key) rather than a model exchange.
+pub fn is_a2a_line(line: &str) -> bool {
+    #[derive(Deserialize)]
+    struct Kind {
+        a2a: Option<serde::de::IgnoredAny>,
+    }
+    serde_json::from_str::<Kind>(line).is_ok_and(|kind| kind.a2a.is_some())
+}
+
 /// Appends exchanges to a cassette file; share one per run (`Arc`) between providers.
 #[derive(Debug)]
 pub struct CassetteRecorder {

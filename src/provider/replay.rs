@@ -12,7 +12,8 @@ use serde::Serialize;
 use serde_json::Value;
 
 use super::cassette::{
-    CASSETTE_VERSION, Exchange, cassette_lines, io_error, is_mcp_line, normalize_request,
+    CASSETTE_VERSION, Exchange, cassette_lines, io_error, is_a2a_line, is_mcp_line,
+    normalize_request,
 };
 use super::error::{ErrorKind, ProviderError, shorten};
 use super::scripted::{ScriptedResponse, ScriptedToolCall, ScriptedUsage, render};
@@ -41,7 +42,7 @@ impl ReplayStore {
         let mut lines = Vec::new();
         for (n, line) in cassette_lines(&path)? {
             // MCP exchanges are `crate::mcp`'s to read.
-            if is_mcp_line(&line) {
+            if is_mcp_line(&line) || is_a2a_line(&line) {
                 continue;
             }
             let mut ex = parse_line(&line)

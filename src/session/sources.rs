@@ -20,6 +20,7 @@ pub fn build_options(settings: &RunSettings) -> Result<BuildOptions, String> {
         build.models.replay =
             Some(crate::provider::ReplayStore::load(path).map_err(|e| e.to_string())?);
         build.mcp_replay = Some(crate::mcp::McpReplay::load(path)?);
+        build.a2a_replay = Some(crate::a2a_client::cassette::A2aReplay::load(path)?);
     }
     Ok(build)
 }

@@ -19,6 +19,8 @@ pub enum ToolEntry {
     Mcp(McpEntry),
     /// Another agent used as a tool, with an explicit parameter schema.
     SubAgent(Box<SubAgentTool>),
+    /// A remote A2A agent used as a tool: `- name: ..., a2a: {url: ...}`.
+    Remote(Box<RemoteAgentTool>),
 }
 
 impl ToolEntry {
@@ -27,6 +29,7 @@ impl ToolEntry {
         match self {
             ToolEntry::Builtin(tool) => Some(tool.name()),
             ToolEntry::SubAgent(tool) => Some(&tool.name),
+            ToolEntry::Remote(tool) => Some(&tool.name),
             ToolEntry::Mcp(_) => None,
         }
     }
@@ -124,6 +127,50 @@ pub struct SubAgentTool {
     /// Tool names that must finish first when called in the same turn.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub depends_on: Vec<String>,
+}
+
+/// A remote agent used as a tool, spoken to over A2A (JSON-RPC binding, protocol 1.0).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RemoteAgentTool {
+    /// The tool name the model calls.
+    #[schemars(regex(pattern = r"^[A-Za-z_][A-Za-z0-9_-]*$"))]
+    pub name: String,
+    /// What the tool does, for the model.
+    pub description: String,
+    /// The tool's parameters as an explicit JSON Schema (`type: object`); default: one
+    /// string parameter `input`, sent as the message.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub parameters: Option<ParameterSchema>,
+    /// The remote agent.
+    pub a2a: A2aAgent,
+    /// Template for the message sent, over the call's arguments (default: the `input`
+    /// argument of the default parameters, or the arguments as JSON).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prompt: Option<String>,
+    /// true: this tool runs alone; other calls of the same turn wait.
+    #[serde(default)]
+    pub sequential: bool,
+    /// Tool names that must finish first when called in the same turn.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub depends_on: Vec<String>,
+}
+
+/// Where a remote A2A agent is and how to reach it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct A2aAgent {
+    /// The agent's JSON-RPC endpoint (http or https), e.g. `https://host/a2a/reviewer`;
+    /// its card is read from `{url}/.well-known/agent-card.json`.
+    pub url: String,
+    /// Request headers; each value is a template that reads a declared `env` var, e.g.
+    /// `Authorization: "Bearer {{ env.REVIEWER_TOKEN }}"`. Never recorded or shown.
+    #[serde(default, skip_serializing_if = "IndexMap::is_empty")]
+    pub headers: IndexMap<String, String>,
+    /// How long one call may take before it fails and its task is cancelled (default 300s;
+    /// the run's `limits.timeout` and `limits.tool_timeout` bound it too).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timeout: Option<HumanDuration>,
 }
 
 /// A JSON Schema written by the user (checked against the JSON Schema meta-schema).

@@ -194,6 +194,10 @@ impl AgentTree {
         for entry in &spec.tools {
             match entry {
                 ToolEntry::SubAgent(tool) => sources.push(tool.prompt.as_deref()),
+                ToolEntry::Remote(tool) => {
+                    sources.push(tool.prompt.as_deref());
+                    sources.extend(tool.a2a.headers.values().map(|v| Some(v.as_str())));
+                }
                 ToolEntry::Mcp(entry) => match &entry.mcp {
                     McpServer::Stdio(stdio) => {
                         sources.extend(stdio.env.values().map(|v| Some(v.as_str())))

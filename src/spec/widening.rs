@@ -146,6 +146,15 @@ fn tool_widening(old: &[ToolEntry], entry: &ToolEntry) -> Vec<String> {
                 .into_iter()
                 .collect()
         }
+        ToolEntry::Remote(tool) => {
+            let same = old.iter().any(
+                |e| matches!(e, ToolEntry::Remote(b) if b.name == tool.name && b.a2a == tool.a2a),
+            );
+            (!same)
+                .then(|| format!("adds or changes remote agent tool `{}`", tool.name))
+                .into_iter()
+                .collect()
+        }
         ToolEntry::Mcp(entry) => {
             let same = old
                 .iter()

@@ -447,6 +447,9 @@ pub struct SubAgentStarted {
     /// The rendered prompt.
     pub sub_task_description: String,
     pub sub_agent_run_id: String,
+    /// A remote agent's URL (an A2A agent); absent for an agent of the agent file.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub remote: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -457,6 +460,9 @@ pub struct SubAgentCompleted {
     pub specialist_id: String,
     pub sub_agent_run_id: String,
     pub result: ToolOutput,
+    /// A remote agent's URL (an A2A agent); absent for an agent of the agent file.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub remote: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]

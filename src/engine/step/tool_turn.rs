@@ -153,6 +153,16 @@ async fn run_turn(
                 input_required.get_or_insert(HaltReason::InputRequired(Box::new(pending)));
                 continue;
             }
+            // The remote task waits for an answer: sent to it on resume.
+            Some(ToolEffect::RemoteWaiting { question, task, .. }) => {
+                let pending = Pending::Remote {
+                    call: result.call,
+                    question,
+                    task: *task,
+                };
+                input_required.get_or_insert(HaltReason::InputRequired(Box::new(pending)));
+                continue;
+            }
             Some(ToolEffect::SubAgent(trace)) => state = state.with_subagent_trace(*trace),
             Some(ToolEffect::Handoff { tool }) => {
                 handoff.get_or_insert(tool);

@@ -129,6 +129,8 @@ fn reads_only(tool: &ToolEntry) -> bool {
         ),
         // Its agent is one of the tree's, checked with them.
         ToolEntry::SubAgent(_) => true,
+        // What a remote agent does is not known here.
+        ToolEntry::Remote(_) => false,
         ToolEntry::Mcp(_) => false,
     }
 }

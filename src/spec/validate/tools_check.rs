@@ -80,6 +80,10 @@ impl Validator {
             let Some(tool) = tool.as_object() else {
                 continue;
             };
+            let remote = tool.get("a2a");
+            if let Some(Value::Object(a2a)) = remote {
+                self.check_a2a(file, &pointer, tool, a2a, env);
+            }
             let parameters = tool.get("parameters");
             if let Some(parameters) = parameters {
                 self.user_schema(
@@ -94,12 +98,17 @@ impl Validator {
                 self.check_parameter_names(file, &pointer_push(&pointer, "parameters"), parameters);
             }
             if let Some(Value::String(prompt)) = tool.get("prompt") {
+                let declared = parameters
+                    .and_then(|p| p.get("properties"))
+                    .and_then(Value::as_object)
+                    .map(|p| p.keys().cloned().collect());
+                // A remote agent without `parameters` takes one: `message`.
+                let default = match remote {
+                    Some(_) => BTreeSet::from(["message".to_string()]),
+                    None => BTreeSet::new(),
+                };
                 let scope = TemplateScope {
-                    variables: parameters
-                        .and_then(|p| p.get("properties"))
-                        .and_then(Value::as_object)
-                        .map(|p| p.keys().cloned().collect())
-                        .unwrap_or_default(),
+                    variables: declared.unwrap_or(default),
                     env: env.clone(),
                     declare_hint: "a sub-agent prompt can read only the tool's parameters: add it to `parameters.properties`",
                 };
@@ -167,6 +176,90 @@ impl Validator {
                     self.shell_variable(file, &value_at, source);
                     self.template(file, &value_at, source, &scope);
                 }
+            }
+        }
+    }
+
+    /// A remote agent: `agent` and `a2a` exclude each other, the URL is http or https, and
+    /// each header value is a template that reads a declared `env` var (a token written in
+    /// the file would be committed with it).
+    fn check_a2a(
+        &mut self,
+        file: &FileContext<'_>,
+        at: &str,
+        tool: &Map<String, Value>,
+        a2a: &Map<String, Value>,
+        env: &BTreeSet<String>,
+    ) {
+        let a2a_at = pointer_push(at, "a2a");
+        if tool.contains_key("agent") {
+            let agent_at = pointer_push(at, "agent");
+            self.diagnostics.push(
+                Diagnostic::error(
+                    file.path,
+                    file.doc.key_position(&agent_at),
+                    Code::InvalidValue,
+                    &agent_at,
+                    "a sub-agent tool has `agent` (an agent file) or `a2a` (a remote agent), not both".to_string(),
+                )
+                .with_hint("keep `agent:` to run the agent here, or `a2a:` to call it over A2A"),
+            );
+        }
+        if let Some(problem) = a2a.get("url").and_then(Value::as_str).and_then(url_problem) {
+            let url_at = pointer_push(&a2a_at, "url");
+            let position = file.doc.value_position(&url_at);
+            self.diagnostics.push(
+                Diagnostic::error(file.path, position, Code::InvalidValue, &url_at, problem)
+                    .with_hint("the agent's JSON-RPC endpoint, e.g. https://host/a2a/reviewer"),
+            );
+        }
+        let Some(Value::Object(headers)) = a2a.get("headers") else {
+            return;
+        };
+        if let Some(host) = a2a
+            .get("url")
+            .and_then(Value::as_str)
+            .and_then(cleartext_host)
+            && !headers.is_empty()
+        {
+            let url_at = pointer_push(&a2a_at, "url");
+            self.diagnostics.push(
+                Diagnostic::warning(
+                    file.path,
+                    file.doc.value_position(&url_at),
+                    Code::InvalidValue,
+                    &url_at,
+                    format!(
+                        "the headers would travel to `{host}` in clear text (`http`, off loopback)"
+                    ),
+                )
+                .with_hint("use an https URL for a remote agent that takes a token"),
+            );
+        }
+        let scope = TemplateScope {
+            variables: BTreeSet::new(),
+            env: env.clone(),
+            declare_hint: "an `a2a` entry's `headers` can read declared `env` vars",
+        };
+        let headers_at = pointer_push(&a2a_at, "headers");
+        for (name, value) in headers {
+            let Value::String(source) = value else {
+                continue;
+            };
+            let value_at = pointer_push(&headers_at, name);
+            self.shell_variable(file, &value_at, source);
+            self.template(file, &value_at, source, &scope);
+            if !reads_env(source) {
+                self.diagnostics.push(
+                    Diagnostic::error(
+                        file.path,
+                        file.doc.value_position(&value_at),
+                        Code::InvalidValue,
+                        &value_at,
+                        format!("header `{name}` does not come from `env`: a remote agent's headers are read from the environment only"),
+                    )
+                    .with_hint(format!("write `{name}: \"Bearer {{{{ env.TOKEN }}}}\"` and list `TOKEN` under the agent's `env:`")),
+                );
             }
         }
     }
@@ -288,4 +381,37 @@ impl Validator {
         }
         self.validate_file(&target);
     }
+}
+
+/// Whether a template reads an `env` var (`{{ env.NAME }}`, with any spacing or filter).
+fn reads_env(source: &str) -> bool {
+    source.split("{{").skip(1).any(|expression| {
+        let expression = expression.split("}}").next().unwrap_or_default();
+        expression.trim_start().starts_with("env.")
+    })
+}
+
+/// Why `url` cannot be a remote agent's endpoint: not a URL, or not http or https.
+fn url_problem(url: &str) -> Option<String> {
+    match reqwest::Url::parse(url) {
+        Ok(parsed) if matches!(parsed.scheme(), "http" | "https") => None,
+        Ok(parsed) => Some(format!(
+            "`url` must be http or https, not `{}`",
+            parsed.scheme()
+        )),
+        Err(error) => Some(format!("`url` is not a valid URL: {error}")),
+    }
+}
+
+/// The host of an `http` URL that is not on loopback (a token sent there can be read on
+/// the way).
+fn cleartext_host(url: &str) -> Option<String> {
+    let parsed = reqwest::Url::parse(url).ok()?;
+    let host = parsed.host_str()?.to_string();
+    let bare = host.trim_start_matches('[').trim_end_matches(']');
+    let loopback = bare.eq_ignore_ascii_case("localhost")
+        || bare
+            .parse::<std::net::IpAddr>()
+            .is_ok_and(|ip| ip.is_loopback());
+    (parsed.scheme() == "http" && !loopback).then_some(host)
 }
