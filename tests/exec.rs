@@ -549,6 +549,44 @@ fn the_transcript_is_written_as_the_run_goes_and_renders() {
     assert_eq!(ran.result()["transcript"], "run/transcript.txt");
 }
 
+/// The reference marks a single-step agent action with `<<SINGLE_STEP_FLAG>>` inside its
+/// step: a run that answers in its first step without calling a tool gets it (strict
+/// `render` reads it back), a run that needed more steps does not.
+#[test]
+fn a_run_that_answers_in_one_step_is_flagged_single_step() {
+    let ran = Test::new()
+        .agent("prompt: Go\n")
+        .reply(Reply::text("Done at once."))
+        .run();
+    let text = ran.transcript();
+    let lines: Vec<&str> = text.lines().take(3).collect();
+    assert_eq!(lines[0], "<<STEP_START>>", "{text}");
+    assert!(lines[1].starts_with("Step 1: "), "{text}");
+    assert_eq!(lines[2], "<<SINGLE_STEP_FLAG>>", "{text}");
+    let tree = ran
+        .then()
+        .command([
+            "render",
+            "run/transcript.txt",
+            "--format",
+            "json",
+            "--strict",
+        ])
+        .run()
+        .json();
+    assert_eq!(tree["items"][0]["single_step"], true, "{tree}");
+
+    let ran = Test::new()
+        .agent("prompt: Go\ntools:\n  - builtin: read_file\n")
+        .file("notes.txt", NOTES)
+        .reply(Reply::tool_call("read_file", json!({"path": "notes.txt"})))
+        .reply(Reply::text("Read it."))
+        .run();
+    let text = ran.transcript();
+    assert!(!text.contains("<<SINGLE_STEP_FLAG>>"), "{text}");
+    assert!(text.contains("Step 2: "), "{text}");
+}
+
 #[test]
 fn a_failed_run_ends_its_transcript_with_an_error_block() {
     let ran = Test::new()
