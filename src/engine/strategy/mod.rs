@@ -7,6 +7,6 @@ mod reply;
 mod steps;
 mod tool_loop;
 
-pub use plan::{DEFAULT_MAX_PLANS, DEFAULT_MAX_STEP_CALLS, PlanStrategy};
+pub use plan::PlanStrategy;
 pub use react::ReactStrategy;
 pub use tool_loop::LoopStrategy;

@@ -33,16 +33,13 @@ pub struct PlanStrategy {
     /// A schema replacing the default plan shape (it must still have `steps`).
     pub plan_schema: Option<Value>,
     /// How many plans a run may make: the first, new ones after a failed step, and ones
-    /// asked for again when malformed (`execution.max_plans`).
-    pub max_plans: u32,
-    /// How many model calls one plan step may make (`execution.max_step_calls`).
-    pub max_step_calls: u32,
+    /// asked for again when malformed (`execution.max_plans`). `None`: as many as the
+    /// run's limits allow (UAP §2.4, infinite by default).
+    pub max_plans: Option<u32>,
+    /// How many model calls one plan step may make (`execution.max_step_calls`); `None`:
+    /// as many as the run's limits allow.
+    pub max_step_calls: Option<u32>,
 }
-
-/// `execution.max_plans` when the file does not say.
-pub const DEFAULT_MAX_PLANS: u32 = 3;
-/// `execution.max_step_calls` when the file does not say.
-pub const DEFAULT_MAX_STEP_CALLS: u32 = 25;
 
 pub fn default_plan_schema() -> Value {
     json!({
@@ -82,11 +79,11 @@ impl ExecutionStrategy for PlanStrategy {
             let mut feedback: Option<String> = None;
             let mut plans = 0;
             loop {
-                if plans >= self.max_plans {
+                if let Some(max) = self.max_plans.filter(|&max| plans >= max) {
                     return Err(bound_reached(
                         state,
                         Limit::MaxPlans,
-                        format!("no workable plan after {} plans", self.max_plans),
+                        format!("no workable plan after {max} plans"),
                     ));
                 }
                 plans += 1;
@@ -346,7 +343,7 @@ async fn run_step(
     step: &PlanStep,
     state: AgentState,
     ctx: &RunContext,
-    max_calls: u32,
+    max_calls: Option<u32>,
 ) -> Result<(Result<String, String>, AgentState), Halt> {
     let tool_hint = step
         .tool
@@ -360,7 +357,9 @@ async fn run_step(
     )));
     let mut options = action_options(agent);
     options.response_format = None;
-    for _ in 0..max_calls {
+    let mut calls = 0;
+    while max_calls.is_none_or(|max| calls < max) {
+        calls += 1;
         let title = format!("Plan step {}: {}", step.id, step.description);
         let (next, step_id) = start_step(ctx, state, &title);
         let (response, next) = call_model(agent, next, ctx, &options, &step_id)
@@ -382,7 +381,7 @@ async fn run_step(
     Err(bound_reached(
         state,
         Limit::MaxStepCalls,
-        format!("a plan step made {max_calls} model calls"),
+        format!("a plan step made {calls} model calls"),
     ))
 }
 
