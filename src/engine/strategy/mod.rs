@@ -4,6 +4,7 @@
 mod plan;
 mod react;
 mod reply;
+mod step_failure;
 mod steps;
 mod tool_loop;
 

@@ -1,7 +1,8 @@
 //! `plan`: one planning call returns a plan as structured output; its steps run in
 //! dependency order (independent steps at once), each as its own tool loop told its step
 //! description; statuses move pending → in_progress → completed/failed in `state.plan` and
-//! in events; a failed step triggers a new plan when `allow_replan`; a final call composes
+//! in events; a failed step (see [`step_failure`](super::step_failure)) triggers a new plan
+//! that is told why when `allow_replan`, and otherwise fails the run; a final call composes
 //! the answer from the step results.
 
 use std::collections::HashSet;
@@ -9,6 +10,7 @@ use std::collections::HashSet;
 use futures_util::future::join_all;
 use serde_json::{Value, json};
 
+use super::step_failure::{STEP_FAILED, declared_failure, last_call_failure, step_failed_spec};
 use super::reply::{
     Answer, action_options, answer_options, bound_reached, check_answer, conclude, tool_title,
 };
@@ -181,6 +183,7 @@ impl PlanStrategy {
             system_suffix: Some(instruction),
             unrecorded: true,
             reasoning: false,
+            extra_tools: Vec::new(),
         };
         let title = "Make a plan";
         let (state, step_id) = start_step(ctx, state, title);
@@ -337,7 +340,10 @@ fn sentence(text: &str) -> String {
 }
 
 /// One plan step: a tool loop from the shared history plus the step's instruction.
-/// Returns the step's result (or why it failed) and the branch's final state.
+/// Returns the step's result (or why it failed) and the branch's final state. The step
+/// fails when the model calls `step_failed` (offered with native tool calls, unless the
+/// agent has a tool of that name; the reply's other calls do not run), or answers right
+/// after a turn whose last tool call failed.
 async fn run_step(
     agent: &Agent,
     step: &PlanStep,
@@ -350,13 +356,24 @@ async fn run_step(
         .as_ref()
         .map(|t| format!(" Use the `{t}` tool."))
         .unwrap_or_default();
+    let offer_failure =
+        agent.xml_tools.is_none() && !agent.tools.iter().any(|t| t.name() == STEP_FAILED);
+    let failure_hint = if offer_failure {
+        format!(" If it cannot be done, call `{STEP_FAILED}` with the reason.")
+    } else {
+        String::new()
+    };
     let mut state = state.with_message(Message::user(format!(
-        "Do plan step {}: {}{tool_hint} Reply with the step's result when done.",
+        "Do plan step {}: {}{tool_hint} Reply with the step's result when done.{failure_hint}",
         step.id,
         sentence(&step.description)
     )));
     let mut options = action_options(agent);
     options.response_format = None;
+    if offer_failure {
+        options.extra_tools = vec![step_failed_spec()];
+    }
+    let mut last_failure: Option<String> = None;
     let mut calls = 0;
     while max_calls.is_none_or(|max| calls < max) {
         calls += 1;
@@ -366,6 +383,17 @@ async fn run_step(
             .await
             .map_err(|h| fail_step(ctx, h, &step_id, &title))?;
         state = next;
+        let declared = offer_failure
+            .then(|| declared_failure(&response.tool_calls))
+            .flatten();
+        if let Some(failure) = declared.or_else(|| {
+            last_failure
+                .take()
+                .filter(|_| response.tool_calls.is_empty())
+        }) {
+            end_step(ctx, &state, &step_id, &title, StepEnd::Failed);
+            return Ok((Err(failure), state));
+        }
         if response.tool_calls.is_empty() {
             end_step(ctx, &state, &step_id, &title, StepEnd::Completed);
             return Ok((Ok(response.text), state));
@@ -376,6 +404,7 @@ async fn run_step(
             .await
             .map_err(|h| fail_step(ctx, h, &step_id, &title))?
             .0;
+        last_failure = last_call_failure(&state.messages);
         end_step(ctx, &state, &step_id, &title, StepEnd::Completed);
     }
     Err(bound_reached(
