@@ -63,6 +63,8 @@ struct RunTranscript<S: TranscriptSink> {
     /// The next step created is the first of its run.
     run_starting: bool,
     held: Option<HeldStep>,
+    /// Checkpoints saved after the held step, written after it.
+    held_checkpoints: Vec<String>,
 }
 
 impl<S: TranscriptSink> RunTranscript<S> {
@@ -73,6 +75,7 @@ impl<S: TranscriptSink> RunTranscript<S> {
             first_steps: HashSet::new(),
             run_starting: true,
             held: None,
+            held_checkpoints: Vec::new(),
         }
     }
 
@@ -101,6 +104,9 @@ impl<S: TranscriptSink> RunTranscript<S> {
         if let Some(held) = self.held.take() {
             let status = StepStatus::Done;
             self.write_step(held.number, &held.title, held.ops, status, single_step);
+        }
+        for name in std::mem::take(&mut self.held_checkpoints) {
+            let _ = self.sink.checkpoint(&name);
         }
     }
 
@@ -136,7 +142,6 @@ impl<S: TranscriptSink> RunTranscript<S> {
                 | EventData::RequiresAction(_)
                 | EventData::UserInputProvided(_)
                 | EventData::Reloaded(_)
-                | EventData::CheckpointSaved(_)
                 | EventData::RunFailed(_)
                 | EventData::RunCreated(_) => self.release(false),
                 _ => {}
@@ -235,6 +240,11 @@ impl<S: TranscriptSink> RunTranscript<S> {
             EventData::Reloaded(reloaded) => {
                 let label = format!("definition reloaded: {}", reloaded.changes.join(", "));
                 let _ = self.sink.checkpoint(&label);
+            }
+            // The final step's checkpoint comes before the run's end, which tells whether
+            // a held step was the only one.
+            EventData::CheckpointSaved(saved) if self.held.is_some() => {
+                self.held_checkpoints.push(saved.name.clone());
             }
             EventData::CheckpointSaved(saved) => {
                 let _ = self.sink.checkpoint(&saved.name);
