@@ -416,6 +416,124 @@ fn react_reasons_without_tools_then_acts() {
     );
 }
 
+/// The statuses plan step `id` went through, from the events.
+fn plan_statuses(ran: &Ran) -> Vec<String> {
+    ran.events_of("agent.plan.step.status.changed")
+        .iter()
+        .map(|e| {
+            format!(
+                "{}:{}",
+                e["data"]["planStepId"].as_str().unwrap(),
+                e["data"]["status"].as_str().unwrap()
+            )
+        })
+        .collect()
+}
+
+/// UAP §5.4 `allow_replan`: a plan step whose last tool call failed, after which the model
+/// answered without trying again, fails; a new plan is made that is told what failed, and
+/// its steps run. The file's `max_plans` bounds how often.
+#[test]
+fn a_plan_step_whose_last_tool_call_failed_is_planned_again() {
+    let first = r#"{"steps": [{"id": "1", "description": "read missing.txt"}]}"#;
+    let second = r#"{"steps": [{"id": "2", "description": "answer from what is known"}]}"#;
+    let ran = Test::new()
+        .agent("prompt: Go\ntools:\n  - builtin: read_file\nexecution: { strategy: plan }\n")
+        .reply(Reply::text(first))
+        .reply(Reply::tool_call(
+            "read_file",
+            json!({"path": "missing.txt"}),
+        ))
+        .reply(Reply::text("I could not read it."))
+        .reply(Reply::text(second))
+        .reply(Reply::text("known: nothing"))
+        .reply(Reply::text("Final: the file is missing."))
+        .stdout("Final: the file is missing.\n")
+        .run();
+    let requests = ran.requests();
+    assert_eq!(requests.len(), 6);
+    // The step was offered a way to give up, and the new plan was told what failed.
+    assert!(
+        requests[1].body["tools"]
+            .to_string()
+            .contains("step_failed"),
+        "{}",
+        requests[1].body["tools"]
+    );
+    let replan = requests[3].system_prompt().unwrap_or_default();
+    assert!(
+        replan.contains("The previous plan failed: step 1 (read missing.txt) failed")
+            && replan.contains("`read_file`"),
+        "{replan}"
+    );
+    assert_eq!(
+        plan_statuses(&ran),
+        ["1:in_progress", "1:failed", "2:in_progress", "2:completed"]
+    );
+    let failed_steps: Vec<Value> = ran
+        .events_of("agent.run.step.completed")
+        .into_iter()
+        .filter(|e| e["data"]["status"] == "failed")
+        .collect();
+    assert_eq!(failed_steps.len(), 1, "{failed_steps:?}");
+    let transcript = ran.transcript();
+    assert!(
+        transcript.contains("Step 3: Plan step 1: read missing.txt ✗"),
+        "{transcript}"
+    );
+
+    // Bounded by `max_plans`: the second plan fails the same way, the run ends at the bound.
+    let mut test = Test::new().agent(
+        "prompt: Go\ntools:\n  - builtin: read_file\nexecution: { strategy: plan, max_plans: 2 }\n",
+    );
+    for _ in 0..2 {
+        test = test
+            .reply(Reply::text(first))
+            .reply(Reply::tool_call(
+                "read_file",
+                json!({"path": "missing.txt"}),
+            ))
+            .reply(Reply::text("I could not read it."));
+    }
+    let ran = test
+        .reply(Reply::text("never asked"))
+        .args(["--output", "json"])
+        .status(3)
+        .stderr_contains("max_plans")
+        .run();
+    assert_eq!(ran.json()["limit"], "max_plans");
+    assert_eq!(ran.requests().len(), 6);
+}
+
+/// A step the model ends with `step_failed` fails; without `allow_replan` the run fails with
+/// the step's error; the step's status shows it.
+#[test]
+fn a_plan_step_the_model_gives_up_fails_the_run_without_allow_replan() {
+    let plan = r#"{"steps": [{"id": "1", "description": "deploy"}, {"id": "2", "description": "report", "depends_on": ["1"]}]}"#;
+    let ran = Test::new()
+        .agent("prompt: Go\nexecution: { strategy: plan, allow_replan: false }\n")
+        .reply(Reply::text(plan))
+        .reply(Reply::tool_call(
+            "step_failed",
+            json!({"reason": "no credentials for the cluster"}),
+        ))
+        .reply(Reply::text("never asked"))
+        .args(["--output", "json"])
+        .status(1)
+        .stderr_contains("no credentials for the cluster")
+        .run();
+    let result = ran.json();
+    assert_eq!(result["error"]["code"], "plan_step_failed", "{result}");
+    assert_eq!(ran.requests().len(), 2);
+    assert_eq!(plan_statuses(&ran), ["1:in_progress", "1:failed"]);
+    let failed = ran
+        .events_of("agent.run.step.completed")
+        .into_iter()
+        .filter(|e| e["data"]["status"] == "failed")
+        .count();
+    assert_eq!(failed, 1);
+}
+
 #[test]
 fn plan_runs_steps_in_dependency_order_and_composes_the_answer() {
     let ran = Test::new()
@@ -547,6 +665,44 @@ fn the_transcript_is_written_as_the_run_goes_and_renders() {
         .stdout_contains("<details>")
         .run();
     assert_eq!(ran.result()["transcript"], "run/transcript.txt");
+}
+
+/// The reference marks a single-step agent action with `<<SINGLE_STEP_FLAG>>` inside its
+/// step: a run that answers in its first step without calling a tool gets it (strict
+/// `render` reads it back), a run that needed more steps does not.
+#[test]
+fn a_run_that_answers_in_one_step_is_flagged_single_step() {
+    let ran = Test::new()
+        .agent("prompt: Go\n")
+        .reply(Reply::text("Done at once."))
+        .run();
+    let text = ran.transcript();
+    let lines: Vec<&str> = text.lines().take(3).collect();
+    assert_eq!(lines[0], "<<STEP_START>>", "{text}");
+    assert!(lines[1].starts_with("Step 1: "), "{text}");
+    assert_eq!(lines[2], "<<SINGLE_STEP_FLAG>>", "{text}");
+    let tree = ran
+        .then()
+        .command([
+            "render",
+            "run/transcript.txt",
+            "--format",
+            "json",
+            "--strict",
+        ])
+        .run()
+        .json();
+    assert_eq!(tree["items"][0]["single_step"], true, "{tree}");
+
+    let ran = Test::new()
+        .agent("prompt: Go\ntools:\n  - builtin: read_file\n")
+        .file("notes.txt", NOTES)
+        .reply(Reply::tool_call("read_file", json!({"path": "notes.txt"})))
+        .reply(Reply::text("Read it."))
+        .run();
+    let text = ran.transcript();
+    assert!(!text.contains("<<SINGLE_STEP_FLAG>>"), "{text}");
+    assert!(text.contains("Step 2: "), "{text}");
 }
 
 #[test]

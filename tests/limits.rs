@@ -99,7 +99,53 @@ fn a_hand_edited_count_in_a_checkpoint_is_refused_not_wrapped() {
     assert_eq!(ran.requests().len(), 1, "no model call after the refusal");
 }
 
-/// The bounds `runner` sets by itself are keys of the file, with documented defaults.
+/// UAP §2.4, infinite by default: the plan strategy's bounds are the file's. Without
+/// `max_plans` a run makes as many plans as it needs (it used to stop at a built-in 3).
+#[test]
+fn a_plan_run_makes_as_many_plans_as_it_needs_unless_the_file_says() {
+    let plan = r#"{"steps": [{"id": "a", "description": "answer"}]}"#;
+    let mut test = Test::new().agent("prompt: Go\nexecution: { strategy: plan }\n");
+    for _ in 0..4 {
+        test = test.reply(Reply::text("no plan here"));
+    }
+    let ran = test
+        .reply(Reply::text(plan))
+        .reply(Reply::text("step done"))
+        .reply(Reply::text("All done."))
+        .stdout("All done.\n")
+        .run();
+    assert_eq!(ran.requests().len(), 7, "five plans, one step, one answer");
+    // The file's own bound still holds.
+    Test::new()
+        .agent("prompt: Go\nexecution: { strategy: plan, max_plans: 2 }\n")
+        .reply(Reply::text("no plan here"))
+        .reply(Reply::text("no plan here"))
+        .reply(Reply::text("never asked"))
+        .status(3)
+        .stderr_contains("max_plans")
+        .run();
+}
+
+/// Without `max_step_calls` a plan step makes as many calls as it needs (it used to stop
+/// at a built-in 25).
+#[test]
+fn a_plan_step_makes_as_many_calls_as_it_needs_unless_the_file_says() {
+    let plan = r#"{"steps": [{"id": "a", "description": "look around"}]}"#;
+    let mut test = Test::new()
+        .agent("prompt: Go\nexecution: { strategy: plan }\ntools:\n  - builtin: list_dir\n")
+        .reply(Reply::text(plan));
+    for _ in 0..30 {
+        test = test.reply(Reply::tool_call("list_dir", json!({"path": "."})));
+    }
+    let ran = test
+        .reply(Reply::text("looked 30 times"))
+        .reply(Reply::text("Done."))
+        .stdout("Done.\n")
+        .run();
+    assert_eq!(ran.requests().len(), 33);
+}
+
+/// A plan step's bound, when the file sets one.
 #[test]
 fn a_plan_step_is_bounded_by_execution_max_step_calls() {
     let plan = r#"{"steps": [{"id": "a", "description": "look around"}]}"#;

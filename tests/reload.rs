@@ -177,7 +177,7 @@ fn validate_watch_reports_again_after_each_save() {
         spent <= 5,
         "{spent} clock ticks of CPU in a second of waiting"
     );
-    save_by_rename(&file, "name: a\nprompt: hi\n");
+    save_by_rename(&file, "name: a\nprompt: hi\nlimits: { timeout: 1m }\n");
     let second = next_summary(&rx);
     let _ = child.kill();
     let _ = child.wait();

@@ -1232,3 +1232,40 @@ fn an_answer_and_decisions_together_are_refused_at_the_command_line() {
         .stderr_contains("cannot be used with")
         .run();
 }
+
+/// UAP §12.4.5: every step ends with a checkpoint, the final one too: its
+/// `agent.checkpoint.saved` event and its transcript block, after the step and before the
+/// answer (a single-step run keeps its flag).
+#[test]
+fn the_final_step_gets_its_checkpoint_event_and_transcript_block() {
+    let ran = Test::new()
+        .agent(READER)
+        .file("notes.txt", NOTES)
+        .reply(read_notes())
+        .reply(Reply::text("done"))
+        .run();
+    let saved: Vec<u64> = ran
+        .events_of("agent.checkpoint.saved")
+        .iter()
+        .map(|e| e["data"]["step"].as_u64().unwrap())
+        .collect();
+    assert_eq!(saved, [1, 2], "one per step, the final one included");
+    let transcript = ran.transcript();
+    let blocks = transcript.matches("<<CHECKPOINT_START>>").count();
+    assert_eq!(blocks, 2, "{transcript}");
+    let after_last_step = &transcript[transcript.rfind("<<STEP_END>>").unwrap()..];
+    assert!(
+        after_last_step.contains("<<CHECKPOINT_START>>") && after_last_step.ends_with("done\n"),
+        "{transcript}"
+    );
+
+    let single = Test::new()
+        .agent(READER)
+        .reply(Reply::text("at once"))
+        .run();
+    let transcript = single.transcript();
+    assert!(transcript.contains("<<SINGLE_STEP_FLAG>>"), "{transcript}");
+    assert_eq!(single.events_of("agent.checkpoint.saved").len(), 1);
+    assert!(transcript.contains("<<CHECKPOINT_START>>"), "{transcript}");
+    runner::output::transcript::parse(&transcript).expect("parses");
+}

@@ -14,6 +14,8 @@ mod fixtures;
 mod golden;
 #[path = "transcript/markdown.rs"]
 mod markdown;
+#[path = "transcript/reference.rs"]
+mod reference;
 #[path = "transcript/roundtrip.rs"]
 mod roundtrip;
 #[path = "transcript/strategies.rs"]

@@ -467,7 +467,7 @@ fn every_named_service_is_a_model_shorthand_in_a_file() {
         Test::new()
             .file(
                 "agent.yaml",
-                &format!("name: named\nmodel: {model}\nprompt: Hi\n"),
+                &format!("name: named\nmodel: {model}\nprompt: Hi\nlimits: {{ timeout: 1m }}\n"),
             )
             .command(["validate", "agent.yaml"])
             .run();
@@ -497,7 +497,7 @@ fn a_job_summary_lists_the_problems_at_their_lines_inert() {
         )
         .file(
             "good.yaml",
-            "name: good\nmodel: openai/gpt-4o-mini\nprompt: Hi\n",
+            "name: good\nmodel: openai/gpt-4o-mini\nprompt: Hi\nlimits: { max_llm_calls: 5 }\n",
         )
         .command(["validate", name, "good.yaml", "--summary", "summary.md"])
         .env("GITHUB_ACTIONS", "true")
@@ -539,7 +539,7 @@ fn gitlab_format_is_a_code_quality_report_at_each_problems_line() {
         )
         .file(
             "agents/good.yaml",
-            "name: good\nmodel: openai/gpt-4o-mini\nprompt: Hi\n",
+            "name: good\nmodel: openai/gpt-4o-mini\nprompt: Hi\nlimits: { max_llm_calls: 5 }\n",
         )
         .command(["validate", "./agents", "--format", "gitlab"])
         .status(2)
@@ -586,7 +586,7 @@ fn gitlab_format_is_a_code_quality_report_at_each_problems_line() {
     let ran = Test::new()
         .file(
             "good.yaml",
-            "name: good\nmodel: openai/gpt-4o-mini\nprompt: Hi\n",
+            "name: good\nmodel: openai/gpt-4o-mini\nprompt: Hi\nlimits: { max_llm_calls: 5 }\n",
         )
         .command(["validate", "good.yaml", "--format", "gitlab"])
         .run();
@@ -627,4 +627,89 @@ fn the_code_quality_schema_refuses_reports_gitlab_cannot_read() {
             "{pointer}"
         );
     }
+}
+
+/// UAP §2.4: runs are unbounded unless the file bounds them, so `validate` says when
+/// nothing does (a warning: exit 0), once, at the root agent; a file with a bound on model
+/// calls, tokens, cost or time, a strategy bound or a scripted model is quiet, and so is a
+/// file with errors (those come first).
+#[test]
+fn validate_warns_when_nothing_bounds_an_agent() {
+    let unbounded = "name: open\nmodel: openai/gpt-4o-mini\nprompt: Hi\n";
+    Test::new()
+        .file("agent.yaml", unbounded)
+        .command(["validate", "agent.yaml"])
+        .stdout_contains(
+            "agent.yaml:1:1: warning[unbounded]: nothing bounds this agent's model calls, tokens, cost or time",
+        )
+        .stdout_contains("help: add e.g. `limits: {max_llm_calls: 50, timeout: 10m}`")
+        .stderr("0 error(s), 1 warning(s)\n")
+        .run();
+    // Limits that bound something else (tools, depth) are located at `limits`.
+    Test::new()
+        .file(
+            "agent.yaml",
+            &format!("{unbounded}limits:\n  max_tool_calls: 5\n"),
+        )
+        .command(["validate", "agent.yaml"])
+        .stdout_contains("agent.yaml:4:1: warning[unbounded]")
+        .stderr("0 error(s), 1 warning(s)\n")
+        .run();
+    for bound in [
+        "limits: { max_llm_calls: 20 }",
+        "limits: { max_tokens: 100000 }",
+        "limits: { timeout: 10m }",
+        "limits: { max_cost_usd: 1 }\nmodel: { provider: openai, name: gpt-4o-mini, pricing: { input_per_mtok: 1, output_per_mtok: 2 } }",
+        "execution: { max_iterations: 10 }",
+        "execution: { strategy: react, max_steps: 10 }",
+        "execution: { strategy: plan, max_plans: 2, max_plan_steps: 5, max_step_calls: 5 }",
+    ] {
+        let file = if bound.contains("\nmodel:") {
+            format!("name: open\nprompt: Hi\n{bound}\n")
+        } else {
+            format!("{unbounded}{bound}\n")
+        };
+        let ran = Test::new()
+            .file("agent.yaml", &file)
+            .command(["validate", "agent.yaml"])
+            .run();
+        assert_eq!(ran.stdout, "", "{bound}");
+    }
+    // A plan strategy with only some of its bounds still plans without end.
+    Test::new()
+        .file(
+            "agent.yaml",
+            &format!("{unbounded}execution: {{ strategy: plan, max_plans: 2 }}\n"),
+        )
+        .command(["validate", "agent.yaml"])
+        .stdout_contains("warning[unbounded]")
+        .stderr("0 error(s), 1 warning(s)\n")
+        .run();
+    // A file that does not validate gets its errors, not the advice.
+    let ran = Test::new()
+        .file("agent.yaml", &format!("{unbounded}promt: typo\n"))
+        .command(["validate", "agent.yaml"])
+        .status(2)
+        .stderr("1 error(s), 0 warning(s)\n")
+        .run();
+    assert!(!ran.stdout.contains("unbounded"), "{}", ran.stdout);
+    // `runner exec` does not repeat the advice.
+    Test::new()
+        .agent("prompt: Go\n")
+        .reply(runner::testing::mock_server::Reply::text("Done."))
+        .stdout("Done.\n")
+        .run();
+}
+
+/// `runner init` writes bounds into the file it makes, so it validates quietly.
+#[test]
+fn init_writes_limits_and_validates_without_warnings() {
+    let ran = Test::new().command(["init", "helper"]).run();
+    let file = ran.read("helper.yaml");
+    assert!(
+        file.contains("limits:\n  max_llm_calls: 20\n  timeout: 5m\n"),
+        "{file}"
+    );
+    let checked = ran.then().command(["validate", "helper.yaml"]).run();
+    assert_eq!(checked.stdout, "");
 }

@@ -92,8 +92,10 @@ system: You answer questions about the files in the current directory. Look befo
 prompt: What can you tell me about {{{{ topic }}}} here?
 tools:
   - builtin: list_dir
+# The runner sets no bounds of its own: these end a run that goes on too long.
 limits:
-  max_llm_calls: 10
+  max_llm_calls: 20
+  timeout: 5m
 "#
     )
 }

@@ -96,6 +96,10 @@ enum Command {
         transcript: PathBuf,
         #[arg(long, value_enum, default_value_t = render::RenderFormat::Markdown)]
         format: render::RenderFormat,
+        /// Accept only the runner's own transcript grammar (its JSON shapes and spacing);
+        /// without it any transcript of the reference format is read.
+        #[arg(long)]
+        strict: bool,
     },
     /// Talk with an agent, a line at a time (stdin may be a pipe).
     Chat(chat::ChatArgs),
@@ -197,7 +201,11 @@ pub fn main() -> std::process::ExitCode {
         Command::Sessions(args) => sessions::run(args),
         Command::Runs(args) => runs::run(args),
         Command::Tools { agent, format } => tools::run(&agent, format),
-        Command::Render { transcript, format } => render::run(&transcript, format),
+        Command::Render {
+            transcript,
+            format,
+            strict,
+        } => render::run(&transcript, format, strict),
         Command::Test(args) => test::run(*args),
         Command::Batch(args) => batch::run(*args),
         Command::Submit(args) => submit::run(*args),

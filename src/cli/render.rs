@@ -1,5 +1,7 @@
-//! `runner render TRANSCRIPT [--format markdown|text|json]`: a transcript for people or
-//! programs. The strict parser refuses a malformed file with `line:col` and what it expected.
+//! `runner render TRANSCRIPT [--format markdown|text|json] [--strict]`: a transcript for
+//! people or programs. Any transcript of the reference format is read (the tolerant
+//! parser); `--strict` holds it to the runner's own grammar. Either refuses a malformed
+//! file with `line:col` and what it expected.
 
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
@@ -9,7 +11,7 @@ use clap::ValueEnum;
 use super::Exit;
 use crate::checkpoint::{CheckpointStore, FileCheckpointStore};
 use crate::output::render::{Format, render, write_markdown};
-use crate::output::transcript::{Transcript, parse};
+use crate::output::transcript::{Transcript, parse, parse_tolerant};
 use crate::session::files::default_sessions_dir;
 use crate::session::run_dir::runs_dir;
 
@@ -20,7 +22,7 @@ pub enum RenderFormat {
     Json,
 }
 
-pub fn run(what: &Path, format: RenderFormat) -> Exit {
+pub fn run(what: &Path, format: RenderFormat, strict: bool) -> Exit {
     let path = match transcript_of(what) {
         Ok(path) => path,
         Err(message) => {
@@ -36,7 +38,12 @@ pub fn run(what: &Path, format: RenderFormat) -> Exit {
             return Exit::Invalid;
         }
     };
-    let transcript = match parse(&text) {
+    let parsed = if strict {
+        parse(&text)
+    } else {
+        parse_tolerant(&text)
+    };
+    let transcript = match parsed {
         Ok(transcript) => transcript,
         Err(error) => {
             eprintln!("{}:{error}", path.display());

@@ -30,7 +30,7 @@ use crate::engine::builder::{DEFAULT_MAX_CALLS_PER_TURN, DEFAULT_STRUCTURED_RETR
 use crate::engine::middleware::{Logging, Middleware, PruneToolOutputs, SlidingWindow, Summarize};
 use crate::engine::stop_when::StopWhen;
 use crate::engine::strategy::{
-    DEFAULT_MAX_PLANS, DEFAULT_MAX_STEP_CALLS, LoopStrategy, PlanStrategy, ReactStrategy,
+    LoopStrategy, PlanStrategy, ReactStrategy,
 };
 use crate::engine::xml_turn::{DEFAULT_FORMAT_RETRIES, XmlTools};
 use crate::mcp::McpServers;
@@ -541,8 +541,8 @@ fn build_strategy(input: &CompileInput<'_>) -> Result<Arc<dyn ExecutionStrategy>
             max_plan_steps: execution.max_plan_steps,
             allow_replan: execution.allow_replan.unwrap_or(true),
             plan_schema: execution.plan_schema.as_ref().map(|s| s.0.clone()),
-            max_plans: execution.max_plans.unwrap_or(DEFAULT_MAX_PLANS),
-            max_step_calls: execution.max_step_calls.unwrap_or(DEFAULT_MAX_STEP_CALLS),
+            max_plans: execution.max_plans,
+            max_step_calls: execution.max_step_calls,
         }),
     })
 }

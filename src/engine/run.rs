@@ -16,7 +16,7 @@ use super::budget::Budget;
 use super::clock::new_id;
 use super::events::{
     ActionKind, ActionStatus, AwaitingApproval, Emitter, Event, EventBus, Failure, FailureDetails,
-    Handoff, Phase, RequiredAction, RequiresAction, RunCompleted, RunCreated, RunFailed,
+    CheckpointSaved, Handoff, Phase, RequiredAction, RequiresAction, RunCompleted, RunCreated, RunFailed,
     StatusChanged,
 };
 use super::outcome::{RunError, RunOutcome, RunStatus, RunTotals};
@@ -318,6 +318,16 @@ fn finish(ctx: &RunContext, outcome: &RunOutcome) {
             .map_err(|message| ctx.warn(format!("the final checkpoint was not saved: {message}")))
             .ok()
     });
+    // The final step's checkpoint is this one (UAP §12.4.5: every step ends with one):
+    // announced like the others, so events and the transcript show it.
+    if outcome.status == RunStatus::Completed
+        && let Some(name) = &checkpoint
+    {
+        emitter.emit(CheckpointSaved {
+            name: name.clone(),
+            step: outcome.state.step,
+        });
+    }
     if let Some(required_action) = pending.and_then(required_action) {
         emitter.emit(RequiresAction {
             status: ActionStatus::RequiresAction,

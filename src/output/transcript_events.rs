@@ -6,8 +6,13 @@
 //! events build their own tree in memory and land inside the parent's tool block when the
 //! sub-agent completes. Events at depth 0 are the root's, whichever run they belong to (a
 //! chat writes one transcript over many runs).
+//!
+//! A run that answered in its first step without calling a tool is a single-step agent
+//! action, which the reference marks with `<<SINGLE_STEP_FLAG>>`. Whether a step was the
+//! run's last is known only from what follows it, so such a step is held back until the
+//! next event that writes to the transcript (the run's completion gives it the flag).
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::io::{self, Write};
 use std::sync::Mutex;
 
@@ -42,10 +47,24 @@ enum Op {
     },
 }
 
+/// A finished step that may turn out to be its run's only one.
+struct HeldStep {
+    number: u32,
+    title: String,
+    ops: Vec<Op>,
+}
+
 /// The transcript of one agent run (the root, or a sub-agent in memory).
 struct RunTranscript<S: TranscriptSink> {
     sink: S,
     open: HashMap<String, Vec<Op>>,
+    /// The ids of the steps that were the first of their run.
+    first_steps: HashSet<String>,
+    /// The next step created is the first of its run.
+    run_starting: bool,
+    held: Option<HeldStep>,
+    /// Checkpoints saved after the held step, written after it.
+    held_checkpoints: Vec<String>,
 }
 
 impl<S: TranscriptSink> RunTranscript<S> {
@@ -53,6 +72,10 @@ impl<S: TranscriptSink> RunTranscript<S> {
         RunTranscript {
             sink,
             open: HashMap::new(),
+            first_steps: HashSet::new(),
+            run_starting: true,
+            held: None,
+            held_checkpoints: Vec::new(),
         }
     }
 
@@ -66,7 +89,39 @@ impl<S: TranscriptSink> RunTranscript<S> {
     /// `TranscriptWriter` keeps it for `failure()`.
     fn close(&mut self, step_id: &str, number: u32, title: &str, status: StepStatus) {
         let ops = self.open.remove(step_id).unwrap_or_default();
+        let first = self.first_steps.remove(step_id);
+        let called_tools = ops.iter().any(|op| matches!(op, Op::ToolStart { .. }));
+        if first && status == StepStatus::Done && !called_tools {
+            let title = title.to_owned();
+            self.held = Some(HeldStep { number, title, ops });
+            return;
+        }
+        self.write_step(number, title, ops, status, false);
+    }
+
+    /// Writes the held step, flagged when the run ended right after it.
+    fn release(&mut self, single_step: bool) {
+        if let Some(held) = self.held.take() {
+            let status = StepStatus::Done;
+            self.write_step(held.number, &held.title, held.ops, status, single_step);
+        }
+        for name in std::mem::take(&mut self.held_checkpoints) {
+            let _ = self.sink.checkpoint(&name);
+        }
+    }
+
+    fn write_step(
+        &mut self,
+        number: u32,
+        title: &str,
+        ops: Vec<Op>,
+        status: StepStatus,
+        single_step: bool,
+    ) {
         let _ = self.sink.step_start(number, title);
+        if single_step {
+            let _ = self.sink.single_step();
+        }
         for op in ops {
             let _ = match op {
                 Op::Thinking(text) => self.sink.thinking(&text),
@@ -80,9 +135,25 @@ impl<S: TranscriptSink> RunTranscript<S> {
     }
 
     fn apply(&mut self, event: &Event) -> Option<SubAgentDone> {
+        if self.held.is_some() {
+            match &event.data {
+                EventData::RunCompleted(_) => self.release(true),
+                EventData::StepCreated(_)
+                | EventData::RequiresAction(_)
+                | EventData::UserInputProvided(_)
+                | EventData::Reloaded(_)
+                | EventData::RunFailed(_)
+                | EventData::RunCreated(_) => self.release(false),
+                _ => {}
+            }
+        }
         match &event.data {
+            EventData::RunCreated(_) => self.run_starting = true,
             EventData::StepCreated(step) => {
                 self.open.insert(step.step_id.clone(), Vec::new());
+                if std::mem::take(&mut self.run_starting) {
+                    self.first_steps.insert(step.step_id.clone());
+                }
             }
             EventData::ReasoningCreated(reasoning) => self.push(
                 &reasoning.step_id,
@@ -173,6 +244,11 @@ impl<S: TranscriptSink> RunTranscript<S> {
             // Nor a compaction block: a named checkpoint marks it, with the sizes.
             EventData::ContextCompacted(compacted) => {
                 let _ = self.sink.checkpoint(&compaction_label(compacted));
+            }
+            // The final step's checkpoint comes before the run's end, which tells whether
+            // a held step was the only one.
+            EventData::CheckpointSaved(saved) if self.held.is_some() => {
+                self.held_checkpoints.push(saved.name.clone());
             }
             EventData::CheckpointSaved(saved) => {
                 let _ = self.sink.checkpoint(&saved.name);
@@ -265,9 +341,10 @@ impl<S: TranscriptSink + Send> EventSink for TranscriptEvents<S> {
                 .apply(event)
         };
         let Some(done) = done else { return };
-        let Some(child) = inner.children.remove(&done.run_id) else {
+        let Some(mut child) = inner.children.remove(&done.run_id) else {
             return;
         };
+        child.release(false);
         let items = child.sink.into_items();
         let op = Op::Nested {
             id: done.tool_call_id,

@@ -64,6 +64,9 @@ pub enum Code {
     NoEffect,
     /// A `permissions` pattern or `redact` expression that does not parse.
     Permission,
+    /// A root agent that nothing bounds: no limit on model calls, tokens, cost or time
+    /// (warning, from `runner validate` only).
+    Unbounded,
     /// An MCP `config` file that gives no servers: not JSON, not of the `mcpServers`
     /// shape, a key or transport runner does not read, a server it does not list.
     McpConfig,
@@ -96,6 +99,7 @@ impl Code {
             Code::NoEffect => "no-effect",
             Code::Permission => "permission",
             Code::McpConfig => "mcp-config",
+            Code::Unbounded => "unbounded",
         }
     }
 }

@@ -37,12 +37,13 @@ pub struct Execution {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub plan_schema: Option<ParameterSchema>,
     /// plan: the most plans a run makes (the first, a new one after a failed step, one asked
-    /// for again when malformed); default 3. Reaching it ends the run with `limit_reached`.
+    /// for again when malformed); none when absent. Reaching it ends the run with
+    /// `limit_reached`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(range(min = 1))]
     pub max_plans: Option<u32>,
-    /// plan: the most model calls one plan step makes; default 25. Reaching it ends the run
-    /// with `limit_reached`.
+    /// plan: the most model calls one plan step makes; none when absent. Reaching it ends
+    /// the run with `limit_reached`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(range(min = 1))]
     pub max_step_calls: Option<u32>,

@@ -22,6 +22,7 @@ use crate::protocol::XmlStreamParser;
 use crate::provider::history::History;
 use crate::provider::{
     ChainPosition, FinishReason, Message, ModelRequest, ModelResponse, ResponseFormat, StreamDelta,
+    ToolSpec,
 };
 use crate::sync::lock;
 
@@ -39,6 +40,9 @@ pub struct CallOptions {
     pub unrecorded: bool,
     /// The reply is reasoning: the transcript shows it once, as thinking.
     pub reasoning: bool,
+    /// Tools the strategy offers beside the agent's and answers itself (plan's
+    /// `step_failed`); only with native tool calls.
+    pub extra_tools: Vec<ToolSpec>,
 }
 
 /// What the text protocol asks after a reply: nothing, the same call again without stop
@@ -406,7 +410,8 @@ fn build_request(
         _ => system,
     };
     let tools = if options.offer_tools && agent.xml_tools.is_none() {
-        agent.tools.iter().map(|tool| tool.spec()).collect()
+        let own = agent.tools.iter().map(|tool| tool.spec());
+        own.chain(options.extra_tools.iter().cloned()).collect()
     } else {
         Vec::new()
     };

@@ -4,9 +4,10 @@
 mod plan;
 mod react;
 mod reply;
+mod step_failure;
 mod steps;
 mod tool_loop;
 
-pub use plan::{DEFAULT_MAX_PLANS, DEFAULT_MAX_STEP_CALLS, PlanStrategy};
+pub use plan::PlanStrategy;
 pub use react::ReactStrategy;
 pub use tool_loop::LoopStrategy;

@@ -1,7 +1,8 @@
 //! `plan`: one planning call returns a plan as structured output; its steps run in
 //! dependency order (independent steps at once), each as its own tool loop told its step
 //! description; statuses move pending → in_progress → completed/failed in `state.plan` and
-//! in events; a failed step triggers a new plan when `allow_replan`; a final call composes
+//! in events; a failed step (see [`step_failure`](super::step_failure)) triggers a new plan
+//! that is told why when `allow_replan`, and otherwise fails the run; a final call composes
 //! the answer from the step results.
 
 use std::collections::HashSet;
@@ -9,6 +10,7 @@ use std::collections::HashSet;
 use futures_util::future::join_all;
 use serde_json::{Value, json};
 
+use super::step_failure::{STEP_FAILED, declared_failure, last_call_failure, step_failed_spec};
 use super::reply::{
     Answer, action_options, answer_options, bound_reached, check_answer, conclude, tool_title,
 };
@@ -33,16 +35,13 @@ pub struct PlanStrategy {
     /// A schema replacing the default plan shape (it must still have `steps`).
     pub plan_schema: Option<Value>,
     /// How many plans a run may make: the first, new ones after a failed step, and ones
-    /// asked for again when malformed (`execution.max_plans`).
-    pub max_plans: u32,
-    /// How many model calls one plan step may make (`execution.max_step_calls`).
-    pub max_step_calls: u32,
+    /// asked for again when malformed (`execution.max_plans`). `None`: as many as the
+    /// run's limits allow (UAP §2.4, infinite by default).
+    pub max_plans: Option<u32>,
+    /// How many model calls one plan step may make (`execution.max_step_calls`); `None`:
+    /// as many as the run's limits allow.
+    pub max_step_calls: Option<u32>,
 }
-
-/// `execution.max_plans` when the file does not say.
-pub const DEFAULT_MAX_PLANS: u32 = 3;
-/// `execution.max_step_calls` when the file does not say.
-pub const DEFAULT_MAX_STEP_CALLS: u32 = 25;
 
 pub fn default_plan_schema() -> Value {
     json!({
@@ -82,11 +81,11 @@ impl ExecutionStrategy for PlanStrategy {
             let mut feedback: Option<String> = None;
             let mut plans = 0;
             loop {
-                if plans >= self.max_plans {
+                if let Some(max) = self.max_plans.filter(|&max| plans >= max) {
                     return Err(bound_reached(
                         state,
                         Limit::MaxPlans,
-                        format!("no workable plan after {} plans", self.max_plans),
+                        format!("no workable plan after {max} plans"),
                     ));
                 }
                 plans += 1;
@@ -184,6 +183,7 @@ impl PlanStrategy {
             system_suffix: Some(instruction),
             unrecorded: true,
             reasoning: false,
+            extra_tools: Vec::new(),
         };
         let title = "Make a plan";
         let (state, step_id) = start_step(ctx, state, title);
@@ -340,33 +340,60 @@ fn sentence(text: &str) -> String {
 }
 
 /// One plan step: a tool loop from the shared history plus the step's instruction.
-/// Returns the step's result (or why it failed) and the branch's final state.
+/// Returns the step's result (or why it failed) and the branch's final state. The step
+/// fails when the model calls `step_failed` (offered with native tool calls, unless the
+/// agent has a tool of that name; the reply's other calls do not run), or answers right
+/// after a turn whose last tool call failed.
 async fn run_step(
     agent: &Agent,
     step: &PlanStep,
     state: AgentState,
     ctx: &RunContext,
-    max_calls: u32,
+    max_calls: Option<u32>,
 ) -> Result<(Result<String, String>, AgentState), Halt> {
     let tool_hint = step
         .tool
         .as_ref()
         .map(|t| format!(" Use the `{t}` tool."))
         .unwrap_or_default();
+    let offer_failure =
+        agent.xml_tools.is_none() && !agent.tools.iter().any(|t| t.name() == STEP_FAILED);
+    let failure_hint = if offer_failure {
+        format!(" If it cannot be done, call `{STEP_FAILED}` with the reason.")
+    } else {
+        String::new()
+    };
     let mut state = state.with_message(Message::user(format!(
-        "Do plan step {}: {}{tool_hint} Reply with the step's result when done.",
+        "Do plan step {}: {}{tool_hint} Reply with the step's result when done.{failure_hint}",
         step.id,
         sentence(&step.description)
     )));
     let mut options = action_options(agent);
     options.response_format = None;
-    for _ in 0..max_calls {
+    if offer_failure {
+        options.extra_tools = vec![step_failed_spec()];
+    }
+    let mut last_failure: Option<String> = None;
+    let mut calls = 0;
+    while max_calls.is_none_or(|max| calls < max) {
+        calls += 1;
         let title = format!("Plan step {}: {}", step.id, step.description);
         let (next, step_id) = start_step(ctx, state, &title);
         let (response, next) = call_model(agent, next, ctx, &options, &step_id)
             .await
             .map_err(|h| fail_step(ctx, h, &step_id, &title))?;
         state = next;
+        let declared = offer_failure
+            .then(|| declared_failure(&response.tool_calls))
+            .flatten();
+        if let Some(failure) = declared.or_else(|| {
+            last_failure
+                .take()
+                .filter(|_| response.tool_calls.is_empty())
+        }) {
+            end_step(ctx, &state, &step_id, &title, StepEnd::Failed);
+            return Ok((Err(failure), state));
+        }
         if response.tool_calls.is_empty() {
             end_step(ctx, &state, &step_id, &title, StepEnd::Completed);
             return Ok((Ok(response.text), state));
@@ -377,12 +404,13 @@ async fn run_step(
             .await
             .map_err(|h| fail_step(ctx, h, &step_id, &title))?
             .0;
+        last_failure = last_call_failure(&state.messages);
         end_step(ctx, &state, &step_id, &title, StepEnd::Completed);
     }
     Err(bound_reached(
         state,
         Limit::MaxStepCalls,
-        format!("a plan step made {max_calls} model calls"),
+        format!("a plan step made {calls} model calls"),
     ))
 }
 

@@ -14,13 +14,14 @@ pub mod parser;
 pub mod recorder;
 pub mod serialize;
 pub mod tags;
+pub mod tolerant;
 pub mod writer;
 
 pub use model::{
     ErrorBlock, ErrorJson, InputRequired, Item, Step, StepStatus, ToolResult, ToolStep, Transcript,
     UserInput,
 };
-pub use parser::parse;
+pub use parser::{parse, parse_tolerant};
 pub use recorder::{Recorder, TranscriptSink};
 // For the crate's own tests and benchmarks (the `testing` feature).
 #[cfg(any(test, feature = "testing"))]

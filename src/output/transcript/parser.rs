@@ -13,8 +13,14 @@
 //!
 //! [`parse_partial`] is for transcripts cut short by a crash: it returns every complete
 //! top-level block and says where the incomplete tail starts, instead of failing.
+//!
+//! [`parse_tolerant`] reads what other producers of the reference format write (every
+//! example of the reference itself): the same tags, but any JSON as a tool result, error
+//! details with keys of their own or none at all, blank lines between blocks, the single-step
+//! flag anywhere in its step, no newline after the last line (see [`tolerant`](super::tolerant)).
 
 use serde::de::DeserializeOwned;
+use serde_json::Value;
 
 use super::error::{ParseError, quote};
 use super::escape::{EscapeError, split_attr, unescape_field, unescape_text};
@@ -23,6 +29,7 @@ use super::model::{
     Transcript, UserInput,
 };
 use super::tags::*;
+use super::tolerant;
 
 /// The most steps and tool calls open at once: a sub-agent adds a tool call and its own
 /// step, so this is some 127 levels of sub-agents, far more than any run nests.
@@ -31,6 +38,15 @@ pub const MAX_NESTING: usize = 256;
 /// Parses a whole transcript; any deviation from the grammar is an error.
 pub fn parse(input: &str) -> Result<Transcript, ParseError> {
     let mut parser = Parser::new(input);
+    parser.run()?;
+    Ok(Transcript { items: parser.root })
+}
+
+/// Parses a transcript written by any producer of the reference format: the tags must
+/// still be right (a located error otherwise), the payloads and spacing need not be ours.
+pub fn parse_tolerant(input: &str) -> Result<Transcript, ParseError> {
+    let mut parser = Parser::new(input);
+    parser.tolerant = true;
     parser.run()?;
     Ok(Transcript { items: parser.root })
 }
@@ -99,6 +115,8 @@ struct Parser<'a> {
     root: Vec<Item>,
     /// First line of the top-level block being read.
     block_line: usize,
+    /// Reading another producer's transcript ([`parse_tolerant`]).
+    tolerant: bool,
 }
 
 impl<'a> Parser<'a> {
@@ -110,6 +128,7 @@ impl<'a> Parser<'a> {
             stack: Vec::new(),
             root: Vec::new(),
             block_line: 1,
+            tolerant: false,
         }
     }
 
@@ -141,6 +160,16 @@ impl<'a> Parser<'a> {
             return Ok(None);
         }
         let Some(len) = rest.find('\n') else {
+            if self.tolerant {
+                let line = Line {
+                    text: rest,
+                    start: self.pos,
+                    no: self.line_no,
+                };
+                self.pos = self.src.len();
+                self.line_no += 1;
+                return Ok(Some(line));
+            }
             return Err(ParseError {
                 line: self.line_no,
                 col: rest.chars().count() + 1,
@@ -184,7 +213,37 @@ impl<'a> Parser<'a> {
 
     fn next_is_tag(&self, tag: &str) -> bool {
         let rest = &self.src[self.pos..];
-        rest.starts_with(tag) && rest.as_bytes().get(tag.len()) == Some(&b'\n')
+        rest.starts_with(tag)
+            && match rest.as_bytes().get(tag.len()) {
+                Some(&b'\n') => true,
+                None => self.tolerant,
+                _ => false,
+            }
+    }
+
+    /// Tolerant mode: skips the lines that hold only white space (the reference puts a
+    /// blank line between an error and its details).
+    fn skip_blank_lines(&mut self) {
+        while self.next_is_content() {
+            let rest = &self.src[self.pos..];
+            let len = rest.find('\n').map_or(rest.len(), |i| i + 1);
+            if !rest[..len].trim().is_empty() {
+                return;
+            }
+            self.pos += len;
+            self.line_no += 1;
+        }
+    }
+
+    /// Unescapes free text; in tolerant mode text that is not escaped our way is kept as
+    /// it is.
+    fn free_text(&self, start: usize, end: usize, no: usize, what: &str) -> Result<String, ParseError> {
+        let raw = &self.src[start..end];
+        match unescape_text(raw) {
+            Ok(text) => Ok(text),
+            Err(_) if self.tolerant => Ok(raw.to_owned()),
+            Err(e) => Err(self.escape_error(start, no, e, what)),
+        }
     }
 
     fn eof_error(&self, expected: &str) -> ParseError {
@@ -252,10 +311,17 @@ impl<'a> Parser<'a> {
             ERROR_START => self.error_block(),
             INPUT_REQUIRED_START => self.input_required(),
             USER_INPUT_START => {
-                let input: UserInput = self.json_block(USER_INPUT_END)?;
+                let input = self.user_input()?;
                 self.push(Item::UserInputProvided(input));
                 Ok(())
             }
+            SINGLE_STEP_FLAG if self.tolerant => match self.stack.last_mut() {
+                Some(Frame::Step { step, .. }) => {
+                    step.single_step = true;
+                    Ok(())
+                }
+                _ => Err(self.unexpected(&line)),
+            },
             t if is_tool_tag(t, TOOL_START_PREFIX) => self.tool_start(line),
             t if is_tool_tag(t, TOOL_END_PREFIX) => self.tool_end(line),
             _ => Err(self.unexpected(&line)),
@@ -269,8 +335,10 @@ impl<'a> Parser<'a> {
                 end = line.end();
             }
         }
-        let text = unescape_text(&self.src[first.start..end])
-            .map_err(|e| self.escape_error(first.start, first.no, e, "text"))?;
+        if self.tolerant && self.src[first.start..end].trim().is_empty() {
+            return Ok(()); // blank lines between blocks
+        }
+        let text = self.free_text(first.start, end, first.no, "text")?;
         self.push(Item::Text { text });
         Ok(())
     }
@@ -401,7 +469,11 @@ impl<'a> Parser<'a> {
         if !matches!(self.stack.last(), Some(Frame::Tool { .. })) {
             return Err(self.unexpected(&line));
         }
-        let result: ToolResult = self.json_block(TOOL_RESULT_END)?;
+        let result: ToolResult = if self.tolerant {
+            tolerant::tool_result(self.json_block(TOOL_RESULT_END)?)
+        } else {
+            self.json_block(TOOL_RESULT_END)?
+        };
         let Some(end) = self.next_line()? else {
             return Err(self.eof_error(&self.tool_end_expected()));
         };
@@ -477,7 +549,16 @@ impl<'a> Parser<'a> {
 
     fn text_block(&mut self, end_tag: &str) -> Result<String, ParseError> {
         let (start, end, no) = self.block_lines(end_tag)?;
-        unescape_text(&self.src[start..end]).map_err(|e| self.escape_error(start, no, e, "text"))
+        self.free_text(start, end, no, "text")
+    }
+
+    /// A USER_INPUT_PROVIDED block's payload, after its start tag.
+    fn user_input(&mut self) -> Result<UserInput, ParseError> {
+        if self.tolerant {
+            let value: Value = self.json_block(USER_INPUT_END)?;
+            return Ok(tolerant::user_input(value));
+        }
+        self.json_block(USER_INPUT_END)
     }
 
     fn json_block<T: DeserializeOwned>(&mut self, end_tag: &str) -> Result<T, ParseError> {
@@ -500,6 +581,9 @@ impl<'a> Parser<'a> {
     }
 
     fn error_block(&mut self) -> Result<(), ParseError> {
+        if self.tolerant {
+            return self.foreign_error_block();
+        }
         let (start, end, no) = self.block_lines(ERROR_END)?;
         let raw = &self.src[start..end];
         let Some(message) = raw.strip_prefix(ERROR_PREFIX) else {
@@ -519,6 +603,28 @@ impl<'a> Parser<'a> {
         Ok(())
     }
 
+    /// Tolerant mode: `Error: ` is optional, the details block may follow after blank
+    /// lines or be missing, and may hold any JSON.
+    fn foreign_error_block(&mut self) -> Result<(), ParseError> {
+        let (start, end, no) = self.block_lines(ERROR_END)?;
+        let prefix = if self.src[start..end].starts_with(ERROR_PREFIX) {
+            ERROR_PREFIX.len()
+        } else {
+            0
+        };
+        let message = self.free_text(start + prefix, end, no, "an error message")?;
+        let rest = self.src[self.pos..].trim_start_matches(['\n', ' ', '\t', '\r']);
+        let json = if rest.starts_with(ERROR_JSON_START) {
+            self.skip_blank_lines();
+            self.expect_tag(ERROR_JSON_START)?;
+            tolerant::error_json(self.json_block(ERROR_JSON_END)?, &message)
+        } else {
+            tolerant::error_without_details(&message)
+        };
+        self.push(Item::Error(ErrorBlock { message, json }));
+        Ok(())
+    }
+
     fn input_required(&mut self) -> Result<(), ParseError> {
         let expected_end = format!("`{USER_INPUT_START}` or `{INPUT_REQUIRED_END}`");
         let mut lines: Vec<Line<'a>> = Vec::new();
@@ -532,6 +638,11 @@ impl<'a> Parser<'a> {
             }
             lines.push(line);
         };
+        if self.tolerant {
+            while lines.last().is_some_and(|l| l.text.trim().is_empty()) {
+                lines.pop();
+            }
+        }
         let mut meta = lines.len();
         let mut checkpoint_name = None;
         if let Some(last) = lines.last()
@@ -557,10 +668,10 @@ impl<'a> Parser<'a> {
         let input_types = unescape_field(types)
             .map_err(|e| self.escape_error(types_start, types_line.no, e, "input types"))?;
         let first = lines[0];
-        let prompt = unescape_text(&self.src[first.start..lines[types_idx - 1].end()])
-            .map_err(|e| self.escape_error(first.start, first.no, e, "a prompt"))?;
+        let prompt =
+            self.free_text(first.start, lines[types_idx - 1].end(), first.no, "a prompt")?;
         let provided = if terminator.text == USER_INPUT_START {
-            let input: UserInput = self.json_block(USER_INPUT_END)?;
+            let input = self.user_input()?;
             self.expect_tag(INPUT_REQUIRED_END)?;
             Some(input)
         } else {

@@ -33,7 +33,6 @@ pub trait TranscriptSink {
     /// Opens step `number`; the header line is written when the step ends (its status is
     /// only known then).
     fn step_start(&mut self, number: u32, title: &str) -> Result<(), WriteError>;
-    #[cfg(any(test, feature = "testing"))]
     /// Marks the open step with `<<SINGLE_STEP_FLAG>>`.
     fn single_step(&mut self) -> Result<(), WriteError>;
     /// Model reasoning, inside the open step (or at top level if none is open).
@@ -201,7 +200,6 @@ impl TranscriptSink for Recorder {
         Ok(())
     }
 
-    #[cfg(any(test, feature = "testing"))]
     fn single_step(&mut self) -> Result<(), WriteError> {
         match &mut self.open_step {
             Some(step) => {

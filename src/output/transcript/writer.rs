@@ -112,7 +112,6 @@ impl<W: Write> TranscriptSink for TranscriptWriter<W> {
         self.recorder.step_start(number, title)
     }
 
-    #[cfg(any(test, feature = "testing"))]
     fn single_step(&mut self) -> Result<(), WriteError> {
         self.recorder.single_step()
     }

@@ -20,6 +20,7 @@ use super::template::{
 use super::user_schema::check_user_schema;
 use super::yaml::{YamlDocument, load_yaml, pointer_push};
 
+mod bounds_check;
 mod mcp_import_check;
 mod permissions_check;
 mod tools_check;
@@ -32,6 +33,8 @@ pub struct Validator {
     /// Canonical paths of the files being checked, outermost first, with their max_depth flag.
     stack: Vec<(PathBuf, bool)>,
     diagnostics: Vec<Diagnostic>,
+    /// Warn about root agents nothing bounds (`runner validate`, not the loader).
+    advise_bounds: bool,
 }
 
 pub use super::read::read_bounded;
@@ -120,6 +123,7 @@ impl Validator {
         let bounded = has_max_depth(&doc.value);
         self.done.insert(key.clone(), bounded);
         self.stack.push((key, bounded));
+        let first_problem = self.diagnostics.len();
         self.diagnostics.extend(schema_diagnostics(&doc, path));
         let base_dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
         let file = FileContext {
@@ -128,6 +132,17 @@ impl Validator {
             base_dir: &base_dir,
         };
         self.check_agent(&file, &doc.value, "");
+        // Advice for a file that runs: one with errors has those to fix first.
+        let runs = !self.diagnostics[first_problem..]
+            .iter()
+            .any(Diagnostic::is_error);
+        if self.advise_bounds
+            && runs
+            && self.stack.len() == 1
+            && let Some(agent) = doc.value.as_object()
+        {
+            self.check_bounded(&file, agent);
+        }
         self.stack.pop();
     }
 
@@ -562,6 +577,7 @@ fn file_name(path: &Path) -> String {
 /// Validates these files (as [`expand_paths`] lists them).
 pub fn validate_files(files: &[PathBuf]) -> Vec<Diagnostic> {
     let mut validator = Validator::new();
+    validator.advise_bounds = true;
     for file in files {
         validator.validate_file(file);
     }
