@@ -976,6 +976,7 @@ fn runner_serve_makes_a_run_the_child_of_the_span_its_request_names() {
         .reply(Reply::text("Hello."))
         .reply(Reply::text("Hello."))
         .reply(Reply::text("Hello again."))
+        .reply(Reply::text("Hello over A2A."))
         .env("OTEL_EXPORTER_OTLP_ENDPOINT", &receiver.endpoint)
         // Spans leave every 50 ms, not at the server's exit.
         .env("OTEL_BSP_SCHEDULE_DELAY", "50")
@@ -1009,6 +1010,20 @@ fn runner_serve_makes_a_run_the_child_of_the_span_its_request_names() {
         .find(|s| hex(&s.parent_span_id) == "1111111111111111");
     let called = called.unwrap_or_else(|| panic!("no run under the MCP caller's span: {runs:#?}"));
     assert_eq!(hex(&called.trace_id), CALLER_TRACE);
+
+    // And a message sent to the agent over A2A.
+    let a2a_parent = format!("00-{CALLER_TRACE}-{}-01", "2222222222222222");
+    let send = json!({"jsonrpc": "2.0", "id": 1, "method": "SendMessage", "params": {
+        "message": {"messageId": "m1", "role": "ROLE_USER", "parts": [{"text": "Hi."}]}}});
+    let headers = [("traceparent", a2a_parent.as_str()), ("A2A-Version", "1.0")];
+    let sent = api.request("POST", "/a2a/test-agent", &headers, Some(&send.to_string()));
+    assert!(sent.body.contains("Hello over A2A."), "{}", sent.body);
+    let runs = arrived(&receiver, "invoke_agent test-agent", 4);
+    let sent = runs
+        .iter()
+        .find(|s| hex(&s.parent_span_id) == "2222222222222222");
+    let sent = sent.unwrap_or_else(|| panic!("no run under the A2A caller's span: {runs:#?}"));
+    assert_eq!(hex(&sent.trace_id), CALLER_TRACE);
 }
 
 /// Calls the agent's tool `tool` over `/mcp` of `runner serve`, as a Streamable HTTP client

@@ -64,7 +64,9 @@ async fn call(
             return http_error(StatusCode::NOT_FOUND, request.id, error);
         }
     };
-    rpc::handle(&a2a, &entry, request).await
+    // The run is a child of the span the request's `traceparent` names, if any.
+    let settings = a2a.server.settings_for(&headers);
+    rpc::handle(&a2a, &entry, request, settings).await
 }
 
 /// The JSON-RPC request of the body: bounded, JSON, a request of the version spoken.

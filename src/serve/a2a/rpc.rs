@@ -20,13 +20,20 @@ use crate::a2a::{
     SendMessageRequest, SendMessageResponse, SubscribeToTaskRequest, TaskState,
 };
 use crate::serve::agents::AgentEntry;
+use crate::session::RunSettings;
 
 /// How long `CancelTask` waits for the run to stop, checkpointed.
 const CANCEL_WAIT: Duration = Duration::from_secs(10);
 
-pub async fn handle(a2a: &A2a, entry: &AgentEntry, request: JsonRpcRequest) -> Response {
+/// Answers `request` to `entry`'s endpoint; a run it starts is hosted with `settings`.
+pub async fn handle(
+    a2a: &A2a,
+    entry: &AgentEntry,
+    request: JsonRpcRequest,
+    settings: RunSettings,
+) -> Response {
     let id = request.id.clone();
-    match dispatch(a2a, entry, request).await {
+    match dispatch(a2a, entry, request, settings).await {
         Ok(Answer::Result(value)) => stream::json_result(id, value),
         Ok(Answer::Stream(opening)) => stream::sse(id, opening).into_response(),
         Err(error) => stream::json_error(id, error),
@@ -42,6 +49,7 @@ async fn dispatch(
     a2a: &A2a,
     entry: &AgentEntry,
     request: JsonRpcRequest,
+    settings: RunSettings,
 ) -> Result<Answer, JsonRpcError> {
     let Some(method) = Method::from_name(&request.method) else {
         return Err(unknown(&request.method));
@@ -51,7 +59,7 @@ async fn dispatch(
         Method::SendMessage => {
             let request: SendMessageRequest = params_of(params)?;
             let configuration = request.configuration.clone().unwrap_or_default();
-            let Sent { task, from } = a2a.send(entry, request).await?;
+            let Sent { task, from } = a2a.send(entry, request, settings.clone()).await?;
             if !configuration.return_immediately {
                 task.updates(from).settle().await;
             }
@@ -60,7 +68,7 @@ async fn dispatch(
         }
         Method::SendStreamingMessage => {
             let request: SendMessageRequest = params_of(params)?;
-            let Sent { task, from } = a2a.send(entry, request).await?;
+            let Sent { task, from } = a2a.send(entry, request, settings.clone()).await?;
             Ok(Answer::Stream(Opening { task, from }))
         }
         Method::GetTask => {

@@ -22,6 +22,7 @@ use crate::checkpoint::{SessionStatus, check_session_id};
 use crate::engine::RunStatus;
 use crate::engine::clock::new_id;
 use crate::serve::agents::AgentEntry;
+use crate::session::RunSettings;
 
 /// The task a message went to, and where its updates from this message start.
 pub struct Sent {
@@ -34,6 +35,7 @@ impl A2a {
         &self,
         entry: &AgentEntry,
         request: SendMessageRequest,
+        settings: RunSettings,
     ) -> Result<Sent, JsonRpcError> {
         let configuration = request.configuration.unwrap_or_default();
         if configuration.task_push_notification_config.is_some() {
@@ -59,10 +61,10 @@ impl A2a {
                     task.context_id
                 )));
             }
-            return self.follow_up(task, message).await;
+            return self.follow_up(task, message, settings).await;
         }
         let Some(context_id) = message.context_id.clone() else {
-            return self.new_task(entry, None, message).await;
+            return self.new_task(entry, None, message, settings).await;
         };
         check_session_id(&context_id).map_err(|error| invalid(&format!("contextId: {error}")))?;
         if let Some(task) = self.tasks.latest_in(&context_id) {
@@ -73,14 +75,19 @@ impl A2a {
                 )));
             }
             if !task.state().is_terminal() {
-                return self.follow_up(task, message).await;
+                return self.follow_up(task, message, settings).await;
             }
         }
-        self.in_context(entry, context_id, message).await
+        self.in_context(entry, context_id, message, settings).await
     }
 
     /// A message on a task.
-    async fn follow_up(&self, task: Arc<Task>, mut message: Message) -> Result<Sent, JsonRpcError> {
+    async fn follow_up(
+        &self,
+        task: Arc<Task>,
+        mut message: Message,
+        settings: RunSettings,
+    ) -> Result<Sent, JsonRpcError> {
         let state = task.state();
         if state != TaskState::InputRequired {
             return Err(JsonRpcError::new(
@@ -93,7 +100,9 @@ impl A2a {
             .ok_or_else(|| invalid(&format!("task `{}` waits for nothing", task.id)))?;
         let answer = answer::of_message(&action, &message)?;
         let from = task.position();
-        let run = self.resume_run(&task.context_id, Some(answer)).await?;
+        let run = self
+            .resume_run(&task.context_id, Some(answer), settings)
+            .await?;
         message.task_id = Some(task.id.clone());
         message.context_id = Some(task.context_id.clone());
         self.launch(&task, run, message);
@@ -106,6 +115,7 @@ impl A2a {
         entry: &AgentEntry,
         context_id: String,
         message: Message,
+        settings: RunSettings,
     ) -> Result<Sent, JsonRpcError> {
         let (store, id) = (self.server.store.clone(), context_id.clone());
         let metadata = tokio::task::spawn_blocking(move || store.metadata(&id))
@@ -113,7 +123,9 @@ impl A2a {
             .map_err(|error| super::start::internal(error.to_string()))?
             .map_err(|error| super::start::internal(error.to_string()))?;
         let Some(metadata) = metadata else {
-            return self.new_task(entry, Some(context_id), message).await;
+            return self
+                .new_task(entry, Some(context_id), message, settings)
+                .await;
         };
         if metadata.agent_file != entry.file {
             return Err(invalid(&format!(
@@ -138,7 +150,7 @@ impl A2a {
             }
             _ => None,
         };
-        let run = self.resume_run(&context_id, answer).await?;
+        let run = self.resume_run(&context_id, answer, settings).await?;
         let task = self.add_task(entry, context_id);
         self.launch(&task, run, with_ids(message, &task));
         Ok(Sent { task, from: 0 })
@@ -150,10 +162,11 @@ impl A2a {
         entry: &AgentEntry,
         session_id: Option<String>,
         message: Message,
+        settings: RunSettings,
     ) -> Result<Sent, JsonRpcError> {
         let typed = self.check_agent(entry).await?;
         let inputs = inputs::of_message(&entry.name, typed, &message)?;
-        let run = self.start_run(entry, session_id, inputs).await?;
+        let run = self.start_run(entry, session_id, inputs, settings).await?;
         let context_id = run.0.session_id().to_string();
         let task = self.add_task(entry, context_id);
         self.launch(&task, run, with_ids(message, &task));

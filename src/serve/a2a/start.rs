@@ -18,7 +18,8 @@ use crate::engine::run::required_action;
 use crate::serve::agents::AgentEntry;
 use crate::session::prepare::load;
 use crate::session::{
-    self, Answer, InputText, Inputs, ResumeData, ResumeRequest, RunHandle, RunRequest, Stop,
+    self, Answer, InputText, Inputs, ResumeData, ResumeRequest, RunHandle, RunRequest, RunSettings,
+    Stop,
 };
 
 impl A2a {
@@ -44,6 +45,7 @@ impl A2a {
         entry: &AgentEntry,
         session_id: Option<String>,
         inputs: RunInputs,
+        settings: RunSettings,
     ) -> Result<(RunHandle, tokio::sync::OwnedSemaphorePermit), JsonRpcError> {
         let slot = self.slot().await?;
         let handle = session::start(RunRequest {
@@ -51,7 +53,7 @@ impl A2a {
             input: InputText::Text(inputs.text),
             session_id,
             sessions: self.server.new_run_sessions(),
-            settings: self.server.settings(),
+            settings,
             ..RunRequest::new(PathBuf::from(&entry.file))
         })
         .await
@@ -64,6 +66,7 @@ impl A2a {
         &self,
         session_id: &str,
         answer: Option<Answer>,
+        settings: RunSettings,
     ) -> Result<(RunHandle, tokio::sync::OwnedSemaphorePermit), JsonRpcError> {
         if let Some(run) = self.server.runs.going_in(session_id) {
             return Err(JsonRpcError::new(
@@ -78,7 +81,7 @@ impl A2a {
             answer,
             branch: None,
             sessions: self.server.sessions.clone(),
-            settings: self.server.settings(),
+            settings,
         })
         .await
         .map_err(of_stop)?;
