@@ -27,6 +27,7 @@ use crate::nats::SessionsAt;
 use crate::session::files::sessions_dir;
 use crate::session::prepare::load;
 use crate::spec::model::ModelShorthand;
+use crate::spec::project::ModelName;
 
 /// How long an input whose session another process holds is tried again: a child of a
 /// batch that was killed may still be stopping.
@@ -99,7 +100,9 @@ pub fn run(command: BatchCommand) -> Exit {
 
 /// Everything before the first input runs is checked here; a problem is exit 2.
 fn start(args: &BatchArgs, (agent_file, inputs_file): (&Path, &Path)) -> Result<Exit, String> {
-    if let Some(Err(message)) = args.model.as_deref().map(ModelShorthand::parse) {
+    // A project model's name resolves when each run starts, through the agent file's project.
+    let shorthand = args.model.as_deref().filter(|m| ModelName::parse(m).is_none());
+    if let Some(Err(message)) = shorthand.map(ModelShorthand::parse) {
         return Err(format!("--model: {message}"));
     }
     let spec = match load(agent_file) {

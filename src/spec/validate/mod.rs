@@ -6,12 +6,14 @@
 
 use std::collections::{BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use serde_json::{Map, Value};
 
 use super::diagnostic::{Code, Diagnostic};
 use super::execution::STRATEGY_OPTIONS;
 use super::limits::STOP_WHEN_VARIABLES;
+use super::project::{Project, find_project, load_project, names_in, resolve_name};
 pub use super::paths::{canonical, expand_paths, normalize, resolved};
 use super::schema_check::schema_diagnostics;
 use super::template::{
@@ -32,6 +34,9 @@ pub struct Validator {
     /// Canonical paths of the files being checked, outermost first, with their max_depth flag.
     stack: Vec<(PathBuf, bool)>,
     diagnostics: Vec<Diagnostic>,
+    /// Each project file met, read once (`None` when it is invalid: its problems are
+    /// reported once, at its own lines).
+    projects: HashMap<PathBuf, Option<Arc<Project>>>,
 }
 
 pub use super::read::read_bounded;
@@ -128,7 +133,55 @@ impl Validator {
             base_dir: &base_dir,
         };
         self.check_agent(&file, &doc.value, "");
+        self.check_model_names(&file);
         self.stack.pop();
+    }
+
+    /// The project of the agent file at `path`, read once per validator; `None` when there
+    /// is no project file or it is invalid (then its problems are among the diagnostics).
+    pub fn project_for(&mut self, path: &Path) -> Option<Arc<Project>> {
+        let found = find_project(path)?;
+        let key = canonical(&found);
+        if let Some(project) = self.projects.get(&key) {
+            return project.clone();
+        }
+        let project = match load_project(&found) {
+            Ok(project) => Some(Arc::new(project)),
+            Err(problems) => {
+                self.diagnostics.extend(problems);
+                None
+            }
+        };
+        self.projects.insert(key, project.clone());
+        project
+    }
+
+    /// Every bare model name of the file resolves through its project file; the project
+    /// file is read only when the file names a model.
+    fn check_model_names(&mut self, file: &FileContext<'_>) {
+        let mut names = Vec::new();
+        names_in(&file.doc.value, "", &mut names);
+        if names.is_empty() {
+            return;
+        }
+        let project = self.project_for(file.path);
+        if project.is_none() && find_project(file.path).is_some() {
+            return; // the project file's own problems are reported
+        }
+        for (pointer, name) in names {
+            if let Err(error) = resolve_name(&name, project.as_deref(), file.path) {
+                self.diagnostics.push(
+                    Diagnostic::error(
+                        file.path,
+                        file.doc.value_position(&pointer),
+                        Code::Model,
+                        &pointer,
+                        error.message,
+                    )
+                    .with_hint(error.hint),
+                );
+            }
+        }
     }
 
     /// All diagnostics so far, grouped by file (in the order files were met), then by position.
