@@ -606,7 +606,8 @@ fn a_name_without_a_project_file_says_where_it_looked() {
         .command(["validate", "agent.yaml"])
         .status(2)
         .stdout_contains(
-            "agent.yaml:2:8: error[model]: `smart` names a project model, but no runner.yaml in ",
+            "agent.yaml:2:8: error[model]: `smart` is not `provider/name`, and no project file \
+             names it: no runner.yaml in ",
         )
         .stdout_contains("RUNNER_CONFIG is not set")
         .any_stderr()

@@ -237,9 +237,12 @@ pub fn resolve_name(
     match project {
         Some(project) => project.model(name),
         None => Err(NameError {
-            message: format!("`{name}` names a project model, but {}", where_looked(agent_file)),
+            message: format!(
+                "`{name}` is not `provider/name`, and no project file names it: {}",
+                where_looked(agent_file)
+            ),
             hint: format!(
-                "declare it under `models:` in a {PROJECT_FILE} at the repository root (or set {PROJECT_ENV}), or write `provider/name`"
+                "write `provider/name` (e.g. openai/gpt-4o-mini), or declare `{name}` under `models:` in a {PROJECT_FILE} at the repository root (or in the file {PROJECT_ENV} names)"
             ),
         }),
     }
