@@ -27,7 +27,7 @@ use crate::nats::SessionsAt;
 use crate::session::files::sessions_dir;
 use crate::session::prepare::load;
 use crate::spec::model::ModelShorthand;
-use crate::spec::project::ModelName;
+use crate::spec::project::{ModelName, model_by_name};
 
 /// How long an input whose session another process holds is tried again: a child of a
 /// batch that was killed may still be stopping.
@@ -100,9 +100,13 @@ pub fn run(command: BatchCommand) -> Exit {
 
 /// Everything before the first input runs is checked here; a problem is exit 2.
 fn start(args: &BatchArgs, (agent_file, inputs_file): (&Path, &Path)) -> Result<Exit, String> {
-    // A project model's name resolves when each run starts, through the agent file's project.
-    let shorthand = args.model.as_deref().filter(|m| ModelName::parse(m).is_none());
-    if let Some(Err(message)) = shorthand.map(ModelShorthand::parse) {
+    // Checked here, so a wrong `--model` stops the batch before any input runs; each run
+    // resolves it again when it starts.
+    let checked = args.model.as_deref().map(|model| match ModelName::parse(model) {
+        Some(_) => model_by_name(agent_file, model).map(drop),
+        None => ModelShorthand::parse(model).map(drop),
+    });
+    if let Some(Err(message)) = checked {
         return Err(format!("--model: {message}"));
     }
     let spec = match load(agent_file) {

@@ -15,7 +15,7 @@ use crate::engine::ErrorCode;
 use crate::spec::AgentSpec;
 use crate::spec::inputs::resolve_inputs;
 use crate::spec::model::{ModelRef, ModelShorthand, override_model};
-use crate::spec::project::{ModelName, project_of, resolve_name};
+use crate::spec::project::{ModelName, model_by_name};
 
 /// The launch of `request`, as run `ids.0` of the new session `ids.1`.
 pub fn launch_of(request: &RunRequest, ids: (String, String)) -> Result<Launch, Stop> {
@@ -113,11 +113,7 @@ fn chosen_or_named(
         let chosen = ModelShorthand::parse(text)?;
         return Ok(chosen_model(file, &chosen));
     }
-    let project = project_of(agent_file).map_err(|problems| {
-        let first = problems.iter().find(|d| d.is_error()).or(problems.first());
-        first.map_or_else(String::new, ToString::to_string)
-    })?;
-    resolve_name(text, project.as_deref(), agent_file).map_err(|error| error.to_string())
+    model_by_name(agent_file, text)
 }
 
 /// `--model` over the file's model; a change of provider is said on stderr, since the

@@ -248,6 +248,16 @@ pub fn resolve_name(
     }
 }
 
+/// The model `name` stands for on the command line (`--model smart`) of a run of
+/// `agent_file`: through the same project file its model names resolve through.
+pub fn model_by_name(agent_file: &Path, name: &str) -> Result<ModelRef, String> {
+    let project = project_of(agent_file).map_err(|problems| {
+        let first = problems.iter().find(|d| d.is_error()).or(problems.first());
+        first.map_or_else(String::new, ToString::to_string)
+    })?;
+    resolve_name(name, project.as_deref(), agent_file).map_err(|error| error.to_string())
+}
+
 /// Replaces every model name of `spec` — its model, that model's fallbacks, each
 /// `summarize` middleware's model, and the same in every inline agent — by the project's
 /// model. The one place names resolve: every agent file is loaded through it. The error
