@@ -572,19 +572,27 @@ tools:
 /// A typo in a name is found by `validate` at the agent file's line, with the closest name.
 #[test]
 fn a_misspelt_model_name_is_located_in_the_agent_file_with_did_you_mean() {
-    in_repository(
-        &project_file(""),
-        "name: test-agent\nmodel: smrt\nprompt: Go\n",
-    )
-    .command(["validate", "agents/agent.yaml"])
-    .status(2)
-    .stdout_contains("agents/agent.yaml:2:8: error[model]: no model `smrt` in the project file")
-    .stdout_contains("did you mean `smart`?")
-    .any_stderr()
-    .run();
+    let agent = "name: test-agent
+model: smrt
+prompt: Go
+middleware:
+  - summarize: { threshold: 1000, model: fsat }
+";
+    in_repository(&project_file(""), agent)
+        .command(["validate", "agents/agent.yaml"])
+        .status(2)
+        .stdout_contains("agents/agent.yaml:2:8: error[model]: no model `smrt` in the project file")
+        .stdout_contains("did you mean `smart`?")
+        .stdout_contains(
+            "agents/agent.yaml:5:42: error[model]: no model `fsat` in the project file",
+        )
+        .stdout_contains("did you mean `fast`?")
+        .any_stderr()
+        .run();
 }
 
-/// A mistake in the project file is reported at its own line in that file.
+/// A mistake in the project file is reported at its own line in that file; a file that
+/// names no model does not read it.
 #[test]
 fn a_bad_project_file_is_located_at_its_own_line() {
     let project = project_file("    temprature: 0.2\n");
@@ -593,6 +601,14 @@ fn a_bad_project_file_is_located_at_its_own_line() {
         .status(2)
         .stdout_contains("runner.yaml:7:5: error[unknown-key]")
         .stdout_contains("temprature")
+        .any_stderr()
+        .run()
+        .then()
+        .file(
+            "agents/other.yaml",
+            "name: other\nmodel: $MODEL\nprompt: Go\n",
+        )
+        .command(["validate", "agents/other.yaml"])
         .any_stderr()
         .run();
 }

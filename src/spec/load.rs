@@ -19,8 +19,9 @@ pub fn load_agent(path: &Path) -> Result<(AgentSpec, Vec<Diagnostic>), Vec<Diagn
 fn load_unredacted(path: &Path) -> Result<(AgentSpec, Vec<Diagnostic>), Vec<Diagnostic>> {
     let mut validator = Validator::new();
     validator.validate_file(path);
-    // Read once, with the file: the names resolve against what was validated.
-    let project = validator.project_for(path);
+    // Read once, with the file (only when it names a model): the names resolve against
+    // what was validated.
+    let project = validator.project_used(path);
     let diagnostics = validator.finish();
     if diagnostics.iter().any(Diagnostic::is_error) {
         return Err(diagnostics);

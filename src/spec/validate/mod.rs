@@ -137,9 +137,16 @@ impl Validator {
         self.stack.pop();
     }
 
+    /// The project the names of the agent file at `path` were checked against, if the file
+    /// names a model: what loading it resolves them through, without reading it again.
+    pub fn project_used(&self, path: &Path) -> Option<Arc<Project>> {
+        let found = find_project(path)?;
+        self.projects.get(&canonical(&found)).cloned().flatten()
+    }
+
     /// The project of the agent file at `path`, read once per validator; `None` when there
     /// is no project file or it is invalid (then its problems are among the diagnostics).
-    pub fn project_for(&mut self, path: &Path) -> Option<Arc<Project>> {
+    fn project_for(&mut self, path: &Path) -> Option<Arc<Project>> {
         let found = find_project(path)?;
         let key = canonical(&found);
         if let Some(project) = self.projects.get(&key) {
