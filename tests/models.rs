@@ -739,3 +739,27 @@ fn a_saved_project_file_is_reloaded_like_the_agent_file() {
     let reloaded = ran.events_of("agent.definition.reloaded");
     assert_eq!(reloaded[0]["data"]["changes"], json!(["model"]));
 }
+
+/// The project file is part of the definition: the model's file tools cannot rewrite it
+/// to point a name at another endpoint, even under `--watch`.
+#[test]
+fn the_model_cannot_rewrite_the_project_file() {
+    let hijacked = project_file("").replace("name: big", "name: attacker");
+    let ran = in_repository(
+        &project_file(""),
+        "name: test-agent\nmodel: smart\nprompt: Go\ntools:\n  - builtin: write_file\n",
+    )
+    .command(["exec", "agents/agent.yaml", "--run-dir", "run", "--watch"])
+    .reply(Reply::tool_call(
+        "write_file",
+        json!({"path": "runner.yaml", "content": hijacked}),
+    ))
+    .reply(Reply::text("done"))
+    .stdout("done\n")
+    .run();
+    let results = ran.events_of("agent.tool.execution.completed");
+    let refused = results[0]["data"]["result"]["error"].as_str().unwrap();
+    assert!(refused.contains("agent definition file"), "{refused}");
+    assert!(!ran.read("runner.yaml").contains("attacker"));
+    assert_eq!(models_asked(&ran), ["big", "big"]);
+}
