@@ -763,3 +763,23 @@ fn the_model_cannot_rewrite_the_project_file() {
     assert!(!ran.read("runner.yaml").contains("attacker"));
     assert_eq!(models_asked(&ran), ["big", "big"]);
 }
+
+/// `runner validate .` checks the project file it meets as the project file, not as an
+/// agent file, and the agent files beside it through it.
+#[test]
+fn validating_a_directory_checks_runner_yaml_as_the_project_file() {
+    in_repository(
+        &project_file(""),
+        "name: test-agent\nmodel: smart\nprompt: Go\n",
+    )
+    .command(["validate", "."])
+    .any_stderr()
+    .run()
+    .then()
+    .file("runner.yaml", &project_file("    temprature: 0.2\n"))
+    .command(["validate", "."])
+    .status(2)
+    .stdout_contains("runner.yaml:7:5: error[unknown-key]")
+    .any_stderr()
+    .run();
+}

@@ -137,6 +137,22 @@ impl Validator {
         self.stack.pop();
     }
 
+    /// Checks a project file (`runner.yaml`, met in a directory or given by name), once.
+    pub fn validate_project(&mut self, path: &Path) {
+        let key = canonical(path);
+        if self.projects.contains_key(&key) {
+            return;
+        }
+        let project = match load_project(path) {
+            Ok(project) => Some(Arc::new(project)),
+            Err(problems) => {
+                self.diagnostics.extend(problems);
+                None
+            }
+        };
+        self.projects.insert(key, project);
+    }
+
     /// The project the names of the agent file at `path` were checked against, if the file
     /// names a model: what loading it resolves them through, without reading it again.
     pub fn project_used(&self, path: &Path) -> Option<Arc<Project>> {
@@ -148,19 +164,8 @@ impl Validator {
     /// is no project file or it is invalid (then its problems are among the diagnostics).
     fn project_for(&mut self, path: &Path) -> Option<Arc<Project>> {
         let found = find_project(path)?;
-        let key = canonical(&found);
-        if let Some(project) = self.projects.get(&key) {
-            return project.clone();
-        }
-        let project = match load_project(&found) {
-            Ok(project) => Some(Arc::new(project)),
-            Err(problems) => {
-                self.diagnostics.extend(problems);
-                None
-            }
-        };
-        self.projects.insert(key, project.clone());
-        project
+        self.validate_project(&found);
+        self.projects.get(&canonical(&found)).cloned().flatten()
     }
 
     /// Every bare model name of the file resolves through its project file; the project
@@ -623,7 +628,12 @@ fn file_name(path: &Path) -> String {
 pub fn validate_files(files: &[PathBuf]) -> Vec<Diagnostic> {
     let mut validator = Validator::new();
     for file in files {
-        validator.validate_file(file);
+        let name = file.file_name().and_then(|name| name.to_str());
+        if name.is_some_and(super::paths::is_project_file) {
+            validator.validate_project(file);
+        } else {
+            validator.validate_file(file);
+        }
     }
     validator.finish()
 }
