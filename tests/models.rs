@@ -783,3 +783,17 @@ fn validating_a_directory_checks_runner_yaml_as_the_project_file() {
     .any_stderr()
     .run();
 }
+
+/// `RUNNER_CONFIG` naming a file that is not there is said, with what to do.
+#[test]
+fn runner_config_naming_no_file_says_so() {
+    Test::new()
+        .agent("name: test-agent\nmodel: smart\nprompt: Go\n")
+        .env("RUNNER_CONFIG", "missing/runner.yaml")
+        .command(["validate", "agent.yaml"])
+        .status(2)
+        .stdout_contains("missing/runner.yaml:0:0: error[io]: cannot read the project file: ")
+        .stdout_contains("RUNNER_CONFIG names it: point it at the project file, or unset it")
+        .any_stderr()
+        .run();
+}

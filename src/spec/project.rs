@@ -122,8 +122,17 @@ fn where_looked(agent_file: &Path) -> String {
 /// at its line in that file.
 pub fn load_project(path: &Path) -> Result<Project, Vec<Diagnostic>> {
     let error = |code, message| vec![Diagnostic::error(path, Default::default(), code, "", message)];
-    let bytes = super::validate::read_bounded(path)
-        .map_err(|e| error(Code::Io, format!("cannot read the project file: {e}")))?;
+    let bytes = super::validate::read_bounded(path).map_err(|e| {
+        let message = format!("cannot read the project file: {e}");
+        let problem = Diagnostic::error(path, Default::default(), Code::Io, "", message);
+        let from_env = std::env::var_os(PROJECT_ENV).is_some_and(|p| !p.is_empty());
+        vec![match from_env {
+            true => problem.with_hint(format!(
+                "{PROJECT_ENV} names it: point it at the project file, or unset it"
+            )),
+            false => problem,
+        }]
+    })?;
     if bytes.len() > MAX_INPUT_BYTES {
         return Err(error(Code::Yaml, "the project file is too large".into()));
     }
