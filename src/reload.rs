@@ -142,6 +142,13 @@ pub fn agent_files(path: &Path) -> Vec<PathBuf> {
             continue;
         }
         files.push(file.clone());
+        // The project file its model names resolve through: watched, not read as an agent.
+        if let Some(project) = crate::spec::project::find_project(&file) {
+            let project = crate::spec::validate::resolved(&project);
+            if !files.contains(&project) {
+                files.push(project);
+            }
+        }
         let Ok(bytes) = crate::spec::validate::read_bounded(&file) else {
             continue;
         };
