@@ -1,5 +1,5 @@
 //! Hot reload: a watcher on the agent file and every file it pulls in (sub-agent and handoff
-//! files, template includes). Editors save by writing in place, by truncating, by writing a
+//! files, template includes, the project file). Editors save by writing in place, by truncating, by writing a
 //! temp file and renaming it over, or by deleting and creating; watching the files'
 //! directories (not the files) sees all of these. Bursts are debounced: a change is reported
 //! once the files have been quiet for `DEBOUNCE`.
