@@ -93,19 +93,24 @@ pub fn find_project(agent_file: &Path) -> Option<PathBuf> {
     if let Some(path) = std::env::var_os(PROJECT_ENV).filter(|p| !p.is_empty()) {
         return Some(PathBuf::from(path));
     }
-    let start = super::paths::canonical(agent_file);
-    let mut dir = start.parent();
-    while let Some(here) = dir {
-        let candidate = here.join(PROJECT_FILE);
+    // Upwards by `..`, so the path found has the agent file's form (relative stays
+    // relative: a `runner submit` bundle keeps it beside the agent files); the OS resolves
+    // each `..` as opening the file would.
+    let mut dir = match agent_file.parent() {
+        Some(dir) if !dir.as_os_str().is_empty() => dir.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    loop {
+        let candidate = dir.join(PROJECT_FILE);
         if candidate.is_file() {
-            return Some(candidate);
+            return Some(super::paths::resolved(&candidate));
         }
-        if here.join(".git").exists() {
+        let at_root = dir.canonicalize().ok()?.parent().is_none();
+        if at_root || dir.join(".git").exists() {
             return None;
         }
-        dir = here.parent();
+        dir = dir.join("..");
     }
-    None
 }
 
 /// Where [`find_project`] looked, for the error of a name used without a project file.
