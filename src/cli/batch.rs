@@ -26,8 +26,7 @@ use crate::engine::clock::new_id;
 use crate::nats::SessionsAt;
 use crate::session::files::sessions_dir;
 use crate::session::prepare::load;
-use crate::spec::model::ModelShorthand;
-use crate::spec::project::{ModelName, model_by_name};
+use crate::spec::project::check_model_option;
 
 /// How long an input whose session another process holds is tried again: a child of a
 /// batch that was killed may still be stopping.
@@ -102,10 +101,7 @@ pub fn run(command: BatchCommand) -> Exit {
 fn start(args: &BatchArgs, (agent_file, inputs_file): (&Path, &Path)) -> Result<Exit, String> {
     // Checked here, so a wrong `--model` stops the batch before any input runs; each run
     // resolves it again when it starts.
-    let checked = args.model.as_deref().map(|model| match ModelName::parse(model) {
-        Some(_) => model_by_name(agent_file, model).map(drop),
-        None => ModelShorthand::parse(model).map(drop),
-    });
+    let checked = args.model.as_deref().map(|m| check_model_option(agent_file, m));
     if let Some(Err(message)) = checked {
         return Err(format!("--model: {message}"));
     }

@@ -127,7 +127,9 @@ impl BatchRecord {
         if !sha256 {
             return Err("its bundle is not a SHA-256 (64 lowercase hex digits)".into());
         }
-        if let Some(model) = &record.model {
+        // A project model's name resolves on the worker, through the bundle's project file.
+        let named = |m: &str| crate::spec::project::ModelName::parse(m).is_some();
+        if let Some(model) = record.model.as_deref().filter(|m| !named(m)) {
             crate::spec::model::ModelShorthand::parse(model)
                 .map_err(|e| format!("its model: {e}"))?;
         }

@@ -272,6 +272,15 @@ pub fn model_by_name(agent_file: &Path, name: &str) -> Result<ModelRef, String> 
     resolve_name(name, project.as_deref(), agent_file).map_err(|error| error.to_string())
 }
 
+/// Checks a `--model` option before anything runs (`batch`, `submit`): a project model's
+/// name must resolve for `agent_file`, anything else must be `provider/name`.
+pub fn check_model_option(agent_file: &Path, text: &str) -> Result<(), String> {
+    match ModelName::parse(text) {
+        Some(_) => model_by_name(agent_file, text).map(drop),
+        None => super::model::ModelShorthand::parse(text).map(drop),
+    }
+}
+
 /// Replaces every model name of `spec` — its model, that model's fallbacks, each
 /// `summarize` middleware's model, and the same in every inline agent — by the project's
 /// model. The one place names resolve: every agent file is loaded through it. The error
