@@ -797,3 +797,38 @@ fn runner_config_naming_no_file_says_so() {
         .any_stderr()
         .run();
 }
+
+/// A name used as a fallback must be one model: one with a chain of its own is refused
+/// where it is named, in the agent file and in the project file.
+#[test]
+fn a_named_fallback_with_a_chain_of_its_own_is_refused_where_it_is_named() {
+    let project =
+        project_file("").replace("    name: small\n", "    name: small\n    cooldown: 10s\n");
+    let agent =
+        "name: test-agent\nmodel:\n  provider: openai\n  name: x\n  fallback: [fast]\nprompt: Go\n";
+    let hint = "list every fallback, in order, in the first model's `fallback`";
+    in_repository(&project, agent)
+        .command(["validate", "agents/agent.yaml"])
+        .status(2)
+        .stdout_contains(
+            "agents/agent.yaml:5:14: error[model]: `fast` is named as a fallback but has a \
+             `cooldown` of its own (at /model/fallback/0)",
+        )
+        .stdout_contains(hint)
+        .any_stderr()
+        .run()
+        .then()
+        .file(
+            "runner.yaml",
+            &project.replacen("  fast:\n", "    fallback: [fast]\n  fast:\n", 1),
+        )
+        .command(["validate", "agents/agent.yaml"])
+        .status(2)
+        .stdout_contains(
+            "runner.yaml:7:16: error[model]: `fast` is named as a fallback but has a `cooldown` \
+             of its own (at /models/smart/fallback/0)",
+        )
+        .stdout_contains(hint)
+        .any_stderr()
+        .run();
+}

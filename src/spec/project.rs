@@ -222,8 +222,14 @@ impl Project {
                 let ModelRef::Named(inner) = fallback else {
                     continue;
                 };
-                if let Err(error) = self.config(&inner.0) {
-                    let pointer = format!("/models/{}/fallback/{index}", name.0);
+                let pointer = format!("/models/{}/fallback/{index}", name.0);
+                let problem = self.config(&inner.0).and_then(|model| {
+                    one_model(&inner.0, model).map_err(|message| NameError {
+                        message,
+                        hint: FLAT_CHAIN_HINT.into(),
+                    })
+                });
+                if let Err(error) = problem {
                     found.push(
                         Diagnostic::error(
                             &self.path,
@@ -239,6 +245,23 @@ impl Project {
         }
         found
     }
+}
+
+/// What to do about a fallback with a chain of its own.
+pub const FLAT_CHAIN_HINT: &str =
+    "list every fallback, in order, in the first model's `fallback`, and set `cooldown` there";
+
+/// A model named as a fallback is one model: a `fallback` or `cooldown` of its own would be
+/// a second chain the runner never walks.
+pub fn one_model(name: &str, model: &ModelConfig) -> Result<(), String> {
+    let own = match (model.fallback.is_empty(), model.cooldown.is_none()) {
+        (false, _) => "fallback",
+        (true, false) => "cooldown",
+        (true, true) => return Ok(()),
+    };
+    Err(format!(
+        "`{name}` is named as a fallback but has a `{own}` of its own"
+    ))
 }
 
 /// The model a bare `name` stands for in the agent file at `agent_file`, given its project

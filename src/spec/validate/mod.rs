@@ -13,7 +13,11 @@ use serde_json::{Map, Value};
 use super::diagnostic::{Code, Diagnostic};
 use super::execution::STRATEGY_OPTIONS;
 use super::limits::STOP_WHEN_VARIABLES;
-use super::project::{Project, find_project, load_project, names_in, resolve_name};
+use super::model::ModelRef;
+use super::project::{
+    FLAT_CHAIN_HINT, NameError, Project, find_project, load_project, names_in, one_model,
+    resolve_name,
+};
 pub use super::paths::{canonical, expand_paths, normalize, resolved};
 use super::schema_check::schema_diagnostics;
 use super::template::{
@@ -181,7 +185,18 @@ impl Validator {
             return; // the project file's own problems are reported
         }
         for (pointer, name) in names {
-            if let Err(error) = resolve_name(&name, project.as_deref(), file.path) {
+            let resolved = resolve_name(&name, project.as_deref(), file.path);
+            let is_fallback = pointer.rsplit('/').nth(1) == Some("fallback");
+            let resolved = resolved.and_then(|model| match (is_fallback, model) {
+                (true, ModelRef::Config(config)) => one_model(&name, &config).map_err(|message| {
+                    NameError {
+                        message,
+                        hint: FLAT_CHAIN_HINT.into(),
+                    }
+                }),
+                _ => Ok(()),
+            });
+            if let Err(error) = resolved {
                 self.diagnostics.push(
                     Diagnostic::error(
                         file.path,
