@@ -1,5 +1,5 @@
 //! Hot reload: a watcher on the agent file and every file it pulls in (sub-agent and handoff
-//! files, template includes). Editors save by writing in place, by truncating, by writing a
+//! files, template includes, the project file). Editors save by writing in place, by truncating, by writing a
 //! temp file and renaming it over, or by deleting and creating; watching the files'
 //! directories (not the files) sees all of these. Bursts are debounced: a change is reported
 //! once the files have been quiet for `DEBOUNCE`.
@@ -142,6 +142,13 @@ pub fn agent_files(path: &Path) -> Vec<PathBuf> {
             continue;
         }
         files.push(file.clone());
+        // The project file its model names resolve through: watched, not read as an agent.
+        if let Some(project) = crate::spec::project::find_project(&file) {
+            let project = crate::spec::validate::resolved(&project);
+            if !files.contains(&project) {
+                files.push(project);
+            }
+        }
         let Ok(bytes) = crate::spec::validate::read_bounded(&file) else {
             continue;
         };

@@ -511,3 +511,324 @@ fn a_context_length_error_goes_to_a_fallback_with_a_larger_window_first() {
     assert_eq!(moves(&ran).len(), 1);
     assert!(ran.events_of("agent.context.compacted").is_empty());
 }
+
+/// A project file declaring `smart` (the mock's `big`) and `fast` (its `small`), in a
+/// repository (`.git`) so the search for it stops there.
+fn project_file(smart_extra: &str) -> String {
+    format!(
+        "models:
+  smart:
+    provider: openai
+    name: big
+    base_url: \"$OPENAI_URL\"
+    api_key_env: {KEY_ENV}
+{smart_extra}  fast:
+    provider: openai
+    name: small
+    base_url: \"$OPENAI_URL\"
+    api_key_env: {KEY_ENV}
+"
+    )
+}
+
+/// A repository with the project file at its root and the agent file in `agents/`.
+fn in_repository(project: &str, agent: &str) -> Test {
+    Test::new()
+        .file(".git/HEAD", "ref: refs/heads/main\n")
+        .file("runner.yaml", project)
+        .file("agents/agent.yaml", agent)
+}
+
+/// `model: smart` resolves through the project file found above the agent file, for the
+/// agent and for an inline sub-agent that names `fast`.
+#[test]
+fn a_named_model_resolves_through_the_project_file_and_runs() {
+    let agent = "name: test-agent
+model: smart
+prompt: Go
+tools:
+  - name: helper
+    description: Helps.
+    parameters: { type: object, properties: { task: { type: string } }, required: [task] }
+    agent: { name: helper, model: fast, prompt: Help }
+";
+    let ran = in_repository(&project_file(""), agent)
+        .command(["exec", "agents/agent.yaml", "--run-dir", "run"])
+        .route(|request| match request.model() {
+            "big" if request.body.to_string().contains("Helped.") => {
+                Some(MockResponse::reply(Reply::text("Done.")))
+            }
+            "big" => Some(MockResponse::reply(Reply::tool_call(
+                "helper",
+                json!({"task": "help"}),
+            ))),
+            _ => Some(MockResponse::reply(Reply::text("Helped."))),
+        })
+        .stdout("Done.\n")
+        .run();
+    assert_eq!(models_asked(&ran), ["big", "small", "big"]);
+}
+
+/// A typo in a name is found by `validate` at the agent file's line, with the closest name.
+#[test]
+fn a_misspelt_model_name_is_located_in_the_agent_file_with_did_you_mean() {
+    let agent = "name: test-agent
+model: smrt
+prompt: Go
+middleware:
+  - summarize: { threshold: 1000, model: fsat }
+";
+    in_repository(&project_file(""), agent)
+        .command(["validate", "agents/agent.yaml"])
+        .status(2)
+        .stdout_contains("agents/agent.yaml:2:8: error[model]: no model `smrt` in the project file")
+        .stdout_contains("did you mean `smart`?")
+        .stdout_contains(
+            "agents/agent.yaml:5:42: error[model]: no model `fsat` in the project file",
+        )
+        .stdout_contains("did you mean `fast`?")
+        .any_stderr()
+        .run();
+}
+
+/// A mistake in the project file is reported at its own line in that file; a file that
+/// names no model does not read it.
+#[test]
+fn a_bad_project_file_is_located_at_its_own_line() {
+    let project = project_file("    temprature: 0.2\n");
+    in_repository(&project, "name: test-agent\nmodel: smart\nprompt: Go\n")
+        .command(["validate", "agents/agent.yaml"])
+        .status(2)
+        .stdout_contains("runner.yaml:7:5: error[unknown-key]")
+        .stdout_contains("temprature")
+        .any_stderr()
+        .run()
+        .then()
+        .file(
+            "agents/other.yaml",
+            "name: other\nmodel: $MODEL\nprompt: Go\n",
+        )
+        .command(["validate", "agents/other.yaml"])
+        .any_stderr()
+        .run();
+}
+
+/// A name with no project file says where the runner looked and what to do.
+#[test]
+fn a_name_without_a_project_file_says_where_it_looked() {
+    Test::new()
+        .file(".git/HEAD", "ref: refs/heads/main\n")
+        .agent("name: test-agent\nmodel: smart\nprompt: Go\n")
+        .command(["validate", "agent.yaml"])
+        .status(2)
+        .stdout_contains(
+            "agent.yaml:2:8: error[model]: `smart` is not `provider/name`, and no project file \
+             names it: no runner.yaml in ",
+        )
+        .stdout_contains("RUNNER_CONFIG is not set")
+        .any_stderr()
+        .run();
+}
+
+/// `--model smart` puts the project's model in place of the file's.
+#[test]
+fn the_command_line_takes_a_project_model_by_name() {
+    let ran = in_repository(
+        &project_file(""),
+        "name: test-agent\nmodel: $MODEL\nprompt: Go\n",
+    )
+    .command([
+        "exec",
+        "agents/agent.yaml",
+        "--run-dir",
+        "run",
+        "--model",
+        "fast",
+    ])
+    .reply(Reply::text("Fast."))
+    .stdout("Fast.\n")
+    .run();
+    assert_eq!(models_asked(&ran), ["small"]);
+}
+
+/// `--model` with an unknown name fails before any request, with the closest name.
+#[test]
+fn the_command_line_refuses_an_unknown_project_model() {
+    let ran = in_repository(
+        &project_file(""),
+        "name: test-agent\nmodel: $MODEL\nprompt: Go\n",
+    )
+    .command([
+        "exec",
+        "agents/agent.yaml",
+        "--run-dir",
+        "run",
+        "--model",
+        "fats",
+    ])
+    .status(2)
+    .stderr_contains("--model: no model `fats` in the project file")
+    .stderr_contains("did you mean `fast`?")
+    .run();
+    assert!(ran.requests().is_empty());
+}
+
+/// A fallback written as a name, in the agent file's model, is the project's model.
+#[test]
+fn a_fallback_by_name_fails_over_to_the_project_model() {
+    let agent = format!(
+        "name: test-agent
+model:
+  provider: openai
+  name: big
+  base_url: \"$OPENAI_URL\"
+  api_key_env: {KEY_ENV}
+  retry: {{ max_attempts: 1 }}
+  fallback: [fast]
+prompt: Go
+"
+    );
+    let ran = in_repository(&project_file(""), &agent)
+        .command(["exec", "agents/agent.yaml", "--run-dir", "run"])
+        .route(storm(1, Reply::text("Big."), vec![Reply::text("Small.")]))
+        .stdout("Small.\n")
+        .run();
+    assert_eq!(models_asked(&ran), ["big", "small"]);
+    assert_eq!(moves(&ran), [("openai/big".into(), "openai/small".into())]);
+}
+
+/// `RUNNER_CONFIG` names the project file wherever it is.
+#[test]
+fn runner_config_names_the_project_file() {
+    let test = Test::new()
+        .file(".git/HEAD", "ref: refs/heads/main\n")
+        .file("config/models.yaml", &project_file(""))
+        .agent("name: test-agent\nmodel: smart\nprompt: Go\n");
+    let config = test.path("config/models.yaml");
+    let ran = test
+        .env("RUNNER_CONFIG", config.to_str().unwrap())
+        .reply(Reply::text("Smart."))
+        .stdout("Smart.\n")
+        .run();
+    assert_eq!(models_asked(&ran), ["big"]);
+}
+
+/// A saved change of the project file is reloaded like a change of the agent file: the
+/// next request goes to the model it now names.
+#[test]
+fn a_saved_project_file_is_reloaded_like_the_agent_file() {
+    let running = in_repository(
+        &project_file(""),
+        "name: test-agent\nmodel: smart\nprompt: Go\ntools:\n  - builtin: list_dir\n",
+    )
+    .command(["exec", "agents/agent.yaml", "--run-dir", "run", "--watch"])
+    .respond(
+        MockResponse::reply(Reply::tool_call("list_dir", json!({})))
+            .chunk_delay(std::time::Duration::from_millis(150)),
+    )
+    .reply(Reply::text("Renamed."))
+    .stdout("Renamed.\n")
+    .spawn();
+    support::wait_until("the first request", || running.requests_made() >= 1);
+    running.save(
+        "runner.yaml",
+        &project_file("").replacen("name: big", "name: bigger", 1),
+    );
+    let ran = running.wait();
+    assert_eq!(models_asked(&ran), ["big", "bigger"]);
+    let reloaded = ran.events_of("agent.definition.reloaded");
+    assert_eq!(reloaded[0]["data"]["changes"], json!(["model"]));
+}
+
+/// The project file is part of the definition: the model's file tools cannot rewrite it
+/// to point a name at another endpoint, even under `--watch`.
+#[test]
+fn the_model_cannot_rewrite_the_project_file() {
+    let hijacked = project_file("").replace("name: big", "name: attacker");
+    let ran = in_repository(
+        &project_file(""),
+        "name: test-agent\nmodel: smart\nprompt: Go\ntools:\n  - builtin: write_file\n",
+    )
+    .command(["exec", "agents/agent.yaml", "--run-dir", "run", "--watch"])
+    .reply(Reply::tool_call(
+        "write_file",
+        json!({"path": "runner.yaml", "content": hijacked}),
+    ))
+    .reply(Reply::text("done"))
+    .stdout("done\n")
+    .run();
+    let results = ran.events_of("agent.tool.execution.completed");
+    let refused = results[0]["data"]["result"]["error"].as_str().unwrap();
+    assert!(refused.contains("agent definition file"), "{refused}");
+    assert!(!ran.read("runner.yaml").contains("attacker"));
+    assert_eq!(models_asked(&ran), ["big", "big"]);
+}
+
+/// `runner validate .` checks the project file it meets as the project file, not as an
+/// agent file, and the agent files beside it through it.
+#[test]
+fn validating_a_directory_checks_runner_yaml_as_the_project_file() {
+    in_repository(
+        &project_file(""),
+        "name: test-agent\nmodel: smart\nprompt: Go\n",
+    )
+    .command(["validate", "."])
+    .any_stderr()
+    .run()
+    .then()
+    .file("runner.yaml", &project_file("    temprature: 0.2\n"))
+    .command(["validate", "."])
+    .status(2)
+    .stdout_contains("runner.yaml:7:5: error[unknown-key]")
+    .any_stderr()
+    .run();
+}
+
+/// `RUNNER_CONFIG` naming a file that is not there is said, with what to do.
+#[test]
+fn runner_config_naming_no_file_says_so() {
+    Test::new()
+        .agent("name: test-agent\nmodel: smart\nprompt: Go\n")
+        .env("RUNNER_CONFIG", "missing/runner.yaml")
+        .command(["validate", "agent.yaml"])
+        .status(2)
+        .stdout_contains("missing/runner.yaml:0:0: error[io]: cannot read the project file: ")
+        .stdout_contains("RUNNER_CONFIG names it: point it at the project file, or unset it")
+        .any_stderr()
+        .run();
+}
+
+/// A name used as a fallback must be one model: one with a chain of its own is refused
+/// where it is named, in the agent file and in the project file.
+#[test]
+fn a_named_fallback_with_a_chain_of_its_own_is_refused_where_it_is_named() {
+    let project =
+        project_file("").replace("    name: small\n", "    name: small\n    cooldown: 10s\n");
+    let agent =
+        "name: test-agent\nmodel:\n  provider: openai\n  name: x\n  fallback: [fast]\nprompt: Go\n";
+    let hint = "list every fallback, in order, in the first model's `fallback`";
+    in_repository(&project, agent)
+        .command(["validate", "agents/agent.yaml"])
+        .status(2)
+        .stdout_contains(
+            "agents/agent.yaml:5:14: error[model]: `fast` is named as a fallback but has a \
+             `cooldown` of its own (at /model/fallback/0)",
+        )
+        .stdout_contains(hint)
+        .any_stderr()
+        .run()
+        .then()
+        .file(
+            "runner.yaml",
+            &project.replacen("  fast:\n", "    fallback: [fast]\n  fast:\n", 1),
+        )
+        .command(["validate", "agents/agent.yaml"])
+        .status(2)
+        .stdout_contains(
+            "runner.yaml:7:16: error[model]: `fast` is named as a fallback but has a `cooldown` \
+             of its own (at /models/smart/fallback/0)",
+        )
+        .stdout_contains(hint)
+        .any_stderr()
+        .run();
+}

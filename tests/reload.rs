@@ -276,3 +276,58 @@ fn chat_prints_an_invalid_save_once_and_goes_on_with_the_old_definition() {
     assert_eq!(requests.len(), 2);
     assert_eq!(requests[1].system_prompt().as_deref(), Some("You are OLD."));
 }
+
+/// `validate --watch` watches the project file the agent file's model names resolve
+/// through: fixing a typo there validates again.
+#[test]
+fn validate_watch_reports_again_after_a_save_of_the_project_file() {
+    use std::io::{BufRead, BufReader};
+    let dir = tempdir("validate-watch-project");
+    std::fs::create_dir_all(dir.join(".git")).unwrap();
+    std::fs::write(
+        dir.join("agent.yaml"),
+        "name: a\nmodel: smart\nprompt: hi\n",
+    )
+    .unwrap();
+    let project = dir.join("runner.yaml");
+    std::fs::write(&project, "models:\n  smrt: { provider: openai, name: m }\n").unwrap();
+    let mut child = Run::new(["validate", "--watch", "agent.yaml"])
+        .current_dir(&dir)
+        .spawn();
+    let stdout = child.stdout.take().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines() {
+            if tx.send(line.unwrap_or_default()).is_err() {
+                break;
+            }
+        }
+    });
+    let next_summary = |rx: &std::sync::mpsc::Receiver<String>| -> Vec<String> {
+        let mut lines = Vec::new();
+        while let Ok(line) = rx.recv_timeout(Duration::from_secs(10)) {
+            let done = line.starts_with("-- ");
+            lines.push(line);
+            if done {
+                break;
+            }
+        }
+        lines
+    };
+    let first = next_summary(&rx);
+    assert!(
+        first.iter().any(|l| l.contains("did you mean `smrt`?")),
+        "{first:?}"
+    );
+    save_by_rename(
+        &project,
+        "models:\n  smart: { provider: openai, name: m }\n",
+    );
+    let second = next_summary(&rx);
+    let _ = child.kill();
+    let _ = child.wait();
+    assert!(
+        second.last().unwrap().contains("1 file(s) valid"),
+        "{second:?}"
+    );
+}

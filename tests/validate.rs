@@ -202,6 +202,17 @@ fn committed_events_schema_is_current() {
 }
 
 #[test]
+fn committed_project_schema_is_current() {
+    let outcome = Run::new(["schema", "--project"]).run();
+    assert_eq!(outcome.code, 0);
+    let committed = std::fs::read_to_string(root().join("schemas/project.schema.json")).unwrap();
+    assert!(
+        committed == outcome.stdout,
+        "schemas/project.schema.json is stale: run `cargo run -- schema --project --out schemas/project.schema.json`"
+    );
+}
+
+#[test]
 fn schema_out_writes_the_file() {
     let dir = tempdir();
     let out = dir.join("agent.schema.json");

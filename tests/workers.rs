@@ -960,3 +960,40 @@ fn a_worker_that_stalls_past_its_lease_while_another_takes_its_job_changes_nothi
         .stderr_contains("session `twice-1` is completed")
         .run();
 }
+
+/// A job whose agent names a project model, submitted with `--model` naming another, runs
+/// on a worker with no copy of the project: the bundle carries the project file with the
+/// agent files.
+#[test]
+fn a_named_model_travels_with_the_bundle() {
+    let nats = NatsServer::start();
+    let model = |name: &str| {
+        format!(
+            "{{ provider: openai, name: {name}, base_url: \"$OPENAI_URL\", api_key_env: RUNNER_TEST_KEY }}"
+        )
+    };
+    let project = format!(
+        "models:\n  smart: {}\n  fast: {}\n",
+        model("smart-model"),
+        model("fast-model")
+    );
+    let agent = format!("name: test-agent\nmodel: smart\n{AGENT}");
+    let test = workspace(2, &["w1"], "0")
+        .file("runner.yaml", &project)
+        .file("agent.yaml", &agent)
+        // The worker's machine: its own repository, without the project file.
+        .file("w1/.git/HEAD", "ref: refs/heads/main\n");
+    let submitted = submit(test, &nats, "named", &["--model", "fast"]);
+    let one = worker(&submitted, &nats, "w1", "5s");
+    let results = finished(&submitted, &nats, "named", 2);
+    for (n, envelope) in &results {
+        assert_eq!(envelope["status"], "completed", "line {n}: {envelope}");
+    }
+    let asked: Vec<String> = one
+        .requests()
+        .iter()
+        .map(|r| r.model().to_string())
+        .collect();
+    assert!(asked.iter().all(|m| m == "fast-model"), "{asked:?}");
+    one.kill();
+}

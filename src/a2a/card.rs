@@ -39,7 +39,10 @@ pub struct AgentCard {
 impl AgentCard {
     /// The URL of the first interface with this binding (e.g. [`super::JSONRPC_BINDING`]).
     pub fn interface_url(&self, binding: &str) -> Option<&str> {
-        let found = self.supported_interfaces.iter().find(|i| i.protocol_binding == binding);
+        let found = self
+            .supported_interfaces
+            .iter()
+            .find(|i| i.protocol_binding == binding);
         found.map(|i| i.url.as_str())
     }
 }
@@ -139,7 +142,10 @@ impl SecurityScheme {
             scheme: "Bearer".to_string(),
             bearer_format: String::new(),
         };
-        Self { http_auth_security_scheme: Some(scheme), ..Self::default() }
+        Self {
+            http_auth_security_scheme: Some(scheme),
+            ..Self::default()
+        }
     }
 }
 
@@ -198,7 +204,10 @@ mod tests {
             }]
         });
         let card: AgentCard = serde_json::from_value(json.clone()).unwrap();
-        assert_eq!(card.interface_url("JSONRPC"), Some("http://127.0.0.1:8080/a2a/reviewer"));
+        assert_eq!(
+            card.interface_url("JSONRPC"),
+            Some("http://127.0.0.1:8080/a2a/reviewer")
+        );
         assert_eq!(card.capabilities.streaming, Some(true));
         assert_eq!(serde_json::to_value(&card).unwrap(), json);
     }
@@ -206,6 +215,9 @@ mod tests {
     #[test]
     fn the_bearer_scheme() {
         let json = serde_json::to_value(SecurityScheme::bearer("")).unwrap();
-        assert_eq!(json, json!({"httpAuthSecurityScheme": {"scheme": "Bearer"}}));
+        assert_eq!(
+            json,
+            json!({"httpAuthSecurityScheme": {"scheme": "Bearer"}})
+        );
     }
 }

@@ -63,7 +63,9 @@ mod tests {
             "status": {"state": "TASK_STATE_WORKING", "timestamp": "2026-11-27T20:00:00Z"}
         }});
         let event: StreamResponse = serde_json::from_value(json.clone()).unwrap();
-        let StreamResponse::StatusUpdate(update) = &event else { panic!("{event:?}") };
+        let StreamResponse::StatusUpdate(update) = &event else {
+            panic!("{event:?}")
+        };
         assert_eq!(update.status.state, TaskState::Working);
         assert_eq!(serde_json::to_value(&event).unwrap(), json);
     }

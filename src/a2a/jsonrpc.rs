@@ -28,7 +28,12 @@ pub struct JsonRpcRequest {
 impl JsonRpcRequest {
     /// A request of this method with these params.
     pub fn new(id: RequestId, method: &str, params: Value) -> Self {
-        Self { jsonrpc: "2.0".into(), id: Some(id), method: method.into(), params: Some(params) }
+        Self {
+            jsonrpc: "2.0".into(),
+            id: Some(id),
+            method: method.into(),
+            params: Some(params),
+        }
     }
 }
 
@@ -47,12 +52,22 @@ pub struct JsonRpcResponse<T = Value> {
 impl<T> JsonRpcResponse<T> {
     /// A successful response.
     pub fn success(id: Option<RequestId>, result: T) -> Self {
-        Self { jsonrpc: "2.0".into(), id, result: Some(result), error: None }
+        Self {
+            jsonrpc: "2.0".into(),
+            id,
+            result: Some(result),
+            error: None,
+        }
     }
 
     /// A failed response.
     pub fn failure(id: Option<RequestId>, error: JsonRpcError) -> Self {
-        Self { jsonrpc: "2.0".into(), id, result: None, error: Some(error) }
+        Self {
+            jsonrpc: "2.0".into(),
+            id,
+            result: None,
+            error: Some(error),
+        }
     }
 }
 
@@ -68,7 +83,11 @@ pub struct JsonRpcError {
 impl JsonRpcError {
     /// An error of this kind, with the SDKs' `ErrorInfo` as its data when it has one.
     pub fn new(kind: ErrorCode, message: impl Into<String>) -> Self {
-        Self { code: kind.code(), message: message.into(), data: kind.error_info() }
+        Self {
+            code: kind.code(),
+            message: message.into(),
+            data: kind.error_info(),
+        }
     }
 
     /// The kind of this error, when its code is one of the protocol's.
@@ -95,8 +114,12 @@ mod tests {
     #[test]
     fn a_typed_success() {
         let json = json!({"jsonrpc": "2.0", "id": "a", "result": {"task": {"id": "t", "contextId": "c", "status": {"state": "TASK_STATE_WORKING"}}}});
-        let response: JsonRpcResponse<SendMessageResponse> = serde_json::from_value(json.clone()).unwrap();
-        assert!(matches!(response.result, Some(SendMessageResponse::Task(_))));
+        let response: JsonRpcResponse<SendMessageResponse> =
+            serde_json::from_value(json.clone()).unwrap();
+        assert!(matches!(
+            response.result,
+            Some(SendMessageResponse::Task(_))
+        ));
         assert_eq!(serde_json::to_value(&response).unwrap(), json);
         let event: JsonRpcResponse<StreamResponse> = serde_json::from_value(json).unwrap();
         assert!(event.error.is_none());
@@ -104,9 +127,15 @@ mod tests {
 
     #[test]
     fn an_error_with_a_null_id() {
-        let response = JsonRpcResponse::<Value>::failure(None, JsonRpcError::new(ErrorCode::ParseError, "not JSON"));
+        let response = JsonRpcResponse::<Value>::failure(
+            None,
+            JsonRpcError::new(ErrorCode::ParseError, "not JSON"),
+        );
         let json = serde_json::to_value(&response).unwrap();
-        assert_eq!(json, json!({"jsonrpc": "2.0", "id": null, "error": {"code": -32700, "message": "not JSON"}}));
+        assert_eq!(
+            json,
+            json!({"jsonrpc": "2.0", "id": null, "error": {"code": -32700, "message": "not JSON"}})
+        );
         let back: JsonRpcResponse = serde_json::from_value(json).unwrap();
         assert_eq!(back.error.unwrap().kind(), Some(ErrorCode::ParseError));
     }

@@ -104,8 +104,13 @@ mod tests {
     fn unset_ids_are_left_out() {
         let message = Message::agent("m-2".into(), vec![Part::text("hi")]);
         let json = serde_json::to_value(&message).unwrap();
-        assert_eq!(json, json!({"messageId": "m-2", "role": "ROLE_AGENT", "parts": [{"text": "hi"}]}));
-        let empty: Message = serde_json::from_value(json!({"messageId": "m", "role": "ROLE_USER", "contextId": ""})).unwrap();
+        assert_eq!(
+            json,
+            json!({"messageId": "m-2", "role": "ROLE_AGENT", "parts": [{"text": "hi"}]})
+        );
+        let empty: Message =
+            serde_json::from_value(json!({"messageId": "m", "role": "ROLE_USER", "contextId": ""}))
+                .unwrap();
         assert_eq!(empty.context_id, None);
     }
 }

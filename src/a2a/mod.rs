@@ -29,7 +29,9 @@ pub use card::{
     HttpAuthSecurityScheme, SecurityRequirement, SecurityScheme, StringList,
 };
 pub use error::ErrorCode;
-pub use event::{SendMessageResponse, StreamResponse, TaskArtifactUpdateEvent, TaskStatusUpdateEvent};
+pub use event::{
+    SendMessageResponse, StreamResponse, TaskArtifactUpdateEvent, TaskStatusUpdateEvent,
+};
 pub use jsonrpc::{JsonRpcError, JsonRpcRequest, JsonRpcResponse, RequestId};
 pub use message::{Message, Role};
 pub use method::Method;

@@ -52,7 +52,12 @@ impl Part {
     }
 
     fn of(content: PartContent) -> Self {
-        Self { content, metadata: None, filename: None, media_type: None }
+        Self {
+            content,
+            metadata: None,
+            filename: None,
+            media_type: None,
+        }
     }
 
     /// The text of a text part.
@@ -91,7 +96,9 @@ mod tests {
 
     #[test]
     fn a_data_part_with_its_media_type() {
-        let part = round_trip(json!({"data": {"text": "not a text part"}, "mediaType": "application/json"}));
+        let part = round_trip(
+            json!({"data": {"text": "not a text part"}, "mediaType": "application/json"}),
+        );
         assert_eq!(part.as_data(), Some(&json!({"text": "not a text part"})));
         assert_eq!(part.media_type.as_deref(), Some("application/json"));
     }

@@ -101,11 +101,13 @@ mod tests {
 
     #[test]
     fn task_requests() {
-        let get: GetTaskRequest = serde_json::from_value(json!({"id": "t", "historyLength": 2})).unwrap();
+        let get: GetTaskRequest =
+            serde_json::from_value(json!({"id": "t", "historyLength": 2})).unwrap();
         assert_eq!(get.history_length, Some(2));
         let cancel: CancelTaskRequest = serde_json::from_value(json!({"id": "t"})).unwrap();
         assert_eq!(serde_json::to_value(&cancel).unwrap(), json!({"id": "t"}));
-        let subscribe: SubscribeToTaskRequest = serde_json::from_value(json!({"id": "t", "tenant": ""})).unwrap();
+        let subscribe: SubscribeToTaskRequest =
+            serde_json::from_value(json!({"id": "t", "tenant": ""})).unwrap();
         assert_eq!(subscribe.tenant, None);
     }
 }

@@ -29,7 +29,10 @@ pub enum TaskState {
 impl TaskState {
     /// A terminal state: the task will not change again.
     pub fn is_terminal(self) -> bool {
-        matches!(self, Self::Completed | Self::Failed | Self::Canceled | Self::Rejected)
+        matches!(
+            self,
+            Self::Completed | Self::Failed | Self::Canceled | Self::Rejected
+        )
     }
 
     /// An interrupted state: the task waits for the client (an answer, credentials).

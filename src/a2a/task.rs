@@ -36,7 +36,11 @@ pub struct TaskStatus {
 impl TaskStatus {
     /// A status without a message or time.
     pub fn of(state: TaskState) -> Self {
-        Self { state, message: None, timestamp: None }
+        Self {
+            state,
+            message: None,
+            timestamp: None,
+        }
     }
 }
 

@@ -36,7 +36,9 @@ pub fn setup_sandbox(
         hidden: sandbox::hidden_paths(std::slice::from_ref(&dir.run)),
         read_only: read_only.iter().map(|p| sandbox::canonical(p)).collect(),
     };
-    let prepared = sandbox.prepare(&confine).map_err(|e| format!("setup: {e}"))?;
+    let prepared = sandbox
+        .prepare(&confine)
+        .map_err(|e| format!("setup: {e}"))?;
     if prepared.is_none() {
         sandbox::unavailable(&sandbox);
     }

@@ -3,8 +3,8 @@
 //! is given (input values, answers, script). The run cannot see anything but its workspace
 //! through its file tools, and no two cases share one.
 
-use std::path::{Path, PathBuf};
 use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use serde::Serialize;
@@ -89,7 +89,9 @@ impl CaseDir {
         }
         let stderr = String::from_utf8_lossy(&output.stderr);
         let under = match sandboxed {
-            true => " under the agent's sandbox, which lets it write only the workspace and the `fs.write` paths and reach only its `network` (docs/security.md)",
+            true => {
+                " under the agent's sandbox, which lets it write only the workspace and the `fs.write` paths and reach only its `network` (docs/security.md)"
+            }
             false => "",
         };
         Err(format!(

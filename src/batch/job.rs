@@ -137,7 +137,11 @@ pub fn run_entry(
     };
     if let Some(span) = span {
         let error = result.error.as_ref().map(|e| e.message.as_str());
-        span.end(result.status.name(), result.status == Status::Completed, error);
+        span.end(
+            result.status.name(),
+            result.status == Status::Completed,
+            error,
+        );
     }
     Some(Envelope {
         input: InputRef { line, id: name },

@@ -13,7 +13,6 @@ use clap::Args;
 use super::Exit;
 use super::job_summary;
 use super::run_options::{SharedRunOptions, progress_style};
-use crate::telemetry::Telemetry;
 use crate::batch::budget::Budget;
 use crate::batch::children::Children;
 use crate::batch::dir::{BatchDir, MAX_BATCH_ID_LEN, Manifest};
@@ -29,7 +28,8 @@ use crate::output::safe_markdown::{Document, Table, Text};
 use crate::output::summary::status_label;
 use crate::session::files::sessions_dir;
 use crate::session::prepare::load;
-use crate::spec::model::ModelShorthand;
+use crate::spec::project::check_model_option;
+use crate::telemetry::Telemetry;
 
 /// How long an input whose session another process holds is tried again: a child of a
 /// batch that was killed may still be stopping.
@@ -106,7 +106,13 @@ pub fn run(command: BatchCommand) -> Exit {
 
 /// Everything before the first input runs is checked here; a problem is exit 2.
 fn start(args: &BatchArgs, (agent_file, inputs_file): (&Path, &Path)) -> Result<Exit, String> {
-    if let Some(Err(message)) = args.model.as_deref().map(ModelShorthand::parse) {
+    // Checked here, so a wrong `--model` stops the batch before any input runs; each run
+    // resolves it again when it starts.
+    let checked = args
+        .model
+        .as_deref()
+        .map(|m| check_model_option(agent_file, m));
+    if let Some(Err(message)) = checked {
         return Err(format!("--model: {message}"));
     }
     let spec = match load(agent_file) {

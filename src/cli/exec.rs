@@ -35,8 +35,9 @@ pub struct ExecArgs {
     /// and `_`. An existing session is continued with `runner resume` instead.
     #[arg(long)]
     pub session: Option<String>,
-    /// Use this model instead of the file's, e.g. openai/gpt-4o-mini.
-    #[arg(long, value_name = "PROVIDER/NAME")]
+    /// Use this model instead of the file's: `provider/name` (e.g. openai/gpt-4o-mini) or
+    /// a model the project file (runner.yaml) names, e.g. `smart`.
+    #[arg(long, value_name = "PROVIDER/NAME|NAME")]
     pub model: Option<String>,
     /// A scripted model instead of the file's: a YAML or JSON list of answers (`model.script`
     /// entries). `runner test` runs a case's inline `script:` with it.

@@ -16,9 +16,9 @@ macro_rules! out {
     };
 }
 
-pub(crate) mod binary;
 mod batch;
 mod batch_nats;
+pub(crate) mod binary;
 mod chat;
 mod exec;
 mod exit;
@@ -143,11 +143,14 @@ enum Command {
         #[arg(long)]
         out: Option<PathBuf>,
         /// The schema of events.jsonl lines instead.
-        #[arg(long, conflicts_with = "test")]
+        #[arg(long, conflicts_with_all = ["test", "project"])]
         events: bool,
         /// The schema of test files (`*.test.yaml`) instead.
-        #[arg(long)]
+        #[arg(long, conflicts_with = "project")]
         test: bool,
+        /// The schema of the project file (`runner.yaml`) instead.
+        #[arg(long)]
+        project: bool,
     },
 }
 
@@ -184,7 +187,12 @@ pub fn main() -> std::process::ExitCode {
             watch: true,
             ..
         } => validate::watch(&paths, format),
-        Command::Schema { out, events, test } => schema::run(out.as_deref(), events, test),
+        Command::Schema {
+            out,
+            events,
+            test,
+            project,
+        } => schema::run(out.as_deref(), events, test, project),
         Command::Exec(args) => exec::run(*args),
         Command::Init { name } => init::run(name.as_deref()),
         Command::Completions { shell } => {

@@ -85,7 +85,9 @@ fn answer(args: &ResumeArgs) -> Option<Answer> {
         let deny = args.deny.iter();
         return Some(Answer::Decide {
             approve: args.approve.clone(),
-            deny: deny.map(|id| Denial::new(id, args.reason.clone())).collect(),
+            deny: deny
+                .map(|id| Denial::new(id, args.reason.clone()))
+                .collect(),
         });
     }
     args.answer.clone().map(Answer::Text)

@@ -9,13 +9,13 @@ use clap::Args;
 use super::Exit;
 use super::batch::{default_batch_id, open};
 use super::nats_runtime::nats_runtime;
-use crate::trace_env::Carried;
 use crate::batch::dir::check_batch_id;
 use crate::batch::inputs::InputsReader;
 use crate::nats::bundle::Bundle;
 use crate::nats::submit::{Submission, SubmitError, submit};
 use crate::session::prepare::load;
-use crate::spec::model::ModelShorthand;
+use crate::spec::project::check_model_option;
+use crate::trace_env::Carried;
 
 /// Options of `runner submit`.
 #[derive(Debug, Args)]
@@ -54,7 +54,12 @@ pub fn run(args: SubmitArgs) -> Exit {
 }
 
 fn start(args: &SubmitArgs) -> Result<Exit, String> {
-    if let Some(Err(message)) = args.model.as_deref().map(ModelShorthand::parse) {
+    // A project model's name resolves on the worker too: the bundle carries the project file.
+    let checked = args
+        .model
+        .as_deref()
+        .map(|m| check_model_option(&args.agent, m));
+    if let Some(Err(message)) = checked {
         return Err(format!("--model: {message}"));
     }
     let spec = match load(&args.agent) {

@@ -9,8 +9,8 @@ use clap::{Args, ValueEnum};
 use super::Exit;
 use super::job_summary;
 use crate::agent_test::report::{
-    annotations, failures_section, gitlab_report, json_report, junit_report, markdown_summary, progress_line,
-    summary_line,
+    annotations, failures_section, gitlab_report, json_report, junit_report, markdown_summary,
+    progress_line, summary_line,
 };
 use crate::agent_test::{
     LoadedFile, Mode, Settings, Totals, discover::discover, load_test_file, run_suite,

@@ -23,20 +23,18 @@ use std::sync::Arc;
 use crate::engine::Agent;
 use crate::engine::agent::{AgentTool, AnswerPolicy, ExecutionStrategy};
 use crate::engine::budget::PricedModel;
-use crate::engine::context::{ContextPolicy, DEFAULT_THRESHOLD};
-use crate::spec::context::{ContextSpec, ContextStrategy};
 use crate::engine::budget::{Price, RunLimits};
 use crate::engine::builder::{DEFAULT_MAX_CALLS_PER_TURN, DEFAULT_STRUCTURED_RETRIES};
+use crate::engine::context::{ContextPolicy, DEFAULT_THRESHOLD};
 use crate::engine::middleware::{Logging, Middleware, PruneToolOutputs, SlidingWindow, Summarize};
 use crate::engine::stop_when::StopWhen;
-use crate::engine::strategy::{
-    LoopStrategy, PlanStrategy, ReactStrategy,
-};
+use crate::engine::strategy::{LoopStrategy, PlanStrategy, ReactStrategy};
 use crate::engine::xml_turn::{DEFAULT_FORMAT_RETRIES, XmlTools};
 use crate::mcp::McpServers;
 use crate::policy::{Permissions, Redactor, ToolPolicy};
 use crate::spec::AgentSpec;
 use crate::spec::agent::OnProblem;
+use crate::spec::context::{ContextSpec, ContextStrategy};
 use crate::spec::execution::Strategy;
 use crate::spec::limits::Limits;
 use crate::spec::middleware::MiddlewareEntry;
@@ -219,12 +217,17 @@ pub fn compile_agent(input: &CompileInput<'_>) -> Result<Agent, CompileError> {
         &input.inherited,
     ) {
         (Some(model), _) => {
-            let built = model::build_model(&model, &input.build.models, &*input.env)
-                .map_err(|error| {
+            let built =
+                model::build_model(&model, &input.build.models, &*input.env).map_err(|error| {
                     let pointer = format!("/model{}", error.key_in_model());
                     CompileError::Model(error).at(pointer)
                 })?;
-            (built.provider, built.prices, model::chain_windows(&model), built.params)
+            (
+                built.provider,
+                built.prices,
+                model::chain_windows(&model),
+                built.params,
+            )
         }
         // An inherited model keeps its prices, its parameters and its fallbacks: the
         // sub-agent's calls cost what its caller's do.
@@ -461,10 +464,9 @@ pub fn build_tools(input: &CompileInput<'_>) -> Result<Vec<ToolListing>, Compile
             ToolEntry::Mcp(entry) => {
                 let server = Some(crate::mcp::Endpoint::label_of(&entry.mcp));
                 let sandbox = match &entry.mcp {
-                    crate::spec::tools::McpServer::Stdio(stdio) => sandbox_summary(
-                        &input.workspace.over(input.spec),
-                        stdio.sandbox.as_ref(),
-                    ),
+                    crate::spec::tools::McpServer::Stdio(stdio) => {
+                        sandbox_summary(&input.workspace.over(input.spec), stdio.sandbox.as_ref())
+                    }
                     crate::spec::tools::McpServer::Http(_) => None,
                 };
                 for tool in mcp::entry_tools(input, &entry.mcp)? {
@@ -502,7 +504,12 @@ pub fn build_tools(input: &CompileInput<'_>) -> Result<Vec<ToolListing>, Compile
 
 /// `runner tools`' line for programs under `over` and `own`: each layer's summary.
 fn sandbox_summary(over: &[&SandboxSpec], own: Option<&SandboxSpec>) -> Option<String> {
-    let layers: Vec<String> = over.iter().copied().chain(own).map(SandboxSpec::summary).collect();
+    let layers: Vec<String> = over
+        .iter()
+        .copied()
+        .chain(own)
+        .map(SandboxSpec::summary)
+        .collect();
     (!layers.is_empty()).then(|| layers.join(" | "))
 }
 

@@ -7,9 +7,9 @@ use super::tree::for_each_agent;
 use super::{CompileError, CompileInput};
 use crate::engine::budget::{ChainPrices, PricedModel};
 use crate::engine::events::RequestParams;
+use crate::provider::BuildOptions;
 use crate::provider::fallback::{ChainModel, Fallback};
 use crate::provider::services::Service;
-use crate::provider::BuildOptions;
 use crate::provider::{
     ProviderConfig, ProviderError, ProviderKind, RetryConfig, build_provider_with,
 };
@@ -24,6 +24,8 @@ pub enum ModelError {
     NoModel,
     #[error("{0}")]
     Provider(ProviderError),
+    #[error("the model name `{0}` was not resolved through the project file")]
+    Unresolved(String),
     #[error("`api` is only read with `provider: openai`, not `provider: {0}`")]
     ApiWithoutOpenAi(SpecKind),
     /// A model of the fallback chain (its position in `fallback`, from 0) does not build.
@@ -131,6 +133,9 @@ pub fn label(model: &ModelRef) -> String {
 
 /// The provider configuration of a model reference, with the spec's defaults applied.
 pub fn provider_config(model: &ModelRef) -> Result<ProviderConfig, ModelError> {
+    if let Some(name) = model.as_name() {
+        return Err(ModelError::Unresolved(name.to_string()));
+    }
     let spec = model.to_config();
     let kind = match (spec.provider, spec.api) {
         (SpecKind::Openai, None | Some(OpenAiApi::Chat)) => ProviderKind::OpenAi,

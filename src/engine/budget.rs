@@ -7,8 +7,8 @@ use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
 
-use super::request_params::RequestParams;
 use super::limit::Limit;
+use super::request_params::RequestParams;
 use crate::provider::{Provider, Usage};
 use crate::sync::lock;
 

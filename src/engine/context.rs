@@ -170,8 +170,8 @@ fn cut_point(messages: &[Message], keep_tokens: u64) -> Option<usize> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::provider::{AssistantMessage, ToolCall};
     use crate::provider::types::ToolResult;
+    use crate::provider::{AssistantMessage, ToolCall};
 
     fn calling() -> Message {
         Message::Assistant(AssistantMessage {
@@ -197,7 +197,13 @@ mod tests {
 
     #[test]
     fn a_cut_never_separates_a_call_from_its_result() {
-        let messages = vec![Message::user("Go"), calling(), result(), calling(), result()];
+        let messages = vec![
+            Message::user("Go"),
+            calling(),
+            result(),
+            calling(),
+            result(),
+        ];
         let small = estimate_message(&messages[4]);
         // Room for the last result only: the cut moves to the message after it, the last.
         let cut = cut_point(&messages, small).unwrap();

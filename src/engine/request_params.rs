@@ -109,7 +109,10 @@ mod tests {
         assert!(params.top_p.is_none());
         let tags = ["</a>".to_string()];
         assert_eq!(params.with_stop(&tags).stop_sequences, ["END"]);
-        assert_eq!(RequestParams::default().with_stop(&tags).stop_sequences, tags);
+        assert_eq!(
+            RequestParams::default().with_stop(&tags).stop_sequences,
+            tags
+        );
         assert!(RequestParams::from_body(&Map::new()).is_empty());
     }
 }

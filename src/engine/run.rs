@@ -15,9 +15,9 @@ use super::agent::{
 use super::budget::Budget;
 use super::clock::new_id;
 use super::events::{
-    ActionKind, ActionStatus, AwaitingApproval, Emitter, Event, EventBus, Failure, FailureDetails,
-    CheckpointSaved, Handoff, Phase, RequiredAction, RequiresAction, RunCompleted, RunCreated, RunFailed,
-    StatusChanged,
+    ActionKind, ActionStatus, AwaitingApproval, CheckpointSaved, Emitter, Event, EventBus, Failure,
+    FailureDetails, Handoff, Phase, RequiredAction, RequiresAction, RunCompleted, RunCreated,
+    RunFailed, StatusChanged,
 };
 use super::outcome::{RunError, RunOutcome, RunStatus, RunTotals};
 use super::pending::Pending;

@@ -175,11 +175,17 @@ impl Connection {
                 env,
                 sandbox,
             } => {
-                let confined = confine(sandbox, options).map_err(|m| fail(StartErrorKind::Config, m))?;
-                let spawned = spawn(command, args, env, options.workspace, options.deny_env, confined)
-                    .map_err(|error| {
-                        fail(StartErrorKind::Config, spawn_problem(command, &error))
-                    })?;
+                let confined =
+                    confine(sandbox, options).map_err(|m| fail(StartErrorKind::Config, m))?;
+                let spawned = spawn(
+                    command,
+                    args,
+                    env,
+                    options.workspace,
+                    options.deny_env,
+                    confined,
+                )
+                .map_err(|error| fail(StartErrorKind::Config, spawn_problem(command, &error)))?;
                 // An answer too large for the SDK fails its call instead of being lost.
                 let transport =
                     AsyncRwTransport::new_client(Oversized::new(spawned.stdout), spawned.stdin)

@@ -1,8 +1,8 @@
 //! A job's agent files, carried to the workers through NATS so they need no shared
 //! filesystem: the agent file and every file it pulls in (`reload::agent_files`: sub-agent
-//! and handoff files, template includes, imported `.mcp.json` files) plus the programs its
-//! hooks run by a relative path, kept with their paths relative to the directory that holds
-//! them all. A bundle is stored under its SHA-256 (`runner_bundles`), so a batch of a
+//! and handoff files, template includes, imported `.mcp.json` files, the project file)
+//! plus the programs its hooks run by a relative path, kept with their paths relative to
+//! the directory that holds them all. A bundle is stored under its SHA-256 (`runner_bundles`), so a batch of a
 //! thousand jobs stores its files once, and a worker writes each bundle once, to
 //! `.runner/bundles/<sha256>/`.
 

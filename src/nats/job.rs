@@ -47,7 +47,8 @@ impl Job {
             return Err("its line is 0 (lines count from 1)".into());
         }
         if let Some(trace) = &job.trace
-            && Carried::parse(&trace.traceparent, trace.tracestate.as_deref()).as_ref() != Some(trace)
+            && Carried::parse(&trace.traceparent, trace.tracestate.as_deref()).as_ref()
+                != Some(trace)
         {
             return Err("its trace is not a W3C Trace Context traceparent (and tracestate)".into());
         }
@@ -127,7 +128,9 @@ impl BatchRecord {
         if !sha256 {
             return Err("its bundle is not a SHA-256 (64 lowercase hex digits)".into());
         }
-        if let Some(model) = &record.model {
+        // A project model's name resolves on the worker, through the bundle's project file.
+        let named = |m: &str| crate::spec::project::ModelName::parse(m).is_some();
+        if let Some(model) = record.model.as_deref().filter(|m| !named(m)) {
             crate::spec::model::ModelShorthand::parse(model)
                 .map_err(|e| format!("its model: {e}"))?;
         }

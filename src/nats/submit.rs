@@ -17,7 +17,6 @@ use super::job::{BatchRecord, JOB_VERSION, Job};
 use super::kv::{get, put};
 use super::results::store_once;
 use super::{NatsError, connect};
-use crate::trace_env::Carried;
 use crate::batch::inputs::{Entry, Input};
 use crate::batch::job::check_values;
 use crate::batch::results::{Envelope, InputRef};
@@ -25,6 +24,7 @@ use crate::engine::ErrorCode;
 use crate::engine::clock::{new_id, now_rfc3339};
 use crate::output::result::RunResult;
 use crate::spec::agent::InputSpec;
+use crate::trace_env::Carried;
 
 /// Jobs published before their acknowledgements are awaited.
 const IN_FLIGHT: usize = 256;

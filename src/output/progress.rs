@@ -302,10 +302,7 @@ impl EventSink for Progress {
                 "2",
             ),
             EventData::LlmFallback(fallback) => self.paint(
-                &format!(
-                    "⇄ {} → {}: {}",
-                    fallback.from, fallback.to, fallback.reason
-                ),
+                &format!("⇄ {} → {}: {}", fallback.from, fallback.to, fallback.reason),
                 "33",
             ),
             EventData::MessageDelta(delta) if self.stream && event.depth == 0 => {

@@ -175,7 +175,10 @@ impl Document {
         let body: Vec<&str> = bounded_lines(&text).collect();
         let body = body.join("\n");
         let fence = "`".repeat(longest_backtick_run(&body).max(2) + 1);
-        let language: String = language.chars().filter(char::is_ascii_alphanumeric).collect();
+        let language: String = language
+            .chars()
+            .filter(char::is_ascii_alphanumeric)
+            .collect();
         let _ = writeln!(self.0, "{fence}{language}\n{body}\n{fence}\n");
         self
     }

@@ -10,9 +10,7 @@ mod prompt;
 
 pub use coerce::coerce_params;
 pub use entities::escape;
-pub use parser::{
-    Action, COMPLETION, FormatError, ParseOutcome, XmlStreamParser, parse_reply,
-};
+pub use parser::{Action, COMPLETION, FormatError, ParseOutcome, XmlStreamParser, parse_reply};
 pub use prompt::{ToolDescription, protocol_section};
 
 /// A tool's result as the user message the model reads next.

@@ -145,7 +145,9 @@ impl ProviderError {
     /// a stream) whose message says so, on every wire.
     pub fn is_context_overflow(&self) -> bool {
         self.kind == ErrorKind::BadRequest
-            && self.status.is_none_or(|status| (400..=499).contains(&status))
+            && self
+                .status
+                .is_none_or(|status| (400..=499).contains(&status))
             && context_overflow(&self.message)
     }
 

@@ -208,7 +208,13 @@ mod tests {
         assert_eq!(fallback.start(at(1, 1_000), 31_000, &sink), 0);
         assert!(matches!(
             moved.lock().unwrap()[0],
-            StreamDelta::Fallback { position: ChainPosition { index: 0, since_ms: 31_000 }, .. }
+            StreamDelta::Fallback {
+                position: ChainPosition {
+                    index: 0,
+                    since_ms: 31_000
+                },
+                ..
+            }
         ));
         // A position from another chain (a longer one, before the file changed) starts over.
         assert_eq!(fallback.start(at(5, 1_000), 2_000, &sink), 0);

@@ -42,9 +42,7 @@ pub mod types;
 pub mod windows;
 mod wire_body;
 
-pub use cassette::{
-    CASSETTE_VERSION, CassetteRecorder, cassette_lines, is_a2a_line, is_mcp_line,
-};
+pub use cassette::{CASSETTE_VERSION, CassetteRecorder, cassette_lines, is_a2a_line, is_mcp_line};
 pub use config::{BuildOptions, ProviderConfig, ProviderKind, RetryConfig, build_provider_with};
 pub use error::{ErrorKind, ProviderError, shorten};
 pub use fallback::ChainPosition;

@@ -65,7 +65,6 @@ impl Service {
             Service::LmStudio => "http://127.0.0.1:1234/v1",
         }
     }
-
 }
 
 #[cfg(test)]

@@ -110,7 +110,11 @@ impl Sandbox {
     /// Whether the kernel can enforce it: Landlock ABI 1 for the file system, 4 when a
     /// layer lists `host:port`.
     pub fn support(&self) -> Support {
-        let needed = if self.layers.iter().any(|l| matches!(l.network, Network::Ports(_))) {
+        let needed = if self
+            .layers
+            .iter()
+            .any(|l| matches!(l.network, Network::Ports(_)))
+        {
             4
         } else {
             1
@@ -245,7 +249,10 @@ pub fn hidden_paths(state: &[PathBuf]) -> Vec<PathBuf> {
     let secrets = home
         .iter()
         .flat_map(|home| HIDDEN_IN_HOME.iter().map(move |name| home.join(name)));
-    secrets.chain(state.iter().cloned()).map(|p| canonical(&p)).collect()
+    secrets
+        .chain(state.iter().cloned())
+        .map(|p| canonical(&p))
+        .collect()
 }
 
 /// The home directory: `$HOME`.
@@ -262,7 +269,9 @@ pub fn canonical(path: &Path) -> PathBuf {
         return resolved;
     }
     match (path.parent(), path.file_name()) {
-        (Some(parent), Some(name)) if !parent.as_os_str().is_empty() => canonical(parent).join(name),
+        (Some(parent), Some(name)) if !parent.as_os_str().is_empty() => {
+            canonical(parent).join(name)
+        }
         _ => path.to_path_buf(),
     }
 }

@@ -95,7 +95,10 @@ mod tests {
     fn paths_resolve_from_home_and_workspace() {
         let home = Path::new("/home/u");
         let ws = Path::new("/w");
-        assert_eq!(resolve("~/.cache", ws, Some(home)), Path::new("/home/u/.cache"));
+        assert_eq!(
+            resolve("~/.cache", ws, Some(home)),
+            Path::new("/home/u/.cache")
+        );
         assert_eq!(resolve("~", ws, Some(home)), Path::new("/home/u"));
         assert_eq!(resolve("out/../tmp", ws, Some(home)), Path::new("/w/tmp"));
         assert_eq!(resolve("/var/x", ws, Some(home)), Path::new("/var/x"));

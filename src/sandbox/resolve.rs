@@ -27,7 +27,10 @@ pub fn check_hosts(hosts: &[HostPort]) -> Result<(), String> {
             .iter()
             .map(|rule| {
                 let found = (rule.host.as_str(), rule.port).to_socket_addrs();
-                (rule.clone(), found.map(Iterator::collect::<Vec<SocketAddr>>))
+                (
+                    rule.clone(),
+                    found.map(Iterator::collect::<Vec<SocketAddr>>),
+                )
             })
             .collect();
         let _ = send.send(resolved);
@@ -92,7 +95,10 @@ mod tests {
     fn literal_addresses_are_checked_without_a_resolver() {
         assert!(check_hosts(&[rule("127.0.0.1:8080"), rule("[::1]:443")]).is_ok());
         let error = check_hosts(&[rule("0.0.0.0:443")]).unwrap_err();
-        assert!(error.contains("`0.0.0.0:443` resolves only to 0.0.0.0"), "{error}");
+        assert!(
+            error.contains("`0.0.0.0:443` resolves only to 0.0.0.0"),
+            "{error}"
+        );
         let error = check_hosts(&[rule("[ff02::1]:443")]).unwrap_err();
         assert!(error.contains("cannot stand for"), "{error}");
     }

@@ -13,8 +13,8 @@ use std::os::fd::OwnedFd;
 use std::path::{Path, PathBuf};
 
 use landlock::{
-    ABI, Access, AccessFs, AccessNet, BitFlags, NetPort, PathBeneath, PathFd, Ruleset,
-    RulesetAttr, RulesetCreatedAttr, Scope,
+    ABI, Access, AccessFs, AccessNet, BitFlags, NetPort, PathBeneath, PathFd, Ruleset, RulesetAttr,
+    RulesetCreatedAttr, Scope,
 };
 
 use super::policy::{Network, Policy};
@@ -64,7 +64,13 @@ pub fn build(policy: &Policy, confine: &Confine, abi: ABI) -> Result<Built, Stri
     let mut rules = Rules::default();
     let everything = vec![PathBuf::from("/")];
     for tree in policy.read.as_ref().unwrap_or(&everything) {
-        carve(tree, read, &confine.hidden, Some(AccessFs::ReadDir.into()), &mut rules)?;
+        carve(
+            tree,
+            read,
+            &confine.hidden,
+            Some(AccessFs::ReadDir.into()),
+            &mut rules,
+        )?;
     }
     let unwritable: Vec<PathBuf> = confine
         .hidden

@@ -15,6 +15,7 @@ use crate::engine::ErrorCode;
 use crate::spec::AgentSpec;
 use crate::spec::inputs::resolve_inputs;
 use crate::spec::model::{ModelRef, ModelShorthand, override_model};
+use crate::spec::project::{ModelName, model_by_name};
 
 /// The launch of `request`, as run `ids.0` of the new session `ids.1`.
 pub fn launch_of(request: &RunRequest, ids: (String, String)) -> Result<Launch, Stop> {
@@ -44,14 +45,12 @@ pub fn launch_of(request: &RunRequest, ids: (String, String)) -> Result<Launch, 
         }
         InputText::Text(text) => text.clone(),
     };
-    let model_override = match request.model.as_deref().map(ModelShorthand::parse) {
-        Some(Ok(chosen)) => Some(chosen_model(spec.model.as_ref(), &chosen)),
-        Some(Err(message)) => {
-            return Err(invalid(
-                ErrorCode::InvalidModel,
-                format!("--model: {message}"),
-            ));
-        }
+    let model_override = match request.model.as_deref() {
+        Some(text) => Some(
+            chosen_or_named(&request.agent_file, spec.model.as_ref(), text).map_err(|message| {
+                invalid(ErrorCode::InvalidModel, format!("--model: {message}"))
+            })?,
+        ),
         None => None,
     };
     let sessions = super::files::sessions_at(&spec, request.sessions.as_ref());
@@ -101,6 +100,20 @@ pub fn resolve_inputs_of(spec: &AgentSpec, given: &Inputs) -> Result<Map<String,
         Inputs::Values(values) => resolve_inputs(&spec.inputs, values.clone(), &[])
             .map_err(|e| Stop::invalid(ErrorCode::InvalidInput, e.to_string()).named(&spec.name)),
     }
+}
+
+/// `--model TEXT`: a project model by name (`smart`), replacing the file's model whole, or
+/// `provider/name` over the file's model.
+fn chosen_or_named(
+    agent_file: &Path,
+    file: Option<&ModelRef>,
+    text: &str,
+) -> Result<ModelRef, String> {
+    if ModelName::parse(text).is_none() {
+        let chosen = ModelShorthand::parse(text)?;
+        return Ok(chosen_model(file, &chosen));
+    }
+    model_by_name(agent_file, text)
 }
 
 /// `--model` over the file's model; a change of provider is said on stderr, since the

@@ -12,8 +12,8 @@ use super::limits::Limits;
 use super::middleware::MiddlewareEntry;
 use super::model::ModelRef;
 use super::permissions::PermissionsSpec;
-use super::telemetry::TelemetrySpec;
 use super::sandbox::SandboxSpec;
+use super::telemetry::TelemetrySpec;
 use super::tools::{Handoff, ParameterSchema, ToolEntry};
 
 /// A runner agent: its model, prompts, typed inputs, tools, strategy, middleware and limits.

@@ -6,6 +6,7 @@ use std::path::Path;
 use super::agent::AgentSpec;
 use super::diagnostic::{Code, Diagnostic, redacted};
 use super::mcp_import::expand_imports;
+use super::project::resolve_models;
 use super::validate::Validator;
 use super::yaml::load_yaml;
 
@@ -18,6 +19,9 @@ pub fn load_agent(path: &Path) -> Result<(AgentSpec, Vec<Diagnostic>), Vec<Diagn
 fn load_unredacted(path: &Path) -> Result<(AgentSpec, Vec<Diagnostic>), Vec<Diagnostic>> {
     let mut validator = Validator::new();
     validator.validate_file(path);
+    // Read once, with the file (only when it names a model): the names resolve against
+    // what was validated.
+    let project = validator.project_used(path);
     let diagnostics = validator.finish();
     if diagnostics.iter().any(Diagnostic::is_error) {
         return Err(diagnostics);
@@ -41,7 +45,9 @@ fn load_unredacted(path: &Path) -> Result<(AgentSpec, Vec<Diagnostic>), Vec<Diag
         let at = document.value_position(&failure.pointer);
         return Err(vec![failure.problem.diagnostic(path, at, &failure.pointer)]);
     }
-    let spec = serde_json::from_value(document.value).map_err(|error| {
+    // The value goes to serde; the positions stay to locate a name that does not resolve.
+    let value = std::mem::take(&mut document.value);
+    let mut spec = serde_json::from_value(value).map_err(|error| {
         vec![Diagnostic::error(
             path,
             Default::default(),
@@ -49,6 +55,12 @@ fn load_unredacted(path: &Path) -> Result<(AgentSpec, Vec<Diagnostic>), Vec<Diag
             "",
             format!("the file passed the schema but not the loader (please report this): {error}"),
         )]
+    })?;
+    resolve_models(&mut spec, project.as_deref(), path).map_err(|(pointer, error)| {
+        let at = document.value_position(&pointer);
+        vec![
+            Diagnostic::error(path, at, Code::Model, &pointer, error.message).with_hint(error.hint),
+        ]
     })?;
     Ok((spec, diagnostics))
 }

@@ -18,6 +18,7 @@ pub mod model;
 pub mod paths;
 pub mod pattern;
 pub mod permissions;
+pub mod project;
 mod read;
 pub mod sandbox;
 pub mod schema_alternatives;

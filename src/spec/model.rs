@@ -17,6 +17,8 @@ pub use super::script::ScriptedResponse;
 pub enum ModelRef {
     /// Shorthand `provider/name`, e.g. `openai/gpt-4o-mini` or `anthropic/claude-sonnet-4-5`.
     Shorthand(ModelShorthand),
+    /// A model the project file (`runner.yaml`) declares by this name, e.g. `smart`.
+    Named(super::project::ModelName),
     /// The full form, with endpoint, key variable, parameters, pricing and retries.
     Config(Box<ModelConfig>),
 }
@@ -31,6 +33,20 @@ impl ModelRef {
                 ..ModelConfig::default()
             },
             ModelRef::Config(config) => (**config).clone(),
+            // Names are resolved when the file is loaded (`project::resolve_models`); one
+            // left here builds nothing (`provider_config` refuses it).
+            ModelRef::Named(name) => ModelConfig {
+                name: name.0.clone(),
+                ..ModelConfig::default()
+            },
+        }
+    }
+
+    /// The project model name this reference is, if it is one.
+    pub fn as_name(&self) -> Option<&str> {
+        match self {
+            ModelRef::Named(name) => Some(&name.0),
+            _ => None,
         }
     }
 }

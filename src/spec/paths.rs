@@ -90,9 +90,15 @@ fn collect_dir(
     Ok(())
 }
 
-/// Whether a file name is an agent file's: YAML, and not a test file.
+/// Whether a file name is one `runner validate` checks: YAML, and not a test file (a
+/// `runner.yaml` among them is checked as the project file).
 fn is_agent_file(name: &str) -> bool {
     (name.ends_with(".yaml") || name.ends_with(".yml")) && !is_test_file(name)
+}
+
+/// Whether a file name is the project file's (`runner.yaml`), not an agent's.
+pub fn is_project_file(name: &str) -> bool {
+    name == super::project::PROJECT_FILE
 }
 
 /// Whether a file name is a test file's (`x.test.yaml`, `x.test.yml`), not an agent's.

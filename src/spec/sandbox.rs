@@ -110,11 +110,15 @@ impl TryFrom<String> for HostPort {
             .strip_prefix('[')
             .and_then(|h| h.strip_suffix(']'))
             .unwrap_or(host);
-        if host.is_empty() || host.contains(['/', ' ']) || (host.contains(':') && !text.starts_with('['))
+        if host.is_empty()
+            || host.contains(['/', ' '])
+            || (host.contains(':') && !text.starts_with('['))
         {
             return Err(bad("no valid host"));
         }
-        let port: u16 = port.parse().map_err(|_| bad("the port is not 1 to 65535"))?;
+        let port: u16 = port
+            .parse()
+            .map_err(|_| bad("the port is not 1 to 65535"))?;
         if port == 0 {
             return Err(bad("the port is not 1 to 65535"));
         }
@@ -238,7 +242,9 @@ mod tests {
         assert_eq!(host("api.github.com:443").unwrap().port, 443);
         assert_eq!(host("[::1]:8080").unwrap().host, "::1");
         assert_eq!(host("[::1]:8080").unwrap().to_string(), "[::1]:8080");
-        for bad in ["nohost", ":443", "a:0", "a:65536", "a:http", "::1:80", "a/b:1"] {
+        for bad in [
+            "nohost", ":443", "a:0", "a:65536", "a:http", "::1:80", "a/b:1",
+        ] {
             assert!(host(bad).is_err(), "{bad}");
         }
     }

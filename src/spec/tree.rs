@@ -35,6 +35,9 @@ pub struct AgentTree {
     templates: BTreeMap<PathBuf, String>,
     /// The `.mcp.json` files servers are imported from (canonical paths).
     imports: BTreeSet<PathBuf>,
+    /// The project files (`runner.yaml`) the agent files' model names resolve through
+    /// (canonical paths): a change to one is reloaded like a change to an agent file.
+    projects: BTreeSet<PathBuf>,
     /// Everything else the definition references: hook programs, `shell` programs and MCP
     /// servers' programs and scripts (canonical paths).
     referenced: BTreeSet<PathBuf>,
@@ -57,6 +60,7 @@ impl AgentTree {
         tree.root = key.clone();
         tree.agents.insert(key.clone(), root.clone());
         tree.imports_of(&key);
+        tree.project_of(&key);
         let dir = file_dir(root_file);
         tree.walk(
             root,
@@ -84,7 +88,8 @@ impl AgentTree {
     /// watches.
     pub fn definition_files(&self) -> Vec<PathBuf> {
         let agents = self.agents.keys().chain(self.templates.keys());
-        agents.chain(&self.imports).cloned().collect()
+        let imports = agents.chain(&self.imports);
+        imports.chain(&self.projects).cloned().collect()
     }
 
     /// Every file the definition references, for the file tools to leave alone.
@@ -174,6 +179,7 @@ impl AgentTree {
         })?;
         self.agents.insert(key.clone(), spec.clone());
         self.imports_of(&key);
+        self.project_of(&key);
         let dir = file_dir(&key);
         self.walk(
             &spec,
@@ -253,6 +259,13 @@ impl AgentTree {
             if path.is_file() {
                 self.referenced.insert(canonical(&path));
             }
+        }
+    }
+
+    /// The project file an agent file's model names resolve through, when there is one.
+    fn project_of(&mut self, file: &Path) {
+        if let Some(project) = super::project::find_project(file) {
+            self.projects.insert(canonical(&project));
         }
     }
 

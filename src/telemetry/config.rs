@@ -35,7 +35,11 @@ fn exported(variable: &str, value: Option<String>, warnings: &mut Vec<String>) -
     let Some(value) = value else {
         return true;
     };
-    let names: Vec<&str> = value.split(',').map(str::trim).filter(|n| !n.is_empty()).collect();
+    let names: Vec<&str> = value
+        .split(',')
+        .map(str::trim)
+        .filter(|n| !n.is_empty())
+        .collect();
     for name in names.iter().filter(|n| !matches!(**n, "otlp" | "none")) {
         warnings.push(format!(
             "{variable} `{name}` is not built in (only `otlp` and `none`); it is ignored"
@@ -56,8 +60,16 @@ pub fn export_config(
         return Ok(None);
     }
     let mut warnings = Vec::new();
-    let traces_on = exported("OTEL_TRACES_EXPORTER", set("OTEL_TRACES_EXPORTER"), &mut warnings);
-    let metrics_on = exported("OTEL_METRICS_EXPORTER", set("OTEL_METRICS_EXPORTER"), &mut warnings);
+    let traces_on = exported(
+        "OTEL_TRACES_EXPORTER",
+        set("OTEL_TRACES_EXPORTER"),
+        &mut warnings,
+    );
+    let metrics_on = exported(
+        "OTEL_METRICS_EXPORTER",
+        set("OTEL_METRICS_EXPORTER"),
+        &mut warnings,
+    );
     if !traces_on && !metrics_on {
         return Ok(None);
     }
@@ -110,7 +122,10 @@ mod tests {
     #[test]
     fn off_unless_asked_for() {
         assert_eq!(config(false, &[]), Ok(None));
-        assert_eq!(config(false, &[("OTEL_EXPORTER_OTLP_ENDPOINT", " ")]), Ok(None));
+        assert_eq!(
+            config(false, &[("OTEL_EXPORTER_OTLP_ENDPOINT", " ")]),
+            Ok(None)
+        );
         let on = config(true, &[]).unwrap().unwrap();
         assert_eq!(on.endpoint, "http://localhost:4318/v1/traces");
         assert!(!on.capture_content);
@@ -119,7 +134,10 @@ mod tests {
     #[test]
     fn endpoints_resolve_as_the_exporter_does() {
         let general = config(false, &[("OTEL_EXPORTER_OTLP_ENDPOINT", "http://c:4318/")]);
-        assert_eq!(general.unwrap().unwrap().endpoint, "http://c:4318/v1/traces");
+        assert_eq!(
+            general.unwrap().unwrap().endpoint,
+            "http://c:4318/v1/traces"
+        );
         let traces = config(
             false,
             &[
@@ -133,7 +151,10 @@ mod tests {
     #[test]
     fn disabled_and_unsupported_protocols_turn_it_off() {
         assert_eq!(config(true, &[("OTEL_SDK_DISABLED", "TRUE")]), Ok(None));
-        let none = [("OTEL_TRACES_EXPORTER", "none"), ("OTEL_METRICS_EXPORTER", "none")];
+        let none = [
+            ("OTEL_TRACES_EXPORTER", "none"),
+            ("OTEL_METRICS_EXPORTER", "none"),
+        ];
         assert_eq!(config(true, &none), Ok(None));
         let grpc = config(true, &[("OTEL_EXPORTER_OTLP_PROTOCOL", "grpc")]);
         assert!(grpc.unwrap_err().contains("`grpc`"));
@@ -143,15 +164,23 @@ mod tests {
 
     #[test]
     fn each_signal_is_turned_off_alone_and_unknown_exporters_are_warned_of() {
-        let traces_off = config(true, &[("OTEL_TRACES_EXPORTER", "none")]).unwrap().unwrap();
+        let traces_off = config(true, &[("OTEL_TRACES_EXPORTER", "none")])
+            .unwrap()
+            .unwrap();
         assert!(!traces_off.traces && traces_off.metrics);
-        let metrics_off = config(true, &[("OTEL_METRICS_EXPORTER", " none ")]).unwrap().unwrap();
+        let metrics_off = config(true, &[("OTEL_METRICS_EXPORTER", " none ")])
+            .unwrap()
+            .unwrap();
         assert!(metrics_off.traces && !metrics_off.metrics);
-        let console = config(true, &[("OTEL_TRACES_EXPORTER", "console")]).unwrap().unwrap();
+        let console = config(true, &[("OTEL_TRACES_EXPORTER", "console")])
+            .unwrap()
+            .unwrap();
         assert!(console.traces, "a value not understood is as if unset");
         assert_eq!(console.warnings.len(), 1, "{:?}", console.warnings);
         assert!(console.warnings[0].contains("`console`"));
-        let both = config(true, &[("OTEL_METRICS_EXPORTER", "otlp,prometheus")]).unwrap().unwrap();
+        let both = config(true, &[("OTEL_METRICS_EXPORTER", "otlp,prometheus")])
+            .unwrap()
+            .unwrap();
         assert!(both.metrics && both.warnings.len() == 1);
     }
 }

@@ -9,8 +9,8 @@ use std::sync::{Arc, OnceLock, mpsc};
 use std::thread;
 use std::time::{Duration, Instant};
 
-use opentelemetry::propagation::TextMapPropagator;
 use opentelemetry::metrics::MeterProvider as _;
+use opentelemetry::propagation::TextMapPropagator;
 use opentelemetry::trace::{TraceContextExt, TracerProvider as _};
 use opentelemetry::{Context, KeyValue};
 use opentelemetry_sdk::Resource;
@@ -123,7 +123,12 @@ impl Telemetry {
 
     /// The span of a batch of `agent`'s runs (`runner batch`), under `TRACEPARENT`'s when
     /// there is one; `spec` as for [`Telemetry::subscriber`].
-    pub fn batch(&self, spec: Option<&TelemetrySpec>, agent: &str, batch_id: &str) -> Option<BatchTrace> {
+    pub fn batch(
+        &self,
+        spec: Option<&TelemetrySpec>,
+        agent: &str,
+        batch_id: &str,
+    ) -> Option<BatchTrace> {
         let provider = self.provider.get_or_init(|| self.build(spec)).as_ref()?;
         let tracer: SdkTracer = provider.traces.tracer("runner");
         Some(BatchTrace::start(tracer, &self.parent, agent, batch_id))
@@ -145,7 +150,10 @@ impl Telemetry {
             .with_resource(resource.clone());
         traces = match self.config.traces {
             false => traces.with_sampler(Sampler::AlwaysOff),
-            true => match opentelemetry_otlp::SpanExporter::builder().with_http().build() {
+            true => match opentelemetry_otlp::SpanExporter::builder()
+                .with_http()
+                .build()
+            {
                 Ok(exporter) => traces.with_batch_exporter(WarnOnce::new(
                     exporter,
                     self.config.endpoint.clone(),
@@ -161,8 +169,13 @@ impl Telemetry {
         // The metrics exporter reads its endpoint as the span exporter does, from
         // `OTEL_EXPORTER_OTLP_METRICS_ENDPOINT`, else the general one plus `/v1/metrics`.
         if self.config.metrics {
-            match opentelemetry_otlp::MetricExporter::builder().with_http().build() {
-                Ok(exporter) => metrics = metrics.with_reader(PeriodicReader::builder(exporter).build()),
+            match opentelemetry_otlp::MetricExporter::builder()
+                .with_http()
+                .build()
+            {
+                Ok(exporter) => {
+                    metrics = metrics.with_reader(PeriodicReader::builder(exporter).build())
+                }
                 Err(error) => {
                     off(&error);
                     return None;
@@ -253,10 +266,11 @@ pub fn carried_context(carried: &Carried) -> Context {
 /// The trace context `TRACEPARENT` and `TRACESTATE` (as `lookup` reads them) carry, W3C
 /// Trace Context; an empty context when there is none or it does not parse.
 pub fn caller_context(lookup: impl Fn(&str) -> Option<String>) -> Context {
-    let carrier: HashMap<String, String> = [("traceparent", "TRACEPARENT"), ("tracestate", "TRACESTATE")]
-        .into_iter()
-        .filter_map(|(header, name)| Some((header.to_string(), lookup(name)?)))
-        .collect();
+    let carrier: HashMap<String, String> =
+        [("traceparent", "TRACEPARENT"), ("tracestate", "TRACESTATE")]
+            .into_iter()
+            .filter_map(|(header, name)| Some((header.to_string(), lookup(name)?)))
+            .collect();
     TraceContextPropagator::new().extract(&carrier)
 }
 

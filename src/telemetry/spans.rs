@@ -21,12 +21,12 @@ use serde_json::Value;
 use super::content;
 use super::export::carried_context;
 use super::metrics::GenAiMetrics;
+use crate::engine::RunStatus;
 use crate::engine::events::{
-    Event, EventData, EventSink, Failure, Handoff, MessageCompleted, MessageCreated,
-    RequestParams, RunCreated, ToolCompleted, ToolStarted,
+    Event, EventData, EventSink, Failure, Handoff, MessageCompleted, MessageCreated, RequestParams,
+    RunCreated, ToolCompleted, ToolStarted,
 };
 use crate::engine::outcome::RunTotals;
-use crate::engine::RunStatus;
 use crate::policy::Redactor;
 use crate::sync::lock;
 use crate::trace_env::{self, Carried};
@@ -136,11 +136,24 @@ impl GenAiSpans {
         }
     }
 
-    fn start(&self, name: String, kind: SpanKind, attributes: Vec<KeyValue>, parent: &Context) -> Context {
+    fn start(
+        &self,
+        name: String,
+        kind: SpanKind,
+        attributes: Vec<KeyValue>,
+        parent: &Context,
+    ) -> Context {
         self.start_linked(name, kind, attributes, parent, Vec::new())
     }
 
-    fn start_linked(&self, name: String, kind: SpanKind, attributes: Vec<KeyValue>, parent: &Context, links: Vec<Link>) -> Context {
+    fn start_linked(
+        &self,
+        name: String,
+        kind: SpanKind,
+        attributes: Vec<KeyValue>,
+        parent: &Context,
+        links: Vec<Link>,
+    ) -> Context {
         let span = self
             .tracer
             .span_builder(name)
@@ -171,9 +184,11 @@ impl GenAiSpans {
     fn run_created(&self, open: &mut Open, event: &Event, created: &RunCreated) {
         let parent = match &event.parent_run_id {
             None => self.parent.clone(),
-            Some(caller) => open.sub_agents.remove(&event.run_id).or_else(|| {
-                open.runs.get(caller).and_then(RunSpans::agent).cloned()
-            }).unwrap_or_else(|| self.parent.clone()),
+            Some(caller) => open
+                .sub_agents
+                .remove(&event.run_id)
+                .or_else(|| open.runs.get(caller).and_then(RunSpans::agent).cloned())
+                .unwrap_or_else(|| self.parent.clone()),
         };
         let mut attributes = agent_attributes(&event.agent, event);
         if let Some(text) = self.content(&content::input_messages(&created.initial_messages)) {
@@ -185,7 +200,13 @@ impl GenAiSpans {
             true => Self::session_links(first.as_ref()),
             false => Vec::new(),
         };
-        let cx = self.start_linked(format!("invoke_agent {}", event.agent), SpanKind::Internal, attributes, &parent, links);
+        let cx = self.start_linked(
+            format!("invoke_agent {}", event.agent),
+            SpanKind::Internal,
+            attributes,
+            &parent,
+            links,
+        );
         if root {
             let span = carried(cx.span().span_context());
             if first.is_none() {
@@ -198,7 +219,11 @@ impl GenAiSpans {
             trace_env::set(span);
         }
         drop(first);
-        open.runs.entry(event.run_id.clone()).or_default().agents.push(cx);
+        open.runs
+            .entry(event.run_id.clone())
+            .or_default()
+            .agents
+            .push(cx);
     }
 
     fn handoff(&self, run: &mut RunSpans, event: &Event, handoff: &Handoff) {
@@ -213,7 +238,12 @@ impl GenAiSpans {
             ],
         );
         let attributes = agent_attributes(&handoff.to, event);
-        let cx = self.start(format!("invoke_agent {}", handoff.to), SpanKind::Internal, attributes, &parent);
+        let cx = self.start(
+            format!("invoke_agent {}", handoff.to),
+            SpanKind::Internal,
+            attributes,
+            &parent,
+        );
         run.agents.push(cx);
     }
 
@@ -256,7 +286,11 @@ impl GenAiSpans {
             "gen_ai.response.finish_reasons",
             OtelValue::Array(Array::String(vec![StringValue::from(reason.clone())])),
         ));
-        let reply = content::output_message(&completed.message.content, &completed.message.tool_calls, &reason);
+        let reply = content::output_message(
+            &completed.message.content,
+            &completed.message.tool_calls,
+            &reason,
+        );
         if let Some(text) = self.content(&reply) {
             span.set_attribute(KeyValue::new("gen_ai.output.messages", text));
         }
@@ -277,11 +311,18 @@ impl GenAiSpans {
         if let Some(text) = self.content(&started.input) {
             attributes.push(KeyValue::new("gen_ai.tool.call.arguments", text));
         }
-        let cx = self.start(format!("execute_tool {}", started.tool_name), SpanKind::Internal, attributes, &parent);
+        let cx = self.start(
+            format!("execute_tool {}", started.tool_name),
+            SpanKind::Internal,
+            attributes,
+            &parent,
+        );
         for early in run.early.remove(&started.tool_call_id).unwrap_or_default() {
-            cx.span().add_event_with_timestamp(early.name, early.timestamp, early.attributes);
+            cx.span()
+                .add_event_with_timestamp(early.name, early.timestamp, early.attributes);
         }
-        run.tools.insert(started.tool_call_id.clone(), (cx, SystemTime::now()));
+        run.tools
+            .insert(started.tool_call_id.clone(), (cx, SystemTime::now()));
     }
 
     fn tool_completed(&self, run: &mut RunSpans, completed: &ToolCompleted) {
@@ -310,7 +351,14 @@ impl GenAiSpans {
 
     /// The MCP server's `tools/call` as a client span under the tool call: its times are
     /// the tool call's, as the engine sees it.
-    fn mcp_call(&self, parent: &Context, completed: &ToolCompleted, server: &str, started: SystemTime, status: Status) {
+    fn mcp_call(
+        &self,
+        parent: &Context,
+        completed: &ToolCompleted,
+        server: &str,
+        started: SystemTime,
+        status: Status,
+    ) {
         let mut span = self
             .tracer
             .span_builder(format!("tools/call {}", completed.tool_name))
@@ -342,11 +390,20 @@ impl GenAiSpans {
 
     /// The run is over: what is still open ends with it (a model call the provider failed,
     /// a tool call cut off), then its agent spans, innermost first, with its status.
-    fn run_ended(&self, open: &mut Open, event: &Event, status: RunStatus, failure: Option<&Failure>, totals: &RunTotals) {
+    fn run_ended(
+        &self,
+        open: &mut Open,
+        event: &Event,
+        status: RunStatus,
+        failure: Option<&Failure>,
+        totals: &RunTotals,
+    ) {
         let Some(mut run) = open.runs.remove(&event.run_id) else {
             return;
         };
-        let error_type = failure.map(|f| f.code.name().into_owned()).unwrap_or_else(|| status.name().to_string());
+        let error_type = failure
+            .map(|f| f.code.name().into_owned())
+            .unwrap_or_else(|| status.name().to_string());
         let unfinished = Status::error(failure.map(|f| f.message.clone()).unwrap_or_default());
         for chat in run.chats.values() {
             chat.record_duration(&self.metrics, Some(&error_type));
@@ -362,7 +419,11 @@ impl GenAiSpans {
             RunStatus::Completed => Status::Ok,
             // A pause for a person is no error: the session goes on when answered.
             RunStatus::InputRequired => Status::Unset,
-            _ => Status::error(failure.map(|f| f.message.clone()).unwrap_or_else(|| status.name().to_string())),
+            _ => Status::error(
+                failure
+                    .map(|f| f.message.clone())
+                    .unwrap_or_else(|| status.name().to_string()),
+            ),
         };
         while let Some(cx) = run.agents.pop() {
             let span = cx.span();
@@ -375,8 +436,14 @@ impl GenAiSpans {
             if !matches!(ended, Status::Ok | Status::Unset) {
                 span.set_attribute(KeyValue::new("error.type", error_type.clone()));
             }
-            span.set_attribute(KeyValue::new("gen_ai.usage.input_tokens", totals.usage.input_tokens as i64));
-            span.set_attribute(KeyValue::new("gen_ai.usage.output_tokens", totals.usage.output_tokens as i64));
+            span.set_attribute(KeyValue::new(
+                "gen_ai.usage.input_tokens",
+                totals.usage.input_tokens as i64,
+            ));
+            span.set_attribute(KeyValue::new(
+                "gen_ai.usage.output_tokens",
+                totals.usage.output_tokens as i64,
+            ));
             if let Some(cost) = totals.cost_usd {
                 span.set_attribute(KeyValue::new("runner.cost_usd", cost));
             }
@@ -392,12 +459,21 @@ impl EventSink for GenAiSpans {
         let open = &mut *open;
         match &event.data {
             EventData::RunCreated(created) => self.run_created(open, event, created),
-            EventData::RunCompleted(done) => self.run_ended(open, event, done.status, None, &done.totals),
-            EventData::RunFailed(failed) => self.run_ended(open, event, failed.status, Some(&failed.error), &failed.totals),
+            EventData::RunCompleted(done) => {
+                self.run_ended(open, event, done.status, None, &done.totals)
+            }
+            EventData::RunFailed(failed) => self.run_ended(
+                open,
+                event,
+                failed.status,
+                Some(&failed.error),
+                &failed.totals,
+            ),
             EventData::SubAgentStarted(started) => {
                 let caller = open.runs.get(&event.run_id);
                 if let Some((cx, _)) = caller.and_then(|run| run.tools.get(&started.tool_call_id)) {
-                    open.sub_agents.insert(started.sub_agent_run_id.clone(), cx.clone());
+                    open.sub_agents
+                        .insert(started.sub_agent_run_id.clone(), cx.clone());
                 }
             }
             data => {
@@ -422,11 +498,21 @@ impl GenAiSpans {
                 if let Some(chat) = chat {
                     let model = KeyValue::new("gen_ai.response.model", usage.model.clone());
                     chat.attributes.push(model.clone());
-                    self.metrics.tokens(usage.usage.input_tokens, usage.usage.output_tokens, &chat.attributes);
+                    self.metrics.tokens(
+                        usage.usage.input_tokens,
+                        usage.usage.output_tokens,
+                        &chat.attributes,
+                    );
                     let span = chat.cx.span();
                     span.set_attribute(model);
-                    span.set_attribute(KeyValue::new("gen_ai.usage.input_tokens", usage.usage.input_tokens as i64));
-                    span.set_attribute(KeyValue::new("gen_ai.usage.output_tokens", usage.usage.output_tokens as i64));
+                    span.set_attribute(KeyValue::new(
+                        "gen_ai.usage.input_tokens",
+                        usage.usage.input_tokens as i64,
+                    ));
+                    span.set_attribute(KeyValue::new(
+                        "gen_ai.usage.output_tokens",
+                        usage.usage.output_tokens as i64,
+                    ));
                 }
             }
             EventData::LlmRetry(retry) => {
@@ -452,7 +538,12 @@ impl GenAiSpans {
                 if let Some(reason) = &decided.reason {
                     attributes.push(KeyValue::new("runner.permission.reason", reason.clone()));
                 }
-                Self::tool_event(run, &decided.tool_call_id, "runner.permission.decided", attributes);
+                Self::tool_event(
+                    run,
+                    &decided.tool_call_id,
+                    "runner.permission.decided",
+                    attributes,
+                );
             }
             EventData::HookCompleted(hook) => {
                 let attributes = vec![
@@ -523,7 +614,12 @@ pub(super) fn carried(span: &opentelemetry::trace::SpanContext) -> Carried {
 fn name_of<T: Serialize>(value: &T) -> String {
     match serde_json::to_value(value) {
         Ok(Value::String(name)) => name,
-        Ok(Value::Object(map)) => map.values().next().and_then(Value::as_str).unwrap_or_default().to_string(),
+        Ok(Value::Object(map)) => map
+            .values()
+            .next()
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_string(),
         _ => String::new(),
     }
 }

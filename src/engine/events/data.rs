@@ -6,9 +6,9 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::engine::request_params::RequestParams;
 use crate::engine::outcome::{RunStatus, RunTotals, StartedRunStatus};
 use crate::engine::plan::{PlanStep, PlanStepStatus};
+use crate::engine::request_params::RequestParams;
 use crate::engine::{ErrorCode, Limit};
 use crate::policy::{Decider, HookOutcome, HookPoint, Verdict};
 use crate::provider::{FinishReason, Message, ToolCall, Usage};

@@ -8,9 +8,9 @@ mod event;
 mod jsonl;
 mod notice;
 
+pub use crate::engine::request_params::RequestParams;
 pub use bus::{Emitter, EventBus, EventSink};
 pub use data::*;
 pub use event::Event;
 pub use jsonl::JsonlSink;
 pub use notice::Notice;
-pub use crate::engine::request_params::RequestParams;

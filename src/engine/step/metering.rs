@@ -17,4 +17,3 @@ pub(super) fn count_call(ctx: &RunContext, spend: &Spend) -> Result<(), LimitHit
     });
     counted
 }
-

@@ -3,10 +3,13 @@
 
 use std::sync::Arc;
 
+use super::fit_window::{Trigger, fit_window};
+use super::metering::count_call;
 use crate::engine::ErrorCode;
 use crate::engine::agent::{Agent, Halt, HaltReason, RunContext};
 use crate::engine::budget::{LimitHit, timeout_hit};
 use crate::engine::clock::new_id;
+use crate::engine::context::estimate_request;
 use crate::engine::events::{
     Delta, InProgress, LlmFallback, LlmRetry, MessageCompleted, MessageCreated, MessageDelta,
     MessageStarted, ModelMessage, Purpose, Role,
@@ -14,9 +17,6 @@ use crate::engine::events::{
 use crate::engine::middleware::{CallContext, Spend, run_after, run_before, run_on_error};
 use crate::engine::scheduler::until;
 use crate::engine::state::AgentState;
-use super::fit_window::{Trigger, fit_window};
-use crate::engine::context::estimate_request;
-use super::metering::count_call;
 use crate::engine::xml_turn;
 use crate::protocol::XmlStreamParser;
 use crate::provider::history::History;
@@ -25,7 +25,6 @@ use crate::provider::{
     ToolSpec,
 };
 use crate::sync::lock;
-
 
 /// Options of one model call.
 #[derive(Debug, Clone, Default)]
@@ -183,9 +182,15 @@ async fn call_model_once(
             (Ok(Err(error)), Some(policy)) if !refused && error.is_context_overflow() => {
                 refused = true;
                 let compacted;
-                (state, compacted) =
-                    fit_window(agent, policy, state, ctx, fixed_size(agent, options), Trigger::Refused)
-                        .await?;
+                (state, compacted) = fit_window(
+                    agent,
+                    policy,
+                    state,
+                    ctx,
+                    fixed_size(agent, options),
+                    Trigger::Refused,
+                )
+                .await?;
                 if !compacted {
                     break (request, parser, outcome);
                 }
@@ -391,12 +396,7 @@ fn time_up(ctx: &RunContext) -> LimitHit {
         .unwrap_or_else(|| timeout_hit(timeout))
 }
 
-
-fn build_request(
-    agent: &Agent,
-    messages: History,
-    options: &CallOptions,
-) -> ModelRequest {
+fn build_request(agent: &Agent, messages: History, options: &CallOptions) -> ModelRequest {
     let system = match (&agent.system, &options.system_suffix) {
         (Some(system), Some(suffix)) => Some(format!("{system}\n\n{suffix}")),
         (None, Some(suffix)) => Some(suffix.clone()),

@@ -10,10 +10,10 @@ use std::collections::HashSet;
 use futures_util::future::join_all;
 use serde_json::{Value, json};
 
-use super::step_failure::{STEP_FAILED, declared_failure, last_call_failure, step_failed_spec};
 use super::reply::{
     Answer, action_options, answer_options, bound_reached, check_answer, conclude, tool_title,
 };
+use super::step_failure::{STEP_FAILED, declared_failure, last_call_failure, step_failed_spec};
 use crate::engine::ErrorCode;
 use crate::engine::Limit;
 use crate::engine::agent::{

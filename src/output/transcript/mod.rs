@@ -24,6 +24,7 @@ pub use model::{
 pub use parser::{parse, parse_tolerant};
 pub use recorder::{Recorder, TranscriptSink};
 // For the crate's own tests and benchmarks (the `testing` feature).
+pub use writer::TranscriptWriter;
 #[cfg(any(test, feature = "testing"))]
 pub use {
     error::ParseError,
@@ -32,4 +33,3 @@ pub use {
     recorder::WriteError,
     serialize::write_transcript,
 };
-pub use writer::TranscriptWriter;

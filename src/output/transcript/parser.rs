@@ -237,7 +237,13 @@ impl<'a> Parser<'a> {
 
     /// Unescapes free text; in tolerant mode text that is not escaped our way is kept as
     /// it is.
-    fn free_text(&self, start: usize, end: usize, no: usize, what: &str) -> Result<String, ParseError> {
+    fn free_text(
+        &self,
+        start: usize,
+        end: usize,
+        no: usize,
+        what: &str,
+    ) -> Result<String, ParseError> {
         let raw = &self.src[start..end];
         match unescape_text(raw) {
             Ok(text) => Ok(text),
@@ -668,8 +674,12 @@ impl<'a> Parser<'a> {
         let input_types = unescape_field(types)
             .map_err(|e| self.escape_error(types_start, types_line.no, e, "input types"))?;
         let first = lines[0];
-        let prompt =
-            self.free_text(first.start, lines[types_idx - 1].end(), first.no, "a prompt")?;
+        let prompt = self.free_text(
+            first.start,
+            lines[types_idx - 1].end(),
+            first.no,
+            "a prompt",
+        )?;
         let provided = if terminator.text == USER_INPUT_START {
             let input = self.user_input()?;
             self.expect_tag(INPUT_REQUIRED_END)?;

@@ -11,11 +11,11 @@
 use indexmap::IndexMap;
 use serde_json::Value;
 
+#[cfg(any(test, feature = "testing"))]
+use super::model::UserInput;
 use super::model::{
     Checkpoint, ErrorBlock, ErrorJson, InputRequired, Item, Step, StepStatus, ToolResult, ToolStep,
 };
-#[cfg(any(test, feature = "testing"))]
-use super::model::UserInput;
 
 /// A call that does not fit the current state (e.g. `step_end` with no step open), or an
 /// I/O failure of the underlying file.

@@ -6,13 +6,19 @@
 
 use std::collections::{BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use serde_json::{Map, Value};
 
 use super::diagnostic::{Code, Diagnostic};
 use super::execution::STRATEGY_OPTIONS;
 use super::limits::STOP_WHEN_VARIABLES;
+use super::model::ModelRef;
 pub use super::paths::{canonical, expand_paths, normalize, resolved};
+use super::project::{
+    FLAT_CHAIN_HINT, NameError, Project, find_project, load_project, names_in, one_model,
+    resolve_name,
+};
 use super::schema_check::schema_diagnostics;
 use super::template::{
     TemplateIssue, TemplateScope, check_expression, check_template, used_variables,
@@ -35,6 +41,9 @@ pub struct Validator {
     diagnostics: Vec<Diagnostic>,
     /// Warn about root agents nothing bounds (`runner validate`, not the loader).
     advise_bounds: bool,
+    /// Each project file met, read once (`None` when it is invalid: its problems are
+    /// reported once, at its own lines).
+    projects: HashMap<PathBuf, Option<Arc<Project>>>,
 }
 
 pub use super::read::read_bounded;
@@ -132,6 +141,7 @@ impl Validator {
             base_dir: &base_dir,
         };
         self.check_agent(&file, &doc.value, "");
+        self.check_model_names(&file);
         // Advice for a file that runs: one with errors has those to fix first.
         let runs = !self.diagnostics[first_problem..]
             .iter()
@@ -144,6 +154,76 @@ impl Validator {
             self.check_bounded(&file, agent);
         }
         self.stack.pop();
+    }
+
+    /// Checks a project file (`runner.yaml`, met in a directory or given by name), once.
+    pub fn validate_project(&mut self, path: &Path) {
+        let key = canonical(path);
+        if self.projects.contains_key(&key) {
+            return;
+        }
+        let project = match load_project(path) {
+            Ok(project) => Some(Arc::new(project)),
+            Err(problems) => {
+                self.diagnostics.extend(problems);
+                None
+            }
+        };
+        self.projects.insert(key, project);
+    }
+
+    /// The project the names of the agent file at `path` were checked against, if the file
+    /// names a model: what loading it resolves them through, without reading it again.
+    pub fn project_used(&self, path: &Path) -> Option<Arc<Project>> {
+        let found = find_project(path)?;
+        self.projects.get(&canonical(&found)).cloned().flatten()
+    }
+
+    /// The project of the agent file at `path`, read once per validator; `None` when there
+    /// is no project file or it is invalid (then its problems are among the diagnostics).
+    fn project_for(&mut self, path: &Path) -> Option<Arc<Project>> {
+        let found = find_project(path)?;
+        self.validate_project(&found);
+        self.projects.get(&canonical(&found)).cloned().flatten()
+    }
+
+    /// Every bare model name of the file resolves through its project file; the project
+    /// file is read only when the file names a model.
+    fn check_model_names(&mut self, file: &FileContext<'_>) {
+        let mut names = Vec::new();
+        names_in(&file.doc.value, "", &mut names);
+        if names.is_empty() {
+            return;
+        }
+        let project = self.project_for(file.path);
+        if project.is_none() && find_project(file.path).is_some() {
+            return; // the project file's own problems are reported
+        }
+        for (pointer, name) in names {
+            let resolved = resolve_name(&name, project.as_deref(), file.path);
+            let is_fallback = pointer.rsplit('/').nth(1) == Some("fallback");
+            let resolved = resolved.and_then(|model| match (is_fallback, model) {
+                (true, ModelRef::Config(config)) => {
+                    one_model(&name, &config).map_err(|message| NameError {
+                        message,
+                        hint: FLAT_CHAIN_HINT.into(),
+                    })
+                }
+                _ => Ok(()),
+            });
+            if let Err(error) = resolved {
+                self.diagnostics.push(
+                    Diagnostic::error(
+                        file.path,
+                        file.doc.value_position(&pointer),
+                        Code::Model,
+                        &pointer,
+                        error.message,
+                    )
+                    .with_hint(error.hint),
+                );
+            }
+        }
     }
 
     /// All diagnostics so far, grouped by file (in the order files were met), then by position.
@@ -367,7 +447,6 @@ impl Validator {
         }
     }
 
-
     /// A fallback is one model: its own fallbacks and cooldown would be a second chain the
     /// runner never walks.
     fn check_no_chain_of_its_own(
@@ -579,7 +658,12 @@ pub fn validate_files(files: &[PathBuf]) -> Vec<Diagnostic> {
     let mut validator = Validator::new();
     validator.advise_bounds = true;
     for file in files {
-        validator.validate_file(file);
+        let name = file.file_name().and_then(|name| name.to_str());
+        if name.is_some_and(super::paths::is_project_file) {
+            validator.validate_project(file);
+        } else {
+            validator.validate_file(file);
+        }
     }
     validator.finish()
 }
