@@ -32,7 +32,7 @@ pub struct ModelRequest {
     #[serde(default, skip_serializing_if = "Map::is_empty")]
     pub params: Map<String, Value>,
     /// Where in the model's fallback chain the call starts (the engine keeps it with the
-    /// agent's state); only a [`Fallback`](super::fallback::Fallback) reads it. Never sent.
+    /// agent's state); only the fallback chain (`provider::fallback`) reads it. Never sent.
     #[serde(skip)]
     pub route: Option<super::fallback::ChainPosition>,
 }
