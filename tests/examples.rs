@@ -31,6 +31,7 @@
 //! * `<!-- check: part of a test file -->`: its `agent` added when absent, it must load
 //!   (`runner test --filter` matching no case).
 //! * `<!-- check: answers -->`: an answers file, which `runner exec --answers` must read.
+//! * `<!-- check: project file -->`: a `runner.yaml`, which `runner validate` must pass.
 //! * `<!-- check: shapes only -->`: a sketch of the keys' shapes (`[PATTERN, ...]`), and
 //!   `<!-- check: not runner's -->`: another program's file (Kubernetes, GitHub Actions):
 //!   only parsed as YAML.
@@ -1014,6 +1015,10 @@ fn check_yaml_block(block: &Block) -> Option<String> {
                 "--run-dir",
                 "run",
             ],
+        ),
+        "project file" => (
+            test.file("runner.yaml", &block.text),
+            &["validate", "runner.yaml"],
         ),
         "shapes only" | "not runner's" => {
             return runner::spec::yaml::load_yaml(&block.text)
