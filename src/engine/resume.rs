@@ -157,78 +157,35 @@ impl SubAgentResume<'_> {
         state: AgentState,
         ctx: &RunContext,
     ) -> Result<AgentState, Halt> {
-        let active = match handed_chain(root, &state.handoffs) {
-            Ok(active) => active,
-            Err(error) => return Err(Halt::failed(state, ErrorCode::Handoff, error.to_string())),
-        };
-        let owner = active.as_ref().unwrap_or(root);
-        let Some(tool) = sub_agent_tool(owner, &self.call.name) else {
-            let message = format!(
-                "the session waits on sub-agent tool `{}`, which `{}` no longer has",
-                self.call.name, owner.name
-            );
-            return Err(Halt::failed(state, ErrorCode::Resume, message));
-        };
-        let title = format!("Answer for {}", self.call.name);
-        let (state, step_id) = start_step(ctx, state, &title);
-        let caller = CallerRun {
-            ctx: ctx.clone().governed_by(owner),
-            step_id: step_id.clone(),
-            model: owner.model(),
-        };
-        // The call shows again in this step, with the sub-agent's resumed run inside it.
-        ctx.emitter.emit(ToolCallCreated {
-            step_id: step_id.clone(),
-            tool_call: self.call.clone(),
-        });
-        let started = Instant::now();
+        let found = AnswerStep::open(root, state, ctx, self.call, "sub-agent", sub_agent_tool);
+        let (tool, state, step) = found?;
         let called = tool
             .resume(
                 (self.prompt, self.state),
                 self.answer,
-                &caller,
+                &step.caller,
                 &self.call.id,
             )
             .await;
-        ctx.emitter.emit(ToolCompleted {
-            step_id: step_id.clone(),
-            tool_call_id: self.call.id.clone(),
-            tool_name: self.call.name.clone(),
-            result: called.output.clone(),
-            duration_ms: started.elapsed().as_millis() as u64,
-        });
+        step.result(ctx, self.call, &called.output);
         match called.effect {
             Some(ToolEffect::SubAgentWaiting {
                 agent,
                 prompt,
                 state: waiting,
                 pending,
-            }) => {
-                end_step(ctx, &state, &step_id, &title, StepEnd::Paused);
-                let pending = Pending::SubAgent {
+            }) => step.pause(
+                ctx,
+                state,
+                Pending::SubAgent {
                     call: self.call.clone(),
                     agent,
                     prompt,
                     state: waiting,
                     pending,
-                };
-                Err(Halt::new(
-                    state,
-                    HaltReason::InputRequired(Box::new(pending)),
-                ))
-            }
-            effect => {
-                let state = match effect {
-                    Some(ToolEffect::SubAgent(trace)) => state.with_subagent_trace(*trace),
-                    _ => state,
-                };
-                let output = &called.output;
-                let result =
-                    Message::tool_result(self.call, result_for_model(output), !output.success);
-                let state = state.with_message(result);
-                end_step(ctx, &state, &step_id, &title, StepEnd::Completed);
-                Ok(state)
-            }
+                },
+            ),
+            effect => step.complete(ctx, state, self.call, &called.output, effect),
         }
     }
 }
@@ -248,19 +205,60 @@ impl RemoteResume<'_> {
         state: AgentState,
         ctx: &RunContext,
     ) -> Result<AgentState, Halt> {
+        let found = AnswerStep::open(root, state, ctx, self.call, "remote agent", remote_tool);
+        let (tool, state, step) = found?;
+        let called = tool
+            .answer(self.task, self.answer, &step.caller, &self.call.id)
+            .await;
+        step.result(ctx, self.call, &called.output);
+        match called.effect {
+            Some(ToolEffect::RemoteWaiting { question, task, .. }) => step.pause(
+                ctx,
+                state,
+                Pending::Remote {
+                    call: self.call.clone(),
+                    question,
+                    task: *task,
+                },
+            ),
+            effect => step.complete(ctx, state, self.call, &called.output, effect),
+        }
+    }
+}
+
+/// The step of the caller's run in which a waiting call (a sub-agent's, a remote
+/// agent's) gets its answer: the call shows again in it, with what answers it inside.
+struct AnswerStep {
+    title: String,
+    step_id: String,
+    caller: CallerRun,
+    started: Instant,
+}
+
+impl AnswerStep {
+    /// Opens the step for `call`, whose tool `find` looks up (as a `kind` tool) in the
+    /// agent that has the run now (a handoff may have passed it on).
+    fn open<T>(
+        root: &Agent,
+        state: AgentState,
+        ctx: &RunContext,
+        call: &ToolCall,
+        kind: &str,
+        find: fn(&Agent, &str) -> Option<T>,
+    ) -> Result<(T, AgentState, AnswerStep), Halt> {
         let active = match handed_chain(root, &state.handoffs) {
             Ok(active) => active,
             Err(error) => return Err(Halt::failed(state, ErrorCode::Handoff, error.to_string())),
         };
         let owner = active.as_ref().unwrap_or(root);
-        let Some(tool) = remote_tool(owner, &self.call.name) else {
+        let Some(tool) = find(owner, &call.name) else {
             let message = format!(
-                "the session waits on remote agent tool `{}`, which `{}` no longer has",
-                self.call.name, owner.name
+                "the session waits on {kind} tool `{}`, which `{}` no longer has",
+                call.name, owner.name
             );
             return Err(Halt::failed(state, ErrorCode::Resume, message));
         };
-        let title = format!("Answer for {}", self.call.name);
+        let title = format!("Answer for {}", call.name);
         let (state, step_id) = start_step(ctx, state, &title);
         let caller = CallerRun {
             ctx: ctx.clone().governed_by(owner),
@@ -269,45 +267,59 @@ impl RemoteResume<'_> {
         };
         ctx.emitter.emit(ToolCallCreated {
             step_id: step_id.clone(),
-            tool_call: self.call.clone(),
+            tool_call: call.clone(),
         });
-        let started = Instant::now();
-        let called = tool
-            .answer(self.task, self.answer, &caller, &self.call.id)
-            .await;
+        let step = AnswerStep {
+            title,
+            step_id,
+            caller,
+            started: Instant::now(),
+        };
+        Ok((tool, state, step))
+    }
+
+    /// The call's result, as it came back.
+    fn result(&self, ctx: &RunContext, call: &ToolCall, output: &ToolOutput) {
         ctx.emitter.emit(ToolCompleted {
-            step_id: step_id.clone(),
-            tool_call_id: self.call.id.clone(),
-            tool_name: self.call.name.clone(),
-            result: called.output.clone(),
-            duration_ms: started.elapsed().as_millis() as u64,
+            step_id: self.step_id.clone(),
+            tool_call_id: call.id.clone(),
+            tool_name: call.name.clone(),
+            result: output.clone(),
+            duration_ms: self.started.elapsed().as_millis() as u64,
         });
-        match called.effect {
-            Some(ToolEffect::RemoteWaiting { question, task, .. }) => {
-                end_step(ctx, &state, &step_id, &title, StepEnd::Paused);
-                let pending = Pending::Remote {
-                    call: self.call.clone(),
-                    question,
-                    task: *task,
-                };
-                Err(Halt::new(
-                    state,
-                    HaltReason::InputRequired(Box::new(pending)),
-                ))
-            }
-            effect => {
-                let state = match effect {
-                    Some(ToolEffect::SubAgent(trace)) => state.with_subagent_trace(*trace),
-                    _ => state,
-                };
-                let output = &called.output;
-                let result =
-                    Message::tool_result(self.call, result_for_model(output), !output.success);
-                let state = state.with_message(result);
-                end_step(ctx, &state, &step_id, &title, StepEnd::Completed);
-                Ok(state)
-            }
-        }
+    }
+
+    /// The call asks again: the step ends paused and the run waits for `pending`.
+    fn pause(
+        self,
+        ctx: &RunContext,
+        state: AgentState,
+        pending: Pending,
+    ) -> Result<AgentState, Halt> {
+        end_step(ctx, &state, &self.step_id, &self.title, StepEnd::Paused);
+        Err(Halt::new(
+            state,
+            HaltReason::InputRequired(Box::new(pending)),
+        ))
+    }
+
+    /// The call is done: its result joins the history and the step ends.
+    fn complete(
+        self,
+        ctx: &RunContext,
+        state: AgentState,
+        call: &ToolCall,
+        output: &ToolOutput,
+        effect: Option<ToolEffect>,
+    ) -> Result<AgentState, Halt> {
+        let state = match effect {
+            Some(ToolEffect::SubAgent(trace)) => state.with_subagent_trace(*trace),
+            _ => state,
+        };
+        let result = Message::tool_result(call, result_for_model(output), !output.success);
+        let state = state.with_message(result);
+        end_step(ctx, &state, &self.step_id, &self.title, StepEnd::Completed);
+        Ok(state)
     }
 }
 
