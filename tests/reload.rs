@@ -134,33 +134,13 @@ fn cpu_ticks(pid: u32) -> u64 {
 
 #[test]
 fn validate_watch_reports_again_after_each_save() {
-    use std::io::{BufRead, BufReader};
     let dir = tempdir("validate-watch");
     let file = dir.join("agent.yaml");
     std::fs::write(&file, "name: a\npromt: hi\n").unwrap();
     let mut child = Run::new(["validate", "--watch", "agent.yaml"])
         .current_dir(&dir)
         .spawn();
-    let stdout = child.stdout.take().unwrap();
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        for line in BufReader::new(stdout).lines() {
-            if tx.send(line.unwrap_or_default()).is_err() {
-                break;
-            }
-        }
-    });
-    let next_summary = |rx: &std::sync::mpsc::Receiver<String>| -> Vec<String> {
-        let mut lines = Vec::new();
-        while let Ok(line) = rx.recv_timeout(Duration::from_secs(10)) {
-            let done = line.starts_with("-- ");
-            lines.push(line);
-            if done {
-                break;
-            }
-        }
-        lines
-    };
+    let rx = stdout_lines(&mut child);
     let first = next_summary(&rx);
     assert!(
         first.iter().any(|l| l.contains("unknown key `promt`")),
@@ -281,7 +261,6 @@ fn chat_prints_an_invalid_save_once_and_goes_on_with_the_old_definition() {
 /// through: fixing a typo there validates again.
 #[test]
 fn validate_watch_reports_again_after_a_save_of_the_project_file() {
-    use std::io::{BufRead, BufReader};
     let dir = tempdir("validate-watch-project");
     std::fs::create_dir_all(dir.join(".git")).unwrap();
     std::fs::write(
@@ -294,26 +273,7 @@ fn validate_watch_reports_again_after_a_save_of_the_project_file() {
     let mut child = Run::new(["validate", "--watch", "agent.yaml"])
         .current_dir(&dir)
         .spawn();
-    let stdout = child.stdout.take().unwrap();
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        for line in BufReader::new(stdout).lines() {
-            if tx.send(line.unwrap_or_default()).is_err() {
-                break;
-            }
-        }
-    });
-    let next_summary = |rx: &std::sync::mpsc::Receiver<String>| -> Vec<String> {
-        let mut lines = Vec::new();
-        while let Ok(line) = rx.recv_timeout(Duration::from_secs(10)) {
-            let done = line.starts_with("-- ");
-            lines.push(line);
-            if done {
-                break;
-            }
-        }
-        lines
-    };
+    let rx = stdout_lines(&mut child);
     let first = next_summary(&rx);
     assert!(
         first.iter().any(|l| l.contains("did you mean `smrt`?")),
@@ -330,4 +290,33 @@ fn validate_watch_reports_again_after_a_save_of_the_project_file() {
         second.last().unwrap().contains("1 file(s) valid"),
         "{second:?}"
     );
+}
+
+/// The lines `validate --watch` prints, as they come.
+fn stdout_lines(child: &mut std::process::Child) -> std::sync::mpsc::Receiver<String> {
+    use std::io::{BufRead, BufReader};
+    let stdout = child.stdout.take().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines() {
+            if tx.send(line.unwrap_or_default()).is_err() {
+                break;
+            }
+        }
+    });
+    rx
+}
+
+/// The lines of the next report, up to its summary line (`-- …`); bounded by a 10 s wait
+/// for each line.
+fn next_summary(rx: &std::sync::mpsc::Receiver<String>) -> Vec<String> {
+    let mut lines = Vec::new();
+    while let Ok(line) = rx.recv_timeout(Duration::from_secs(10)) {
+        let done = line.starts_with("-- ");
+        lines.push(line);
+        if done {
+            break;
+        }
+    }
+    lines
 }
