@@ -13,7 +13,8 @@
 //! 300→1000), which cancel start-up costs, and their ratio shows whether the cost per call
 //! grows with the run. Also printed: a one-step run's CPU, the session's bytes on disk, the
 //! wall time per step, the syscalls per step (`strace -c -f`, the slope between a 10- and a
-//! 60-step run) and the syncs of a 10-step run.
+//! 60-step run) and the syncs of a 10-step run. `RUNNER_BENCH_BASELINE=BIN` adds the first
+//! two series run by another build, interleaved with this one's (before/after figures).
 
 use std::path::Path;
 use std::process::Command;
@@ -62,6 +63,8 @@ struct Series {
     env: Vec<(String, String)>,
     /// Whether the mock answers `Connection: close` and closes after each reply.
     closing: bool,
+    /// The runner binary.
+    bin: String,
 }
 
 impl Series {
@@ -71,7 +74,15 @@ impl Series {
             extra: extra.to_string(),
             env: Vec::new(),
             closing,
+            bin: runner_bin(),
         }
+    }
+
+    /// The same series run by another binary.
+    fn with_bin(mut self, label: &'static str, bin: &str) -> Self {
+        self.label = label;
+        self.bin = bin.to_string();
+        self
     }
 }
 
@@ -122,7 +133,7 @@ fn exec(replies: Vec<Reply>, series: &Series, dir: &Path) -> Measured {
     let mut child = Command::new("/usr/bin/time")
         .args(["-f", "runner-usage %U %S %M"])
         .args(wrap.split_whitespace())
-        .arg(runner_bin())
+        .arg(&series.bin)
         .args(["exec", "agent.yaml", "--quiet", "--run-dir", "run"])
         .current_dir(dir)
         .env("BENCH_KEY", "not-a-key")
@@ -150,8 +161,7 @@ fn exec(replies: Vec<Reply>, series: &Series, dir: &Path) -> Measured {
     }
 }
 
-/// The runner measured: this build's, or `RUNNER_BENCH_BIN` (another build, to compare two
-/// builds run by run on the same load).
+/// The runner measured: this build's, or `RUNNER_BENCH_BIN` (another build).
 fn runner_bin() -> String {
     std::env::var("RUNNER_BENCH_BIN").unwrap_or_else(|_| env!("CARGO_BIN_EXE_runner").to_string())
 }
@@ -191,7 +201,7 @@ fn syscalls(steps: usize, series: &Series, dir: &Path) -> Option<Vec<(String, u6
     let _mock = mock_and_agent(replies.collect(), series, dir);
     let output = Command::new("strace")
         .args(["-c", "-f", "-o", "strace.log"])
-        .arg(runner_bin())
+        .arg(&series.bin)
         .args(["exec", "agent.yaml", "--quiet", "--run-dir", "run"])
         .current_dir(dir)
         .env("BENCH_KEY", "not-a-key")
@@ -306,10 +316,45 @@ fn collector() -> std::net::SocketAddr {
     address
 }
 
+/// `--mock STEPS [--closing]`: serves the workload's mock (STEPS tool-call replies, then
+/// "done", again and again for as many runs as ask) and prints its OpenAI base URL, until
+/// stdin closes: for strace, perf and the peers in `benches/peers/`.
+fn serve_mock(args: &[String]) {
+    let steps: usize = args
+        .iter()
+        .skip_while(|a| *a != "--mock")
+        .nth(1)
+        .and_then(|n| n.parse().ok())
+        .expect("--mock STEPS");
+    let mock = MockServer::start();
+    mock.forget_requests();
+    if args.iter().any(|a| a == "--closing") {
+        mock.connection_close();
+    }
+    // A request whose history holds STEPS tool results gets "done"; any other a tool call.
+    mock.route(move |request| {
+        let results = request
+            .body
+            .get("messages")
+            .and_then(|m| m.as_array())
+            .map_or(0, |m| m.iter().filter(|m| m["role"] == "tool").count());
+        Some(match results >= steps {
+            true => MockResponse::text("done"),
+            false => MockResponse::reply(Reply::tool_call("list_dir", json!({"path": "."}))),
+        })
+    });
+    println!("{}", mock.openai_base_url());
+    let _ = std::io::Read::read_to_end(&mut std::io::stdin(), &mut Vec::new());
+}
+
 fn main() {
-    if std::env::args().any(|a| a == "--list") {
+    let args: Vec<String> = std::env::args().collect();
+    if args.iter().any(|a| a == "--list") {
         println!("exec_overhead: bench");
         return;
+    }
+    if args.iter().any(|a| a == "--mock") {
+        return serve_mock(&args);
     }
     let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("bench-exec");
     let _ = std::fs::remove_dir_all(&dir);
@@ -333,12 +378,19 @@ fn main() {
         "OTEL_EXPORTER_OTLP_ENDPOINT".to_string(),
         format!("http://{}", collector()),
     )];
-    let series = [
+    let mut series = vec![
         Series::new("keep-alive      ", "", false),
         Series::new("closing         ", "", true),
         Series::new("checkpoints off ", "checkpoints: false\n", false),
         otel,
     ];
+    // RUNNER_BENCH_BASELINE=BIN: the first two series again with another build, each of its
+    // runs next to this build's, so both see the same load.
+    if let Ok(baseline) = std::env::var("RUNNER_BENCH_BASELINE") {
+        let keep_alive = Series::new("", "", false).with_bin("baseline keep-al", &baseline);
+        let closing = Series::new("", "", true).with_bin("baseline closing", &baseline);
+        series.extend([keep_alive, closing]);
+    }
     // measured[series][size]: one run per round.
     let mut measured = vec![vec![Vec::new(); sizes.len()]; series.len()];
     for _ in 0..rounds {
@@ -388,7 +440,10 @@ fn main() {
             );
         }
     }
-    for one in &series[..2] {
+    for one in series
+        .iter()
+        .filter(|one| one.env.is_empty() && one.extra.is_empty())
+    {
         report_syscalls(one, &dir);
     }
     for calls in [1_000, 10_000] {
