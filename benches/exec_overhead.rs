@@ -1,13 +1,20 @@
 //! End-to-end overhead of `runner exec` against a zero-latency mock model: the runner's own
 //! CPU per model call (one tool call per step), and its peak memory as runs grow.
 //!
-//! Run: `cargo bench --bench exec_overhead` (needs /usr/bin/time; strace for the sync
-//! count). CPU and peak RSS are the runner process's own, so the mock server (in this
-//! process) is not counted. Each size runs with checkpoints on (the default) and off, and
-//! with OpenTelemetry export on (checkpoints on; a stand-in collector in this process); the
-//! per-call figures are slopes between sizes (10→60 and 300→1000), which cancel start-up
-//! costs, and their ratio shows whether the cost per call grows with the run. Also printed:
-//! the session's bytes on disk, the wall time per step, and the syncs per step (strace).
+//! Run: `cargo bench --bench exec_overhead` (needs /usr/bin/time; strace for the syscall
+//! and sync counts). CPU and peak RSS are the runner process's own, so the mock server (in
+//! this process) is not counted. The series: checkpoints on (the default) against a mock that
+//! keeps the connection alive, the same against a mock that answers `Connection: close` and
+//! closes after each reply (as many servers do), checkpoints off, and OpenTelemetry export on
+//! (checkpoints on; a stand-in collector in this process). The runs are interleaved (each
+//! round runs every series at every size once), `RUNNER_BENCH_ROUNDS` rounds (default 5),
+//! and each figure is the median over the rounds, so a burst of load from elsewhere on the
+//! machine hits every series alike. The per-call figures are slopes between sizes (10→60 and
+//! 300→1000), which cancel start-up costs, and their ratio shows whether the cost per call
+//! grows with the run. Also printed: a one-step run's CPU, the session's bytes on disk, the
+//! wall time per step, the syscalls per step (`strace -c -f`, the slope between a 10- and a
+//! 60-step run) and the syncs of a 10-step run. `RUNNER_BENCH_BASELINE=BIN` adds the first
+//! two series run by another build, interleaved with this one's (before/after figures).
 
 use std::path::Path;
 use std::process::Command;
@@ -41,11 +48,42 @@ struct Measured {
     wall_ms: f64,
 }
 
-/// `steps` model calls of one tool call each; `extra` goes into the agent file, `env` into
-/// the runner's environment.
-fn run(steps: usize, extra: &str, env: &[(String, String)], dir: &Path) -> Measured {
+/// `steps` model calls of one tool call each, run as `series` says.
+fn run(steps: usize, series: &Series, dir: &Path) -> Measured {
     let replies = (0..steps).map(|_| Reply::tool_call("list_dir", json!({"path": "."})));
-    exec(replies.collect(), extra, env, dir)
+    exec(replies.collect(), series, dir)
+}
+
+/// One way of running the workload.
+struct Series {
+    label: &'static str,
+    /// Goes into the agent file.
+    extra: String,
+    /// The runner's environment.
+    env: Vec<(String, String)>,
+    /// Whether the mock answers `Connection: close` and closes after each reply.
+    closing: bool,
+    /// The runner binary.
+    bin: String,
+}
+
+impl Series {
+    fn new(label: &'static str, extra: &str, closing: bool) -> Self {
+        Series {
+            label,
+            extra: extra.to_string(),
+            env: Vec::new(),
+            closing,
+            bin: runner_bin(),
+        }
+    }
+
+    /// The same series run by another binary.
+    fn with_bin(mut self, label: &'static str, bin: &str) -> Self {
+        self.label = label;
+        self.bin = bin.to_string();
+        self
+    }
 }
 
 /// One reply with `calls` tool calls, all allowed to run: the bookkeeping of a turn
@@ -56,27 +94,37 @@ fn run_wide(calls: usize, dir: &Path) -> Measured {
         |reply, _| reply.with_tool_call("list_dir", json!({"path": "."})),
     );
     let execution = format!("execution: {{ max_calls_per_turn: {calls} }}\n");
-    exec(vec![reply], &execution, &[], dir)
+    exec(vec![reply], &Series::new("wide", &execution, false), dir)
 }
 
-/// Runs `runner exec` over these replies, then "done"; `extra` goes into the agent file.
-fn exec(replies: Vec<Reply>, extra: &str, env: &[(String, String)], dir: &Path) -> Measured {
+/// A mock that answers these replies, then "done", and the agent file that points at it.
+fn mock_and_agent(replies: Vec<Reply>, series: &Series, dir: &Path) -> MockServer {
     let mock = MockServer::start();
     // Keeping a thousand parsed requests of a whole history each made the mock, not the
     // runner, the slow side, and its work (a gigabyte) evicted the runner's from the caches.
     mock.answer_only();
+    if series.closing {
+        mock.connection_close();
+    }
     for reply in replies {
         mock.push(MockResponse::reply(reply));
     }
     mock.push(MockResponse::text("done"));
     let agent = format!(
-        "name: bench\nmodel: {{ provider: openai, name: m, base_url: \"{}\", api_key_env: BENCH_KEY }}\nprompt: Go\n{extra}tools:\n  - builtin: list_dir\n",
-        mock.openai_base_url()
+        "name: bench\nmodel: {{ provider: openai, name: m, base_url: \"{}\", api_key_env: BENCH_KEY }}\nprompt: Go\n{}tools:\n  - builtin: list_dir\n",
+        mock.openai_base_url(),
+        series.extra
     );
     std::fs::write(dir.join("agent.yaml"), agent).unwrap();
+    let _ = std::fs::remove_dir_all(dir.join(".runner"));
+    mock
+}
+
+/// Runs `runner exec` over these replies, then "done".
+fn exec(replies: Vec<Reply>, series: &Series, dir: &Path) -> Measured {
+    let _mock = mock_and_agent(replies, series, dir);
     // RUNNER_BENCH_WRAP="valgrind --tool=callgrind" profiles the runner.
     let wrap = std::env::var("RUNNER_BENCH_WRAP").unwrap_or_default();
-    let _ = std::fs::remove_dir_all(dir.join(".runner"));
     let started = std::time::Instant::now();
     #[expect(
         clippy::zombie_processes,
@@ -85,11 +133,11 @@ fn exec(replies: Vec<Reply>, extra: &str, env: &[(String, String)], dir: &Path) 
     let mut child = Command::new("/usr/bin/time")
         .args(["-f", "runner-usage %U %S %M"])
         .args(wrap.split_whitespace())
-        .arg(env!("CARGO_BIN_EXE_runner"))
+        .arg(&series.bin)
         .args(["exec", "agent.yaml", "--quiet", "--run-dir", "run"])
         .current_dir(dir)
         .env("BENCH_KEY", "not-a-key")
-        .envs(env.iter().map(|(k, v)| (k, v)))
+        .envs(series.env.iter().map(|(k, v)| (k, v)))
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::piped())
         .spawn()
@@ -111,6 +159,11 @@ fn exec(replies: Vec<Reply>, extra: &str, env: &[(String, String)], dir: &Path) 
         rss_kib,
         wall_ms,
     }
+}
+
+/// The runner measured: this build's, or `RUNNER_BENCH_BIN` (another build).
+fn runner_bin() -> String {
+    std::env::var("RUNNER_BENCH_BIN").unwrap_or_else(|_| env!("CARGO_BIN_EXE_runner").to_string())
 }
 
 /// Waits for process `pid`: whether it succeeded, and the CPU (user + system, ms) it and
@@ -141,36 +194,84 @@ fn bytes_under(dir: &Path) -> u64 {
         .sum()
 }
 
-/// The fsync and fdatasync calls of a run of `steps` steps, counted by strace (`None`
-/// without strace).
-fn syncs(steps: usize, dir: &Path) -> Option<usize> {
-    let mock = MockServer::start();
-    for _ in 0..steps {
-        mock.push(MockResponse::reply(Reply::tool_call(
-            "list_dir",
-            json!({"path": "."}),
-        )));
-    }
-    mock.push(MockResponse::text("done"));
-    let agent = format!(
-        "name: bench\nmodel: {{ provider: openai, name: m, base_url: \"{}\", api_key_env: BENCH_KEY }}\nprompt: Go\ntools:\n  - builtin: list_dir\n",
-        mock.openai_base_url()
-    );
-    std::fs::write(dir.join("agent.yaml"), agent).unwrap();
-    let _ = std::fs::remove_dir_all(dir.join(".runner"));
+/// Each system call of a run of `steps` steps and how often the runner made it (its
+/// threads included), counted by `strace -c -f` (`None` without strace).
+fn syscalls(steps: usize, series: &Series, dir: &Path) -> Option<Vec<(String, u64)>> {
+    let replies = (0..steps).map(|_| Reply::tool_call("list_dir", json!({"path": "."})));
+    let _mock = mock_and_agent(replies.collect(), series, dir);
     let output = Command::new("strace")
-        .args(["-f", "-e", "trace=fsync,fdatasync", "-o", "strace.log"])
-        .arg(env!("CARGO_BIN_EXE_runner"))
+        .args(["-c", "-f", "-o", "strace.log"])
+        .arg(&series.bin)
         .args(["exec", "agent.yaml", "--quiet", "--run-dir", "run"])
         .current_dir(dir)
         .env("BENCH_KEY", "not-a-key")
+        .envs(series.env.iter().map(|(k, v)| (k, v)))
         .output()
         .ok()?;
     if !output.status.success() {
         return None;
     }
     let log = std::fs::read_to_string(dir.join("strace.log")).ok()?;
-    Some(log.lines().filter(|l| l.contains("sync(")).count())
+    Some(strace_counts(&log))
+}
+
+/// The (syscall, calls) rows of an `strace -c` table.
+fn strace_counts(table: &str) -> Vec<(String, u64)> {
+    table
+        .lines()
+        .filter_map(|line| {
+            let fields: Vec<&str> = line.split_whitespace().collect();
+            // % time, seconds, usecs/call, calls, [errors,] syscall
+            let name = *fields.last()?;
+            let calls = fields.get(3)?.parse().ok()?;
+            (name != "total" && fields[0].parse::<f64>().is_ok()).then(|| (name.to_string(), calls))
+        })
+        .collect()
+}
+
+/// Prints the syscalls per step of `series`: the difference between a `long` and a
+/// `short` run, per step, the largest first.
+fn report_syscalls(series: &Series, dir: &Path) {
+    let (short, long) = (10, 60);
+    let (Some(a), Some(b)) = (syscalls(short, series, dir), syscalls(long, series, dir)) else {
+        println!("{} syscalls: strace is not available", series.label);
+        return;
+    };
+    let count = |rows: &[(String, u64)], name: &str| {
+        rows.iter().find(|(n, _)| n == name).map_or(0, |(_, c)| *c) as f64
+    };
+    let mut per_step: Vec<(String, f64)> = b
+        .iter()
+        .map(|(name, _)| {
+            let delta = count(&b, name) - count(&a, name);
+            (name.clone(), delta / (long - short) as f64)
+        })
+        .filter(|(_, n)| *n >= 0.05)
+        .collect();
+    per_step.sort_by(|x, y| y.1.total_cmp(&x.1));
+    let total: f64 = per_step.iter().map(|(_, n)| n).sum();
+    let top: Vec<String> = per_step
+        .iter()
+        .take(12)
+        .map(|(name, n)| format!("{name} {n:.1}"))
+        .collect();
+    println!(
+        "{} syscalls per step ({short}→{long} steps, strace -c -f): {total:.1}: {}",
+        series.label,
+        top.join(", ")
+    );
+    let syncs = count(&a, "fsync") + count(&a, "fdatasync");
+    println!("{} syncs in a {short}-step run: {syncs}", series.label);
+}
+
+/// The median of `values` (not empty).
+fn median(mut values: Vec<f64>) -> f64 {
+    values.sort_by(f64::total_cmp);
+    let n = values.len();
+    match n % 2 {
+        1 => values[n / 2],
+        _ => (values[n / 2 - 1] + values[n / 2]) / 2.0,
+    }
 }
 
 /// A stand-in OTLP/HTTP collector on loopback that answers every request `200 OK` (its
@@ -215,10 +316,45 @@ fn collector() -> std::net::SocketAddr {
     address
 }
 
+/// `--mock STEPS [--closing]`: serves the workload's mock (STEPS tool-call replies, then
+/// "done", again and again for as many runs as ask) and prints its OpenAI base URL, until
+/// stdin closes: for strace, perf and the peers in `benches/peers/`.
+fn serve_mock(args: &[String]) {
+    let steps: usize = args
+        .iter()
+        .skip_while(|a| *a != "--mock")
+        .nth(1)
+        .and_then(|n| n.parse().ok())
+        .expect("--mock STEPS");
+    let mock = MockServer::start();
+    mock.forget_requests();
+    if args.iter().any(|a| a == "--closing") {
+        mock.connection_close();
+    }
+    // A request whose history holds STEPS tool results gets "done"; any other a tool call.
+    mock.route(move |request| {
+        let results = request
+            .body
+            .get("messages")
+            .and_then(|m| m.as_array())
+            .map_or(0, |m| m.iter().filter(|m| m["role"] == "tool").count());
+        Some(match results >= steps {
+            true => MockResponse::text("done"),
+            false => MockResponse::reply(Reply::tool_call("list_dir", json!({"path": "."}))),
+        })
+    });
+    println!("{}", mock.openai_base_url());
+    let _ = std::io::Read::read_to_end(&mut std::io::stdin(), &mut Vec::new());
+}
+
 fn main() {
-    if std::env::args().any(|a| a == "--list") {
+    let args: Vec<String> = std::env::args().collect();
+    if args.iter().any(|a| a == "--list") {
         println!("exec_overhead: bench");
         return;
+    }
+    if args.iter().any(|a| a == "--mock") {
+        return serve_mock(&args);
     }
     let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("bench-exec");
     let _ = std::fs::remove_dir_all(&dir);
@@ -229,52 +365,86 @@ fn main() {
             .split(',')
             .filter_map(|n| n.trim().parse().ok())
             .collect(),
-        Err(_) => vec![10, 60, 300, 1000],
+        Err(_) => vec![1, 10, 60, 300, 1000],
     };
+    let rounds: usize = std::env::var("RUNNER_BENCH_ROUNDS")
+        .ok()
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(5)
+        .max(1);
     // OpenTelemetry export (checkpoints on) to a collector that takes every batch.
-    let otel = [(
+    let mut otel = Series::new("otel export on  ", "", false);
+    otel.env = vec![(
         "OTEL_EXPORTER_OTLP_ENDPOINT".to_string(),
         format!("http://{}", collector()),
     )];
-    for (label, extra, env) in [
-        ("checkpoints on ", "", &[][..]),
-        ("checkpoints off", "checkpoints: false\n", &[][..]),
-        ("otel export on ", "", &otel[..]),
-    ] {
+    let mut series = vec![
+        Series::new("keep-alive      ", "", false),
+        Series::new("closing         ", "", true),
+        Series::new("checkpoints off ", "checkpoints: false\n", false),
+        otel,
+    ];
+    // RUNNER_BENCH_BASELINE=BIN: the first two series again with another build, each of its
+    // runs next to this build's, so both see the same load.
+    if let Ok(baseline) = std::env::var("RUNNER_BENCH_BASELINE") {
+        let keep_alive = Series::new("", "", false).with_bin("baseline keep-al", &baseline);
+        let closing = Series::new("", "", true).with_bin("baseline closing", &baseline);
+        series.extend([keep_alive, closing]);
+    }
+    // measured[series][size]: one run per round.
+    let mut measured = vec![vec![Vec::new(); sizes.len()]; series.len()];
+    for _ in 0..rounds {
+        for (s, one) in series.iter().enumerate() {
+            for (i, &steps) in sizes.iter().enumerate() {
+                let result = run(steps, one, &dir);
+                let disk = bytes_under(&dir.join(".runner/sessions"));
+                measured[s][i].push((result, disk));
+            }
+        }
+    }
+    for (s, one) in series.iter().enumerate() {
+        let label = one.label;
         let mut results = Vec::new();
-        for &steps in &sizes {
-            // Best of three: the machine is shared.
-            let best = (0..3)
-                .map(|_| run(steps, extra, env, &dir))
-                .min_by(|a, b| a.cpu_ms.total_cmp(&b.cpu_ms))
-                .unwrap();
-            let disk = bytes_under(&dir.join(".runner/sessions"));
+        for (i, &steps) in sizes.iter().enumerate() {
+            let runs = &measured[s][i];
+            let cpu = median(runs.iter().map(|(m, _)| m.cpu_ms).collect());
+            let wall = median(runs.iter().map(|(m, _)| m.wall_ms).collect());
+            let rss = median(runs.iter().map(|(m, _)| m.rss_kib as f64).collect());
+            let disk = runs[0].1;
             println!(
-                "{label} {steps:>5} steps: cpu {:>8.1} ms ({:.3} ms/step), wall {:>8.1} ms ({:.3} ms/step), \
-                 peak rss {:>6} KiB, session {:>9} bytes ({} per step)",
-                best.cpu_ms,
-                best.cpu_ms / steps as f64,
-                best.wall_ms,
-                best.wall_ms / steps as f64,
-                best.rss_kib,
-                disk,
+                "{label} {steps:>5} steps: cpu {cpu:>8.1} ms ({:.3} ms/step), wall {wall:>8.1} ms ({:.3} ms/step), \
+                 peak rss {rss:>6} KiB, session {disk:>9} bytes ({} per step)  [medians of {rounds}]",
+                cpu / steps as f64,
+                wall / steps as f64,
                 disk / steps as u64
             );
-            results.push((steps, best.cpu_ms));
+            results.push((steps, cpu));
         }
         let slope = |a: (usize, f64), b: (usize, f64)| (b.1 - a.1) / (b.0 - a.0) as f64;
-        for pair in results.windows(2) {
+        let slopes: Vec<(usize, usize, f64)> = results
+            .windows(2)
+            .filter(|pair| pair[0].0 >= 10)
+            .map(|pair| (pair[0].0, pair[1].0, slope(pair[0], pair[1])))
+            .collect();
+        for (from, to, per_call) in &slopes {
+            println!("{label} cpu per model call {from}→{to}: {per_call:.3} ms");
+        }
+        if let (Some(first), Some(last)) = (slopes.first(), slopes.last()) {
             println!(
-                "{label} cpu per model call {}→{}: {:.3} ms",
-                pair[0].0,
-                pair[1].0,
-                slope(pair[0], pair[1])
+                "{label} flatness: the {}→{} slope is {:.2}× the {}→{} slope",
+                last.0,
+                last.1,
+                last.2 / first.2,
+                first.0,
+                first.1
             );
         }
     }
-    match syncs(10, &dir) {
-        Some(count) => println!("syncs in a 10-step run (checkpoints on): {count}"),
-        None => println!("syncs: strace is not available"),
+    for one in series
+        .iter()
+        .filter(|one| one.env.is_empty() && one.extra.is_empty())
+    {
+        report_syscalls(one, &dir);
     }
     for calls in [1_000, 10_000] {
         let wide = run_wide(calls, &dir);

@@ -40,13 +40,21 @@ pub fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
 ///
 /// Writing each record with one `write_all` is not enough: a write to a full disk can land
 /// part of a record and then fail. So the length up to the last whole record is
-/// remembered, and a failed record is cut off again (`File::set_len`); shrinking a file
+/// remembered, and a failed write is cut off again (`File::set_len`); shrinking a file
 /// frees space, so that works on a full disk. After the first failure nothing more is
 /// written, not even a smaller record that would fit: a file with a hole in the middle
 /// would read as complete, one that stops early is a true beginning of what was written.
+///
+/// Records can be held ([`hold`](Self::hold)) and written together ([`write_held`](Self::write_held)):
+/// one `write` for the records of a moment of the run rather than one each. What is held
+/// is written by itself once it reaches [`HELD_BYTES`], so holding is bounded in memory;
+/// the owner writes the rest before it lets go (the event and transcript subscribers do
+/// when they are dropped).
 #[derive(Debug)]
 pub struct WholeRecords<W: Write> {
     out: W,
+    /// Records not written yet, whole.
+    held: Vec<u8>,
     /// The length of what is written, up to the end of the last whole record.
     whole: u64,
     /// Cuts `out` back to a length (`None`: it cannot be, like stdout).
@@ -55,27 +63,64 @@ pub struct WholeRecords<W: Write> {
     failure: Option<io::Error>,
 }
 
+/// Held records are written once they reach this size.
+pub const HELD_BYTES: usize = 64 * 1024;
+
 impl<W: Write> WholeRecords<W> {
     /// Records to a writer that cannot be cut back (stdout, a pipe, memory): a record a
     /// failed write tore stays torn, but nothing follows it.
     pub fn new(out: W) -> Self {
         WholeRecords {
             out,
+            held: Vec::new(),
             whole: 0,
             cut: None,
             failure: None,
         }
     }
 
-    /// Appends `record` and flushes it. On failure the record is taken back where the
-    /// writer allows, and every later append fails with the same error.
+    /// Appends `record` and flushes it, with any records held before it. On failure what
+    /// the write tore is taken back where the writer allows, and every later append fails
+    /// with the same error.
     pub fn append(&mut self, record: &[u8]) -> io::Result<()> {
+        self.hold(record)?;
+        self.write_held()
+    }
+
+    /// Keeps `record` to be written with the next [`write_held`](Self::write_held) (or
+    /// [`append`](Self::append)), or at once when what is held reaches [`HELD_BYTES`].
+    pub fn hold(&mut self, record: &[u8]) -> io::Result<()> {
         if let Some(failure) = &self.failure {
             return Err(copy(failure));
         }
-        match self.out.write_all(record).and_then(|()| self.out.flush()) {
+        self.held.extend_from_slice(record);
+        match self.held.len() >= HELD_BYTES {
+            true => self.write_held(),
+            false => Ok(()),
+        }
+    }
+
+    /// Writes the held records with one `write_all`, then flushes the writer.
+    pub fn write_held(&mut self) -> io::Result<()> {
+        if let Some(failure) = &self.failure {
+            return Err(copy(failure));
+        }
+        if self.held.is_empty() {
+            return Ok(());
+        }
+        let written = self
+            .out
+            .write_all(&self.held)
+            .and_then(|()| self.out.flush());
+        let length = self.held.len() as u64;
+        self.held.clear();
+        if self.held.capacity() > HELD_BYTES {
+            // One wide turn should not keep its buffer for the rest of the run.
+            self.held.shrink_to(HELD_BYTES);
+        }
+        match written {
             Ok(()) => {
-                self.whole += record.len() as u64;
+                self.whole += length;
                 Ok(())
             }
             Err(error) => {
@@ -94,8 +139,10 @@ impl<W: Write> WholeRecords<W> {
         self.failure.as_ref().map(copy)
     }
 
+    /// The writer, after the held records are written.
     #[cfg(any(test, feature = "testing"))]
-    pub fn into_inner(self) -> W {
+    pub fn into_inner(mut self) -> W {
+        let _ = self.write_held();
         self.out
     }
 }
@@ -104,10 +151,9 @@ impl WholeRecords<File> {
     /// Records to a file written from its start (as `File::create` leaves it); a record a
     /// failed write tore is cut off.
     pub fn file(file: File) -> Self {
-        WholeRecords {
-            cut: Some(|file, len| file.set_len(len)),
-            ..WholeRecords::new(file)
-        }
+        let mut records = WholeRecords::new(file);
+        records.cut = Some(|file, len| file.set_len(len));
+        records
     }
 }
 

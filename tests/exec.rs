@@ -1792,3 +1792,117 @@ fn summary_writes_the_same_summary_anywhere_and_an_error_with_its_code() {
         shown.text
     );
 }
+
+// What a step asks of the kernel (#44): ids, the writes of its events, a connection's
+// set-up. These run the binary under strace.
+
+/// `steps` steps of one `list_dir` call each, then an answer.
+fn list_dir_steps(steps: usize) -> Test {
+    let test = Test::new().agent("prompt: Go\ntools:\n  - builtin: list_dir\n");
+    (0..steps)
+        .fold(test, |test, _| {
+            test.reply(Reply::tool_call("list_dir", json!({"path": "."})))
+        })
+        .reply(Reply::text("done"))
+}
+
+#[test]
+fn ids_come_from_one_generator_not_from_the_kernel_one_by_one() {
+    let short = list_dir_steps(2).traced("getrandom").run();
+    let long = list_dir_steps(8).traced("getrandom").run();
+    // Each step names a step, a message, a tool call and two checkpoints: ten `getrandom`
+    // calls a step when each id was drawn from the kernel.
+    let (few, more) = (
+        short.syscalls("getrandom").len(),
+        long.syscalls("getrandom").len(),
+    );
+    assert!(
+        more <= few + 2,
+        "six more steps drew {} more times from the kernel ({few} → {more})",
+        more - few
+    );
+    // The ids are still UUIDv4s, and distinct: nine steps, nine model calls.
+    let events = long.events();
+    let ids: Vec<&str> = events
+        .iter()
+        .filter_map(|e| match e["type"].as_str() {
+            Some("agent.run.step.created") => e["data"]["stepId"].as_str(),
+            Some("thread.message.created") => e["data"]["message"]["id"].as_str(),
+            _ => None,
+        })
+        .collect();
+    for id in &ids {
+        let uuid = uuid::Uuid::parse_str(id).unwrap_or_else(|e| panic!("{id}: {e}"));
+        assert_eq!(uuid.get_version_num(), 4, "{id}");
+    }
+    let distinct: std::collections::HashSet<&&str> = ids.iter().collect();
+    assert_eq!((ids.len(), distinct.len()), (18, 18), "{ids:?}");
+}
+
+#[test]
+fn a_steps_events_reach_events_jsonl_in_three_writes_not_one_each() {
+    let ran = list_dir_steps(6).traced("write,writev").run();
+    let writes = ran
+        .syscalls("write")
+        .into_iter()
+        .chain(ran.syscalls("writev"))
+        .filter(|call| call.contains("events.jsonl>"))
+        .count();
+    let events = ran.events().len();
+    // A step's events go out when the model is called, when its tool starts, and when it
+    // ends: three writes for each of the seven steps, where each of the ~65 events took one.
+    assert!(
+        writes <= 3 * 7 + 1,
+        "{events} events took {writes} writes to events.jsonl"
+    );
+}
+
+#[test]
+fn events_and_transcript_are_on_disk_before_a_tool_runs() {
+    // Each call reads the run's files while it runs: what `tail -f` shows at that moment.
+    let ran = Test::new()
+        .agent("prompt: Go\ntools:\n  - builtin: shell\n    allow: [cat]\n")
+        .reply(Reply::tool_call(
+            "shell",
+            json!({"command": "cat run/events.jsonl"}),
+        ))
+        .reply(Reply::tool_call(
+            "shell",
+            json!({"command": "cat run/transcript.txt"}),
+        ))
+        .reply(Reply::text("done"))
+        .run();
+    let seen: Vec<String> = ran
+        .events_of("agent.tool.execution.completed")
+        .iter()
+        .map(|e| e["data"]["result"].to_string())
+        .collect();
+    for written in [
+        "thread.message.created",
+        "thread.run.step.tool_call.created",
+        "agent.tool.execution.started",
+    ] {
+        assert!(seen[0].contains(written), "no {written} in {}", seen[0]);
+    }
+    // The first step and its checkpoint were written whole before the second's call ran.
+    for written in ["Step 1: ", "<<STEP_END>>", "<<CHECKPOINT_START>>"] {
+        assert!(seen[1].contains(written), "no {written} in {}", seen[1]);
+    }
+}
+
+#[test]
+fn a_server_that_closes_each_connection_costs_one_socket_option_per_request() {
+    let ran = list_dir_steps(4)
+        .connection_close()
+        .traced("connect,setsockopt")
+        .run();
+    let connections = ran
+        .syscalls("connect")
+        .iter()
+        .filter(|call| call.contains("inet_addr(\"127.0.0.1\")"))
+        .count();
+    assert_eq!(connections, 5, "a connection for each of the five requests");
+    // TCP_NODELAY; no keep-alive probes or user timeout for a loopback peer.
+    let options = ran.syscalls("setsockopt");
+    assert_eq!(options.len(), connections, "{options:#?}");
+}

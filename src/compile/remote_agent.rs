@@ -213,7 +213,7 @@ fn send_request(request: &RemoteRequest) -> SendMessageRequest {
         Some(data) => Part::data(data.clone()),
         None => Part::text(request.text.clone()),
     };
-    let mut message = Message::user(uuid::Uuid::new_v4().to_string(), vec![part]);
+    let mut message = Message::user(crate::engine::clock::new_id(), vec![part]);
     if let Some(task) = &request.task {
         message.task_id = Some(task.task_id.clone());
         message.context_id = Some(task.context_id.clone());

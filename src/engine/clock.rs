@@ -1,10 +1,11 @@
-//! Ids and timestamps: UUIDv4 ids, RFC 3339 UTC timestamps with milliseconds.
+//! Ids and timestamps: UUIDv4 ids (from the process's generator, [`super::id`]), RFC 3339
+//! UTC timestamps with milliseconds.
 
 use std::time::{SystemTime, UNIX_EPOCH};
 
 /// A fresh UUIDv4 string.
 pub fn new_id() -> String {
-    uuid::Uuid::new_v4().to_string()
+    super::id::uuid_v4().to_string()
 }
 
 /// Milliseconds since the Unix epoch.

@@ -11,6 +11,7 @@ pub mod effect;
 pub mod error_code;
 pub mod events;
 mod guard;
+pub mod id;
 pub mod limit;
 pub mod middleware;
 pub mod outcome;

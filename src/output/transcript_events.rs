@@ -19,7 +19,7 @@ use std::sync::Mutex;
 use serde_json::Value;
 
 use crate::engine::events::{
-    ActionKind, Event, EventData, EventSink, MessageCompleted, Purpose, StepEnd,
+    ActionKind, Event, EventData, EventSink, FlushPoints, MessageCompleted, Purpose, StepEnd,
 };
 use crate::output::transcript::{
     ErrorJson, InputRequired, Item, Recorder, StepStatus, ToolResult, TranscriptSink,
@@ -296,6 +296,8 @@ struct SubAgentDone {
 
 struct Inner<S: TranscriptSink> {
     root: RunTranscript<S>,
+    /// When the root's sink writes what it holds.
+    points: FlushPoints,
     children: HashMap<String, RunTranscript<Recorder>>,
     parents: HashMap<String, String>,
 }
@@ -310,6 +312,7 @@ impl<S: TranscriptSink + Send> TranscriptEvents<S> {
         TranscriptEvents {
             inner: Mutex::new(Inner {
                 root: RunTranscript::new(sink),
+                points: FlushPoints::default(),
                 children: HashMap::new(),
                 parents: HashMap::new(),
             }),
@@ -328,6 +331,25 @@ impl<S: TranscriptSink + Send> EventSink for TranscriptEvents<S> {
     fn emit(&self, event: &Event) {
         let mut inner = lock(&self.inner);
         let inner = &mut *inner;
+        inner.apply(event);
+        if inner.points.after(event) {
+            // A failure is kept by the sink for `failure()`; the run goes on.
+            let _ = inner.root.sink.flush();
+        }
+    }
+}
+
+impl<S: TranscriptSink + Send> Drop for TranscriptEvents<S> {
+    fn drop(&mut self) {
+        let _ = lock(&self.inner).root.sink.flush();
+    }
+}
+
+impl<S: TranscriptSink> Inner<S> {
+    /// Records `event` in its run's transcript; a sub-agent's that ended goes into its
+    /// caller's tool block.
+    fn apply(&mut self, event: &Event) {
+        let inner = self;
         let done = if event.depth == 0 {
             inner.root.apply(event)
         } else {

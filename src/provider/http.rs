@@ -100,7 +100,31 @@ fn build_client(timeout: Duration, url: &str, pooled: bool) -> Result<reqwest::C
         true => builder,
         false => builder.pool_max_idle_per_host(0),
     };
+    // TCP keep-alive probes and a user timeout find a peer that vanished across a network;
+    // over loopback there is none to cross, and they cost five `setsockopt`s per connection
+    // (one per request to a server that closes after each reply).
+    let builder = match is_loopback(url) {
+        true => builder
+            .tcp_keepalive(None)
+            .tcp_keepalive_interval(None)
+            .tcp_keepalive_retries(None)
+            .tcp_user_timeout(None),
+        false => builder,
+    };
     builder.build().map_err(|e| format!("HTTP client: {e}"))
+}
+
+/// Whether `url`'s host is a loopback address written as one (`127.0.0.1`, `[::1]`): a
+/// name, `localhost` included, could resolve elsewhere.
+fn is_loopback(url: &str) -> bool {
+    let Ok(url) = reqwest::Url::parse(url) else {
+        return false;
+    };
+    let host = url.host_str().unwrap_or_default();
+    let literal = host.trim_start_matches('[').trim_end_matches(']');
+    literal
+        .parse::<std::net::IpAddr>()
+        .is_ok_and(|ip| ip.is_loopback())
 }
 
 /// Whether `url` is `https://` (any letter case).

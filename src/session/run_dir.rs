@@ -89,7 +89,7 @@ impl RunDir {
         for path in std::iter::once(&dir.join("transcript.txt")).chain(options.transcript.as_ref())
         {
             let file = File::create(path).map_err(|error| cannot(path, error))?;
-            let transcript = TranscriptEvents::new(TranscriptWriter::file(file));
+            let transcript = TranscriptEvents::new(TranscriptWriter::file(file).holding());
             subscribers.add_file(path.clone(), transcript);
         }
         match options.events.as_deref() {

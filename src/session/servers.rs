@@ -61,11 +61,19 @@ impl RunningServers {
     }
 }
 
-/// The async runtime of the CLI's runs: two workers (the machine's tools are mostly
-/// waiting on I/O).
+/// The async runtime of the CLI's runs: one thread, the caller's. A run mostly waits (on
+/// a model, a tool, a process), and with worker threads each wake-up crossed threads: the
+/// HTTP connection's task woke the run on another thread for every chunk of a reply, a
+/// futex and an eventfd write each, the larger part of a step's system calls. Blocking work
+/// (file listings, searches, fsync-heavy writes of tools) still goes to tokio's blocking
+/// threads, and every program a tool starts is a process of its own.
+///
+/// At most 64 blocking threads (tokio's default is 512): one thread spawns a turn's calls
+/// all at once, so a reply of 10,000 `list_dir` calls started a thread for each until the
+/// cap, 60 MiB of stacks and allocator arenas more at its peak than with worker threads.
 pub fn runtime() -> Result<Runtime, String> {
-    tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
+    tokio::runtime::Builder::new_current_thread()
+        .max_blocking_threads(64)
         .enable_all()
         .build()
         .map_err(|error| format!("cannot start the async runtime: {error}"))

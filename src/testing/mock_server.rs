@@ -51,6 +51,8 @@ struct State {
     grammar: bool,
     /// See [`MockServer::close_after_each_reply`].
     close_after_reply: bool,
+    /// See [`MockServer::connection_close`].
+    connection_close: bool,
     /// Whether requests are routed and then dropped (see [`MockServer::forget_requests`]).
     forget: bool,
     /// How many requests came.
@@ -173,6 +175,13 @@ impl MockServer {
         self
     }
 
+    /// Answers each request `Connection: close` and closes the connection after the reply,
+    /// as many servers do: every request then needs a connection of its own.
+    pub fn connection_close(&self) -> &Self {
+        self.lock().connection_close = true;
+        self
+    }
+
     /// Routes each request with its whole body, then drops it: for benchmark runs of tens
     /// of thousands of requests whose route needs the conversation ([`MockServer::requests`]
     /// is then empty; [`MockServer::request_count`] still counts them).
@@ -233,8 +242,12 @@ async fn serve_connection(mut stream: TcpStream, state: Arc<Mutex<State>>) -> st
         let Some(req) = read_request(&mut stream, &mut buf, &state).await? else {
             return Ok(());
         };
-        let close_after_reply = lock(&state).close_after_reply;
+        let (close_after_reply, connection_close) = {
+            let state = lock(&state);
+            (state.close_after_reply, state.connection_close)
+        };
         let close = close_after_reply
+            || connection_close
             || req
                 .header("connection")
                 .is_some_and(|v| v.eq_ignore_ascii_case("close"));
@@ -246,6 +259,9 @@ async fn serve_connection(mut stream: TcpStream, state: Arc<Mutex<State>>) -> st
         );
         if close_after_reply {
             head.push_str("connection: keep-alive\r\n");
+        }
+        if connection_close {
+            head.push_str("connection: close\r\n");
         }
         for (k, v) in &response.headers {
             head.push_str(&format!("{k}: {v}\r\n"));

@@ -55,6 +55,8 @@ pub struct Test {
     cwd: Option<String>,
     /// Started in a process group of its own, for `Running::kill_group`.
     own_group: bool,
+    /// Run under `strace -f -y -e trace=THESE`, its log in `strace.log` (`Test::traced`).
+    traced: Option<String>,
     /// The expected exit code; `None`: any (the test looks at the result itself).
     status: Option<i32>,
     stdout: Option<String>,
@@ -91,6 +93,7 @@ impl Test {
             time_limit: None,
             cwd: None,
             own_group: false,
+            traced: None,
             status: Some(0),
             stdout: None,
             stdout_contains: Vec::new(),
@@ -164,6 +167,21 @@ impl Test {
     /// reply, losing the next request sent on it (`MockServer::close_after_each_reply`).
     pub fn close_after_each_reply(self) -> Self {
         self.mock.close_after_each_reply();
+        self
+    }
+
+    /// The mock model answers `Connection: close` and closes each connection after its
+    /// reply, as many servers do (`MockServer::connection_close`).
+    pub fn connection_close(self) -> Self {
+        self.mock.connection_close();
+        self
+    }
+
+    /// Runs the binary under `strace -f -y`, tracing `syscalls` (`write,getrandom`), for a
+    /// test of what the runner asks of the kernel (`Ran::syscalls`). Needs strace (Debian's
+    /// package `strace`, which `.ci/run` installs).
+    pub fn traced(mut self, syscalls: &str) -> Self {
+        self.traced = Some(syscalls.to_string());
         self
     }
 
@@ -311,6 +329,14 @@ impl Test {
             let line = shell_words::join(runner.chain(args));
             let mut command = Command::new("script");
             command.args(["-q", "-e", "-c", &line, "/dev/null"]);
+            command
+        } else if let Some(syscalls) = &self.traced {
+            let mut command = Command::new("strace");
+            command
+                .args(["-f", "-y", "-qq", "-o", "strace.log", "-e"])
+                .arg(format!("trace={syscalls}"))
+                .arg(env!("CARGO_BIN_EXE_runner"))
+                .args(&args);
             command
         } else {
             let mut command = Command::new(env!("CARGO_BIN_EXE_runner"));
@@ -649,6 +675,18 @@ impl Ran {
     pub fn read(&self, relative: &str) -> String {
         std::fs::read_to_string(self.path(relative))
             .unwrap_or_else(|e| panic!("cannot read {relative}: {e}"))
+    }
+
+    /// The lines of `strace.log` (`Test::traced`) that record a call of `syscall` (which
+    /// `-y` shows with the path of each file descriptor: `write(5</…/events.jsonl>, …`).
+    pub fn syscalls(&self, syscall: &str) -> Vec<String> {
+        let prefix = format!("{syscall}(");
+        self.read("strace.log")
+            .lines()
+            .filter_map(|line| line.split_once(' ').map(|(_pid, call)| call.trim_start()))
+            .filter(|call| call.starts_with(&prefix))
+            .map(str::to_string)
+            .collect()
     }
 
     /// A file in the run directory the command was given (`--run-dir`).

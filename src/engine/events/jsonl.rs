@@ -6,31 +6,49 @@ use std::sync::Mutex;
 
 use super::bus::EventSink;
 use super::event::Event;
+use super::flush::FlushPoints;
 use crate::fsutil::WholeRecords;
 use crate::sync::lock;
 
-/// Appends each event as one JSON line, flushed per line, so a crash leaves every emitted
-/// event on disk.
+/// Appends each event as one JSON line. The lines of one moment of the run are held and
+/// written together, before the run waits on anything and at the end of each step and of
+/// the run ([`FlushPoints`]); a line is never held across a wait, so a process killed
+/// while a model or a tool works leaves every event emitted before it on disk.
 ///
 /// A write that fails (a full disk) must not stop the run, so it is not an error here: the
 /// sink writes nothing more and keeps the failure for [`failure`](Self::failure), which the
 /// run directory reports. To a file ([`JsonlSink::file`]) the line the failure tore is cut
 /// off again, so the file still ends with a whole line (see [`WholeRecords`]).
 pub struct JsonlSink<W: Write + Send> {
-    out: Mutex<WholeRecords<W>>,
+    out: Mutex<Lines<W>>,
+}
+
+/// The file and when to write it.
+struct Lines<W: Write> {
+    records: WholeRecords<W>,
+    points: FlushPoints,
+}
+
+impl<W: Write> Lines<W> {
+    fn new(records: WholeRecords<W>) -> Self {
+        Lines {
+            records,
+            points: FlushPoints::default(),
+        }
+    }
 }
 
 impl<W: Write + Send> JsonlSink<W> {
     /// Lines to any writer (stdout, memory): one a failed write tore is not taken back.
     pub fn new(out: W) -> Self {
         JsonlSink {
-            out: Mutex::new(WholeRecords::new(out)),
+            out: Mutex::new(Lines::new(WholeRecords::new(out))),
         }
     }
 
     /// The write that failed, if one did: the output holds the lines before it, no more.
     pub fn failure(&self) -> Option<io::Error> {
-        lock(&self.out).failure()
+        lock(&self.out).records.failure()
     }
 }
 
@@ -38,7 +56,7 @@ impl JsonlSink<File> {
     /// Lines to a file written from its start (as `File::create` leaves it).
     pub fn file(file: File) -> Self {
         JsonlSink {
-            out: Mutex::new(WholeRecords::file(file)),
+            out: Mutex::new(Lines::new(WholeRecords::file(file))),
         }
     }
 }
@@ -49,7 +67,17 @@ impl<W: Write + Send> EventSink for JsonlSink<W> {
             return;
         };
         line.push(b'\n');
-        // Kept by `out` for `failure()`; the run goes on.
-        let _ = lock(&self.out).append(&line);
+        let mut out = lock(&self.out);
+        // A failure is kept by `records` for `failure()`; the run goes on.
+        let _ = match out.points.after(event) {
+            true => out.records.append(&line),
+            false => out.records.hold(&line),
+        };
+    }
+}
+
+impl<W: Write + Send> Drop for JsonlSink<W> {
+    fn drop(&mut self) {
+        let _ = lock(&self.out).records.write_held();
     }
 }

@@ -5,6 +5,7 @@
 mod bus;
 mod data;
 mod event;
+mod flush;
 mod jsonl;
 mod notice;
 
@@ -12,5 +13,6 @@ pub use crate::engine::request_params::RequestParams;
 pub use bus::{Emitter, EventBus, EventSink};
 pub use data::*;
 pub use event::Event;
+pub use flush::FlushPoints;
 pub use jsonl::JsonlSink;
 pub use notice::Notice;

@@ -61,6 +61,11 @@ pub trait TranscriptSink {
     fn user_input_provided(&mut self, input: UserInput) -> Result<(), WriteError>;
     /// The final answer: top-level text after the last step. No step may be open.
     fn final_answer(&mut self, text: &str) -> Result<(), WriteError>;
+    /// Writes what a sink that holds finished blocks still holds (see
+    /// [`TranscriptWriter::holding`](super::TranscriptWriter::holding)).
+    fn flush(&mut self) -> Result<(), WriteError> {
+        Ok(())
+    }
 }
 
 /// In-memory [`TranscriptSink`]: collects the tree.

@@ -5,7 +5,11 @@
 //! open step in memory ([`Recorder`]) and writes it, header first, as one block when it
 //! ends; checkpoints, errors, input requests and the final answer outside a step are
 //! written as soon as they are reported. Each block is one `write_all` followed by a
-//! `flush`.
+//! `flush`; a writer made [`holding`](TranscriptWriter::holding) (a run directory's)
+//! instead keeps the finished blocks until [`flush`](TranscriptSink::flush), which its
+//! event subscriber calls before the run waits and at the end of each step
+//! ([`FlushPoints`](crate::engine::events::FlushPoints)), so a step and its checkpoint go
+//! out in one `write`.
 //!
 //! A write that fails (a full disk) ends the file there: nothing more is written, and
 //! [`TranscriptWriter::failure`] tells the run directory, which reports it. To a file
@@ -38,6 +42,8 @@ pub struct TranscriptWriter<W: Write> {
     out: WholeRecords<W>,
     recorder: Recorder,
     buf: String,
+    /// Whether finished blocks wait for [`flush`](TranscriptSink::flush).
+    holding: bool,
 }
 
 impl<W: Write> TranscriptWriter<W> {
@@ -52,7 +58,15 @@ impl<W: Write> TranscriptWriter<W> {
             out,
             recorder: Recorder::new(),
             buf: String::new(),
+            holding: false,
         }
+    }
+
+    /// The same writer, keeping finished blocks until [`flush`](TranscriptSink::flush)
+    /// rather than writing each at once.
+    pub fn holding(mut self) -> Self {
+        self.holding = true;
+        self
     }
 
     /// The write that failed, if one did: the output holds the blocks before it, no more.
@@ -90,7 +104,10 @@ impl<W: Write> TranscriptWriter<W> {
         }
         self.buf.clear();
         write_items(&items, &mut self.buf);
-        self.out.append(self.buf.as_bytes())?;
+        match self.holding {
+            true => self.out.hold(self.buf.as_bytes())?,
+            false => self.out.append(self.buf.as_bytes())?,
+        }
         Ok(())
     }
 
@@ -174,5 +191,10 @@ impl<W: Write> TranscriptSink for TranscriptWriter<W> {
     fn final_answer(&mut self, text: &str) -> Result<(), WriteError> {
         let r = self.recorder.final_answer(text);
         self.then_drain(r)
+    }
+
+    fn flush(&mut self) -> Result<(), WriteError> {
+        self.out.write_held()?;
+        Ok(())
     }
 }
