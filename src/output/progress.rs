@@ -311,6 +311,8 @@ impl EventSink for Progress {
                     Delta::Thinking { thinking_chunk } => self.stream_thinking(thinking_chunk),
                     Delta::Reset { attempt, .. } => self
                         .stream_text(&format!("\n[the reply starts again: attempt {attempt}]\n")),
+                    // A call's line is printed when it starts running.
+                    Delta::ToolCalls { .. } => {}
                 }
                 return;
             }
