@@ -633,13 +633,20 @@ fn every_message_is_announced_and_tool_calls_stream_as_the_model_writes_them() {
             .collect();
         assert_eq!(roles, ["user", "assistant", "tool", "assistant"], "{model}");
         assert_eq!(created[0]["message"]["content"], "Go", "{model}");
-        assert_eq!(created[0]["stepId"], Value::Null, "{model}: before any step");
+        assert_eq!(
+            created[0]["stepId"],
+            Value::Null,
+            "{model}: before any step"
+        );
         assert_eq!(created[1]["message"]["metadata"]["inProgress"], true);
         let tool = &created[2]["message"];
         assert_eq!(tool["metadata"]["inProgress"], false, "{model}");
         assert_eq!(tool["name"], "read_file", "{model}");
         assert!(
-            tool["content"].as_str().unwrap().contains("The contents of A"),
+            tool["content"]
+                .as_str()
+                .unwrap()
+                .contains("The contents of A"),
             "{model}: {tool}"
         );
 
@@ -658,7 +665,10 @@ fn every_message_is_announced_and_tool_calls_stream_as_the_model_writes_them() {
             .iter()
             .filter_map(|c| c["argumentsChunk"].as_str())
             .collect();
-        assert!(chunks.len() > 2, "{model}: the arguments come in pieces: {chunks:?}");
+        assert!(
+            chunks.len() > 2,
+            "{model}: the arguments come in pieces: {chunks:?}"
+        );
         assert_eq!(serde_json::from_str::<Value>(&written).unwrap(), arguments);
 
         // Written whole: after its last piece, before it is asked for and runs.
@@ -674,6 +684,10 @@ fn every_message_is_announced_and_tool_calls_stream_as_the_model_writes_them() {
         assert!(last_piece < whole, "{model}");
         assert!(whole < position("thread.message.completed"), "{model}");
         assert!(whole < position("agent.tool.execution.started"), "{model}");
-        assert_eq!(ran.events_of("thread.run.step.tool_call.completed_by_llm").len(), 1);
+        assert_eq!(
+            ran.events_of("thread.run.step.tool_call.completed_by_llm")
+                .len(),
+            1
+        );
     }
 }

@@ -86,6 +86,8 @@ event_types! {
     "agent.tool.execution.started" => ToolStarted(ToolStarted),
     /// A running tool call reported how far it has got (an MCP server's progress).
     "agent.tool.progress" => ToolProgressed(ToolProgressed),
+    /// A line a running program printed (`shell`), bounded; the whole output is in the result.
+    "agent.tool.output" => ToolOutputLine(ToolOutputLine),
     /// `permissions` (and whoever approved) decided whether a call runs.
     "agent.tool.permission.decided" => PermissionDecided(PermissionDecided),
     /// A `pre_tool_use` or `post_tool_use` hook ran on a call.
@@ -300,7 +302,9 @@ pub enum Delta {
     /// Pieces of tool calls as the model writes them: a call's `id` and `name` when it
     /// starts, then its arguments' text in pieces.
     #[serde(rename_all = "camelCase")]
-    ToolCalls { tool_calls_chunk: Vec<ToolCallChunk> },
+    ToolCalls {
+        tool_calls_chunk: Vec<ToolCallChunk>,
+    },
     Reset {
         reset: bool,
         attempt: u32,
@@ -455,6 +459,33 @@ pub struct ToolProgressed {
     pub progress: f64,
     pub total: Option<f64>,
     pub message: Option<String>,
+}
+
+/// A line a running call's program printed, as it printed it (secrets redacted as in
+/// results). At most `MAX_LINES_PER_SECOND` a second per call are shown; the others are
+/// counted in the next one's `skipped`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ToolOutputLine {
+    pub step_id: String,
+    pub tool_call_id: String,
+    pub tool_name: String,
+    /// `stdout` or `stderr`.
+    pub stream: OutputStream,
+    /// The line, without its newline, cut at 500 characters (with `…`); absent on the
+    /// last report of a call, which only says how many lines were skipped.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub line: Option<String>,
+    /// Lines not shown (over the bound) since the call's last report.
+    pub skipped: u64,
+}
+
+/// Which of a program's pipes a line came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum OutputStream {
+    Stdout,
+    Stderr,
 }
 
 /// A decision on one call of an agent that has `permissions`.

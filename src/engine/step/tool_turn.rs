@@ -210,7 +210,10 @@ fn pause_reason(
                 let text = "Error: not run: it needed approval while the run paused for a question; call it again if it is still needed";
                 Message::tool_result(&waiting.call, text, true)
             });
-            (thread::add(ctx, state, Some(step_id), not_run), Some(question))
+            (
+                thread::add(ctx, state, Some(step_id), not_run),
+                Some(question),
+            )
         }
     }
 }

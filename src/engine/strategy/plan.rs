@@ -22,11 +22,11 @@ use crate::engine::agent::{
 use crate::engine::events::{PlanStepChanged, PlanUpdated};
 use crate::engine::plan::{PlanStep, PlanStepStatus};
 use crate::engine::state::AgentState;
-use crate::engine::thread;
 use crate::engine::step::{
     AfterStep, CallOptions, SavePoint, StepEnd, after_step, call_model, end_step, fail_step,
     parse_json_answer, run_tools, save_checkpoint, start_step,
 };
+use crate::engine::thread;
 use crate::provider::{BoxFuture, FinishReason, Message, ResponseFormat};
 
 #[derive(Debug, Clone)]
@@ -130,8 +130,9 @@ impl ExecutionStrategy for PlanStrategy {
                     .map_err(|halt| fail_step(ctx, halt, &step_id, title))?;
                 let truncated = response.finish_reason == FinishReason::Length;
                 let concluded = (ctx, step_id.as_str());
-                let (answer, next) = conclude(agent, response.text, next, Some(&mut attempts), concluded)
-                    .map_err(|halt| fail_step(ctx, halt, &step_id, title))?;
+                let (answer, next) =
+                    conclude(agent, response.text, next, Some(&mut attempts), concluded)
+                        .map_err(|halt| fail_step(ctx, halt, &step_id, title))?;
                 state = next;
                 match answer {
                     Answer::Final(turn) => {
@@ -289,13 +290,18 @@ impl PlanStrategy {
                     Ok(text) => {
                         steps[i].result = Some(Value::String(text.clone()));
                         set_status(ctx, &mut steps[i], PlanStepStatus::Completed);
-                        state = thread::add(ctx, state, None, [
-                            Message::user(format!(
-                                "Plan step {}: {}",
-                                steps[i].id, steps[i].description
-                            )),
-                            Message::assistant(text),
-                        ]);
+                        state = thread::add(
+                            ctx,
+                            state,
+                            None,
+                            [
+                                Message::user(format!(
+                                    "Plan step {}: {}",
+                                    steps[i].id, steps[i].description
+                                )),
+                                Message::assistant(text),
+                            ],
+                        );
                     }
                     Err(message) => {
                         steps[i].result = Some(json!({"error": message}));

@@ -6,8 +6,8 @@ use crate::engine::Limit;
 use crate::engine::agent::{Agent, Halt, HaltReason, RunContext, StrategyEnd, Turn};
 use crate::engine::budget::LimitHit;
 use crate::engine::state::AgentState;
-use crate::engine::thread;
 use crate::engine::step::{AfterStep, CallOptions, check_structured};
+use crate::engine::thread;
 use crate::provider::{FinishReason, Message, ResponseFormat};
 
 /// The options of every action call: tools offered, and JSON asked for when the agent has
