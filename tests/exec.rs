@@ -1906,3 +1906,114 @@ fn a_server_that_closes_each_connection_costs_one_socket_option_per_request() {
     let options = ran.syscalls("setsockopt");
     assert_eq!(options.len(), connections, "{options:#?}");
 }
+
+/// A program that says what it is doing, a token among it, a burst of 300 lines, then
+/// (once the burst's second is over, so the bound lets it through) a warning on stderr.
+const TALKER: &str = "#!/bin/sh
+echo starting
+echo token acme-123456
+i=1
+while [ $i -le 300 ]; do echo line $i; i=$((i+1)); done
+sleep 1.1
+echo 'warning: slow' >&2
+";
+
+/// The lines of `agent.tool.output` events, and the lines they say were skipped.
+fn live_lines(ran: &Ran) -> (Vec<Value>, u64) {
+    let output = ran.events_of("agent.tool.output");
+    let skipped = output
+        .iter()
+        .map(|e| e["data"]["skipped"].as_u64().unwrap())
+        .sum();
+    (output, skipped)
+}
+
+/// `docs/running.md`: a long `shell` command's output streams as it arrives, as
+/// `agent.tool.output` events and progress lines, bounded (lines over the rate are counted,
+/// not shown) and redacted like the result, which alone keeps the whole output.
+#[test]
+fn a_shell_commands_output_streams_as_it_arrives_bounded_and_redacted() {
+    let ran = Test::new()
+        .agent(
+            "prompt: Go\nredact: [\"acme-[0-9]{6}\"]\ntools:\n  - builtin: shell\n    allow: [./talk.sh]\n",
+        )
+        .executable("talk.sh", TALKER)
+        .reply(Reply::tool_call("shell", json!({"command": "./talk.sh"})))
+        .reply(Reply::text("done"))
+        .args(["--progress", "plain"])
+        .stdout("done\n")
+        .stderr_contains(" │ shell starting\n")
+        .stderr_contains(" │ shell stderr: warning: slow\n")
+        .run();
+    let (output, skipped) = live_lines(&ran);
+    let lines: Vec<&str> = output
+        .iter()
+        .filter_map(|e| e["data"]["line"].as_str())
+        .collect();
+    assert_eq!(lines[0], "starting", "{lines:?}");
+    assert!(lines.contains(&"token [REDACTED]"), "{lines:?}");
+    let stderr = output.iter().find(|e| e["data"]["line"] == "warning: slow");
+    assert_eq!(stderr.unwrap()["data"]["stream"], "stderr");
+    // Every line is shown or counted; the burst is mostly counted.
+    assert_eq!(lines.len() as u64 + skipped, 303, "{lines:?}");
+    assert!(lines.len() < 100, "{} lines shown", lines.len());
+    assert!(output.iter().all(|e| e["depth"] == 0));
+
+    // Between the call's start and end; the whole output only in its result.
+    let events = ran.events();
+    let at = |kind: &str| events.iter().position(|e| e["type"] == kind).unwrap();
+    let first = events
+        .iter()
+        .position(|e| e["type"] == "agent.tool.output")
+        .unwrap();
+    let last = events
+        .iter()
+        .rposition(|e| e["type"] == "agent.tool.output")
+        .unwrap();
+    assert!(at("agent.tool.execution.started") < first);
+    assert!(last < at("agent.tool.execution.completed"));
+    let result = &ran.events_of("agent.tool.execution.completed")[0]["data"]["result"];
+    assert!(
+        result["data"]["stdout"]
+            .as_str()
+            .unwrap()
+            .contains("line 300\n")
+    );
+    assert!(!ran.read("run/events.jsonl").contains("acme-123456"));
+    assert!(!ran.transcript().contains("acme-123456"));
+}
+
+/// A sub-agent's program streams too, at the sub-agent's depth (indented under its caller
+/// in the progress lines), redacted with its caller's patterns.
+#[test]
+fn a_sub_agents_shell_output_streams_at_its_depth() {
+    let ran = Test::new()
+        .agent(
+            "prompt: Go\nredact: [\"acme-[0-9]{6}\"]\ntools:\n  - name: helper\n    description: Runs.\n    parameters: { type: object, properties: {} }\n    agent: ./helper.yaml\n",
+        )
+        .file(
+            "helper.yaml",
+            "name: helper\nsystem: You run.\ntools:\n  - builtin: shell\n    allow: [./talk.sh]\n",
+        )
+        .executable("talk.sh", TALKER)
+        .reply(Reply::tool_call("helper", json!({})))
+        .reply(Reply::tool_call("shell", json!({"command": "./talk.sh"})))
+        .reply(Reply::text("ran"))
+        .reply(Reply::text("done"))
+        .args(["--progress", "plain"])
+        .stdout("done\n")
+        .stderr_contains("   │ shell starting\n")
+        .run();
+    let (output, _) = live_lines(&ran);
+    assert!(!output.is_empty());
+    assert!(
+        output
+            .iter()
+            .all(|e| e["depth"] == 1 && e["agent"] == "helper")
+    );
+    let token = output
+        .iter()
+        .find(|e| e["data"]["line"] == "token [REDACTED]");
+    assert!(token.is_some(), "{output:?}");
+    assert!(!ran.read("run/events.jsonl").contains("acme-123456"));
+}

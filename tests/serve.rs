@@ -682,3 +682,48 @@ fn an_agent_that_keeps_its_sessions_elsewhere_is_refused_with_why() {
     );
     assert_eq!(running.requests_made(), 0, "no run started");
 }
+
+/// A long `shell` command's lines reach an SSE client while it runs (before its result):
+/// the program waits, bounded, for the client to have seen its first line.
+#[test]
+fn a_running_programs_lines_reach_the_event_stream_before_its_result() {
+    let waiter = "#!/bin/sh
+echo half way
+i=0
+while [ ! -e SEEN ] && [ $i -lt 200 ]; do sleep 0.1; i=$((i+1)); done
+echo all done
+";
+    let test = Test::new()
+        .agent("prompt: Go\ntools:\n  - builtin: shell\n    allow: [./wait.sh]\n")
+        .executable("wait.sh", waiter)
+        .reply(Reply::tool_call("shell", json!({"command": "./wait.sh"})))
+        .reply(Reply::text("Done."));
+    let (running, api) = test.serve(&[]);
+    let (run, _) = start(&api, json!({"agent": "test-agent"}));
+    let mut stream = api.events(&run, None);
+    let mut seen = Vec::new();
+    while let Some(event) = stream.next() {
+        let event = event.json();
+        let line = event["type"] == "agent.tool.output" && event["data"]["line"] == "half way";
+        seen.push(event);
+        if line {
+            break;
+        }
+    }
+    assert!(
+        !seen
+            .iter()
+            .any(|e| e["type"] == "agent.tool.execution.completed"),
+        "the line came before the result"
+    );
+    std::fs::write(running.path("SEEN"), "").unwrap();
+    drop(stream);
+    ends_completed_with(&api, &run, "Done.");
+    let events = events_jsonl(&running, &run);
+    let lines: Vec<&Value> = events
+        .iter()
+        .filter(|e| e["type"] == "agent.tool.output")
+        .map(|e| &e["data"]["line"])
+        .collect();
+    assert_eq!(lines, [&json!("half way"), &json!("all done")]);
+}

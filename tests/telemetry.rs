@@ -410,7 +410,11 @@ fn chat_spans_carry_each_wires_response_id_and_the_request_parameters_that_were_
             .unwrap()
             .to_string();
         assert!(id.starts_with(prefix), "{wire}: {id}");
-        let created = &ran.events_of("thread.message.created")[0]["data"]["params"];
+        let created = ran.events_of("thread.message.created");
+        let call = created
+            .iter()
+            .find(|e| e["data"]["message"]["role"] == "assistant");
+        let created = &call.unwrap()["data"]["params"];
         assert_eq!(created["temperature"], 0.25, "{wire}: {created}");
 
         let spans = phoenix.spans(&project, |s| s.has("chat mock-model"));

@@ -538,7 +538,9 @@ fn the_streamed_text_of_a_stopped_action_ends_with_its_closing_tag() {
     let events = ran.events();
     let first = events
         .iter()
-        .find(|e| e["type"] == "thread.message.created")
+        .find(|e| {
+            e["type"] == "thread.message.created" && e["data"]["message"]["role"] == "assistant"
+        })
         .map(|e| e["data"]["message"]["id"].clone())
         .unwrap();
     let streamed: String = events
@@ -604,4 +606,88 @@ fn a_template_error_at_http_400_says_the_server_could_not_read_the_request() {
         .status(1)
         .stderr_contains("the server could not read the request")
         .run();
+}
+
+/// The agent-events reference's message events, on every wire: each message that joins
+/// the thread is announced (the prompt, the model's replies, the tool result), the tool
+/// call streams as `toolCallsChunk` deltas of its reply, and once the model has written it
+/// whole, `thread.run.step.tool_call.completed_by_llm` says so before it runs.
+#[test]
+fn every_message_is_announced_and_tool_calls_stream_as_the_model_writes_them() {
+    for model in WIRES {
+        let arguments = json!({"path": "a.txt"});
+        let ran = on(model, READS)
+            .file("a.txt", "The contents of A")
+            .reply(Reply::tool_call("read_file", arguments.clone()))
+            .reply(Reply::text("A says hello."))
+            .run();
+        let events = ran.events();
+        let created: Vec<&Value> = events
+            .iter()
+            .filter(|e| e["type"] == "thread.message.created")
+            .map(|e| &e["data"])
+            .collect();
+        let roles: Vec<&str> = created
+            .iter()
+            .map(|c| c["message"]["role"].as_str().unwrap())
+            .collect();
+        assert_eq!(roles, ["user", "assistant", "tool", "assistant"], "{model}");
+        assert_eq!(created[0]["message"]["content"], "Go", "{model}");
+        assert_eq!(
+            created[0]["stepId"],
+            Value::Null,
+            "{model}: before any step"
+        );
+        assert_eq!(created[1]["message"]["metadata"]["inProgress"], true);
+        let tool = &created[2]["message"];
+        assert_eq!(tool["metadata"]["inProgress"], false, "{model}");
+        assert_eq!(tool["name"], "read_file", "{model}");
+        assert!(
+            tool["content"]
+                .as_str()
+                .unwrap()
+                .contains("The contents of A"),
+            "{model}: {tool}"
+        );
+
+        // The call's pieces, in its reply's deltas: id and name first, then the arguments.
+        let reply_id = &created[1]["message"]["id"];
+        let chunks: Vec<&Value> = events
+            .iter()
+            .filter(|e| e["type"] == "thread.message.delta" && e["data"]["messageId"] == *reply_id)
+            .flat_map(|e| e["data"]["delta"]["toolCallsChunk"].as_array())
+            .flatten()
+            .collect();
+        assert_eq!(chunks[0]["name"], "read_file", "{model}: {chunks:?}");
+        let call_id = chunks[0]["id"].as_str().unwrap();
+        assert_eq!(tool["toolCallId"], call_id, "{model}");
+        let written: String = chunks
+            .iter()
+            .filter_map(|c| c["argumentsChunk"].as_str())
+            .collect();
+        assert!(
+            chunks.len() > 2,
+            "{model}: the arguments come in pieces: {chunks:?}"
+        );
+        assert_eq!(serde_json::from_str::<Value>(&written).unwrap(), arguments);
+
+        // Written whole: after its last piece, before it is asked for and runs.
+        let position = |kind: &str| events.iter().position(|e| e["type"] == kind).unwrap();
+        let last_piece = events
+            .iter()
+            .rposition(|e| e["data"]["delta"]["toolCallsChunk"].is_array())
+            .unwrap();
+        let whole = position("thread.run.step.tool_call.completed_by_llm");
+        let call = &events[whole]["data"]["toolCall"];
+        assert_eq!(call["id"], call_id, "{model}");
+        assert_eq!(call["arguments"], arguments, "{model}");
+        assert!(last_piece < whole, "{model}");
+        assert!(whole < position("thread.message.completed"), "{model}");
+        assert!(whole < position("agent.tool.execution.started"), "{model}");
+        assert_eq!(
+            ran.events_of("thread.run.step.tool_call.completed_by_llm")
+                .len(),
+            1
+        );
+    }
 }

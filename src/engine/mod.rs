@@ -28,6 +28,7 @@ pub mod step;
 pub mod stop_when;
 pub mod strategy;
 pub mod subagent;
+pub mod thread;
 pub mod toolset;
 pub mod trace;
 pub mod xml_turn;

@@ -74,7 +74,7 @@ impl Settle for Answer {
                         step_id: None,
                     });
                     let result = Message::tool_result(call, answer.clone(), false);
-                    Ok(state.with_message(result))
+                    Ok(super::thread::add_one(ctx, state, None, result))
                 }
                 (Pending::FormRequired { call, form }, Reply::Text(answer)) => {
                     ctx.emitter.emit(UserInputProvided {
@@ -317,7 +317,7 @@ impl AnswerStep {
             _ => state,
         };
         let result = Message::tool_result(call, result_for_model(output), !output.success);
-        let state = state.with_message(result);
+        let state = super::thread::add_one(ctx, state, Some(&self.step_id), result);
         end_step(ctx, &state, &self.step_id, &self.title, StepEnd::Completed);
         Ok(state)
     }
@@ -429,7 +429,8 @@ fn deny(
         result: output.clone(),
         duration_ms: 0,
     });
-    state.with_message(Message::tool_result(call, result_for_model(&output), true))
+    let result = Message::tool_result(call, result_for_model(&output), true);
+    super::thread::add_one(ctx, state, Some(step_id), result)
 }
 
 fn sub_agent_tool(agent: &Agent, name: &str) -> Option<Arc<SubAgentTool>> {

@@ -67,7 +67,7 @@ pub async fn drive(
         current_status: Phase::InProgress,
     });
     ctx.set_step(state.step);
-    let state = state.with_messages(start.opening);
+    let state = super::thread::add(ctx, state, None, start.opening);
     let result = match &start.settle {
         Some(settle) => match settle.settle(root, state, ctx).await {
             Ok(state) => follow(root, state.with_results_in_call_order(), ctx).await,
@@ -390,7 +390,7 @@ impl Agent {
         let before = state.messages.len();
         let usage_before = state.usage;
         let state = match input {
-            Some(message) => state.with_message(message),
+            Some(message) => super::thread::add_one(ctx, state, None, message),
             None => state,
         };
         let (mut turn, state) = follow(self, state, ctx).await?;

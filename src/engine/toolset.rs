@@ -9,7 +9,7 @@ use serde_json::{Map, Value};
 
 use super::agent::AgentTool;
 use super::effect::ToolEffect;
-use super::events::{ToolProgressed, UserInputProvided};
+use super::events::{OutputStream, ToolOutputLine, ToolProgressed, UserInputProvided};
 use super::guard::CallGuard;
 use super::scheduler::{Authorization, Called, Dispatch};
 use super::subagent::CallerRun;
@@ -17,7 +17,8 @@ use super::subagent::CallerRun;
 use crate::policy::ToolPolicy;
 use crate::provider::{BoxFuture, ToolCall};
 use crate::tools::{
-    AskUserTool, Asked, FormRequest, ProgressSink, ToolContext, ToolOutput, ToolProgress,
+    AskUserTool, Asked, FormRequest, OutputLine, OutputSink, ProgressSink, Stream, ToolContext,
+    ToolOutput, ToolProgress,
 };
 
 /// One turn's tools, bound to the calling run and the policy its calls go through.
@@ -103,7 +104,9 @@ impl Dispatch for TurnTools {
             return Box::pin(async { crate::tools::ToolOutput::error("unknown tool").into() });
         };
         let (arguments, caller) = (call.arguments.clone(), self.caller.clone());
-        let context = context.with_progress(progress_events(&caller, call));
+        let context = context
+            .with_progress(progress_events(&caller, call))
+            .with_output(output_events(&caller, call, self.policy.clone()));
         Box::pin(async move {
             match tool {
                 AgentTool::Plain(tool) => {
@@ -150,6 +153,30 @@ fn progress_events(caller: &CallerRun, call: &ToolCall) -> ProgressSink {
             progress: progress.progress,
             total: progress.total,
             message: progress.message,
+        });
+    })
+}
+
+/// The lines a call's program prints as `agent.tool.output` events, in the caller's step
+/// (so at its depth), each redacted as the call's result will be.
+fn output_events(caller: &CallerRun, call: &ToolCall, policy: Arc<ToolPolicy>) -> OutputSink {
+    let emitter = caller.ctx.emitter.clone();
+    let (step_id, tool_call_id, tool_name) =
+        (caller.step_id.clone(), call.id.clone(), call.name.clone());
+    OutputSink::new(move |output: OutputLine| {
+        let line = output
+            .line
+            .map(|line| policy.redactor.redact_text(&line).unwrap_or(line));
+        emitter.emit(ToolOutputLine {
+            step_id: step_id.clone(),
+            tool_call_id: tool_call_id.clone(),
+            tool_name: tool_name.clone(),
+            stream: match output.stream {
+                Stream::Stdout => OutputStream::Stdout,
+                Stream::Stderr => OutputStream::Stderr,
+            },
+            line,
+            skipped: output.skipped,
         });
     })
 }

@@ -19,7 +19,7 @@ use serde_json::{Value, json};
 
 use crate::engine::clock::now_rfc3339;
 use crate::engine::events::{
-    Delta, Event, EventData, EventSink, HookCompleted, Notice, PermissionDecided,
+    Delta, Event, EventData, EventSink, HookCompleted, Notice, OutputStream, PermissionDecided,
 };
 use crate::engine::scheduler::NOT_RUN;
 use crate::policy::{Decider, HookOutcome, Verdict};
@@ -281,6 +281,22 @@ impl EventSink for Progress {
                 }
                 self.paint(&line, "2")
             }
+            // A running program's line, under its call (at the call's depth).
+            EventData::ToolOutputLine(output) => {
+                let tool = &output.tool_name;
+                if output.skipped > 0 {
+                    let skipped = format!("│ {tool} … {} lines not shown", output.skipped);
+                    self.line(event.depth, self.paint(&skipped, "2"));
+                }
+                let Some(line) = &output.line else {
+                    return;
+                };
+                let pipe = match output.stream {
+                    OutputStream::Stdout => "",
+                    OutputStream::Stderr => "stderr: ",
+                };
+                self.paint(&format!("│ {tool} {pipe}{line}"), "2")
+            }
             EventData::HookCompleted(hook) => match hook_line(hook) {
                 Some(line) => self.paint(&line, "33"),
                 None => return,
@@ -311,6 +327,8 @@ impl EventSink for Progress {
                     Delta::Thinking { thinking_chunk } => self.stream_thinking(thinking_chunk),
                     Delta::Reset { attempt, .. } => self
                         .stream_text(&format!("\n[the reply starts again: attempt {attempt}]\n")),
+                    // A call's line is printed when it starts running.
+                    Delta::ToolCalls { .. } => {}
                 }
                 return;
             }

@@ -491,7 +491,9 @@ impl GenAiSpans {
     fn run_event(&self, run: &mut RunSpans, event: &Event, data: &EventData) {
         match data {
             EventData::Handoff(handoff) => self.handoff(run, event, handoff),
-            EventData::MessageCreated(created) => self.chat_started(run, created),
+            EventData::MessageCreated(created) if created.starts_model_call() => {
+                self.chat_started(run, created)
+            }
             EventData::MessageCompleted(completed) => self.chat_completed(run, completed),
             EventData::LlmUsage(usage) => {
                 let chat = run.last_chat.as_ref().and_then(|id| run.chats.get_mut(id));

@@ -14,6 +14,7 @@ use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
 use tokio::process::Command;
 use tokio::sync::watch;
 
+use super::live_output::{LiveOutput, Stream};
 use super::stopped;
 use crate::sandbox::Prepared;
 use crate::sync::lock;
@@ -56,17 +57,32 @@ impl Finished {
     }
 }
 
+/// How a child is run besides its command: its input, its confinement, its bounds, and
+/// who watches its output as it arrives.
+pub struct ChildRun<'a> {
+    /// Written to its stdin, which is then closed; `None`: stdin is empty.
+    pub stdin: Option<Vec<u8>>,
+    pub sandbox: Option<Prepared>,
+    pub timeout: Duration,
+    /// How much of each of stdout and stderr is kept.
+    pub cap: usize,
+    pub cancel: &'a watch::Receiver<bool>,
+    /// Sees stdout and stderr as they arrive (lines shown live); the result keeps them.
+    pub live: Option<LiveOutput>,
+}
+
 /// Runs `command` (program, arguments, directory and environment already set) until it
 /// ends, `timeout` passes or `cancel` turns true, under `sandbox` when given. An error: it
 /// could not be started.
-pub async fn run_child(
-    mut command: Command,
-    stdin: Option<Vec<u8>>,
-    sandbox: Option<Prepared>,
-    timeout: Duration,
-    cap: usize,
-    cancel: &watch::Receiver<bool>,
-) -> std::io::Result<Finished> {
+pub async fn run_child(mut command: Command, run: ChildRun<'_>) -> std::io::Result<Finished> {
+    let ChildRun {
+        stdin,
+        sandbox,
+        timeout,
+        cap,
+        cancel,
+        live,
+    } = run;
     command
         .stdin(match stdin {
             Some(_) => Stdio::piped(),
@@ -107,8 +123,21 @@ pub async fn run_child(
     });
     let out_buf = Captured::default();
     let err_buf = Captured::default();
-    let stdout = tokio::spawn(read_capped(child.stdout.take(), cap, out_buf.clone()));
-    let stderr = tokio::spawn(read_capped(child.stderr.take(), cap, err_buf.clone()));
+    let watch = |stream| live.clone().map(|live| (live, stream));
+    let stdout = child.stdout.take();
+    let stdout = tokio::spawn(read_capped(
+        stdout,
+        cap,
+        out_buf.clone(),
+        watch(Stream::Stdout),
+    ));
+    let stderr = child.stderr.take();
+    let stderr = tokio::spawn(read_capped(
+        stderr,
+        cap,
+        err_buf.clone(),
+        watch(Stream::Stderr),
+    ));
     let end = tokio::select! {
         waited = tokio::time::timeout(timeout, child.wait()) => match waited {
             Ok(Ok(status)) => End::Exited(status),
@@ -142,6 +171,9 @@ pub async fn run_child(
     let elapsed = started.elapsed();
     let (stdout, stdout_total) = collect(stdout, out_buf).await;
     let (stderr, stderr_total) = collect(stderr, err_buf).await;
+    if let Some(live) = &live {
+        live.finish();
+    }
     Ok(Finished {
         end,
         stdout,
@@ -202,8 +234,14 @@ impl Drop for Call {
 /// What has been read from one pipe: the first bytes (up to the cap) and the total size.
 type Captured = Arc<Mutex<(Vec<u8>, u64)>>;
 
-/// Reads all of `reader` into `into`, keeping the first `cap` bytes and counting the rest.
-async fn read_capped<R: AsyncRead + Unpin>(reader: Option<R>, cap: usize, into: Captured) {
+/// Reads all of `reader` into `into`, keeping the first `cap` bytes and counting the rest;
+/// `live` sees every byte as it arrives.
+async fn read_capped<R: AsyncRead + Unpin>(
+    reader: Option<R>,
+    cap: usize,
+    into: Captured,
+    live: Option<(LiveOutput, Stream)>,
+) {
     let Some(mut reader) = reader else {
         return;
     };
@@ -212,6 +250,9 @@ async fn read_capped<R: AsyncRead + Unpin>(reader: Option<R>, cap: usize, into: 
         match reader.read(&mut buf).await {
             Ok(0) | Err(_) => break,
             Ok(n) => {
+                if let Some((live, stream)) = &live {
+                    live.push(*stream, &buf[..n]);
+                }
                 let mut captured = lock(&into);
                 captured.1 += n as u64;
                 let room = cap.saturating_sub(captured.0.len());

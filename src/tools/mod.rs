@@ -25,6 +25,7 @@ mod form;
 mod http_get;
 mod isolate;
 mod list_dir;
+mod live_output;
 mod protected;
 mod read_file;
 mod reaper;
@@ -38,7 +39,7 @@ pub use ask_user::{AnswerSource, AnswersFile, AskUserTool, Asked, Terminal};
 #[cfg(any(test, feature = "testing"))]
 pub use builtin::build_builtin;
 pub use builtin::build_builtin_in;
-pub use child::{End, Finished, run_child};
+pub use child::{ChildRun, End, Finished, run_child};
 pub use form::{FormAnswer, FormRequest};
 pub use http_get::HttpGetTool;
 // For the crate's own tests and benchmarks (the `testing` feature).
@@ -46,6 +47,7 @@ pub use http_get::HttpGetTool;
 pub use http_get::host_allowed;
 pub use isolate::hide_this_process;
 pub use list_dir::ListDirTool;
+pub use live_output::{LiveOutput, OutputLine, OutputSink, Stream};
 pub use protected::Protected;
 pub use read_file::ReadFileTool;
 pub use search_files::SearchFilesTool;
@@ -122,6 +124,8 @@ pub struct ToolContext {
     pub cancel: watch::Receiver<bool>,
     /// Where the call's progress goes, when someone listens.
     progress: Option<ProgressSink>,
+    /// Where the lines a running program prints go, when someone listens.
+    output: Option<OutputSink>,
     /// A form the call's service needed filled in and nobody could: the run pauses on it.
     form: std::sync::Arc<std::sync::Mutex<Option<FormRequest>>>,
 }
@@ -133,6 +137,7 @@ impl ToolContext {
             call_id: call_id.into(),
             cancel,
             progress: None,
+            output: None,
             form: Default::default(),
         }
     }
@@ -141,6 +146,17 @@ impl ToolContext {
     pub fn with_progress(mut self, sink: ProgressSink) -> Self {
         self.progress = Some(sink);
         self
+    }
+
+    /// The same context, the lines its program prints going to `sink`.
+    pub fn with_output(mut self, sink: OutputSink) -> Self {
+        self.output = Some(sink);
+        self
+    }
+
+    /// The bounded line reader for a program the call runs, when someone listens.
+    pub fn live_output(&self) -> Option<LiveOutput> {
+        self.output.clone().map(LiveOutput::new)
     }
 
     /// Reports how far the call has got (nothing, when no one listens).

@@ -19,7 +19,7 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use super::child::{End, Finished, run_child};
+use super::child::{ChildRun, End, Finished, run_child};
 use super::text::capped_text;
 use super::{BoxFuture, Signature, Tool, ToolContext, ToolOutput, Workspace};
 use crate::sandbox::{self, Confine, Sandbox};
@@ -163,11 +163,14 @@ impl ShellTool {
         }
         let ran = run_child(
             child,
-            None,
-            confined,
-            self.timeout,
-            MAX_OUTPUT_BYTES,
-            &ctx.cancel,
+            ChildRun {
+                stdin: None,
+                sandbox: confined,
+                timeout: self.timeout,
+                cap: MAX_OUTPUT_BYTES,
+                cancel: &ctx.cancel,
+                live: ctx.live_output(),
+            },
         );
         let finished = match ran.await {
             Ok(finished) => finished,

@@ -61,9 +61,10 @@ event_types! {
     "agent.run.step.created" => StepCreated(StepCreated),
     /// A step ends (closes its transcript block).
     "agent.run.step.completed" => StepCompleted(StepCompleted),
-    /// A model call starts (the assistant message to come).
+    /// A message joins the thread: a user or tool message, or the assistant message a model
+    /// call starts.
     "thread.message.created" => MessageCreated(MessageCreated),
-    /// Streamed text arrives, or a broken call restarts.
+    /// Streamed text, thinking or tool-call pieces arrive, or a broken call restarts.
     "thread.message.delta" => MessageDelta(MessageDelta),
     /// The model's reply is complete.
     "thread.message.completed" => MessageCompleted(MessageCompleted),
@@ -77,12 +78,16 @@ event_types! {
     "agent.context.compacted" => ContextCompacted(ContextCompacted),
     /// react: the reasoning of a step.
     "agent.reasoning.created" => ReasoningCreated(ReasoningCreated),
+    /// The model finished writing a tool call (its reply is complete), before it runs.
+    "thread.run.step.tool_call.completed_by_llm" => ToolCallWritten(ToolCallWritten),
     /// The model asked for a tool call.
     "thread.run.step.tool_call.created" => ToolCallCreated(ToolCallCreated),
     /// A tool call starts running.
     "agent.tool.execution.started" => ToolStarted(ToolStarted),
     /// A running tool call reported how far it has got (an MCP server's progress).
     "agent.tool.progress" => ToolProgressed(ToolProgressed),
+    /// A line a running program printed (`shell`), bounded; the whole output is in the result.
+    "agent.tool.output" => ToolOutputLine(ToolOutputLine),
     /// `permissions` (and whoever approved) decided whether a call runs.
     "agent.tool.permission.decided" => PermissionDecided(PermissionDecided),
     /// A `pre_tool_use` or `post_tool_use` hook ran on a call.
@@ -205,10 +210,25 @@ pub enum Role {
     Assistant,
 }
 
+/// Who a message of the thread is from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum MessageRole {
+    System,
+    User,
+    Assistant,
+    /// A tool call's result, as the model gets it back.
+    Tool,
+}
+
+/// A message that joined the thread: the assistant message a model call starts (no
+/// `provider`, `model` or `params` on the others).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct MessageCreated {
-    pub step_id: String,
+    /// The step it joined in; absent for a run's opening message (before its first step).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub step_id: Option<String>,
     pub message: MessageStarted,
     /// The provider the call goes to (`openai`, `anthropic`, `ollama`, `scripted`, ...);
     /// absent from events written before it was added.
@@ -224,10 +244,34 @@ pub struct MessageCreated {
     pub params: RequestParams,
 }
 
+impl MessageCreated {
+    /// Whether it starts a model call (the assistant message whose text is to come), rather
+    /// than announcing a message that is whole.
+    pub fn starts_model_call(&self) -> bool {
+        self.message.role == MessageRole::Assistant && self.message.metadata.in_progress
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
 pub struct MessageStarted {
     pub id: String,
-    pub role: Role,
+    pub role: MessageRole,
+    /// The text of a message that is whole (user, tool, an assistant message the strategy
+    /// restates); absent for a model call's reply, which streams and is in
+    /// `thread.message.completed`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub content: Option<String>,
+    /// A tool message: the call it answers.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool_call_id: Option<String>,
+    /// A tool message: the tool's name.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    /// A tool message: the call failed.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub is_error: bool,
+    /// `inProgress: true` for a model call's reply (its content is to come), else false.
     pub metadata: InProgress,
 }
 
@@ -255,11 +299,34 @@ pub enum Delta {
     /// content of OpenAI-compatible servers, Responses reasoning summaries).
     #[serde(rename_all = "camelCase")]
     Thinking { thinking_chunk: String },
+    /// Pieces of tool calls as the model writes them: a call's `id` and `name` when it
+    /// starts, then its arguments' text in pieces.
+    #[serde(rename_all = "camelCase")]
+    ToolCalls {
+        tool_calls_chunk: Vec<ToolCallChunk>,
+    },
     Reset {
         reset: bool,
         attempt: u32,
         reason: String,
     },
+}
+
+/// A piece of one tool call of a streaming reply.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ToolCallChunk {
+    /// The call's position among the reply's calls (0, 1, ...).
+    pub index: usize,
+    /// Set on the piece that starts the call.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub id: Option<String>,
+    /// Set on the piece that starts the call.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    /// The next piece of the arguments' JSON text, on the pieces after the start.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub arguments_chunk: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -364,6 +431,15 @@ pub struct ToolCallCreated {
     pub tool_call: ToolCall,
 }
 
+/// A tool call the model has finished writing, as its reply has it (its arguments parsed),
+/// before it is decided on or run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ToolCallWritten {
+    pub step_id: String,
+    pub tool_call: ToolCall,
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ToolStarted {
@@ -383,6 +459,33 @@ pub struct ToolProgressed {
     pub progress: f64,
     pub total: Option<f64>,
     pub message: Option<String>,
+}
+
+/// A line a running call's program printed, as it printed it (secrets redacted as in
+/// results). At most `MAX_LINES_PER_SECOND` a second per call are shown; the others are
+/// counted in the next one's `skipped`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ToolOutputLine {
+    pub step_id: String,
+    pub tool_call_id: String,
+    pub tool_name: String,
+    /// `stdout` or `stderr`.
+    pub stream: OutputStream,
+    /// The line, without its newline, cut at 500 characters (with `…`); absent on the
+    /// last report of a call, which only says how many lines were skipped.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub line: Option<String>,
+    /// Lines not shown (over the bound) since the call's last report.
+    pub skipped: u64,
+}
+
+/// Which of a program's pipes a line came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum OutputStream {
+    Stdout,
+    Stderr,
 }
 
 /// A decision on one call of an agent that has `permissions`.

@@ -4,8 +4,8 @@
 //! Most events come in bursts with no wait between them (a step starts, then its model call;
 //! a reply is complete, its usage and tool calls follow; a call ends, then its step). A
 //! file subscriber holds them and writes them when the run is about to wait: for a model
-//! (`thread.message.created`, each `thread.message.delta`), for a tool
-//! (`agent.tool.execution.started`, `agent.tool.progress`, a call that ends while others of
+//! (the `thread.message.created` that starts a model call, each `thread.message.delta`), for
+//! a tool (`agent.tool.execution.started`, `agent.tool.progress`, `agent.tool.output`, a call that ends while others of
 //! its turn still run), for a person (a permission decision, a pause), and at the end of
 //! each step and of the run. So `tail -f` of `events.jsonl` or the transcript shows every
 //! event before any wait it precedes, and each step whole at its end.
@@ -36,6 +36,9 @@ impl FlushPoints {
                 self.running = self.running.saturating_sub(1);
                 self.running > 0
             }
+            // A message that is whole (a prompt, a tool's result) is followed at once by
+            // what the run does with it; a model call's starts the wait for its reply.
+            EventData::MessageCreated(created) => created.starts_model_call(),
             // Followed at once by more of the same moment, never by a wait.
             EventData::RunCreated(_)
             | EventData::StatusChanged(_)
@@ -43,6 +46,7 @@ impl FlushPoints {
             | EventData::LlmUsage(_)
             | EventData::MessageCompleted(_)
             | EventData::ReasoningCreated(_)
+            | EventData::ToolCallWritten(_)
             | EventData::ToolCallCreated(_)
             | EventData::CheckpointSaved(_) => false,
             _ => true,

@@ -12,12 +12,12 @@ use crate::engine::clock::new_id;
 use crate::engine::context::estimate_request;
 use crate::engine::events::{
     Delta, InProgress, LlmFallback, LlmRetry, MessageCompleted, MessageCreated, MessageDelta,
-    MessageStarted, ModelMessage, Purpose, Role,
+    MessageRole, MessageStarted, ModelMessage, Purpose, Role, ToolCallChunk, ToolCallWritten,
 };
 use crate::engine::middleware::{CallContext, Spend, run_after, run_before, run_on_error};
 use crate::engine::scheduler::until;
 use crate::engine::state::AgentState;
-use crate::engine::xml_turn;
+use crate::engine::{thread, xml_turn};
 use crate::protocol::XmlStreamParser;
 use crate::provider::history::History;
 use crate::provider::{
@@ -91,7 +91,7 @@ pub async fn call_model(
             ));
         }
         retries += 1;
-        state = next.with_message(Message::user(feedback));
+        state = thread::add_one(ctx, next, Some(step_id), Message::user(feedback));
     }
 }
 
@@ -133,10 +133,14 @@ async fn call_model_once(
     let xml = agent.xml_tools.as_ref();
     let message_id = new_id();
     ctx.emitter.emit(MessageCreated {
-        step_id: step_id.to_string(),
+        step_id: Some(step_id.to_string()),
         message: MessageStarted {
             id: message_id.clone(),
-            role: Role::Assistant,
+            role: MessageRole::Assistant,
+            content: None,
+            tool_call_id: None,
+            name: None,
+            is_error: false,
             metadata: InProgress { in_progress: true },
         },
         provider: Some(agent.provider.name().to_string()),
@@ -257,6 +261,14 @@ async fn call_model_once(
             (response, message, None)
         }
     };
+    // Each call the model wrote, whole, before the reply's completion (and before any of
+    // them is decided on or runs).
+    for call in &response.tool_calls {
+        ctx.emitter.emit(ToolCallWritten {
+            step_id: step_id.to_string(),
+            tool_call: call.clone(),
+        });
+    }
     ctx.emitter.emit(MessageCompleted {
         step_id: step_id.to_string(),
         message: ModelMessage {
@@ -341,7 +353,7 @@ fn stream_sink(
                 reason: reason.clone(),
             });
         }
-        if let Some(delta) = delta_event(&delta_id, &delta) {
+        if let Some(delta) = delta_event(&delta_id, delta) {
             emitter.emit(delta);
         }
     }
@@ -439,21 +451,40 @@ fn fixed_size(agent: &Agent, options: &CallOptions) -> u64 {
     estimate_request(&build_request(agent, History::default(), options))
 }
 
-fn delta_event(message_id: &str, delta: &StreamDelta) -> Option<MessageDelta> {
+/// The delta event of a streamed piece, which it takes (no copy of the piece per event).
+fn delta_event(message_id: &str, delta: StreamDelta) -> Option<MessageDelta> {
     let delta = match delta {
         StreamDelta::Text { text } => Delta::Chunk {
-            content_chunk: text.clone(),
+            content_chunk: text,
         },
         StreamDelta::Thinking { text } => Delta::Thinking {
-            thinking_chunk: text.clone(),
+            thinking_chunk: text,
+        },
+        StreamDelta::ToolCallStart { index, id, name } => Delta::ToolCalls {
+            tool_calls_chunk: vec![ToolCallChunk {
+                index,
+                id: Some(id),
+                name: Some(name),
+                arguments_chunk: None,
+            }],
+        },
+        StreamDelta::ToolCallArguments { index, fragment } => Delta::ToolCalls {
+            tool_calls_chunk: vec![ToolCallChunk {
+                index,
+                id: None,
+                name: None,
+                arguments_chunk: Some(fragment),
+            }],
         },
         // A retried call: consumers drop what they showed of the failed attempt.
         StreamDelta::Reset { attempt, reason } => Delta::Reset {
             reset: true,
-            attempt: *attempt,
-            reason: reason.clone(),
+            attempt,
+            reason,
         },
-        _ => return None,
+        StreamDelta::Usage { .. } | StreamDelta::Retrying { .. } | StreamDelta::Fallback { .. } => {
+            return None;
+        }
     };
     Some(MessageDelta {
         message_id: message_id.to_string(),

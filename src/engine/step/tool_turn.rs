@@ -15,6 +15,7 @@ use crate::engine::pending::{ApprovalCall, Pending};
 use crate::engine::scheduler::{CallObserver, SchedulePolicy, run_calls};
 use crate::engine::state::AgentState;
 use crate::engine::subagent::CallerRun;
+use crate::engine::thread;
 use crate::engine::toolset::TurnTools;
 use crate::provider::{Message, ToolCall};
 use crate::tools::ToolOutput;
@@ -175,7 +176,8 @@ async fn run_turn(
             !result.output.success,
         ));
     }
-    let (state, reason) = pause_reason(state.with_messages(messages), input_required, approvals);
+    let state = thread::add(ctx, state, Some(step_id), messages);
+    let (state, reason) = pause_reason(state, input_required, approvals, (ctx, step_id));
     if let Some(reason) = reason {
         return Err(Halt::new(state, reason));
     }
@@ -195,6 +197,7 @@ fn pause_reason(
     state: AgentState,
     question: Option<HaltReason>,
     approvals: Vec<ApprovalCall>,
+    (ctx, step_id): (&RunContext, &str),
 ) -> (AgentState, Option<HaltReason>) {
     match (question, approvals.is_empty()) {
         (None, true) => (state, None),
@@ -208,7 +211,7 @@ fn pause_reason(
                 Message::tool_result(&waiting.call, text, true)
             });
             (
-                state.with_messages(not_run.collect::<Vec<_>>()),
+                thread::add(ctx, state, Some(step_id), not_run),
                 Some(question),
             )
         }

@@ -26,6 +26,7 @@ use crate::engine::step::{
     AfterStep, CallOptions, SavePoint, StepEnd, after_step, call_model, end_step, fail_step,
     parse_json_answer, run_tools, save_checkpoint, start_step,
 };
+use crate::engine::thread;
 use crate::provider::{BoxFuture, FinishReason, Message, ResponseFormat};
 
 #[derive(Debug, Clone)]
@@ -116,9 +117,10 @@ impl ExecutionStrategy for PlanStrategy {
             }
             // Compose the final answer from the step results.
             let mut attempts = 0;
-            state = state.with_message(Message::user(
+            let compose = Message::user(
                 "All plan steps are done. Compose the final answer from their results.",
-            ));
+            );
+            state = thread::add_one(ctx, state, None, compose);
             loop {
                 let title = "Compose the answer";
                 let (next, step_id) = start_step(ctx, state, title);
@@ -127,8 +129,10 @@ impl ExecutionStrategy for PlanStrategy {
                     .await
                     .map_err(|halt| fail_step(ctx, halt, &step_id, title))?;
                 let truncated = response.finish_reason == FinishReason::Length;
-                let (answer, next) = conclude(agent, response.text, next, Some(&mut attempts))
-                    .map_err(|halt| fail_step(ctx, halt, &step_id, title))?;
+                let concluded = (ctx, step_id.as_str());
+                let (answer, next) =
+                    conclude(agent, response.text, next, Some(&mut attempts), concluded)
+                        .map_err(|halt| fail_step(ctx, halt, &step_id, title))?;
                 state = next;
                 match answer {
                     Answer::Final(turn) => {
@@ -286,13 +290,18 @@ impl PlanStrategy {
                     Ok(text) => {
                         steps[i].result = Some(Value::String(text.clone()));
                         set_status(ctx, &mut steps[i], PlanStepStatus::Completed);
-                        state = state.with_messages([
-                            Message::user(format!(
-                                "Plan step {}: {}",
-                                steps[i].id, steps[i].description
-                            )),
-                            Message::assistant(text),
-                        ]);
+                        state = thread::add(
+                            ctx,
+                            state,
+                            None,
+                            [
+                                Message::user(format!(
+                                    "Plan step {}: {}",
+                                    steps[i].id, steps[i].description
+                                )),
+                                Message::assistant(text),
+                            ],
+                        );
                     }
                     Err(message) => {
                         steps[i].result = Some(json!({"error": message}));
@@ -363,11 +372,12 @@ async fn run_step(
     } else {
         String::new()
     };
-    let mut state = state.with_message(Message::user(format!(
+    let task = Message::user(format!(
         "Do plan step {}: {}{tool_hint} Reply with the step's result when done.{failure_hint}",
         step.id,
         sentence(&step.description)
-    )));
+    ));
+    let mut state = thread::add_one(ctx, state, None, task);
     let mut options = action_options(agent);
     options.response_format = None;
     if offer_failure {

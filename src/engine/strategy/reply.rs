@@ -7,6 +7,7 @@ use crate::engine::agent::{Agent, Halt, HaltReason, RunContext, StrategyEnd, Tur
 use crate::engine::budget::LimitHit;
 use crate::engine::state::AgentState;
 use crate::engine::step::{AfterStep, CallOptions, check_structured};
+use crate::engine::thread;
 use crate::provider::{FinishReason, Message, ResponseFormat};
 
 /// The options of every action call: tools offered, and JSON asked for when the agent has
@@ -65,6 +66,7 @@ pub(crate) fn conclude(
     text: String,
     state: AgentState,
     attempts: Option<&mut u32>,
+    (ctx, step_id): (&RunContext, &str),
 ) -> Result<(Answer, AgentState), Halt> {
     match check_structured(agent, &text) {
         Ok(structured) => Ok((
@@ -84,7 +86,8 @@ pub(crate) fn conclude(
             if let Some(attempts) = attempts {
                 *attempts += 1;
             }
-            let state = state.with_message(Message::user(mismatch.feedback()));
+            let feedback = Message::user(mismatch.feedback());
+            let state = thread::add_one(ctx, state, Some(step_id), feedback);
             Ok((Answer::Retry, state))
         }
         Err(mismatch) => Err(Halt::failed(
@@ -182,7 +185,7 @@ fn answer(
 ) -> Result<Next, Halt> {
     use crate::engine::step::{StepEnd, after_step, end_step, fail_step};
     let truncated = response.finish_reason == FinishReason::Length;
-    let (answer, state) = conclude(agent, response.text, state, attempts)
+    let (answer, state) = conclude(agent, response.text, state, attempts, (ctx, step_id))
         .map_err(|halt| fail_step(ctx, halt, step_id, "Answer"))?;
     match answer {
         Answer::Final(turn) => {

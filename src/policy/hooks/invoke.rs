@@ -12,7 +12,7 @@ use tokio::process::Command;
 use tokio::sync::watch;
 
 use super::{Hook, HookPoint, HookRunner};
-use crate::tools::{End, Finished, run_child, scrub_env};
+use crate::tools::{ChildRun, End, Finished, run_child, scrub_env};
 
 /// The most of a hook's stdout (its answer) or stderr that is kept.
 const MAX_HOOK_OUTPUT: usize = 1024 * 1024;
@@ -62,11 +62,14 @@ impl HookRunner {
         let stdin = serde_json::to_vec(input).unwrap_or_default();
         let ran = run_child(
             command,
-            Some(stdin),
-            None,
-            hook.timeout,
-            MAX_HOOK_OUTPUT,
-            scene.cancel,
+            ChildRun {
+                stdin: Some(stdin),
+                sandbox: None,
+                timeout: hook.timeout,
+                cap: MAX_HOOK_OUTPUT,
+                cancel: scene.cancel,
+                live: None,
+            },
         );
         let finished = match ran.await {
             Ok(finished) => finished,

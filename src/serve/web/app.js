@@ -374,6 +374,20 @@ class RunView {
         call.state.textContent = `${data.progress}${data.total == null ? '' : ` / ${data.total}`}${data.message ? ` ${data.message}` : ''}`;
         break;
       }
+      case 'agent.tool.output': {
+        // A running program's lines, until its result replaces them (the transcript
+        // reference: the static result replaces the live log).
+        const call = this.call(box, event.runId, data.toolCallId, data.toolName);
+        if (!call.live) {
+          call.live = el('pre', { class: 'live' });
+          call.liveHeading = el('h5', {}, 'Output so far');
+          call.body.append(call.liveHeading, call.live);
+        }
+        let text = data.skipped ? `… ${data.skipped} lines not shown\n` : '';
+        if (typeof data.line === 'string') text += `${data.stream === 'stderr' ? 'stderr: ' : ''}${data.line}\n`;
+        call.live.append(document.createTextNode(text));
+        break;
+      }
       case 'agent.tool.permission.decided':
         this.call(box, event.runId, data.toolCallId, data.toolName).body.append(
           el('p', { class: 'line' }, `Permission: ${data.decision} (${data.rule}, by ${data.by})`, data.reason ? `: ${data.reason}` : ''));
@@ -384,6 +398,8 @@ class RunView {
         break;
       case 'agent.tool.execution.completed': {
         const call = this.call(box, event.runId, data.toolCallId, data.toolName);
+        call.live?.remove();
+        call.liveHeading?.remove();
         const result = data.result ?? {};
         call.state.textContent = `${result.success ? 'done' : 'failed'} in ${data.durationMs} ms`;
         call.state.className = `status ${result.success ? 'completed' : 'failed'}`;
