@@ -740,6 +740,119 @@ fn a_saved_project_file_is_reloaded_like_the_agent_file() {
     assert_eq!(reloaded[0]["data"]["changes"], json!(["model"]));
 }
 
+/// A saved project file that gives a named model another key variable would send another
+/// key with the conversation: refused like a widening of the agent file, the run going on
+/// with the model it had; started with `--allow-widening`, the same save is taken.
+#[test]
+fn a_project_file_that_changes_a_models_key_variable_is_a_widening() {
+    let run = |extra: &[&str]| {
+        let mut args = vec!["exec", "agents/agent.yaml", "--run-dir", "run", "--watch"];
+        args.extend_from_slice(extra);
+        let running = in_repository(
+            &project_file(""),
+            "name: test-agent\nmodel: smart\nprompt: Go\ntools:\n  - builtin: list_dir\n",
+        )
+        .command_vec(args.into_iter().map(String::from).collect())
+        .env("OTHER_KEY", "sk-other-not-a-real-key-5678")
+        .respond(
+            MockResponse::reply(Reply::tool_call("list_dir", json!({})))
+                .chunk_delay(std::time::Duration::from_millis(150)),
+        )
+        .reply(Reply::text("Done."))
+        .stdout("Done.\n")
+        .any_stderr()
+        .spawn();
+        support::wait_until("the first request", || running.requests_made() >= 1);
+        let moved = project_file("").replacen(
+            &format!("api_key_env: {KEY_ENV}"),
+            "api_key_env: OTHER_KEY",
+            1,
+        );
+        running.save("runner.yaml", &moved);
+        running.wait()
+    };
+    let keys = |ran: &Ran| -> Vec<String> {
+        ran.requests()
+            .iter()
+            .map(|r| r.header("authorization").unwrap_or_default().to_string())
+            .collect()
+    };
+    let refused = run(&[]);
+    let why = refused.events_of("agent.definition.reload_failed");
+    assert_eq!(why.len(), 1, "{why:?}");
+    assert!(
+        why[0].to_string().contains("with the key in `OTHER_KEY`"),
+        "{why:?}"
+    );
+    assert!(refused.events_of("agent.definition.reloaded").is_empty());
+    assert_eq!(keys(&refused), vec![format!("Bearer {}", support::KEY); 2]);
+    let taken = run(&["--allow-widening"]);
+    assert_eq!(taken.events_of("agent.definition.reloaded").len(), 1);
+    assert_eq!(
+        keys(&taken),
+        [
+            format!("Bearer {}", support::KEY),
+            "Bearer sk-other-not-a-real-key-5678".to_string()
+        ]
+    );
+}
+
+/// A session paused on a question keeps the endpoints it started with: a resume after the
+/// project file moved the agent's named fallback to another server is refused, naming
+/// it; with `--allow-widening` it goes on.
+#[test]
+fn a_resume_refuses_a_fallback_moved_to_another_endpoint() {
+    let agent = format!(
+        "name: test-agent
+model:
+  provider: openai
+  name: big
+  base_url: \"$OPENAI_URL\"
+  api_key_env: {KEY_ENV}
+  retry: {{ max_attempts: 1 }}
+  fallback: [fast]
+prompt: Go
+tools:
+  - builtin: ask_user
+"
+    );
+    let ran = in_repository(&project_file(""), &agent)
+        .command(["exec", "agents/agent.yaml", "--run-dir", "run"])
+        .reply(Reply::tool_call("ask_user", json!({"question": "Go on?"})))
+        .status(4)
+        .any_stderr()
+        .run();
+    let elsewhere = "http://127.0.0.1:9/v1";
+    let moved = project_file("").replace(
+        "    name: small\n    base_url: \"$OPENAI_URL\"",
+        &format!("    name: small\n    base_url: \"{elsewhere}\""),
+    );
+    assert!(moved.contains(elsewhere));
+    let session = ran.session();
+    let _ = ran.then().file("runner.yaml", &moved);
+    let resume = |run_dir: &str, widen: bool| {
+        let mut args = vec!["resume", &session, "--answer", "yes", "--run-dir", run_dir];
+        if widen {
+            args.push("--allow-widening");
+        }
+        ran.then()
+            .command_vec(args.into_iter().map(String::from).collect())
+    };
+    let refused = resume("run2", false)
+        .args(["--output", "json"])
+        .status(2)
+        .stderr_contains(&format!(
+            "sends the conversation to `{elsewhere}` with the key in `{KEY_ENV}`"
+        ))
+        .run();
+    assert_eq!(refused.json()["error"]["code"], "widened_definition");
+    assert_eq!(ran.requests().len(), 1, "no model call after the refusal");
+    resume("run3", true)
+        .reply(Reply::text("Resumed."))
+        .stdout("Resumed.\n")
+        .run();
+}
+
 /// The project file is part of the definition: the model's file tools cannot rewrite it
 /// to point a name at another endpoint, even under `--watch`.
 #[test]
