@@ -411,6 +411,83 @@ tools:
     assert_eq!(blocks, compactions.len());
 }
 
+/// `n` characters of hex, as a hash or encoded data is: deterministic, without repeats a
+/// tokenizer could merge.
+fn hex(n: usize) -> String {
+    let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
+    (0..n)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            char::from_digit((x % 16) as u32, 16).unwrap()
+        })
+        .collect()
+}
+
+/// The tokens an OpenAI model counts in a request body, as a provider would: runs of hex
+/// make 1.76 bytes a token (what `o200k_base` and `cl100k_base` measured, see
+/// docs/benchmarks.md), the rest 3 bytes a token (JSON measured 3.15).
+fn openai_tokens(body: &str) -> usize {
+    let mut tokens = 0.0;
+    for (index, run) in body.split(|c: char| !c.is_ascii_hexdigit()).enumerate() {
+        let separator = usize::from(index > 0);
+        tokens += match run.len() {
+            n if n >= 32 => n as f64 / 1.76,
+            n => n as f64 / 3.0,
+        } + separator as f64 / 3.0;
+    }
+    tokens as usize
+}
+
+/// Tool results full of hex (hashes, encoded data) make almost twice the tokens of prose
+/// for OpenAI's tokenizers: the estimate counts them so, and the history of an OpenAI
+/// model near its window is compacted before each request, never after a refusal (a flat
+/// 3 bytes a token sent a request the provider refused).
+#[test]
+fn dense_tool_results_are_compacted_before_an_openai_model_refuses_them() {
+    const WINDOW: usize = 4000;
+    let refusals = Arc::new(AtomicUsize::new(0));
+    let refused = refusals.clone();
+    let steps = AtomicUsize::new(0);
+    let ran = Test::new()
+        .agent(&format!(
+            "name: test-agent
+model: {{ provider: openai, name: gpt-4o-mini, base_url: \"$OPENAI_URL\", api_key_env: {KEY_ENV}, retry: {{ max_attempts: 1 }}, context_window: {WINDOW} }}
+context: {{ strategy: truncate }}
+prompt: Read the blob six times.
+tools:
+  - builtin: read_file
+"
+        ))
+        .file("blob.txt", &hex(2000))
+        .route(move |request| {
+            if openai_tokens(&request.body.to_string()) > WINDOW {
+                refused.fetch_add(1, Ordering::SeqCst);
+                return Some(MockResponse::context_length_exceeded(request.wire()));
+            }
+            Some(match steps.fetch_add(1, Ordering::SeqCst) {
+                n if n < 6 => MockResponse::reply(Reply::tool_call(
+                    "read_file",
+                    json!({"path": "blob.txt"}),
+                )),
+                _ => MockResponse::text("Read it six times."),
+            })
+        })
+        .stdout("Read it six times.\n")
+        .run();
+    assert_eq!(refusals.load(Ordering::SeqCst), 0, "no request was refused");
+    let compactions = ran.events_of("agent.context.compacted");
+    assert!(!compactions.is_empty());
+    assert!(
+        compactions
+            .iter()
+            .all(|e| e["data"]["reason"] == "threshold"),
+        "{compactions:?}"
+    );
+    assert_eq!(ran.result()["tool_calls"], 6);
+}
+
 /// A model that calls `list_dir` `calls` times, then answers `Done.`; summary calls get a
 /// short summary.
 fn lister(calls: usize) -> impl Fn(&MockRequest) -> Option<MockResponse> + Send + Sync + 'static {

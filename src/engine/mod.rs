@@ -27,6 +27,7 @@ pub mod step;
 pub mod stop_when;
 pub mod strategy;
 pub mod subagent;
+pub mod token_estimate;
 pub mod toolset;
 pub mod trace;
 pub mod xml_turn;
