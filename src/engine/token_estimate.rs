@@ -1,10 +1,10 @@
 //! How many tokens a text makes, estimated without a tokenizer.
 //!
 //! Measured against OpenAI's tokenizers (`o200k_base`, `cl100k_base`, through
-//! `tiktoken-rs`; figures in `docs/benchmarks.md`): English prose, code and JSON make 3.2 to
+//! `tiktoken-rs`; figures in `docs/benchmarks.md`): English prose, code and JSON make 3.1 to
 //! 4.2 bytes a token, Chinese and Japanese 2.9 to 3.8, Russian 3.9 to 5.4; but base64, hex
-//! and runs of digits make 1.4 to 1.8 bytes a token, and emoji 1.5 to 2. A flat 3 bytes a
-//! token counted those at half what they are, so a history of tool results full of hashes
+//! and runs of digits make 1.4 to 1.8 bytes a token, and emoji 1.4 to 2.1. A flat 3 bytes a
+//! token counted those at half to two thirds of what they are, so tool results full of hashes
 //! or encoded data overflowed the window before the estimate said so. Here a byte counts a
 //! third of a token, and three quarters of one in what tokenizes densely: a run of ASCII
 //! letters and digits that holds a digit or is longer than [`LONG_RUN`] bytes, and a
