@@ -411,6 +411,83 @@ tools:
     assert_eq!(blocks, compactions.len());
 }
 
+/// `n` characters of hex, as a hash or encoded data is: deterministic, without repeats a
+/// tokenizer could merge.
+fn hex(n: usize) -> String {
+    let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
+    (0..n)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            char::from_digit((x % 16) as u32, 16).unwrap()
+        })
+        .collect()
+}
+
+/// The tokens an OpenAI model counts in a request body, as a provider would: runs of hex
+/// make 1.76 bytes a token (what `o200k_base` and `cl100k_base` measured, see
+/// docs/benchmarks.md), the rest 3 bytes a token (JSON measured 3.15).
+fn openai_tokens(body: &str) -> usize {
+    let mut tokens = 0.0;
+    for (index, run) in body.split(|c: char| !c.is_ascii_hexdigit()).enumerate() {
+        let separator = usize::from(index > 0);
+        tokens += match run.len() {
+            n if n >= 32 => n as f64 / 1.76,
+            n => n as f64 / 3.0,
+        } + separator as f64 / 3.0;
+    }
+    tokens as usize
+}
+
+/// Tool results full of hex (hashes, encoded data) make almost twice the tokens of prose
+/// for OpenAI's tokenizers: the estimate counts them so, and the history of an OpenAI
+/// model near its window is compacted before each request, never after a refusal (a flat
+/// 3 bytes a token sent a request the provider refused).
+#[test]
+fn dense_tool_results_are_compacted_before_an_openai_model_refuses_them() {
+    const WINDOW: usize = 4000;
+    let refusals = Arc::new(AtomicUsize::new(0));
+    let refused = refusals.clone();
+    let steps = AtomicUsize::new(0);
+    let ran = Test::new()
+        .agent(&format!(
+            "name: test-agent
+model: {{ provider: openai, name: gpt-4o-mini, base_url: \"$OPENAI_URL\", api_key_env: {KEY_ENV}, retry: {{ max_attempts: 1 }}, context_window: {WINDOW} }}
+context: {{ strategy: truncate }}
+prompt: Read the blob six times.
+tools:
+  - builtin: read_file
+"
+        ))
+        .file("blob.txt", &hex(2000))
+        .route(move |request| {
+            if openai_tokens(&request.body.to_string()) > WINDOW {
+                refused.fetch_add(1, Ordering::SeqCst);
+                return Some(MockResponse::context_length_exceeded(request.wire()));
+            }
+            Some(match steps.fetch_add(1, Ordering::SeqCst) {
+                n if n < 6 => MockResponse::reply(Reply::tool_call(
+                    "read_file",
+                    json!({"path": "blob.txt"}),
+                )),
+                _ => MockResponse::text("Read it six times."),
+            })
+        })
+        .stdout("Read it six times.\n")
+        .run();
+    assert_eq!(refusals.load(Ordering::SeqCst), 0, "no request was refused");
+    let compactions = ran.events_of("agent.context.compacted");
+    assert!(!compactions.is_empty());
+    assert!(
+        compactions
+            .iter()
+            .all(|e| e["data"]["reason"] == "threshold"),
+        "{compactions:?}"
+    );
+    assert_eq!(ran.result()["tool_calls"], 6);
+}
+
 /// A model that calls `list_dir` `calls` times, then answers `Done.`; summary calls get a
 /// short summary.
 fn lister(calls: usize) -> impl Fn(&MockRequest) -> Option<MockResponse> + Send + Sync + 'static {
@@ -738,6 +815,119 @@ fn a_saved_project_file_is_reloaded_like_the_agent_file() {
     assert_eq!(models_asked(&ran), ["big", "bigger"]);
     let reloaded = ran.events_of("agent.definition.reloaded");
     assert_eq!(reloaded[0]["data"]["changes"], json!(["model"]));
+}
+
+/// A saved project file that gives a named model another key variable would send another
+/// key with the conversation: refused like a widening of the agent file, the run going on
+/// with the model it had; started with `--allow-widening`, the same save is taken.
+#[test]
+fn a_project_file_that_changes_a_models_key_variable_is_a_widening() {
+    let run = |extra: &[&str]| {
+        let mut args = vec!["exec", "agents/agent.yaml", "--run-dir", "run", "--watch"];
+        args.extend_from_slice(extra);
+        let running = in_repository(
+            &project_file(""),
+            "name: test-agent\nmodel: smart\nprompt: Go\ntools:\n  - builtin: list_dir\n",
+        )
+        .command_vec(args.into_iter().map(String::from).collect())
+        .env("OTHER_KEY", "sk-other-not-a-real-key-5678")
+        .respond(
+            MockResponse::reply(Reply::tool_call("list_dir", json!({})))
+                .chunk_delay(std::time::Duration::from_millis(150)),
+        )
+        .reply(Reply::text("Done."))
+        .stdout("Done.\n")
+        .any_stderr()
+        .spawn();
+        support::wait_until("the first request", || running.requests_made() >= 1);
+        let moved = project_file("").replacen(
+            &format!("api_key_env: {KEY_ENV}"),
+            "api_key_env: OTHER_KEY",
+            1,
+        );
+        running.save("runner.yaml", &moved);
+        running.wait()
+    };
+    let keys = |ran: &Ran| -> Vec<String> {
+        ran.requests()
+            .iter()
+            .map(|r| r.header("authorization").unwrap_or_default().to_string())
+            .collect()
+    };
+    let refused = run(&[]);
+    let why = refused.events_of("agent.definition.reload_failed");
+    assert_eq!(why.len(), 1, "{why:?}");
+    assert!(
+        why[0].to_string().contains("with the key in `OTHER_KEY`"),
+        "{why:?}"
+    );
+    assert!(refused.events_of("agent.definition.reloaded").is_empty());
+    assert_eq!(keys(&refused), vec![format!("Bearer {}", support::KEY); 2]);
+    let taken = run(&["--allow-widening"]);
+    assert_eq!(taken.events_of("agent.definition.reloaded").len(), 1);
+    assert_eq!(
+        keys(&taken),
+        [
+            format!("Bearer {}", support::KEY),
+            "Bearer sk-other-not-a-real-key-5678".to_string()
+        ]
+    );
+}
+
+/// A session paused on a question keeps the endpoints it started with: a resume after the
+/// project file moved the agent's named fallback to another server is refused, naming
+/// it; with `--allow-widening` it goes on.
+#[test]
+fn a_resume_refuses_a_fallback_moved_to_another_endpoint() {
+    let agent = format!(
+        "name: test-agent
+model:
+  provider: openai
+  name: big
+  base_url: \"$OPENAI_URL\"
+  api_key_env: {KEY_ENV}
+  retry: {{ max_attempts: 1 }}
+  fallback: [fast]
+prompt: Go
+tools:
+  - builtin: ask_user
+"
+    );
+    let ran = in_repository(&project_file(""), &agent)
+        .command(["exec", "agents/agent.yaml", "--run-dir", "run"])
+        .reply(Reply::tool_call("ask_user", json!({"question": "Go on?"})))
+        .status(4)
+        .any_stderr()
+        .run();
+    let elsewhere = "http://127.0.0.1:9/v1";
+    let moved = project_file("").replace(
+        "    name: small\n    base_url: \"$OPENAI_URL\"",
+        &format!("    name: small\n    base_url: \"{elsewhere}\""),
+    );
+    assert!(moved.contains(elsewhere));
+    let session = ran.session();
+    let _ = ran.then().file("runner.yaml", &moved);
+    let resume = |run_dir: &str, widen: bool| {
+        let mut args = vec!["resume", &session, "--answer", "yes", "--run-dir", run_dir];
+        if widen {
+            args.push("--allow-widening");
+        }
+        ran.then()
+            .command_vec(args.into_iter().map(String::from).collect())
+    };
+    let refused = resume("run2", false)
+        .args(["--output", "json"])
+        .status(2)
+        .stderr_contains(&format!(
+            "sends the conversation to `{elsewhere}` with the key in `{KEY_ENV}`"
+        ))
+        .run();
+    assert_eq!(refused.json()["error"]["code"], "widened_definition");
+    assert_eq!(ran.requests().len(), 1, "no model call after the refusal");
+    resume("run3", true)
+        .reply(Reply::text("Resumed."))
+        .stdout("Resumed.\n")
+        .run();
 }
 
 /// The project file is part of the definition: the model's file tools cannot rewrite it

@@ -1,6 +1,7 @@
 //! Keeping the conversation inside the model's context window.
 //!
-//! Before each model call the request's size is estimated ([`estimate_request`]); past
+//! Before each model call the request's size is estimated ([`estimate_request`], by
+//! [`estimate_tokens`]); past
 //! `threshold` of the window the history is compacted ([`compact`]) to half of that
 //! (so that the next calls do not compact again at once): `summarize` has the agent's model
 //! summarise the older messages, `truncate` drops them, `fail` ends the run. A provider's
@@ -11,17 +12,12 @@ use crate::engine::budget::PricedModel;
 use crate::engine::middleware::Spend;
 use crate::engine::middleware::history::is_safe_cut;
 use crate::engine::middleware::summarize::{SUMMARY_PREFIX, summarize};
+use crate::engine::token_estimate::estimate_tokens;
 use crate::provider::{Message, ModelRequest, ProviderError};
 use crate::spec::context::ContextStrategy;
 
 /// The share of the window a request may fill when the file says nothing.
 pub const DEFAULT_THRESHOLD: f64 = 0.8;
-
-/// Bytes per token of the estimate. Tokenizers of the GPT, Claude and Llama families make
-/// about 4 bytes of English prose or JSON a token, fewer for other scripts and for dense
-/// code: 3 errs on the side of a larger estimate, so a request is compacted early rather
-/// than refused.
-pub const BYTES_PER_TOKEN: u64 = 3;
 
 /// An agent's context policy: the window of each model of its chain, and what to do.
 #[derive(Debug, Clone, PartialEq)]
@@ -52,21 +48,21 @@ impl ContextPolicy {
 }
 
 /// The estimated size of a request, in tokens: its system prompt, messages and tools as
-/// JSON, [`BYTES_PER_TOKEN`] bytes a token.
+/// JSON, counted by [`estimate_tokens`].
 pub fn estimate_request(request: &ModelRequest) -> u64 {
     let messages: u64 = request.messages.iter().map(estimate_message).sum();
-    let system = request.system.as_ref().map_or(0, |s| s.len() as u64);
+    let system = request.system.as_deref().map_or(0, estimate_tokens);
     let tools: u64 = request
         .tools
         .iter()
-        .map(|tool| serde_json::to_string(tool).map_or(0, |t| t.len() as u64))
+        .map(|tool| serde_json::to_string(tool).map_or(0, |t| estimate_tokens(&t)))
         .sum();
-    messages + (system + tools) / BYTES_PER_TOKEN
+    messages + system + tools
 }
 
 /// The estimated size of one message, in tokens.
 pub fn estimate_message(message: &Message) -> u64 {
-    serde_json::to_string(message).map_or(0, |text| text.len() as u64 / BYTES_PER_TOKEN)
+    serde_json::to_string(message).map_or(0, |text| estimate_tokens(&text))
 }
 
 /// A compaction done: the history to send, and what it cost.

@@ -29,6 +29,7 @@ pub mod stop_when;
 pub mod strategy;
 pub mod subagent;
 pub mod thread;
+pub mod token_estimate;
 pub mod toolset;
 pub mod trace;
 pub mod xml_turn;

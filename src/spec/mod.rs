@@ -4,6 +4,7 @@
 
 pub mod agent;
 pub mod context;
+pub mod destination;
 pub mod diagnostic;
 pub mod duration;
 pub mod execution;

@@ -1,12 +1,15 @@
 //! What a new version of an agent file would let the agent do that the old one did not:
 //! tools, programs, hosts, sub-agents, handoffs, MCP servers, environment variables, a
-//! looser or dropped `sandbox`, and raised or removed limits. A reload (and a resume) refuses a widened definition unless
+//! looser or dropped `sandbox`, raised or removed limits, and a model endpoint or key
+//! variable its calls did not go to. A reload (and a resume) refuses a widened definition unless
 //! the person opted in when starting the run, so a model that finds a way to edit its file
 //! still cannot grant itself more than it was given.
 
 use super::AgentSpec;
+use super::destination::{Destination, destinations_of};
 use super::hooks::{HookEntry, HooksSpec};
 use super::limits::Limits;
+use super::middleware::MiddlewareEntry;
 use super::permissions::{PermissionPattern, PermissionsSpec, Verdict};
 use super::tools::{BuiltinTool, ToolEntry};
 
@@ -34,6 +37,7 @@ pub fn widenings(old: &AgentSpec, new: &AgentSpec) -> Vec<String> {
         found.extend(sandbox.loosened_by(new.sandbox.as_ref(), "the agent's programs"));
     }
     found.extend(raised_limits(&old.limits, &new.limits));
+    found.extend(new_destinations(old, new));
     found.extend(loosened_permissions(
         old.permissions.as_ref(),
         new.permissions.as_ref(),
@@ -49,6 +53,37 @@ pub fn widenings(old: &AgentSpec, new: &AgentSpec) -> Vec<String> {
             .map(|pattern| format!("stops redacting `{pattern}`")),
     );
     found
+}
+
+/// Where `new`'s models send the conversation, or which key goes with it, that `old`'s did
+/// not: the agent's model, each fallback, a `summarize` model. A file that names a model of
+/// the project file has it resolved here, so a changed project file is compared the same
+/// way. Another model name, parameters or prices on the same endpoint are not widenings.
+fn new_destinations(old: &AgentSpec, new: &AgentSpec) -> Vec<String> {
+    let before = destinations(old);
+    let mut found: Vec<Destination> = Vec::new();
+    for destination in destinations(new) {
+        if !before.contains(&destination) && !found.contains(&destination) {
+            found.push(destination);
+        }
+    }
+    found
+        .into_iter()
+        .map(|destination| format!("sends the conversation to {destination}"))
+        .collect()
+}
+
+/// The destination of every model an agent's calls may go to.
+fn destinations(spec: &AgentSpec) -> Vec<Destination> {
+    let summarizers = spec.middleware.iter().filter_map(|entry| match entry {
+        MiddlewareEntry::Summarize(config) => config.model.as_ref(),
+        _ => None,
+    });
+    spec.model
+        .iter()
+        .chain(summarizers)
+        .flat_map(destinations_of)
+        .collect()
 }
 
 /// Hooks added or changed (a new program the runner starts, with the workspace and its

@@ -3,7 +3,8 @@
 //! `RUNNER_REAL_MODEL_NAME` defaults to `qwen-coder`). Skipped, with the reason printed,
 //! otherwise: CI has no model. The checks are not about the model's quality: each run
 //! completes, or fails with a code that is about the model's reply, never with a provider
-//! error (a 500 from a request the server could not read, a retry storm). Run with
+//! error (a 500 from a request the server could not read, a retry storm); one checks that a
+//! call to a dead endpoint fails over to the real server. Run with
 //! `cargo test --test wire real_model -- --nocapture --test-threads 1` to see what the model did.
 
 use serde_json::Value;
@@ -189,5 +190,26 @@ fn real_model_xml_answers_that_quote_a_call_or_skip_the_result_tag() {
                 assert_ne!(result["output"], "", "{name}: {result}");
             }
         }
+    }
+}
+
+/// #41: the first model's endpoint is dead (nothing listens on its port): its call fails
+/// with a connection error and goes to the real server, its fallback, where the run
+/// completes; the move is in the result and the real model answered every call.
+#[test]
+fn real_model_fallback_from_a_dead_endpoint() {
+    let agent = "name: failover\nmodel:\n  provider: openai\n  name: dead-endpoint\n  \
+                 base_url: \"http://127.0.0.1:9/v1\"\n  api_key_env: RUNNER_TEST_KEY\n  \
+                 retry: { max_attempts: 1 }\n  fallback: [REAL]\n\
+                 prompt: What is the capital of France? One word.\n";
+    if let Some(ran) = run("fallback from a dead endpoint", agent, &[]) {
+        let result = ran.json();
+        assert_eq!(result["status"], "completed", "{result}");
+        assert!(result["fallbacks"].as_u64() >= Some(1), "{result}");
+        let name = std::env::var("RUNNER_REAL_MODEL_NAME").unwrap_or_else(|_| "qwen-coder".into());
+        assert_eq!(result["models"][&name], result["llm_calls"], "{result}");
+        let moved = &ran.events_of("agent.llm.fallback")[0]["data"];
+        assert_eq!(moved["from"], "openai/dead-endpoint", "{moved}");
+        assert_eq!(moved["to"], format!("openai/{name}"), "{moved}");
     }
 }

@@ -33,8 +33,12 @@ pub async fn fit_window(
     trigger: Trigger,
 ) -> Result<(AgentState, bool), Halt> {
     let index = state.model_chain.map_or(0, |position| position.index);
-    let before = fixed + state.messages.iter().map(estimate_message).sum::<u64>();
     let limit = policy.limit(index);
+    // Without a known window there is nothing to estimate against before a call.
+    if trigger == Trigger::Estimate && limit.is_none() {
+        return Ok((state, false));
+    }
+    let before = fixed + state.messages.iter().map(estimate_message).sum::<u64>();
     let target = match (trigger, limit) {
         (Trigger::Estimate, Some(limit)) if before > limit => limit / 2,
         (Trigger::Estimate, _) => return Ok((state, false)),
