@@ -212,7 +212,7 @@ impl AgentTree {
                         sources.extend(http.headers.values().map(|v| Some(v.as_str())))
                     }
                 },
-                ToolEntry::Builtin(_) => {}
+                ToolEntry::Builtin(_) | ToolEntry::External(_) => {}
             }
         }
         for source in sources.into_iter().flatten() {

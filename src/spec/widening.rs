@@ -155,6 +155,18 @@ fn tool_widening(old: &[ToolEntry], entry: &ToolEntry) -> Vec<String> {
                 .into_iter()
                 .collect()
         }
+        // The program running the agent runs it: the file grants nothing new by naming it,
+        // but a tool the model did not have is still more than the session started with.
+        ToolEntry::External(entry) => {
+            let name = &entry.external.name;
+            let same = old
+                .iter()
+                .any(|e| matches!(e, ToolEntry::External(b) if b.external.name == *name));
+            (!same)
+                .then(|| format!("adds external tool `{name}`"))
+                .into_iter()
+                .collect()
+        }
         ToolEntry::Mcp(entry) => {
             let same = old
                 .iter()

@@ -217,6 +217,8 @@ fn collect_tools(agent: &Map<String, Value>, known: &mut KnownTools) -> bool {
     let tools = agent.get("tools").and_then(Value::as_array);
     for tool in tools.into_iter().flatten() {
         hidden |= tool.get("mcp").is_some();
+        // An external tool is named and has parameters like a sub-agent, one level down.
+        let tool = tool.get("external").unwrap_or(tool);
         match tool.get("agent") {
             Some(Value::Object(inline)) => hidden |= collect_tools(inline, known),
             Some(Value::String(_)) => hidden = true,
