@@ -606,6 +606,7 @@ fn build_middleware(
                     summarizer,
                 ))
             }
+            MiddlewareEntry::Command(config) => Arc::new(hooks::command_middleware(input, config)?),
         };
         chain.push(layer);
     }

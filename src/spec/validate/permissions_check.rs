@@ -73,6 +73,7 @@ impl Validator {
             }
         }
         self.check_hook_programs(file, &hooks_at, agent.get("hooks"));
+        self.check_middleware_programs(file, &pointer_push(at, "middleware"), agent);
         if !at.is_empty() {
             self.run_hooks_of_a_sub_agent(file, &hooks_at, agent.get("hooks"));
         }
@@ -157,6 +158,29 @@ impl Validator {
                 );
                 self.permission_error(file, &pointer, Code::MissingFile, message, None);
             }
+        }
+    }
+
+    /// A `command` middleware's program given as a path must exist, as a hook's.
+    fn check_middleware_programs(
+        &mut self,
+        file: &FileContext<'_>,
+        at: &str,
+        agent: &Map<String, Value>,
+    ) {
+        let entries = agent.get("middleware").and_then(Value::as_array);
+        for (index, entry) in entries.into_iter().flatten().enumerate() {
+            let Some(program) = entry.pointer("/command/command/0").and_then(Value::as_str) else {
+                continue;
+            };
+            if !program.contains('/') || file.base_dir.join(program).exists() {
+                continue;
+            }
+            let pointer = format!("{at}/{index}/command/command/0");
+            let message = format!(
+                "no such file: `{program}` (a middleware's program path is taken from the agent file's directory)"
+            );
+            self.permission_error(file, &pointer, Code::MissingFile, message, None);
         }
     }
 
