@@ -155,3 +155,45 @@ pub fn waiting_text(action: &RequiredAction, session_id: &str) -> String {
         message(action)
     )
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::events::{ExternalCall, SubmitToolOutputs};
+
+    fn waiting_for_outputs() -> RequiredAction {
+        RequiredAction {
+            kind: ActionKind::SubmitToolOutputs,
+            question: "submit the output of `stock` (call c1)".into(),
+            id: None,
+            tool_call_id: "c1".into(),
+            agent: None,
+            calls: Vec::new(),
+            submit_tool_outputs: Some(SubmitToolOutputs {
+                tool_calls: vec![ExternalCall {
+                    id: "c1".into(),
+                    name: "stock".into(),
+                    arguments: json!({"sku": "A-1"}),
+                }],
+            }),
+        }
+    }
+
+    /// The form for external calls is a valid elicitation form (it is built with
+    /// `expect`), with a field per call, and its fields are read as JSON when they parse.
+    #[test]
+    fn external_calls_are_a_form_with_a_field_per_call() {
+        let action = waiting_for_outputs();
+        let (_, schema) = form(&action);
+        let schema = serde_json::to_value(schema).unwrap();
+        assert_eq!(schema["required"], json!(["c1"]));
+        let reply = ElicitResult::new(ElicitationAction::Accept)
+            .with_content(json!({"c1": "{\"units\": 7}"}));
+        match answer_of(&action, reply) {
+            Some(Answer::Outputs(outputs)) => {
+                assert_eq!(outputs, [SubmittedOutput::new("c1", json!({"units": 7}))])
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+}
