@@ -228,6 +228,37 @@ fn a2a_serves_cards_and_runs_messages_sent_and_streamed() {
     running.wait();
 }
 
+/// An agent's external tool over A2A: the task is `input-required` with the call (the
+/// event's `submit_tool_outputs`), and a data part `{"tool_outputs": {CALL_ID: output}}`
+/// gives the model its result.
+#[test]
+fn a2a_an_external_calls_output_is_a_data_part_on_the_task() {
+    let agent = "description: Counts stock.\nprompt: Go\ntools:\n  - external:\n      name: stock\n      description: Units in stock.\n      parameters: { type: object, properties: { sku: { type: string } } }\n";
+    let test = Test::new()
+        .agent(agent)
+        .reply(Reply::tool_call("stock", json!({"sku": "A-1"})))
+        .reply(Reply::text("7 in stock"));
+    let (running, _api, base) = serve_a2a(test, &[]);
+    let agent = format!("{base}/test-agent/");
+    let answers = a2a_client(json!({"steps": [
+        {"send": agent, "message": {"parts": [{"text": "Go"}]}},
+        {"send": agent, "message": {"taskId": "$task", "parts": [{"data": {"tool_outputs": {"call_mock1_0": {"units": 7}}}}]}},
+    ]}));
+    let waiting = &answers[0]["task"];
+    assert_eq!(state(waiting), "TASK_STATE_INPUT_REQUIRED", "{waiting}");
+    let waits_for = &waiting["status"]["message"]["parts"][1]["data"]["waitsFor"];
+    assert_eq!(waits_for["type"], "submit_tool_outputs");
+    assert_eq!(
+        waits_for["submit_tool_outputs"]["tool_calls"][0]["arguments"],
+        json!({"sku": "A-1"})
+    );
+    let done = &answers[1]["task"];
+    assert_eq!(state(done), "TASK_STATE_COMPLETED", "{done}");
+    assert_eq!(text(&done["artifacts"][0]["parts"]), "7 in stock");
+    running.terminate();
+    running.wait();
+}
+
 const ASKS: &str = "description: Asks, then writes.\nprompt: Go\ntools:\n  - builtin: ask_user\n  - builtin: write_file\npermissions:\n  ask: [write_file]\n";
 
 /// A run that asks a question (`ask_user`) is `input-required` with the question; a

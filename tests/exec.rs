@@ -3,6 +3,9 @@
 
 mod support;
 
+#[path = "exec/middleware.rs"]
+mod middleware;
+
 use std::time::Duration;
 
 use runner::testing::mock_server::{MockRequest, MockResponse, Reply};

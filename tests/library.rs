@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use runner::session::{
     self, Answer, Denial, Inputs, ResumeRequest, RunDirOptions, RunHandle, RunRequest, RunSettings,
-    SessionsAt,
+    SessionsAt, SubmittedOutput,
 };
 use runner::testing::mock_server::{MockResponse, MockServer, Reply};
 use runner::{Event, EventData, RunStatus};
@@ -428,6 +428,59 @@ fn calls_waiting_for_approval_are_decided_through_the_handle() {
     assert!(denied, "{:?}", last.conversation());
     let workspace_file = Path::new(env!("CARGO_MANIFEST_DIR")).join("never-written.txt");
     assert!(!workspace_file.exists());
+}
+
+/// A program embedding runner gives the model a tool of its own: the run pauses on the
+/// call, and the program submits the output through the handle.
+#[test]
+fn an_external_tools_output_is_submitted_through_the_handle() {
+    key();
+    let mock = MockServer::start();
+    mock.route(|request| {
+        (who(request)? == "gamma").then(|| match after_a_tool(request) {
+            false => MockResponse::reply(Reply::tool_call("weather", json!({"city": "Oslo"}))),
+            true => MockResponse::reply(Reply::text("Oslo is cold")),
+        })
+    });
+    let dir = workspace("external");
+    let body = format!(
+        "{BODY}tools:\n  - external:\n      name: weather\n      description: The weather in a city.\n      parameters: {{type: object, properties: {{city: {{type: string}}}}}}\n"
+    );
+    let agent = agent_file(&dir, "gamma", &mock, &body);
+    runtime().block_on(async {
+        let handle = session::start(request(agent, "gamma", RunSettings::default()))
+            .await
+            .unwrap();
+        let waiting = all_events(&handle).await;
+        let calls = waiting
+            .iter()
+            .find_map(|event| match &event.data {
+                EventData::RequiresAction(action) => {
+                    action.required_action.submit_tool_outputs.clone()
+                }
+                _ => None,
+            })
+            .expect("the run waits for the tool's output");
+        let call = &calls.tool_calls[0];
+        assert_eq!(
+            (call.name.as_str(), &call.arguments),
+            ("weather", &json!({"city": "Oslo"}))
+        );
+        let output = SubmittedOutput::new(call.id.clone(), json!({"celsius": -3}));
+        let resumed = handle
+            .answer(Answer::Outputs(vec![output]))
+            .await
+            .expect("the output resumes it");
+        let ended = resumed.outcome().await.unwrap();
+        assert_eq!(ended.result.status, RunStatus::Completed);
+        assert_eq!(ended.result.output.as_deref(), Some("Oslo is cold"));
+    });
+    let last = mock.requests().pop().unwrap();
+    let told = last
+        .conversation()
+        .iter()
+        .any(|m| m["role"] == "tool" && m["content"].as_str() == Some(r#"{"celsius":-3}"#));
+    assert!(told, "{:?}", last.conversation());
 }
 
 #[test]

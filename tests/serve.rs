@@ -150,6 +150,49 @@ permissions:
     assert!(running.path("APPROVED").exists(), "the approved call ran");
 }
 
+/// A program drives an agent over HTTP and runs the agent's external tool itself: the
+/// session says which call waits (`waits_for`), and `tool_outputs` answers it.
+#[test]
+fn an_external_call_waits_and_its_output_is_submitted_over_http() {
+    let agent = "prompt: Go
+tools:
+  - external:
+      name: stock
+      description: Units in stock of a product.
+      parameters: { type: object, properties: { sku: { type: string } }, required: [sku] }
+";
+    let test = Test::new()
+        .agent(agent)
+        .reply(Reply::tool_call("stock", json!({"sku": "A-1"})))
+        .reply(Reply::text("7 in stock"));
+    let (_running, api) = test.serve(&[]);
+    let (run, session) = start(&api, json!({"agent": "test-agent"}));
+    let (_, end) = api.events(&run, None).until_end();
+    assert_eq!(end.data, r#"{"status":"input_required"}"#);
+    let waiting = api.get(&format!("/api/sessions/{session}")).json();
+    let action = &waiting["waits_for"]["required_action"];
+    assert_eq!(action["type"], "submit_tool_outputs", "{waiting}");
+    let call = &action["submit_tool_outputs"]["tool_calls"][0];
+    assert_eq!(call["arguments"], json!({"sku": "A-1"}));
+    let unknown = api.post(
+        &format!("/api/sessions/{session}/answer"),
+        &json!({"tool_outputs": [{"tool_call_id": "call_x", "output": 1}]}),
+    );
+    assert_eq!(unknown.status, 400, "{}", unknown.body);
+    assert!(
+        unknown.body.contains("has no call `call_x`"),
+        "{}",
+        unknown.body
+    );
+    let answered = api.post(
+        &format!("/api/sessions/{session}/answer"),
+        &json!({"tool_outputs": [{"tool_call_id": call["id"], "output": {"units": 7}}]}),
+    );
+    assert_eq!(answered.status, 201, "{}", answered.body);
+    let (next, _) = ids(&answered.json());
+    ends_completed_with(&api, &next, "7 in stock");
+}
+
 /// Two calls denied in one answer, each with its own reason: each reason is the result
 /// the model reads for its call (one reason for all used to be the only choice).
 #[test]

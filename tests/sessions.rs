@@ -2,6 +2,9 @@
 
 mod support;
 
+#[path = "sessions/external.rs"]
+mod external;
+
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;

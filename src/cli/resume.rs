@@ -16,7 +16,7 @@ use crate::engine::ErrorCode;
 use crate::engine::clock::new_id;
 use crate::nats::SessionsAt;
 use crate::session::files::default_sessions_dir;
-use crate::session::{Answer, Denial, ResumeRequest, Stop, blocking};
+use crate::session::{Answer, Denial, ResumeRequest, Stop, SubmittedOutput, blocking};
 
 /// Options of `runner resume`.
 #[derive(Debug, Args)]
@@ -34,6 +34,11 @@ pub struct ResumeArgs {
     /// Deny a call the session waits on; the model is told it was denied (repeatable).
     #[arg(long, value_name = "CALL_ID")]
     pub deny: Vec<String>,
+    /// The output of an external tool's call the session waits on: its id, `=`, and any
+    /// JSON (a string is the text the model reads), or `@FILE` to read the JSON from a file
+    /// (repeatable: one per call).
+    #[arg(long, value_name = "CALL_ID=JSON", conflicts_with_all = ["answer", "approve", "deny"])]
+    pub tool_output: Vec<String>,
     /// Why the calls of `--deny` were denied, for the model.
     #[arg(long, requires = "deny")]
     pub reason: Option<String>,
@@ -67,10 +72,14 @@ pub fn run(args: ResumeArgs) -> Exit {
             return report(&stop, &args.run, (&ids.0, &ids.1));
         }
     };
+    let answer = match answer(&args) {
+        Ok(answer) => answer,
+        Err(stop) => return report(&stop, &args.run, (&ids.0, &ids.1)),
+    };
     let request = ResumeRequest {
         session_id: args.session.clone(),
         run_id: Some(ids.0.clone()),
-        answer: answer(&args),
+        answer,
         branch: args.from_checkpoint.zip(args.branch.clone()),
         sessions,
         settings: args.run.settings(cancelled_by_signals()),
@@ -78,17 +87,63 @@ pub fn run(args: ResumeArgs) -> Exit {
     show(blocking::resume(request), &args.run, (&ids.0, &ids.1))
 }
 
-/// `--approve`/`--deny` decide on calls (`--reason` is the reason of every `--deny`), or
-/// `--answer` answers.
-fn answer(args: &ResumeArgs) -> Option<Answer> {
+/// `--approve`/`--deny` decide on calls (`--reason` is the reason of every `--deny`),
+/// `--tool-output` gives outputs, or `--answer` answers.
+fn answer(args: &ResumeArgs) -> Result<Option<Answer>, Stop> {
     if !args.approve.is_empty() || !args.deny.is_empty() {
         let deny = args.deny.iter();
-        return Some(Answer::Decide {
+        return Ok(Some(Answer::Decide {
             approve: args.approve.clone(),
             deny: deny
                 .map(|id| Denial::new(id, args.reason.clone()))
                 .collect(),
-        });
+        }));
     }
-    args.answer.clone().map(Answer::Text)
+    if !args.tool_output.is_empty() {
+        let outputs = args.tool_output.iter().map(|given| tool_output(given));
+        return Ok(Some(Answer::Outputs(outputs.collect::<Result<_, _>>()?)));
+    }
+    Ok(args.answer.clone().map(Answer::Text))
+}
+
+/// The largest `--tool-output @FILE` read: an output is the model's to read, so a file of
+/// this size is a mistake, never a result.
+const MAX_OUTPUT_FILE: u64 = 16 * 1024 * 1024;
+
+/// `CALL_ID=JSON` or `CALL_ID=@FILE`.
+fn tool_output(given: &str) -> Result<SubmittedOutput, Stop> {
+    let fail = |message: String| Stop::invalid(ErrorCode::InvalidAnswer, message);
+    let Some((id, value)) = given.split_once('=').filter(|(id, _)| !id.is_empty()) else {
+        return Err(fail(format!(
+            "--tool-output `{given}` is not CALL_ID=JSON (or CALL_ID=@FILE)"
+        )));
+    };
+    let (text, from) = match value.strip_prefix('@') {
+        Some(path) => (
+            read_output_file(path).map_err(fail)?,
+            format!("file {path}"),
+        ),
+        None => (value.to_string(), "the value".to_string()),
+    };
+    let output = serde_json::from_str(&text).map_err(|error| {
+        fail(format!(
+            "--tool-output for call `{id}`: {from} is not JSON ({error}); write a string as \"text\", in quotes"
+        ))
+    })?;
+    Ok(SubmittedOutput::new(id, output))
+}
+
+fn read_output_file(path: &str) -> Result<String, String> {
+    use std::io::Read;
+    let file = std::fs::File::open(path).map_err(|e| format!("cannot read {path}: {e}"))?;
+    let mut text = String::new();
+    file.take(MAX_OUTPUT_FILE + 1)
+        .read_to_string(&mut text)
+        .map_err(|e| format!("cannot read {path}: {e}"))?;
+    if text.len() as u64 > MAX_OUTPUT_FILE {
+        return Err(format!(
+            "{path} is larger than {MAX_OUTPUT_FILE} bytes: too large for a tool output"
+        ));
+    }
+    Ok(text)
 }

@@ -1,13 +1,16 @@
 //! `hooks:` compiled: each command's program found (a path from the agent file's
-//! directory), its patterns parsed, its timeout and `on_error` settled.
+//! directory), its patterns parsed, its timeout and `on_error` settled. A `command`
+//! middleware's program is compiled the same way: it runs as a hook does.
 
 use std::path::{Path, PathBuf};
 
 use super::{CompileError, CompileInput, secret_env_names};
+use crate::engine::middleware::CommandMiddleware;
 use crate::policy::hooks::{DEFAULT_TIMEOUT, Hook, HookRunner, Hooks, OnError, ToolHook};
 use crate::policy::{Pattern, Redactor};
 use crate::spec::duration::HumanDuration;
 use crate::spec::hooks::{HookCommand, HooksSpec, OnHookError, ToolHookSpec};
+use crate::spec::middleware::{CommandMiddlewareConfig, OnMiddlewareError};
 
 /// The agent's hooks, their programs running in the workspace with the environment
 /// `shell` gets, their stderr redacted by `redactor`.
@@ -83,9 +86,39 @@ fn patterns(spec: &ToolHookSpec) -> Result<Vec<Pattern>, CompileError> {
         })
 }
 
+/// A `command` middleware: its program run as a hook's is, failing the call unless it
+/// says `on_error: continue`.
+pub fn command_middleware(
+    input: &CompileInput<'_>,
+    config: &CommandMiddlewareConfig,
+) -> Result<CommandMiddleware, CompileError> {
+    let redactor = Redactor::new(&input.spec.redact).map_err(|message| CompileError::Policy {
+        key: "redact",
+        message,
+    })?;
+    let on_error = match config.on_error {
+        Some(OnMiddlewareError::Continue) => OnError::Allow,
+        Some(OnMiddlewareError::Fail) | None => OnError::Deny,
+    };
+    Ok(CommandMiddleware {
+        hook: Hook {
+            command: config.command.0.clone(),
+            program: program(input, &config.command),
+            timeout: config.timeout.map_or(DEFAULT_TIMEOUT, |t| t.0),
+            on_error,
+        },
+        runner: HookRunner {
+            workspace: input.workspace.dir.clone(),
+            deny_env: secret_env_names(input.spec),
+            redactor,
+            protected: input.workspace.protected.clone(),
+        },
+    })
+}
+
 /// The program of a command: a relative path (one with a `/`) is taken from the agent
 /// file's directory, since hooks ship beside the file; a bare name is left for `PATH`.
-fn program(input: &CompileInput<'_>, command: &HookCommand) -> PathBuf {
+pub(super) fn program(input: &CompileInput<'_>, command: &HookCommand) -> PathBuf {
     let written = command.0.first().map(String::as_str).unwrap_or_default();
     let path = Path::new(written);
     if !written.contains('/') || path.is_absolute() {

@@ -392,7 +392,7 @@ pub fn run_limits(limits: &Limits) -> RunLimits {
 
 /// One of an agent's tools and where it comes from (for messages and `runner tools`).
 pub struct ToolListing {
-    /// `builtin`, `sub-agent`, `handoff` or `mcp`.
+    /// `builtin`, `sub-agent`, `remote`, `external`, `handoff` or `mcp`.
     pub kind: &'static str,
     /// The MCP server's command line or URL, for `mcp` tools.
     pub server: Option<String>,
@@ -461,6 +461,10 @@ pub fn build_tools(input: &CompileInput<'_>) -> Result<Vec<ToolListing>, Compile
                 "remote",
                 AgentTool::Remote(remote::remote_tool(input, tool)?),
             )),
+            ToolEntry::External(entry) => tools.push(ToolListing::new(
+                "external",
+                AgentTool::External(external_tool(&entry.external)?),
+            )),
             ToolEntry::Mcp(entry) => {
                 let server = Some(crate::mcp::Endpoint::label_of(&entry.mcp));
                 let sandbox = match &entry.mcp {
@@ -500,6 +504,24 @@ pub fn build_tools(input: &CompileInput<'_>) -> Result<Vec<ToolListing>, Compile
         }
     }
     Ok(tools)
+}
+
+/// An external tool: its interface, the schema compiled to check the model's arguments.
+fn external_tool(
+    tool: &crate::spec::tools::ExternalTool,
+) -> Result<Arc<crate::engine::external::ExternalTool>, CompileError> {
+    let parameters = tool.parameters.0.clone();
+    let validator =
+        crate::tools::ArgsValidator::new(&parameters).map_err(|message| CompileError::Tool {
+            name: tool.name.clone(),
+            message,
+        })?;
+    Ok(Arc::new(crate::engine::external::ExternalTool {
+        name: tool.name.clone(),
+        description: tool.description.clone(),
+        parameters,
+        validator,
+    }))
 }
 
 /// `runner tools`' line for programs under `over` and `own`: each layer's summary.
@@ -584,6 +606,7 @@ fn build_middleware(
                     summarizer,
                 ))
             }
+            MiddlewareEntry::Command(config) => Arc::new(hooks::command_middleware(input, config)?),
         };
         chain.push(layer);
     }

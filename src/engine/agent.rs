@@ -295,6 +295,9 @@ pub enum AgentTool {
     /// A remote agent (A2A) used as a tool.
     Remote(Arc<RemoteAgentTool>),
     Handoff(Arc<HandoffTool>),
+    /// A client-side tool: its calls wait for the output the program running the agent
+    /// submits.
+    External(Arc<super::external::ExternalTool>),
 }
 
 impl From<Arc<dyn Tool>> for AgentTool {
@@ -311,6 +314,7 @@ impl AgentTool {
             AgentTool::SubAgent(tool) => &tool.name,
             AgentTool::Remote(tool) => &tool.name,
             AgentTool::Handoff(tool) => &tool.name,
+            AgentTool::External(tool) => &tool.name,
         }
     }
 
@@ -321,6 +325,7 @@ impl AgentTool {
             AgentTool::SubAgent(tool) => &tool.description,
             AgentTool::Remote(tool) => &tool.description,
             AgentTool::Handoff(tool) => &tool.description,
+            AgentTool::External(tool) => &tool.description,
         }
     }
 
@@ -331,6 +336,7 @@ impl AgentTool {
             AgentTool::SubAgent(tool) => &tool.parameters,
             AgentTool::Remote(tool) => &tool.parameters,
             AgentTool::Handoff(tool) => tool.parameters(),
+            AgentTool::External(tool) => &tool.parameters,
         }
     }
 
@@ -341,6 +347,8 @@ impl AgentTool {
             AgentTool::SubAgent(tool) => tool.sequential,
             AgentTool::Remote(tool) => tool.sequential,
             AgentTool::AskUser(_) | AgentTool::Handoff(_) => true,
+            // Nothing runs here: it waits beside the others.
+            AgentTool::External(_) => false,
         }
     }
 
@@ -350,6 +358,8 @@ impl AgentTool {
     pub fn rerun_harmless(&self) -> bool {
         match self {
             AgentTool::Plain(tool) => tool.idempotent(),
+            // It runs nothing here, so a call lost in a power cut had no effect to repeat.
+            AgentTool::External(_) => true,
             AgentTool::AskUser(_)
             | AgentTool::SubAgent(_)
             | AgentTool::Remote(_)

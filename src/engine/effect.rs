@@ -23,6 +23,12 @@ pub enum ToolEffect {
     /// `permissions` asked for approval and nobody could give it: the call waits, not run,
     /// for `runner resume --approve/--deny`.
     ApprovalRequired { rule: String },
+    /// An external tool was called: the call waits, not run, for the output the program
+    /// running the agent submits (`runner resume --tool-output`).
+    /// `arguments`: those a `pre_tool_use` hook rewrote the call's to, if one did.
+    OutputRequired {
+        arguments: Option<serde_json::Value>,
+    },
     /// A sub-agent ran; its trace joins the caller's state.
     SubAgent(Box<SubagentTrace>),
     /// A sub-agent paused on a question: the run pauses with it, keeping its state.
@@ -39,4 +45,15 @@ pub enum ToolEffect {
         question: String,
         task: Box<super::pending::RemoteTask>,
     },
+}
+
+impl ToolEffect {
+    /// For a call that waits without running (its effect came from the policy or from an
+    /// external tool): what it waits for, as its result and progress line say.
+    pub fn waits_for(&self) -> &'static str {
+        match self {
+            ToolEffect::OutputRequired { .. } => "waits for the client's output",
+            _ => "waits for approval",
+        }
+    }
 }

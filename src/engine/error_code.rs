@@ -48,6 +48,8 @@ pub enum ErrorCode {
     McpServer,
     /// A `run_start` hook refused the run.
     Hook,
+    /// A `command` middleware failed, under `on_error: fail`.
+    Middleware,
     /// A bug: the run ended where it cannot.
     Internal,
     // Why a run never started (`invalid`, exit 2, unless said otherwise).
@@ -97,7 +99,7 @@ pub enum ErrorCode {
 }
 
 /// Every code but the provider's (one per [`ErrorKind`]), in the order of `docs/running.md`.
-const NAMED: [ErrorCode; 37] = [
+const NAMED: [ErrorCode; 38] = [
     ErrorCode::LimitReached,
     ErrorCode::Interrupted,
     ErrorCode::InputRequired,
@@ -113,6 +115,7 @@ const NAMED: [ErrorCode; 37] = [
     ErrorCode::CheckpointWrite,
     ErrorCode::McpServer,
     ErrorCode::Hook,
+    ErrorCode::Middleware,
     ErrorCode::Internal,
     ErrorCode::InvalidAgent,
     ErrorCode::InvalidInput,
@@ -165,6 +168,7 @@ impl ErrorCode {
             ErrorCode::CheckpointWrite => "checkpoint_write",
             ErrorCode::McpServer => "mcp_server",
             ErrorCode::Hook => "hook",
+            ErrorCode::Middleware => "middleware",
             ErrorCode::Internal => "internal",
             ErrorCode::InvalidAgent => "invalid_agent",
             ErrorCode::InvalidInput => "invalid_input",

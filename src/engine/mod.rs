@@ -10,6 +10,7 @@ pub mod context;
 pub mod effect;
 pub mod error_code;
 pub mod events;
+pub mod external;
 mod guard;
 pub mod id;
 pub mod limit;

@@ -27,6 +27,9 @@ pub enum Pending {
     /// Calls that `permissions` sent to `ask` with nobody to decide: not run, each waits
     /// for `runner resume --approve/--deny`, which runs or refuses it.
     ApprovalRequired { calls: Vec<ApprovalCall> },
+    /// Calls of external tools, not run: each waits for the output the program running
+    /// the agent submits (`runner resume --tool-output`), which becomes its result.
+    OutputsRequired { calls: Vec<ToolCall> },
     /// The sub-agent behind `call` waits for an answer: its run goes on from `state` once
     /// its own `pending` is settled, and its answer becomes the call's result.
     SubAgent {
@@ -67,6 +70,15 @@ pub struct Approving<'a> {
     pub agent: Option<&'a str>,
 }
 
+/// The external calls a paused run waits to have outputs for, wherever in the tree they
+/// were made.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Submitting<'a> {
+    pub calls: &'a [ToolCall],
+    /// The sub-agent that made them; `None` when the run's own agent did.
+    pub agent: Option<&'a str>,
+}
+
 /// The question a paused run waits on, wherever in the tree it was asked.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Asked<'a> {
@@ -82,7 +94,9 @@ impl Pending {
     /// The question this pause waits on; `None` for calls in flight.
     pub fn asked(&self) -> Option<Asked<'_>> {
         match self {
-            Pending::ToolsInFlight { .. } | Pending::ApprovalRequired { .. } => None,
+            Pending::ToolsInFlight { .. }
+            | Pending::ApprovalRequired { .. }
+            | Pending::OutputsRequired { .. } => None,
             Pending::InputRequired { question, id, call } => Some(Asked {
                 question,
                 id: id.as_deref(),
@@ -125,7 +139,23 @@ impl Pending {
             Pending::ToolsInFlight { .. }
             | Pending::InputRequired { .. }
             | Pending::FormRequired { .. }
+            | Pending::OutputsRequired { .. }
             | Pending::Remote { .. } => None,
+        }
+    }
+
+    /// The external calls this pause waits to have outputs for; `None` for anything else.
+    pub fn submitting(&self) -> Option<Submitting<'_>> {
+        match self {
+            Pending::OutputsRequired { calls } => Some(Submitting { calls, agent: None }),
+            Pending::SubAgent { agent, pending, .. } => {
+                let inner = pending.submitting()?;
+                Some(Submitting {
+                    agent: inner.agent.or(Some(agent.as_str())),
+                    ..inner
+                })
+            }
+            _ => None,
         }
     }
 

@@ -1,7 +1,8 @@
 //! Answering what a paused run waits on, inside the resumed run: the answer becomes the
 //! `ask_user` call's result; a call whose MCP server's form was answered is made again;
 //! calls awaiting approval run (approved) or get the denial as
-//! their result, in a step of their own; when a sub-agent paused, it is driven on from its
+//! their result, in a step of their own; external calls get the outputs submitted for
+//! them, in a step of their own too; when a sub-agent paused, it is driven on from its
 //! saved state with the reply settled in its own run (to any depth), and its answer becomes
 //! its call's result. A sub-agent that pauses again pauses the run again.
 
@@ -11,6 +12,7 @@ use std::time::Instant;
 use super::agent::{Agent, AgentTool, Halt, HaltReason, RemoteAgentTool, RunContext, SubAgentTool};
 use super::effect::ToolEffect;
 use super::events::{PermissionDecided, ToolCallCreated, ToolCompleted, UserInputProvided};
+use super::external::SubmittedOutput;
 use super::pending::{ApprovalCall, Pending, RemoteTask};
 use super::run::{Settle, handed_chain};
 use super::state::AgentState;
@@ -35,6 +37,8 @@ pub enum Reply {
     Text(String),
     /// Decisions on the calls awaiting approval (`--approve`, `--deny`).
     Approvals(Decisions),
+    /// The outputs of the external calls the run waits on (`--tool-output`), one per call.
+    Outputs(Vec<SubmittedOutput>),
 }
 
 /// A decision for each call awaiting approval, by call id.
@@ -87,6 +91,10 @@ impl Settle for Answer {
                 }
                 (Pending::ApprovalRequired { calls }, Reply::Approvals(decisions)) => {
                     settle_approvals(agent, state, ctx, calls, decisions).await
+                }
+                (Pending::OutputsRequired { calls }, Reply::Outputs(outputs)) => {
+                    let step = ("Tool outputs submitted", calls.as_slice());
+                    in_own_step(agent, state, ctx, (step, outputs), |state, _| state).await
                 }
                 (
                     Pending::SubAgent {
@@ -367,7 +375,7 @@ async fn settle_approvals(
         state
     };
     let step = ("Calls decided on resume", approved.as_slice());
-    in_own_step(root, state, ctx, step, decide).await
+    in_own_step(root, state, ctx, (step, &[]), decide).await
 }
 
 /// Makes again the call whose server's form the resume answered (the answer waits for
@@ -380,17 +388,17 @@ async fn call_again(
 ) -> Result<AgentState, Halt> {
     let title = format!("{} again, with the form answered", call.name);
     let step = (title.as_str(), std::slice::from_ref(call));
-    in_own_step(root, state, ctx, step, |state, _| state).await
+    in_own_step(root, state, ctx, (step, &[]), |state, _| state).await
 }
 
 /// Runs `calls` (settled on resume, so not decided or counted again) in a step of their
-/// own, as the agent in control (the handoff target, or the root); `prepare` first adds
-/// what else the step shows.
+/// own, as the agent in control (the handoff target, or the root), external calls with
+/// the `outputs` submitted for them; `prepare` first adds what else the step shows.
 async fn in_own_step(
     root: &Agent,
     state: AgentState,
     ctx: &RunContext,
-    (title, calls): (&str, &[ToolCall]),
+    ((title, calls), outputs): ((&str, &[ToolCall]), &[SubmittedOutput]),
     prepare: impl FnOnce(AgentState, &str) -> AgentState,
 ) -> Result<AgentState, Halt> {
     let active = match handed_chain(root, &state.handoffs) {
@@ -401,7 +409,7 @@ async fn in_own_step(
     let (state, step_id) = start_step(ctx, state, title);
     let state = prepare(state, &step_id);
     let ctx = &ctx.clone().governed_by(owner);
-    let state = match run_approved_tools(owner, calls, state, ctx, &step_id).await {
+    let state = match run_approved_tools(owner, (calls, outputs), state, ctx, &step_id).await {
         Ok((state, _handoff)) => state,
         Err(halt) => return Err(fail_step(ctx, halt, &step_id, title)),
     };

@@ -15,12 +15,12 @@ use super::agent::{
 use super::budget::Budget;
 use super::clock::new_id;
 use super::events::{
-    ActionKind, ActionStatus, AwaitingApproval, CheckpointSaved, Emitter, Event, EventBus, Failure,
-    FailureDetails, Handoff, Phase, RequiredAction, RequiresAction, RunCompleted, RunCreated,
-    RunFailed, StatusChanged,
+    ActionKind, ActionStatus, AwaitingApproval, CheckpointSaved, Emitter, Event, EventBus,
+    ExternalCall, Failure, FailureDetails, Handoff, Phase, RequiredAction, RequiresAction,
+    RunCompleted, RunCreated, RunFailed, StatusChanged, SubmitToolOutputs,
 };
 use super::outcome::{RunError, RunOutcome, RunStatus, RunTotals};
-use super::pending::Pending;
+use super::pending::{Pending, Submitting};
 use super::state::AgentState;
 use crate::engine::ErrorCode;
 use crate::provider::{BoxFuture, Message, Usage};
@@ -80,11 +80,18 @@ pub async fn drive(
         (&outcome.pending, &start.session_id, &mut outcome.error)
         && outcome.status == RunStatus::InputRequired
     {
-        let how = match outcome.pending.as_ref().and_then(Pending::approving) {
-            Some(_) => format!(
+        let pending = outcome.pending.as_ref();
+        let how = match (
+            pending.and_then(Pending::approving),
+            pending.and_then(Pending::submitting),
+        ) {
+            (Some(_), _) => format!(
                 "approve with `runner resume {session} --approve all`, or deny with `--deny CALL_ID --reason TEXT`"
             ),
-            None => format!("answer with `runner resume {session} --answer TEXT`"),
+            (None, Some(_)) => format!(
+                "submit each output with `runner resume {session} --tool-output CALL_ID=JSON`"
+            ),
+            (None, None) => format!("answer with `runner resume {session} --answer TEXT`"),
         };
         error.message = format!("{} ({how})", error.message);
     }
@@ -246,7 +253,11 @@ pub fn required_action(pending: &Pending) -> Option<RequiredAction> {
             tool_call_id: asked.call.id.clone(),
             agent: asked.agent.map(String::from),
             calls: Vec::new(),
+            submit_tool_outputs: None,
         });
+    }
+    if let Some(submitting) = pending.submitting() {
+        return Some(outputs_action(submitting));
     }
     let approving = pending.approving()?;
     let calls: Vec<AwaitingApproval> = approving
@@ -266,7 +277,34 @@ pub fn required_action(pending: &Pending) -> Option<RequiredAction> {
         tool_call_id: calls.first().map(|c| c.id.clone()).unwrap_or_default(),
         agent: approving.agent.map(String::from),
         calls,
+        submit_tool_outputs: None,
     })
+}
+
+/// What a run paused on external calls waits for: their outputs.
+fn outputs_action(submitting: Submitting<'_>) -> RequiredAction {
+    let tool_calls: Vec<ExternalCall> = submitting
+        .calls
+        .iter()
+        .map(|call| ExternalCall {
+            id: call.id.clone(),
+            name: call.name.clone(),
+            arguments: call.arguments.clone(),
+        })
+        .collect();
+    let each: Vec<String> = tool_calls
+        .iter()
+        .map(|c| format!("`{}` (call {})", c.name, c.id))
+        .collect();
+    RequiredAction {
+        kind: ActionKind::SubmitToolOutputs,
+        question: format!("submit the output of {}", each.join(", ")),
+        id: None,
+        tool_call_id: tool_calls.first().map(|c| c.id.clone()).unwrap_or_default(),
+        agent: submitting.agent.map(String::from),
+        calls: Vec::new(),
+        submit_tool_outputs: Some(SubmitToolOutputs { tool_calls }),
+    }
 }
 
 /// "approve `write_file` (call_1, rule `ask: write_file`)", one clause per call.
@@ -290,6 +328,12 @@ fn question_message(pending: &Pending) -> String {
             }
             (None, ActionKind::ToolApproval) => {
                 format!("the agent waits for approval: {}", action.question)
+            }
+            (Some(agent), ActionKind::SubmitToolOutputs) => {
+                format!("`{agent}` waits for tool outputs: {}", action.question)
+            }
+            (None, ActionKind::SubmitToolOutputs) => {
+                format!("the agent waits for tool outputs: {}", action.question)
             }
         },
         None => "the run waits for an answer".to_string(),

@@ -212,9 +212,11 @@ pub async fn run_calls(
                     Authorization::Refuse(output) => (Called::from(output), true),
                     Authorization::Wait(effect) => {
                         // Its block closes like a paused `ask_user` call's; the call runs
-                        // (or is denied) in a step of the resumed run.
-                        let output = ToolOutput::error("not run yet: it waits for approval")
-                            .with_meta(NOT_RUN, "waits for approval");
+                        // (or is denied, or gets its submitted output) in a step of the
+                        // resumed run.
+                        let waits = effect.waits_for();
+                        let output = ToolOutput::error(format!("not run yet: it {waits}"))
+                            .with_meta(NOT_RUN, waits);
                         let effect = Some(effect);
                         (Called { output, effect }, false)
                     }

@@ -10,6 +10,7 @@ use serde_json::{Map, Value};
 use super::agent::AgentTool;
 use super::effect::ToolEffect;
 use super::events::{OutputStream, ToolOutputLine, ToolProgressed, UserInputProvided};
+use super::external::{ExternalCall, ExternalTool, SubmittedOutput};
 use super::guard::CallGuard;
 use super::scheduler::{Authorization, Called, Dispatch};
 use super::subagent::CallerRun;
@@ -28,6 +29,9 @@ pub struct TurnTools {
     policy: Arc<ToolPolicy>,
     /// Calls a person approved on `runner resume`: they run without being decided again.
     approved: HashSet<String>,
+    /// External calls whose outputs were submitted on `runner resume`, by call id: those
+    /// outputs are their results.
+    submitted: HashMap<String, Value>,
 }
 
 impl TurnTools {
@@ -41,6 +45,7 @@ impl TurnTools {
             caller,
             policy,
             approved: HashSet::new(),
+            submitted: HashMap::new(),
         }
     }
 
@@ -60,6 +65,42 @@ impl TurnTools {
         self.approved.extend(call_ids);
         self
     }
+
+    /// The same tools, these external calls answered with the outputs submitted for them.
+    pub fn submitting(mut self, outputs: &[SubmittedOutput]) -> Self {
+        let outputs = outputs
+            .iter()
+            .map(|o| (o.call_id.clone(), o.output.clone()));
+        self.submitted.extend(outputs);
+        self
+    }
+
+    /// An external call's way through the guardrails: its arguments checked against its
+    /// schema, then the rules and `pre_tool_use` hooks as for any call; one they let
+    /// through waits for its output instead of running. A call whose output was submitted
+    /// passed them when it was made: it goes on to its result.
+    async fn authorize_external(
+        &self,
+        tool: &ExternalTool,
+        guard: CallGuard<'_>,
+        call: &ToolCall,
+    ) -> Authorization {
+        if self.submitted.contains_key(&call.id) {
+            return Authorization::Run {
+                note: Map::new(),
+                arguments: None,
+            };
+        }
+        if let ExternalCall::Invalid(error) = tool.called(&call.arguments) {
+            return Authorization::Refuse(error);
+        }
+        match guard.authorize().await {
+            Authorization::Run { arguments, .. } => {
+                Authorization::Wait(ToolEffect::OutputRequired { arguments })
+            }
+            other => other,
+        }
+    }
 }
 
 impl Dispatch for TurnTools {
@@ -77,7 +118,10 @@ impl Dispatch for TurnTools {
     fn authorize<'a>(&'a self, call: &'a ToolCall) -> BoxFuture<'a, Authorization> {
         Box::pin(async move {
             match self.guard(call) {
-                Some(guard) => guard.authorize().await,
+                Some(guard) => match guard.tool {
+                    AgentTool::External(tool) => self.authorize_external(tool, guard, call).await,
+                    _ => guard.authorize().await,
+                },
                 None => Authorization::Run {
                     note: Map::new(),
                     arguments: None,
@@ -103,6 +147,13 @@ impl Dispatch for TurnTools {
         let Some(tool) = self.tools.get(&call.name).cloned() else {
             return Box::pin(async { crate::tools::ToolOutput::error("unknown tool").into() });
         };
+        if let AgentTool::External(_) = tool {
+            let output = match self.submitted.get(&call.id) {
+                Some(output) => ToolOutput::ok(output.clone()),
+                None => ToolOutput::error("no output was submitted for this call"),
+            };
+            return Box::pin(async { output.into() });
+        }
         let (arguments, caller) = (call.arguments.clone(), self.caller.clone());
         let context = context
             .with_progress(progress_events(&caller, call))
@@ -120,6 +171,8 @@ impl Dispatch for TurnTools {
                 AgentTool::SubAgent(tool) => tool.run(arguments, &caller, &context.call_id).await,
                 AgentTool::Remote(tool) => tool.run(arguments, &caller, &context.call_id).await,
                 AgentTool::Handoff(tool) => tool.hand_over(),
+                // Answered above, from the submitted outputs.
+                AgentTool::External(_) => ToolOutput::error("not run here").into(),
             }
         })
     }

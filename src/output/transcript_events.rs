@@ -203,6 +203,7 @@ impl<S: TranscriptSink> RunTranscript<S> {
                 let input_types = match asked.kind {
                     ActionKind::UserInput => "text",
                     ActionKind::ToolApproval => "approval",
+                    ActionKind::SubmitToolOutputs => "tool_outputs",
                 };
                 let _ = self.sink.input_required(InputRequired {
                     prompt,

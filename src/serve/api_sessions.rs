@@ -26,12 +26,12 @@ use crate::engine::events::{ActionStatus, RequiresAction};
 use crate::engine::run::required_action;
 use crate::engine::{ErrorCode, RunStatus};
 use crate::session::run_dir::runs_dir;
-use crate::session::{self, Answer, ResumeData, ResumeRequest};
+use crate::session::{self, Answer, ResumeData, ResumeRequest, SubmittedOutput};
 
 /// How long an answer waits for the run that paused to finish its checkpoint.
 const PAUSE_SETTLES: Duration = Duration::from_secs(10);
 
-/// The answer to what a paused session waits for: one of the three.
+/// The answer to what a paused session waits for: one of the four.
 #[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct AnswerRequest {
@@ -45,6 +45,18 @@ pub struct AnswerRequest {
     /// Calls waiting for approval not to run; the model is told the reason.
     #[serde(default)]
     pub deny: Vec<Denial>,
+    /// The outputs of the external tools' calls the session waits on, one per call.
+    #[serde(default)]
+    pub tool_outputs: Vec<ToolOutput>,
+}
+
+/// The output of an external tool's call (as the agent-events reference's
+/// `submit_tool_outputs` names it): any JSON; a string is the text the model reads.
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ToolOutput {
+    pub tool_call_id: String,
+    pub output: Value,
 }
 
 /// A call not to run, and the reason its model is told.
@@ -64,17 +76,24 @@ impl Denial {
 impl AnswerRequest {
     fn into_answer(self) -> Result<Answer, ApiError> {
         let decides = !self.approve.is_empty() || !self.deny.is_empty();
-        match (self.answer, self.form, decides) {
-            (Some(text), None, false) => Ok(Answer::Text(text)),
-            (None, Some(form), false) => Ok(Answer::Form(form)),
-            (None, None, true) => Ok(Answer::Decide {
+        let submits = !self.tool_outputs.is_empty();
+        match (self.answer, self.form, decides, submits) {
+            (Some(text), None, false, false) => Ok(Answer::Text(text)),
+            (None, Some(form), false, false) => Ok(Answer::Form(form)),
+            (None, None, true, false) => Ok(Answer::Decide {
                 approve: self.approve,
                 deny: self.deny.into_iter().map(Denial::into_session).collect(),
             }),
+            (None, None, false, true) => Ok(Answer::Outputs(
+                self.tool_outputs
+                    .into_iter()
+                    .map(|o| SubmittedOutput::new(o.tool_call_id, o.output))
+                    .collect(),
+            )),
             _ => Err(ApiError::code(
                 ErrorCode::InvalidAnswer,
-                "give one of `answer` (a question), `form` (a form), or `approve`/`deny` \
-                 (calls waiting for approval)",
+                "give one of `answer` (a question), `form` (a form), `approve`/`deny` \
+                 (calls waiting for approval), or `tool_outputs` (external calls)",
             )),
         }
     }

@@ -39,7 +39,7 @@ pub use handle::{Ended, RunHandle};
 pub use prepare::Stop;
 pub use request::{
     Answer, Denial, InputText, Inputs, Report, ResumeRequest, RunDirOptions, RunRequest,
-    RunSettings,
+    RunSettings, SubmittedOutput,
 };
 pub use resume::INTERRUPTED_CALL;
 pub use resume_data::{ResumeData, UnreadableResumeData};

@@ -8,6 +8,7 @@ use serde_json::{Map, Value};
 
 use super::Cancel;
 use crate::engine::events::EventSink;
+pub use crate::engine::external::SubmittedOutput;
 use crate::nats::SessionsAt;
 use crate::output::progress::ProgressStyle;
 use crate::output::result::RunResult;
@@ -99,6 +100,9 @@ pub enum Answer {
         approve: Vec<String>,
         deny: Vec<Denial>,
     },
+    /// The outputs of the external tools' calls the session waits on: one per call, by
+    /// call id; each output is the call's result.
+    Outputs(Vec<SubmittedOutput>),
 }
 
 /// A call waiting for approval that is not to run, and why: the model reads

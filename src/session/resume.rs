@@ -11,7 +11,7 @@ use std::sync::Arc;
 
 use super::files::SessionFiles;
 use super::prepare::{Request, Stop, load, resolve_tree};
-use super::request::{Answer as Given, Denial, ResumeRequest};
+use super::request::{Answer as Given, Denial, ResumeRequest, SubmittedOutput};
 use super::resume_data::ResumeData;
 use super::run::{Launch, Opening};
 use crate::checkpoint::{CheckpointStore, SessionHold, SessionMetadata, SessionStatus};
@@ -196,6 +196,12 @@ fn settle(
                 .collect();
             Ok((state.with_messages(missing), None))
         }
+        Some(waiting) if waiting.submitting().is_some() => {
+            let outputs = outputs(waiting, args)?;
+            let pending = waiting.clone();
+            let reply = Reply::Outputs(outputs);
+            Ok((state, Some(Answer { pending, reply })))
+        }
         Some(waiting) if waiting.approving().is_some() => {
             let decisions = decisions(waiting, args)?;
             let pending = waiting.clone();
@@ -288,6 +294,54 @@ fn decisions(waiting: &Pending, args: &ResumeRequest) -> Result<Decisions, Stop>
     Ok(decisions)
 }
 
+/// `--tool-output` for the external calls a paused session waits on: exactly one output
+/// for each of them, and no other.
+fn outputs(waiting: &Pending, args: &ResumeRequest) -> Result<Vec<SubmittedOutput>, Stop> {
+    let calls = waiting.submitting().map(|s| s.calls).unwrap_or_default();
+    let fail = |message: String| Stop::invalid(ErrorCode::InvalidAnswer, message);
+    let listed = || {
+        let each: Vec<String> = calls
+            .iter()
+            .map(|c| format!("{} (`{}`)", c.id, c.name))
+            .collect();
+        each.join(", ")
+    };
+    let given = match &args.answer {
+        Some(Given::Outputs(outputs)) => outputs.as_slice(),
+        _ => &[],
+    };
+    for (index, output) in given.iter().enumerate() {
+        if !calls.iter().any(|c| c.id == output.call_id) {
+            return Err(fail(format!(
+                "session `{}` has no call `{}` waiting for its output; it waits on {}",
+                args.session_id,
+                output.call_id,
+                listed()
+            )));
+        }
+        if given[..index].iter().any(|o| o.call_id == output.call_id) {
+            return Err(fail(format!(
+                "the output of call `{}` is given twice; give each call one output",
+                output.call_id
+            )));
+        }
+    }
+    let missing: Vec<&str> = calls
+        .iter()
+        .map(|c| c.id.as_str())
+        .filter(|id| !given.iter().any(|o| o.call_id == *id))
+        .collect();
+    if !missing.is_empty() {
+        return Err(fail(format!(
+            "session `{}` waits for the outputs of {}: pass --tool-output CALL_ID=JSON for {}",
+            args.session_id,
+            listed(),
+            missing.join(", ")
+        )));
+    }
+    Ok(given.to_vec())
+}
+
 /// With `--from-checkpoint N --branch NAME`: a new session branching from the old one,
 /// held in its place (the old one is free again once its tree records the branch).
 fn branch(
@@ -329,6 +383,6 @@ fn text_of(answer: Option<&Given>) -> Option<String> {
     match answer? {
         Given::Text(text) => Some(text.clone()),
         Given::Form(values) => Some(values.to_string()),
-        Given::Decide { .. } => None,
+        Given::Decide { .. } | Given::Outputs(_) => None,
     }
 }

@@ -3,6 +3,8 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+use super::duration::HumanDuration;
+use super::hooks::HookCommand;
 use super::model::ModelRef;
 
 /// One middleware, written as a single-key mapping: `- sliding_window: { max_messages: 60 }`.
@@ -17,6 +19,36 @@ pub enum MiddlewareEntry {
     PruneToolOutputs(PruneToolOutputsConfig),
     /// Summarises old history with a model call when the context grows too big.
     Summarize(SummarizeConfig),
+    /// A program that sees each model request before it is sent and each response after,
+    /// as JSON on stdin, and may answer with changed messages or a changed response.
+    Command(CommandMiddlewareConfig),
+}
+
+/// Options of `command`: the program as a hook's, its bound, what its failure means.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CommandMiddlewareConfig {
+    /// The program and its arguments, run directly (never through a shell). A first word
+    /// with a `/` is a path from the agent file's directory; a bare name is looked up on
+    /// `PATH`.
+    pub command: HookCommand,
+    /// How long one run of the program may take (default 10s); then it is killed and
+    /// counts as failed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timeout: Option<HumanDuration>,
+    /// What a failure (no start, non-zero exit, timeout, an answer that is not one) means:
+    /// `fail` (the default: the model call fails, and the run with it) or `continue` (the
+    /// request or response goes on as it was).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub on_error: Option<OnMiddlewareError>,
+}
+
+/// What a `command` middleware that fails means.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum OnMiddlewareError {
+    Fail,
+    Continue,
 }
 
 /// Options of `logging`.

@@ -21,6 +21,8 @@ pub enum ToolEntry {
     SubAgent(Box<SubAgentTool>),
     /// A remote A2A agent used as a tool: `- name: ..., a2a: {url: ...}`.
     Remote(Box<RemoteAgentTool>),
+    /// A tool the program running the agent implements: `- external: {name, ...}`.
+    External(ExternalEntry),
 }
 
 impl ToolEntry {
@@ -30,9 +32,34 @@ impl ToolEntry {
             ToolEntry::Builtin(tool) => Some(tool.name()),
             ToolEntry::SubAgent(tool) => Some(&tool.name),
             ToolEntry::Remote(tool) => Some(&tool.name),
+            ToolEntry::External(entry) => Some(&entry.external.name),
             ToolEntry::Mcp(_) => None,
         }
     }
+}
+
+/// `- external: {...}`: a client-side tool. The model sees its name, description and
+/// parameters; a call pauses the run (`requires_action` of type `submit_tool_outputs`)
+/// until the program running the agent submits its output (`runner resume --tool-output`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ExternalEntry {
+    /// The tool as the model sees it; runner never runs it.
+    pub external: ExternalTool,
+}
+
+/// A tool declared by its interface only: who runs the agent runs the tool.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ExternalTool {
+    /// The tool name the model calls.
+    #[schemars(regex(pattern = r"^[A-Za-z_][A-Za-z0-9_-]*$"))]
+    pub name: String,
+    /// What the tool does, for the model.
+    pub description: String,
+    /// The tool's parameters as an explicit JSON Schema (`type: object`); a call whose
+    /// arguments do not match is answered with the error and does not pause the run.
+    pub parameters: ParameterSchema,
 }
 
 /// A built-in tool, chosen by `builtin:`.

@@ -17,8 +17,9 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::AgentSpec;
-use super::hooks::{HookEntry, HooksSpec};
+use super::hooks::{HookCommand, HookEntry, HooksSpec};
 use super::load::load_agent;
+use super::middleware::MiddlewareEntry;
 use super::paths::canonical;
 use super::template::{IncludeSource, included_templates};
 use super::tools::{AgentRef, BuiltinTool, McpServer, ToolEntry};
@@ -131,6 +132,11 @@ impl AgentTree {
 
     fn walk(&mut self, spec: &AgentSpec, place: &Place<'_>) -> Result<(), String> {
         self.templates_of(spec, place.file_dir);
+        for entry in &spec.middleware {
+            if let MiddlewareEntry::Command(config) = entry {
+                self.program(&config.command, place.file_dir);
+            }
+        }
         if let Some(hooks) = &spec.hooks {
             self.hook_programs(hooks, place.file_dir);
         }
@@ -212,7 +218,7 @@ impl AgentTree {
                         sources.extend(http.headers.values().map(|v| Some(v.as_str())))
                     }
                 },
-                ToolEntry::Builtin(_) => {}
+                ToolEntry::Builtin(_) | ToolEntry::External(_) => {}
             }
         }
         for source in sources.into_iter().flatten() {
@@ -238,9 +244,15 @@ impl AgentTree {
                     .map(HookEntry::command),
             );
         for command in commands {
-            if let Some(program) = command.0.first().filter(|p| p.contains('/')) {
-                self.referenced.insert(canonical(&dir.join(program)));
-            }
+            self.program(command, dir);
+        }
+    }
+
+    /// A hook's or a `command` middleware's program, when given as a path (from the agent
+    /// file's directory, as they run it).
+    fn program(&mut self, command: &HookCommand, dir: &Path) {
+        if let Some(program) = command.0.first().filter(|p| p.contains('/')) {
+            self.referenced.insert(canonical(&dir.join(program)));
         }
     }
 

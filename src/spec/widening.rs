@@ -9,7 +9,7 @@ use super::AgentSpec;
 use super::destination::{Destination, destinations_of};
 use super::hooks::{HookEntry, HooksSpec};
 use super::limits::Limits;
-use super::middleware::MiddlewareEntry;
+use super::middleware::{CommandMiddlewareConfig, MiddlewareEntry};
 use super::permissions::{PermissionPattern, PermissionsSpec, Verdict};
 use super::tools::{BuiltinTool, ToolEntry};
 
@@ -42,6 +42,7 @@ pub fn widenings(old: &AgentSpec, new: &AgentSpec) -> Vec<String> {
         old.permissions.as_ref(),
         new.permissions.as_ref(),
     ));
+    found.extend(changed_commands(&old.middleware, &new.middleware));
     found.extend(changed_hooks(
         old.hooks.as_ref().unwrap_or(&HooksSpec::default()),
         new.hooks.as_ref().unwrap_or(&HooksSpec::default()),
@@ -106,6 +107,26 @@ fn changed_hooks(old: &HooksSpec, new: &HooksSpec) -> Vec<String> {
     changed("run_end", &old.run_end, &new.run_end, &mut found);
     changed("user_input", &old.user_input, &new.user_input, &mut found);
     found
+}
+
+/// `command` middleware added or changed (a program that runs, and sees every request),
+/// or dropped (a guard removed, like a redacting one), as for hooks.
+fn changed_commands(old: &[MiddlewareEntry], new: &[MiddlewareEntry]) -> Vec<String> {
+    let commands = |entries: &[MiddlewareEntry]| -> Vec<CommandMiddlewareConfig> {
+        let configs = entries.iter().filter_map(|entry| match entry {
+            MiddlewareEntry::Command(config) => Some(config.clone()),
+            _ => None,
+        });
+        configs.collect()
+    };
+    let (old, new) = (commands(old), commands(new));
+    let show = |config: &CommandMiddlewareConfig| shell_words::join(&config.command.0);
+    let added = new.iter().filter(|config| !old.contains(config));
+    let dropped = old.iter().filter(|config| !new.contains(config));
+    added
+        .map(|c| format!("adds or changes a `command` middleware `{}`", show(c)))
+        .chain(dropped.map(|c| format!("drops a `command` middleware `{}`", show(c))))
+        .collect()
 }
 
 /// The hooks of one point that `new` adds or changes, and those it drops.
@@ -187,6 +208,18 @@ fn tool_widening(old: &[ToolEntry], entry: &ToolEntry) -> Vec<String> {
             );
             (!same)
                 .then(|| format!("adds or changes remote agent tool `{}`", tool.name))
+                .into_iter()
+                .collect()
+        }
+        // The program running the agent runs it: the file grants nothing new by naming it,
+        // but a tool the model did not have is still more than the session started with.
+        ToolEntry::External(entry) => {
+            let name = &entry.external.name;
+            let same = old
+                .iter()
+                .any(|e| matches!(e, ToolEntry::External(b) if b.external.name == *name));
+            (!same)
+                .then(|| format!("adds external tool `{name}`"))
                 .into_iter()
                 .collect()
         }

@@ -662,11 +662,12 @@ pub enum ActionStatus {
 pub struct RequiredAction {
     #[serde(rename = "type")]
     pub kind: ActionKind,
-    /// The question; for `tool_approval`, what needs approving, in a sentence.
+    /// The question; for `tool_approval`, what needs approving, in a sentence; for
+    /// `submit_tool_outputs`, which outputs it waits for.
     pub question: String,
     /// The id `ask_user` gave the question, if any.
     pub id: Option<String>,
-    /// The `ask_user` call, or the first call awaiting approval.
+    /// The `ask_user` call, or the first call awaiting approval or an output.
     pub tool_call_id: String,
     /// The sub-agent that asked, when it was not the run's own agent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -674,6 +675,28 @@ pub struct RequiredAction {
     /// `tool_approval`: every call awaiting a decision.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub calls: Vec<AwaitingApproval>,
+    /// `submit_tool_outputs`: the external calls whose outputs the run waits for, as the
+    /// agent-events reference shapes them.
+    #[serde(
+        rename = "submit_tool_outputs",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub submit_tool_outputs: Option<SubmitToolOutputs>,
+}
+
+/// The calls of external tools a run waits to have outputs for.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct SubmitToolOutputs {
+    pub tool_calls: Vec<ExternalCall>,
+}
+
+/// A call of an external tool: what the program running the agent runs.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct ExternalCall {
+    pub id: String,
+    pub name: String,
+    pub arguments: Value,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
@@ -683,6 +706,8 @@ pub enum ActionKind {
     UserInput,
     /// Calls `permissions` sent to `ask` wait for `runner resume --approve/--deny`.
     ToolApproval,
+    /// Calls of external tools wait for `runner resume --tool-output CALL_ID=JSON`.
+    SubmitToolOutputs,
 }
 
 /// A call awaiting approval.

@@ -1,11 +1,16 @@
 //! The middleware trait and the chain that runs it around every model call.
 
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+
 use serde_json::{Map, Value};
+use tokio::sync::watch;
 
 use crate::engine::budget::Price;
-use crate::engine::events::Emitter;
+use crate::engine::events::{Emitter, Notice};
 use crate::engine::state::AgentState;
 use crate::provider::{BoxFuture, ModelResponse, ProviderError, Usage};
+use crate::sync::lock;
 
 /// What a middleware sees of one model call. `before` may replace `state` (the history the
 /// call sends and the run keeps); by `after` and `on_error` the state is back with the
@@ -23,6 +28,20 @@ pub struct CallContext {
     /// The run's emitter, where a middleware's log lines go ([`Emitter::notify`]): the
     /// engine never prints.
     pub emitter: Emitter,
+    /// The run's directory, where a `command` middleware's stderr goes (`hooks.log`).
+    pub run_dir: Option<PathBuf>,
+    /// The run's stop signal: a `command` middleware's program is stopped with the run.
+    pub cancel: watch::Receiver<bool>,
+    /// The run's warnings (the result's `warnings`).
+    pub warnings: Arc<Mutex<Vec<String>>>,
+}
+
+impl CallContext {
+    /// A problem that did not stop the call: on stderr and in the result's `warnings`.
+    pub fn warn(&self, message: String) {
+        self.emitter.notify(Notice::Warning(message.clone()));
+        lock(&self.warnings).push(message);
+    }
 }
 
 /// One model call made by a middleware.
@@ -49,6 +68,22 @@ pub trait Middleware: Send + Sync {
         Box::pin(async move { response })
     }
 
+    /// `before`, for a middleware that can fail: the context, and why the call must not
+    /// be made (a `command` middleware whose program failed, under `on_error: fail`).
+    /// The built-ins cannot fail.
+    fn try_before<'a>(&'a self, ctx: CallContext) -> BoxFuture<'a, (CallContext, Option<String>)> {
+        Box::pin(async move { (self.before(ctx).await, None) })
+    }
+
+    /// `after`, for a middleware that can fail: the response, or why the call failed.
+    fn try_after<'a>(
+        &'a self,
+        ctx: &'a CallContext,
+        response: ModelResponse,
+    ) -> BoxFuture<'a, Result<ModelResponse, String>> {
+        Box::pin(async move { Ok(self.after(ctx, response).await) })
+    }
+
     /// Returns a response to use instead of the error, or `None` to let it through.
     fn on_error<'a>(
         &'a self,
@@ -59,27 +94,32 @@ pub trait Middleware: Send + Sync {
     }
 }
 
-/// Runs `before` of every middleware in order.
+/// Runs `before` of every middleware in order, until one fails: then the context, and
+/// why the call must not be made.
 pub async fn run_before(
     chain: &[std::sync::Arc<dyn Middleware>],
     mut ctx: CallContext,
-) -> CallContext {
+) -> (CallContext, Option<String>) {
     for middleware in chain {
-        ctx = middleware.before(ctx).await;
+        let failed;
+        (ctx, failed) = middleware.try_before(ctx).await;
+        if failed.is_some() {
+            return (ctx, failed);
+        }
     }
-    ctx
+    (ctx, None)
 }
 
-/// Runs `after` of every middleware in reverse order.
+/// Runs `after` of every middleware in reverse order, until one fails.
 pub async fn run_after(
     chain: &[std::sync::Arc<dyn Middleware>],
     ctx: &CallContext,
     mut response: ModelResponse,
-) -> ModelResponse {
+) -> Result<ModelResponse, String> {
     for middleware in chain.iter().rev() {
-        response = middleware.after(ctx, response).await;
+        response = middleware.try_after(ctx, response).await?;
     }
-    response
+    Ok(response)
 }
 
 /// Gives each middleware, in reverse order, the chance to recover from an error.

@@ -3,12 +3,14 @@
 //! the response, `on_error` may recover from a failed call.
 
 mod chain;
+mod command;
 pub(crate) mod history;
 mod logging;
 mod prune_tool_outputs;
 mod sliding_window;
 pub(crate) mod summarize;
 
+pub use command::CommandMiddleware;
 pub use logging::Logging;
 pub use prune_tool_outputs::PruneToolOutputs;
 pub use sliding_window::SlidingWindow;

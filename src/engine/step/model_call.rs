@@ -115,8 +115,15 @@ async fn call_model_once(
         metadata: Default::default(),
         spent: Vec::new(),
         emitter: ctx.emitter.clone(),
+        run_dir: ctx.run_dir.clone(),
+        cancel: ctx.cancel.clone(),
+        warnings: ctx.warnings.clone(),
     };
-    let mut call = run_before(&agent.middleware, call).await;
+    let (mut call, refused) = run_before(&agent.middleware, call).await;
+    if let Some(message) = refused {
+        let state = std::mem::take(&mut call.state);
+        return Err(Halt::failed(state, ErrorCode::Middleware, message));
+    }
     // The history moves into the request and back afterwards: no copy per call. `after` and
     // `on_error` see the call's metadata; the state is the engine's again.
     let mut state = std::mem::take(&mut call.state);
@@ -217,7 +224,22 @@ async fn call_model_once(
             }
         },
     };
-    let mut response = run_after(&agent.middleware, &call, response).await;
+    // The call was made: it is metered even when a middleware then fails it.
+    let spend = Spend {
+        model: response.model.clone(),
+        usage: response.usage,
+        price: agent.prices.at(answered_by),
+    };
+    let mut response = match run_after(&agent.middleware, &call, response).await {
+        Ok(response) => response,
+        Err(message) => {
+            let state = state.with_llm_call(&spend.usage);
+            if let Err(hit) = count_call(ctx, &spend) {
+                return Err(Halt::new(state, HaltReason::Limit(hit)));
+            }
+            return Err(Halt::failed(state, ErrorCode::Middleware, message));
+        }
+    };
     let mut cut_in_value = false;
     if let Some(parser) = &parser {
         let stopped = Stopped {
@@ -228,14 +250,8 @@ async fn call_model_once(
         cut_in_value = stopped.close_action(parser, &mut response);
     }
 
-    let spend = count_call(
-        ctx,
-        &Spend {
-            model: response.model.clone(),
-            usage: response.usage,
-            price: agent.prices.at(answered_by),
-        },
-    );
+    // A middleware cannot change what the call cost: its usage is the server's.
+    let spend = count_call(ctx, &spend);
     let (response, message, feedback) = match (parser, xml) {
         // Dropped: the call is made again without stop sequences.
         (Some(_), Some(_)) if cut_in_value => {

@@ -11,6 +11,7 @@ use crate::engine::agent::{Agent, Halt, HaltReason, RunContext};
 use crate::engine::budget::LimitHit;
 use crate::engine::effect::ToolEffect;
 use crate::engine::events::{ToolCallCreated, ToolCompleted, ToolStarted};
+use crate::engine::external::SubmittedOutput;
 use crate::engine::pending::{ApprovalCall, Pending};
 use crate::engine::scheduler::{CallObserver, SchedulePolicy, run_calls};
 use crate::engine::state::AgentState;
@@ -39,21 +40,22 @@ pub async fn run_tools(
     ctx: &RunContext,
     step_id: &str,
 ) -> Result<(AgentState, Option<String>), Halt> {
-    run_turn(agent, calls, state, ctx, step_id, Vec::new()).await
+    run_turn(agent, calls, state, ctx, step_id, (Vec::new(), &[])).await
 }
 
 /// Runs calls settled on `runner resume` (approved by a person, or made again once their
 /// server's form was answered), in the step `step_id`, as [`run_tools`] does but without
 /// deciding or counting them again.
+/// External calls among them get the outputs submitted for them (`outputs`) as results.
 pub async fn run_approved_tools(
     agent: &Agent,
-    calls: &[ToolCall],
+    (calls, outputs): (&[ToolCall], &[SubmittedOutput]),
     state: AgentState,
     ctx: &RunContext,
     step_id: &str,
 ) -> Result<(AgentState, Option<String>), Halt> {
     let approved = calls.iter().map(|call| call.id.clone()).collect();
-    run_turn(agent, calls, state, ctx, step_id, approved).await
+    run_turn(agent, calls, state, ctx, step_id, (approved, outputs)).await
 }
 
 async fn run_turn(
@@ -62,7 +64,7 @@ async fn run_turn(
     state: AgentState,
     ctx: &RunContext,
     step_id: &str,
-    approved: Vec<String>,
+    (approved, outputs): (Vec<String>, &[SubmittedOutput]),
 ) -> Result<(AgentState, Option<String>), Halt> {
     for call in calls {
         ctx.emitter.emit(ToolCallCreated {
@@ -87,7 +89,9 @@ async fn run_turn(
         step_id: step_id.to_string(),
         model: agent.model(),
     };
-    let tools = TurnTools::new(&agent.tools, caller).approving(approved.iter().cloned());
+    let tools = TurnTools::new(&agent.tools, caller)
+        .approving(approved.iter().cloned())
+        .submitting(outputs);
     // The calls in flight are on disk before they run: a resume after a crash knows them.
     let in_flight = Pending::ToolsInFlight {
         calls: calls.to_vec(),
@@ -110,6 +114,7 @@ async fn run_turn(
     let mut handoff = None;
     let mut input_required = None;
     let mut approvals = Vec::new();
+    let mut external = Vec::new();
     let mut messages = Vec::with_capacity(results.len());
     for result in results {
         match result.effect {
@@ -119,6 +124,15 @@ async fn run_turn(
                     call: result.call,
                     rule,
                 });
+                continue;
+            }
+            // Not run: the client runs it, and its output settles it on resume.
+            Some(ToolEffect::OutputRequired { arguments }) => {
+                let mut call = result.call;
+                if let Some(arguments) = arguments {
+                    call.arguments = arguments;
+                }
+                external.push(call);
                 continue;
             }
             // An unanswered question has no result yet: the answer becomes it on resume.
@@ -176,8 +190,12 @@ async fn run_turn(
             !result.output.success,
         ));
     }
-    let state = thread::add(ctx, state, Some(step_id), messages);
-    let (state, reason) = pause_reason(state, input_required, approvals, (ctx, step_id));
+    let waiting = Waiting {
+        question: input_required,
+        approvals,
+        external,
+    };
+    let (state, reason) = pause_reason(thread::add(ctx, state, Some(step_id), messages), waiting, (ctx, step_id));
     if let Some(reason) = reason {
         return Err(Halt::new(state, reason));
     }
@@ -190,32 +208,47 @@ async fn run_turn(
     Ok((state, handoff))
 }
 
-/// Why the turn pauses, if it does: a question first, else the calls awaiting approval. A
-/// resume settles one of them, so calls awaiting approval beside a question are answered
-/// as not run (the model can make them again).
-fn pause_reason(
-    state: AgentState,
+/// What a turn's calls left waiting.
+struct Waiting {
     question: Option<HaltReason>,
     approvals: Vec<ApprovalCall>,
+    external: Vec<ToolCall>,
+}
+
+/// Why the turn pauses, if it does: a question first, else the calls awaiting approval,
+/// else the external calls awaiting their outputs. A resume settles one of them, so the
+/// calls of the others are answered as not run (the model can make them again).
+fn pause_reason(
+    state: AgentState,
+    waiting: Waiting,
     (ctx, step_id): (&RunContext, &str),
 ) -> (AgentState, Option<HaltReason>) {
-    match (question, approvals.is_empty()) {
-        (None, true) => (state, None),
-        (None, false) => {
-            let pending = Pending::ApprovalRequired { calls: approvals };
-            (state, Some(HaltReason::InputRequired(Box::new(pending))))
+    let Waiting {
+        question,
+        approvals,
+        external,
+    } = waiting;
+    let pause = |pending: Pending| Some(HaltReason::InputRequired(Box::new(pending)));
+    let (reason, not_run) = match (question, approvals.is_empty(), external.is_empty()) {
+        (None, true, true) => return (state, None),
+        (Some(question), _, _) => {
+            let waiting = approvals.into_iter().map(|waiting| waiting.call);
+            (Some(question), waiting.chain(external).collect())
         }
-        (Some(question), _) => {
-            let not_run = approvals.iter().map(|waiting| {
-                let text = "Error: not run: it needed approval while the run paused for a question; call it again if it is still needed";
-                Message::tool_result(&waiting.call, text, true)
-            });
-            (
-                thread::add(ctx, state, Some(step_id), not_run),
-                Some(question),
-            )
-        }
-    }
+        (None, false, _) => (
+            pause(Pending::ApprovalRequired { calls: approvals }),
+            external,
+        ),
+        (None, true, false) => (
+            pause(Pending::OutputsRequired { calls: external }),
+            Vec::new(),
+        ),
+    };
+    let not_run = not_run.iter().map(|call| {
+        let text = "Error: not run: the run paused on another call of this turn first; call it again if it is still needed";
+        Message::tool_result(call, text, true)
+    });
+    (thread::add(ctx, state, Some(step_id), not_run), reason)
 }
 
 /// The text the model gets back for a tool result.

@@ -11,7 +11,7 @@ use serde_json::Value;
 use tokio::process::Command;
 use tokio::sync::watch;
 
-use super::{Hook, HookPoint, HookRunner};
+use super::{Hook, HookRunner};
 use crate::tools::{ChildRun, End, Finished, run_child, scrub_env};
 
 /// The most of a hook's stdout (its answer) or stderr that is kept.
@@ -36,7 +36,8 @@ pub enum HookFailure {
 /// Where a hook's run belongs: the run directory for its stderr, what it is about (for
 /// the log's heading), and the run's stop signal.
 pub struct HookScene<'a> {
-    pub point: HookPoint,
+    /// The point's name (`pre_tool_use`, ...; `middleware` for a `command` middleware).
+    pub point: &'static str,
     /// E.g. `call call_1 (shell)`; empty for run hooks.
     pub about: String,
     pub log_dir: Option<&'a Path>,
@@ -99,12 +100,7 @@ impl HookRunner {
         let Some(dir) = scene.log_dir else {
             return;
         };
-        let heading = format!(
-            "== {} `{}` {}",
-            scene.point.name(),
-            hook.label(),
-            scene.about
-        );
+        let heading = format!("== {} `{}` {}", scene.point, hook.label(), scene.about);
         let entry = format!("{}\n{}\n", heading.trim_end(), text.trim_end());
         let file = std::fs::OpenOptions::new()
             .create(true)

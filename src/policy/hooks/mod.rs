@@ -16,7 +16,7 @@ use std::time::Duration;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-pub use invoke::HookFailure;
+pub use invoke::{HookFailure, HookScene};
 pub use run::RunHookInput;
 pub use tool_call::{CallHookInput, Checked};
 

@@ -91,7 +91,7 @@ impl Hooks {
         input: &Value,
     ) -> Result<Option<Value>, super::HookFailure> {
         let scene = HookScene {
-            point,
+            point: point.name(),
             about: format!("(run {})", run.run_id),
             log_dir: run.log_dir,
             cancel: run.cancel,

@@ -175,7 +175,7 @@ impl Hooks {
         input: &Value,
     ) -> (Result<T, HookFailure>, HookReport) {
         let scene = HookScene {
-            point,
+            point: point.name(),
             about: format!("(call {} of {})", call.call_id, call.tool),
             log_dir: call.log_dir,
             cancel: call.cancel,

@@ -2,20 +2,37 @@
 //! for a question, its text (or a data part `{"answer": "..."}`; another object is the
 //! values of an MCP server's form); for calls awaiting approval, a data part
 //! `{"approve": true}` or `{"approve": false, "reason": "..."}`, or the text `approve` or
-//! `deny`. Every call waiting is approved or denied together.
+//! `deny`. Every call waiting is approved or denied together. For external calls, a data
+//! part `{"tool_outputs": {"CALL_ID": output}}`.
 
 use serde_json::Value;
 
 use super::inputs::{data_of, text_of};
 use crate::a2a::{ErrorCode, JsonRpcError, Message};
 use crate::engine::events::{ActionKind, RequiredAction};
-use crate::session::{Answer, Denial};
+use crate::session::{Answer, Denial, SubmittedOutput};
 
 pub fn of_message(action: &RequiredAction, message: &Message) -> Result<Answer, JsonRpcError> {
     match action.kind {
         ActionKind::UserInput => question_answer(message),
         ActionKind::ToolApproval => decision(action, message),
+        ActionKind::SubmitToolOutputs => outputs(message),
     }
+}
+
+/// A data part `{"tool_outputs": {"CALL_ID": output, ...}}`: the outputs of the external
+/// calls the task waits on (the session checks they are all there).
+fn outputs(message: &Message) -> Result<Answer, JsonRpcError> {
+    let outputs = data_of(message)
+        .and_then(|data| data.get("tool_outputs"))
+        .and_then(Value::as_object)
+        .ok_or_else(|| {
+            invalid("the task waits for tool outputs: send a data part {\"tool_outputs\": {\"CALL_ID\": output}}")
+        })?;
+    let each = outputs
+        .iter()
+        .map(|(id, output)| SubmittedOutput::new(id.clone(), output.clone()));
+    Ok(Answer::Outputs(each.collect()))
 }
 
 fn question_answer(message: &Message) -> Result<Answer, JsonRpcError> {

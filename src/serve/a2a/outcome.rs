@@ -87,7 +87,19 @@ fn question(action: &RequiredAction) -> String {
             call.name, call.arguments, call.rule
         ));
     }
+    if let Some(submit) = &action.submit_tool_outputs {
+        for call in &submit.tool_calls {
+            text.push_str(&format!(
+                "\n- {} {} (call {})",
+                call.name, call.arguments, call.id
+            ));
+        }
+    }
     let how = match action.kind {
+        ActionKind::SubmitToolOutputs => {
+            "Answer with a message on this task: a data part {\"tool_outputs\": {\"CALL_ID\": \
+             output}} with each call's output (any JSON)."
+        }
         ActionKind::UserInput => "Answer with a message on this task: its text is the answer.",
         ActionKind::ToolApproval => {
             "Answer with a message on this task: a data part {\"approve\": true} lets these \

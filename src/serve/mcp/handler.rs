@@ -173,11 +173,21 @@ impl Agents {
     }
 }
 
-/// `runner_resume`'s `answer`, or `approve` (with `reason`), as the session's answer.
+/// `runner_resume`'s `answer`, `approve` (with `reason`), or `tool_outputs`, as the
+/// session's answer.
 fn answer_of(
     arguments: &Map<String, Value>,
     action: Option<&RequiredAction>,
 ) -> Result<Option<session::Answer>, String> {
+    if let Some(outputs) = arguments.get("tool_outputs").and_then(Value::as_object) {
+        if arguments.contains_key("answer") || arguments.contains_key("approve") {
+            return Err("give `tool_outputs` alone".into());
+        }
+        let each = outputs
+            .iter()
+            .map(|(id, output)| session::SubmittedOutput::new(id.clone(), output.clone()));
+        return Ok(Some(session::Answer::Outputs(each.collect())));
+    }
     let text = arguments.get("answer").and_then(Value::as_str);
     let approve = arguments.get("approve").and_then(Value::as_bool);
     let reason = arguments

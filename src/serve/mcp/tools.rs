@@ -131,6 +131,8 @@ fn reads_only(tool: &ToolEntry) -> bool {
         ToolEntry::SubAgent(_) => true,
         // What a remote agent does is not known here.
         ToolEntry::Remote(_) => false,
+        // What the client's program does is not known here.
+        ToolEntry::External(_) => false,
         ToolEntry::Mcp(_) => false,
     }
 }
@@ -142,8 +144,9 @@ pub fn resume_tool() -> Tool {
         "name": RESUME,
         "title": "Resume a paused run",
         "description": "Continues a run that paused: give the session id its result named, and \
-            `answer` (the answer to its question) or `approve` (true or false: its calls that \
-            wait for approval run, or are denied with `reason`). An interrupted run is \
+            `answer` (the answer to its question), `approve` (true or false: its calls that \
+            wait for approval run, or are denied with `reason`), or `tool_outputs` (the \
+            outputs of the external tools' calls it waits for). An interrupted run is \
             continued with the session id alone.",
         "inputSchema": {
             "type": "object",
@@ -152,6 +155,7 @@ pub fn resume_tool() -> Tool {
                 "answer": {"type": "string", "description": "The answer to the question."},
                 "approve": {"type": "boolean", "description": "Whether the calls waiting for approval may run."},
                 "reason": {"type": "string", "description": "Why they may not (the model is told)."},
+                "tool_outputs": {"type": "object", "description": "The outputs of the external tools' calls it waits on, by call id (any JSON each)."},
             },
             "required": ["session_id"],
             "additionalProperties": false,

@@ -564,6 +564,22 @@ function answerForm(sessionId, waitsFor, onStarted) {
       });
       return { ...(approve.length ? { approve } : {}), ...(deny.length ? { deny } : {}) };
     };
+  } else if (action.type === 'submit_tool_outputs') {
+    // The outputs of the agent's external tools: JSON, or text, which is sent as a string.
+    const outputs = (action.submit_tool_outputs?.tool_calls ?? []).map((call, n) => {
+      const output = el('textarea', { id: `output-${n}`, rows: 3, required: true });
+      form.append(el('fieldset', { class: 'call', 'data-call': call.id },
+        el('legend', {}, el('strong', {}, call.name)),
+        el('pre', {}, pretty(call.arguments)),
+        el('div', { class: 'field' }, el('label', { for: output.id }, 'Its output ', el('small', {}, '(JSON, or text)')), output)));
+      return { call, output };
+    });
+    const parsed = (text) => {
+      try { return JSON.parse(text); } catch { return text; }
+    };
+    body = () => ({
+      tool_outputs: outputs.map(({ call, output }) => ({ tool_call_id: call.id, output: parsed(output.value) })),
+    });
   } else {
     const answer = el('textarea', { id: `answer-${sessionId}`, rows: 3, required: true });
     form.append(el('div', { class: 'field' }, el('label', { for: answer.id }, 'Your answer'), answer));

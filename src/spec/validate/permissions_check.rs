@@ -73,6 +73,7 @@ impl Validator {
             }
         }
         self.check_hook_programs(file, &hooks_at, agent.get("hooks"));
+        self.check_middleware_programs(file, &pointer_push(at, "middleware"), agent);
         if !at.is_empty() {
             self.run_hooks_of_a_sub_agent(file, &hooks_at, agent.get("hooks"));
         }
@@ -160,6 +161,29 @@ impl Validator {
         }
     }
 
+    /// A `command` middleware's program given as a path must exist, as a hook's.
+    fn check_middleware_programs(
+        &mut self,
+        file: &FileContext<'_>,
+        at: &str,
+        agent: &Map<String, Value>,
+    ) {
+        let entries = agent.get("middleware").and_then(Value::as_array);
+        for (index, entry) in entries.into_iter().flatten().enumerate() {
+            let Some(program) = entry.pointer("/command/command/0").and_then(Value::as_str) else {
+                continue;
+            };
+            if !program.contains('/') || file.base_dir.join(program).exists() {
+                continue;
+            }
+            let pointer = format!("{at}/{index}/command/command/0");
+            let message = format!(
+                "no such file: `{program}` (a middleware's program path is taken from the agent file's directory)"
+            );
+            self.permission_error(file, &pointer, Code::MissingFile, message, None);
+        }
+    }
+
     /// Run hooks written inside a sub-agent or handoff target: only the root agent's run.
     fn run_hooks_of_a_sub_agent(
         &mut self,
@@ -217,6 +241,8 @@ fn collect_tools(agent: &Map<String, Value>, known: &mut KnownTools) -> bool {
     let tools = agent.get("tools").and_then(Value::as_array);
     for tool in tools.into_iter().flatten() {
         hidden |= tool.get("mcp").is_some();
+        // An external tool is named and has parameters like a sub-agent, one level down.
+        let tool = tool.get("external").unwrap_or(tool);
         match tool.get("agent") {
             Some(Value::Object(inline)) => hidden |= collect_tools(inline, known),
             Some(Value::String(_)) => hidden = true,

@@ -44,6 +44,11 @@ impl Validator {
                     .map(|(i, t)| (pointer_push(&handoffs_at, &i.to_string()), t)),
             );
         for (pointer, tool) in named {
+            // An external tool's keys are under `external`.
+            let (tool, pointer) = match tool.get("external") {
+                Some(external) => (external, pointer_push(&pointer, "external")),
+                None => (tool, pointer),
+            };
             let (name, name_at) = match (tool.get("builtin"), tool.get("name")) {
                 (Some(Value::String(builtin)), _) => {
                     (builtin.clone(), pointer_push(&pointer, "builtin"))
@@ -75,6 +80,10 @@ impl Validator {
                 continue;
             }
             if tool.get("builtin").is_some() {
+                continue;
+            }
+            if let Some(external) = tool.get("external") {
+                self.check_external(file, &pointer_push(&pointer, "external"), external);
                 continue;
             }
             let Some(tool) = tool.as_object() else {
@@ -144,6 +153,14 @@ impl Validator {
         for (index, handoff) in handoffs.iter().enumerate() {
             let pointer = pointer_push(&handoffs_at, &index.to_string());
             self.check_agent_ref(file, &pointer_push(&pointer, "agent"), handoff.get("agent"));
+        }
+    }
+
+    /// An external tool's `parameters`: a JSON Schema of an object, as a sub-agent's.
+    fn check_external(&mut self, file: &FileContext<'_>, pointer: &str, external: &Value) {
+        if let Some(parameters) = external.get("parameters") {
+            let at = pointer_push(pointer, "parameters");
+            self.user_schema(file, &at, parameters, true, Code::ParameterSchema);
         }
     }
 
