@@ -7,7 +7,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use runner::testing::mock_server::{MockResponse, Reply};
-use serde_json::json;
+use serde_json::{Value, json};
 use support::{Ran, Test, read_json, wait_until};
 
 const NOTES: &str = "a\nb\n";
@@ -1268,4 +1268,40 @@ fn the_final_step_gets_its_checkpoint_event_and_transcript_block() {
     assert_eq!(single.events_of("agent.checkpoint.saved").len(), 1);
     assert!(transcript.contains("<<CHECKPOINT_START>>"), "{transcript}");
     runner::output::transcript::parse(&transcript).expect("parses");
+}
+
+/// UAP §12.4.5: a step that hands the conversation over ends with its checkpoint like any
+/// other step: the `agent.checkpoint.saved` event, the CHECKPOINT block after the step, and
+/// a checkpoint that knows who has control.
+#[test]
+fn a_handoff_step_gets_its_checkpoint_event_and_transcript_block() {
+    let ran = Test::new()
+        .agent(
+            "system: You are AGENT-A.\nprompt: My invoice is wrong.\nhandoffs:\n  - name: transfer_to_b\n    description: To B.\n    agent: { name: agent-b, system: You are AGENT-B. }\n",
+        )
+        .reply(Reply::tool_call("transfer_to_b", json!({"reason": "billing"})))
+        .reply(Reply::text("B answers."))
+        .run();
+    let saved: Vec<u64> = ran
+        .events_of("agent.checkpoint.saved")
+        .iter()
+        .map(|e| e["data"]["step"].as_u64().unwrap())
+        .collect();
+    assert_eq!(saved, [1, 2], "the handoff step's and the final step's");
+    let transcript = ran.transcript();
+    let first_end = transcript.find("<<STEP_END>>").unwrap();
+    let next_start = first_end + transcript[first_end..].find("<<STEP_START").unwrap();
+    assert!(
+        transcript[first_end..next_start].contains("<<CHECKPOINT_START>>"),
+        "{transcript}"
+    );
+    runner::output::transcript::parse(&transcript).expect("parses");
+    // The handoff step's record says who has control.
+    let journal = std::fs::read_to_string(ran.session_file("journal.jsonl")).unwrap();
+    let first = journal
+        .lines()
+        .map(|line| serde_json::from_str::<Value>(line.split_once(' ').unwrap().1).unwrap())
+        .find(|record| record["step"] == 1 && record["state"]["rest"]["handoffs"].is_array())
+        .unwrap_or_else(|| panic!("no step-1 record with the handoff: {journal}"));
+    assert_eq!(first["state"]["rest"]["handoffs"], json!(["transfer_to_b"]));
 }

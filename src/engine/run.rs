@@ -22,6 +22,7 @@ use super::events::{
 use super::outcome::{RunError, RunOutcome, RunStatus, RunTotals};
 use super::pending::Pending;
 use super::state::AgentState;
+use super::step::{SavePoint, save_checkpoint};
 use crate::engine::ErrorCode;
 use crate::provider::{BoxFuture, Message, Usage};
 use crate::sync::lock;
@@ -126,7 +127,9 @@ pub async fn follow(root: &Agent, state: AgentState, ctx: &RunContext) -> Genera
                     }
                 };
                 active = Some(answering_for(target, root_now));
-                state = next.with_handoff(tool);
+                // The handoff step ends with its checkpoint like any other (UAP §12.4.5),
+                // taken once the state says who has control, so a resume goes on with it.
+                state = save_checkpoint(ctx, next.with_handoff(tool), SavePoint::StepEnd)?;
             }
             // A new root definition: the agents it handed over to are rebuilt from it.
             StrategyEnd::Reloaded(new_root) => {
