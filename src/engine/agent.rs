@@ -6,7 +6,7 @@
 //! dispatch (`toolset.rs`) and the strategies. It knows nothing of YAML; `crate::compile`
 //! builds an agent from an agent file.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -45,6 +45,11 @@ pub struct Agent {
     pub tools: Vec<AgentTool>,
     /// Tool name → tool names it waits for within a turn.
     pub depends_on: HashMap<String, Vec<String>>,
+    /// Tools the file makes run alone within a turn (`ask_user`, handoffs and tools that
+    /// say so themselves run alone anyway).
+    pub sequential: HashSet<String>,
+    /// Whether the model may order one reply's calls with an `after` argument (UAP §8.6).
+    pub model_order: bool,
     pub strategy: Arc<dyn ExecutionStrategy>,
     pub middleware: Vec<Arc<dyn Middleware>>,
     /// How the history is kept inside the model's window (`None`: it is not).
@@ -365,6 +370,15 @@ impl AgentTool {
             parameters: self.parameters().clone(),
         }
     }
+
+    /// The tool as offered to the model of an agent that lets it order its calls
+    /// (`model_order`): with an `after` parameter, unless the tool has one of its own.
+    pub fn offered(&self, model_order: bool) -> ToolSpec {
+        match model_order {
+            true => super::call_order::offer_after(self.spec()),
+            false => self.spec(),
+        }
+    }
 }
 
 /// Builds an agent when it is needed (the compile layer implements it from agent files).
@@ -391,6 +405,19 @@ pub enum BuildError {
 }
 
 impl Agent {
+    /// The tools whose calls carry the runner's `after` argument: every tool without an
+    /// `after` parameter of its own, when the model may order calls; none otherwise.
+    pub fn after_tools(&self) -> HashSet<String> {
+        if !self.model_order {
+            return HashSet::new();
+        }
+        self.tools
+            .iter()
+            .filter(|tool| !super::call_order::has_own_after(tool.parameters()))
+            .map(|tool| tool.name().to_string())
+            .collect()
+    }
+
     /// This agent's model, as a sub-agent or handoff target would inherit it.
     pub fn model(&self) -> PricedModel {
         PricedModel {
