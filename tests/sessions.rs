@@ -1305,3 +1305,53 @@ fn a_handoff_step_gets_its_checkpoint_event_and_transcript_block() {
         .unwrap_or_else(|| panic!("no step-1 record with the handoff: {journal}"));
     assert_eq!(first["state"]["rest"]["handoffs"], json!(["transfer_to_b"]));
 }
+
+/// UAP §3.4: the session's id is in the state's metadata (`sessionId`), and each agent has
+/// a stable id, from its file relative to the project directory and its name, in every
+/// event beside its name and in the session's metadata.
+#[test]
+fn the_session_and_each_agent_have_stable_ids_in_state_events_and_metadata() {
+    let agent = "name: lead\nmodel: $MODEL\nprompt: Go\ntools:\n  - name: helper\n    description: Helps.\n    parameters: { type: object }\n    agent: { name: helper, system: You help. }\n";
+    let run = || {
+        Test::new()
+            // The project directory: the one holding `.git`.
+            .file(".git/HEAD", "ref: refs/heads/main\n")
+            .file("agents/lead.yaml", agent)
+            .command(["exec", "agents/lead.yaml", "--run-dir", "run"])
+            .reply(Reply::tool_call("helper", json!({})))
+            .reply(Reply::text("helped"))
+            .reply(Reply::text("done"))
+            .run()
+    };
+    // The documented derivation: SHA-256 of `PATH#NAME` as a version-8 UUID.
+    let expected = |written: &str| {
+        use sha2::{Digest, Sha256};
+        let digest = Sha256::digest(written.as_bytes());
+        let mut bytes = [0u8; 16];
+        bytes.copy_from_slice(&digest[..16]);
+        bytes[6] = (bytes[6] & 0x0f) | 0x80;
+        bytes[8] = (bytes[8] & 0x3f) | 0x80;
+        uuid::Uuid::from_bytes(bytes).to_string()
+    };
+    let (lead, helper) = (
+        expected("agents/lead.yaml#lead"),
+        expected("agents/lead.yaml#helper"),
+    );
+    for ran in [run(), run()] {
+        let events = ran.events();
+        for event in &events {
+            let id = match event["depth"].as_u64().unwrap() {
+                0 => &lead,
+                _ => &helper,
+            };
+            assert_eq!(event["agentId"], json!(id), "{event}");
+        }
+        let metadata = read_json(&ran.session_file("metadata.json"));
+        assert_eq!(metadata["agentId"], json!(lead));
+        let checkpoint = read_json(&ran.session_file("checkpoint.json"));
+        assert_eq!(
+            checkpoint["state"]["metadata"]["sessionId"],
+            json!(ran.session())
+        );
+    }
+}

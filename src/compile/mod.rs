@@ -153,6 +153,8 @@ impl Sandbox {
 /// What compiling needs besides the file.
 pub struct CompileInput<'a> {
     pub spec: &'a AgentSpec,
+    /// The file the agent is written in (an inline agent's: the file holding it).
+    pub agent_file: PathBuf,
     /// The agent file's directory (templates and sub-agent paths resolve from it).
     pub file_dir: PathBuf,
     /// The workspace of file tools (the working directory, `runner`'s own files protected).
@@ -183,6 +185,7 @@ impl<'a> CompileInput<'a> {
     pub fn with_mcp(&self, mcp: Arc<McpServers>) -> CompileInput<'a> {
         CompileInput {
             spec: self.spec,
+            agent_file: self.agent_file.clone(),
             file_dir: self.file_dir.clone(),
             workspace: self.workspace.clone(),
             context: self.context,
@@ -280,6 +283,7 @@ pub fn compile_agent(input: &CompileInput<'_>) -> Result<Agent, CompileError> {
         .transpose()
         .map_err(CompileError::StopWhen)?;
     Ok(Agent {
+        id: crate::spec::agent_id::agent_id(&input.agent_file, &spec.name),
         name: spec.name.clone(),
         description: spec.description.clone(),
         system,

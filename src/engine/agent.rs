@@ -30,6 +30,8 @@ use crate::tools::{ArgsValidator, AskUserTool, Tool};
 
 /// A runnable agent.
 pub struct Agent {
+    /// The agent's stable id (UAP §3.4): from its file and name (`spec::agent_id`).
+    pub id: String,
     pub name: String,
     pub description: Option<String>,
     /// The rendered system prompt.
@@ -139,7 +141,7 @@ impl RunContext {
     pub fn child(&self, agent: &Agent) -> Self {
         RunContext {
             policy: self.policy_for(agent),
-            emitter: self.emitter.child(&agent.name),
+            emitter: self.emitter.child((&agent.name, &agent.id)),
             budget: Arc::new(Budget::child(&self.budget, agent.limits.clone())),
             checkpoints: None,
             reload: None,
@@ -148,10 +150,10 @@ impl RunContext {
         }
     }
 
-    /// The same run with `agent` in control (after a handoff).
-    pub fn for_agent(&self, agent: &str) -> Self {
+    /// The same run with `agent` in control (the root, or the target of a handoff).
+    pub fn for_agent(&self, agent: &Agent) -> Self {
         RunContext {
-            emitter: self.emitter.handed_off(agent),
+            emitter: self.emitter.handed_off((&agent.name, &agent.id)),
             ..self.clone()
         }
     }

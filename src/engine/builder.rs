@@ -40,9 +40,11 @@ pub struct AgentBuilder {
 impl Agent {
     /// Starts an agent named `name` that talks to `provider`.
     pub fn builder(name: impl Into<String>, provider: Arc<dyn Provider>) -> AgentBuilder {
+        let name = name.into();
         AgentBuilder {
             agent: Agent {
-                name: name.into(),
+                id: crate::spec::agent_id::unwritten_agent_id(&name),
+                name,
                 description: None,
                 system: None,
                 provider,

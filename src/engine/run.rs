@@ -57,6 +57,8 @@ pub async fn drive(
     state: AgentState,
     ctx: &RunContext,
 ) -> RunOutcome {
+    // Every event of the run names the agent's id beside its name.
+    let ctx = &ctx.for_agent(root);
     let emitter = &ctx.emitter;
     emitter.emit(RunCreated {
         status: Phase::InProgress,
@@ -111,10 +113,10 @@ pub async fn follow(root: &Agent, state: AgentState, ctx: &RunContext) -> Genera
         // A handoff target's own limits bound its share of the run, inside the root's.
         let scoped = match &active {
             Some(target) => ctx
-                .for_agent(&target.name)
+                .for_agent(target)
                 .bounded_by(target)
                 .governed_by(root_now),
-            None => ctx.for_agent(&agent.name),
+            None => ctx.for_agent(agent),
         };
         let (end, next) = agent.strategy.execute(agent, state, &scoped).await?;
         match end {
