@@ -1355,3 +1355,105 @@ fn the_session_and_each_agent_have_stable_ids_in_state_events_and_metadata() {
         );
     }
 }
+
+/// UAP §7: the thread tree you can walk. `runner sessions tree` shows a session's branches
+/// (each with the step of its parent it started from, its status and steps), `runner
+/// sessions checkout ID` makes a branch the one `runner resume` (without an id) continues,
+/// and the library gives a node's history from the root.
+#[test]
+fn sessions_tree_shows_the_branches_and_checkout_chooses_the_one_resume_continues() {
+    let agent = "name: worker\nmodel: $MODEL\nprompt: Go\ntools:\n  - builtin: read_file\n  - builtin: ask_user\n";
+    let ran = Test::new()
+        .agent(agent)
+        .file("notes.txt", NOTES)
+        .reply(read_notes())
+        .reply(Reply::text("first ending"))
+        .stdout("first ending\n")
+        .run();
+    let root = ran.session();
+    let branch = |name: &str, reply: Reply, run_dir: &str| {
+        let branched = ran
+            .then()
+            .reply(reply)
+            .command([
+                "resume",
+                &root,
+                "--from-checkpoint",
+                "1",
+                "--branch",
+                name,
+                "--output",
+                "json",
+                "--run-dir",
+                run_dir,
+            ])
+            .status_any()
+            .any_stderr()
+            .run();
+        branched.json()["session_id"].as_str().unwrap().to_string()
+    };
+    let asking = branch(
+        "ask",
+        Reply::tool_call("ask_user", json!({"question": "Which file?"})),
+        "run2",
+    );
+    let other = branch("other", Reply::text("second ending"), "run3");
+
+    // Without a checkout, `resume` needs an id.
+    ran.then()
+        .command(["resume", "--answer", "notes.txt"])
+        .status(2)
+        .stderr_contains("none is checked out")
+        .run();
+    ran.then()
+        .command(["sessions", "checkout", &asking])
+        .stdout(&format!("{asking}\n"))
+        .run();
+    let tree = ran
+        .then()
+        .command(["sessions", "tree", &other])
+        .run()
+        .stdout;
+    let lines: Vec<&str> = tree.lines().collect();
+    assert_eq!(lines.len(), 3, "{tree}");
+    assert_eq!(lines[0], format!("{root}  completed, 2 steps"));
+    assert_eq!(
+        lines[1],
+        format!("  {asking} [ask] (from step 1 of {root})  input_required, 2 steps  *")
+    );
+    assert_eq!(
+        lines[2],
+        format!("  {other} [other] (from step 1 of {root})  completed, 2 steps")
+    );
+
+    // `resume` without an id continues the checked-out branch.
+    let resumed = ran
+        .then()
+        .reply(Reply::text("answered"))
+        .command([
+            "resume",
+            "--answer",
+            "notes.txt",
+            "--output",
+            "json",
+            "--run-dir",
+            "run4",
+        ])
+        .run();
+    assert_eq!(resumed.json()["session_id"], json!(asking));
+    assert_eq!(resumed.json()["output"], "answered");
+
+    // A node's history: its messages from the root, the branch point's included.
+    let store =
+        runner::checkpoint::FileCheckpointStore::create(ran.path(".runner/sessions")).unwrap();
+    let history = runner::session::thread::history(&store, &asking)
+        .unwrap()
+        .unwrap();
+    let texts: Vec<String> = history
+        .iter()
+        .map(|message| serde_json::to_string(message).unwrap())
+        .collect();
+    assert!(texts.first().unwrap().contains("Go"), "{texts:?}");
+    assert!(texts.last().unwrap().contains("answered"), "{texts:?}");
+    assert!(texts.iter().any(|t| t.contains("read_file")), "{texts:?}");
+}
