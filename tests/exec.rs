@@ -2020,3 +2020,112 @@ fn a_sub_agents_shell_output_streams_at_its_depth() {
     assert!(token.is_some(), "{output:?}");
     assert!(!ran.read("run/events.jsonl").contains("acme-123456"));
 }
+
+/// UAP §8.5: `depends_on` and `sequential` on built-in tools, not only on sub-agents. The
+/// write is called first, yet waits for the read it depends on.
+#[test]
+fn a_built_in_tool_waits_for_the_tools_it_depends_on() {
+    let ran = Test::new()
+        .agent(
+            "prompt: Go\ntools:\n  - builtin: read_file\n  - builtin: write_file\n    depends_on: [read_file]\n  - builtin: list_dir\n    sequential: true\n",
+        )
+        .file("notes.txt", "old")
+        .reply(
+            Reply::tool_call("write_file", json!({"path": "notes.txt", "content": "new"}))
+                .with_tool_call("read_file", json!({"path": "notes.txt"})),
+        )
+        .reply(Reply::text("done"))
+        .run();
+    let order: Vec<(String, String)> = ran
+        .events()
+        .iter()
+        .filter(|e| {
+            e["type"]
+                .as_str()
+                .unwrap()
+                .starts_with("agent.tool.execution")
+        })
+        .map(|e| {
+            let kind = e["type"].as_str().unwrap().rsplit('.').next().unwrap();
+            (
+                kind.to_string(),
+                e["data"]["toolName"].as_str().unwrap_or("").to_string(),
+            )
+        })
+        .collect();
+    let position = |kind: &str, tool: &str| {
+        order
+            .iter()
+            .position(|(k, t)| k == kind && t == tool)
+            .unwrap_or_else(|| panic!("no {kind} of {tool}: {order:?}"))
+    };
+    assert!(
+        position("completed", "read_file") < position("started", "write_file"),
+        "{order:?}"
+    );
+    // The read saw the file before the write, though the model asked for it second.
+    let messages = ran.requests()[1].body["messages"].clone();
+    let results: Vec<&Value> = messages
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["role"] == "tool")
+        .collect();
+    assert!(
+        results[1]["content"].as_str().unwrap().contains("old"),
+        "{results:?}"
+    );
+    assert_eq!(ran.read("notes.txt"), "new");
+}
+
+/// UAP §8.6: with `execution.model_order`, every tool is offered an `after` argument; the
+/// scheduler runs a call after the calls it names (by id or position), answers a cycle or
+/// an unknown call with a tool error, and the run goes on.
+#[test]
+fn the_model_orders_its_calls_with_after_and_a_cycle_is_a_tool_error() {
+    let ran = Test::new()
+        .agent(
+            "prompt: Go\nexecution: { model_order: true }\ntools:\n  - builtin: read_file\n  - builtin: write_file\n",
+        )
+        .file("notes.txt", "old")
+        .reply(
+            // Position 2 (the write) first: the read sees what the write wrote.
+            Reply::tool_call("read_file", json!({"path": "notes.txt", "after": [2]}))
+                .with_tool_call("write_file", json!({"path": "notes.txt", "content": "new"}))
+                .with_tool_call("read_file", json!({"path": "a.txt", "after": [4]}))
+                .with_tool_call("read_file", json!({"path": "b.txt", "after": [3]}))
+                .with_tool_call("read_file", json!({"path": "c.txt", "after": ["call_nobody"]})),
+        )
+        .reply(Reply::text("done"))
+        .stdout("done\n")
+        .run();
+    let request = &ran.requests()[0].body;
+    for tool in request["tools"].as_array().unwrap() {
+        let after = &tool["function"]["parameters"]["properties"]["after"];
+        assert_eq!(after["type"], "array", "{tool}");
+    }
+    let messages = ran.requests()[1].body["messages"].clone();
+    let results: Vec<String> = messages
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["role"] == "tool")
+        .map(|m| m["content"].as_str().unwrap().to_string())
+        .collect();
+    assert!(results[0].contains("new"), "{results:?}");
+    assert!(
+        results[2].contains("cycle") && results[3].contains("cycle"),
+        "{results:?}"
+    );
+    assert!(
+        results[4].contains("`call_nobody`, which is no call of this reply"),
+        "{results:?}"
+    );
+    // The tool got its own arguments only: `after` is the runner's.
+    let started = ran.events_of("agent.tool.execution.started");
+    let read = started
+        .iter()
+        .find(|e| e["data"]["toolName"] == "read_file")
+        .unwrap();
+    assert_eq!(read["data"]["input"], json!({"path": "notes.txt"}));
+}

@@ -10,7 +10,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use runner::testing::mock_server::{MockResponse, Reply};
-use serde_json::json;
+use serde_json::{Value, json};
 use support::{Ran, Test, read_json, wait_until};
 
 const NOTES: &str = "a\nb\n";
@@ -1271,4 +1271,192 @@ fn the_final_step_gets_its_checkpoint_event_and_transcript_block() {
     assert_eq!(single.events_of("agent.checkpoint.saved").len(), 1);
     assert!(transcript.contains("<<CHECKPOINT_START>>"), "{transcript}");
     runner::output::transcript::parse(&transcript).expect("parses");
+}
+
+/// UAP §12.4.5: a step that hands the conversation over ends with its checkpoint like any
+/// other step: the `agent.checkpoint.saved` event, the CHECKPOINT block after the step, and
+/// a checkpoint that knows who has control.
+#[test]
+fn a_handoff_step_gets_its_checkpoint_event_and_transcript_block() {
+    let ran = Test::new()
+        .agent(
+            "system: You are AGENT-A.\nprompt: My invoice is wrong.\nhandoffs:\n  - name: transfer_to_b\n    description: To B.\n    agent: { name: agent-b, system: You are AGENT-B. }\n",
+        )
+        .reply(Reply::tool_call("transfer_to_b", json!({"reason": "billing"})))
+        .reply(Reply::text("B answers."))
+        .run();
+    let saved: Vec<u64> = ran
+        .events_of("agent.checkpoint.saved")
+        .iter()
+        .map(|e| e["data"]["step"].as_u64().unwrap())
+        .collect();
+    assert_eq!(saved, [1, 2], "the handoff step's and the final step's");
+    let transcript = ran.transcript();
+    let first_end = transcript.find("<<STEP_END>>").unwrap();
+    let next_start = first_end + transcript[first_end..].find("<<STEP_START").unwrap();
+    assert!(
+        transcript[first_end..next_start].contains("<<CHECKPOINT_START>>"),
+        "{transcript}"
+    );
+    runner::output::transcript::parse(&transcript).expect("parses");
+    // The handoff step's record says who has control.
+    let journal = std::fs::read_to_string(ran.session_file("journal.jsonl")).unwrap();
+    let first = journal
+        .lines()
+        .map(|line| serde_json::from_str::<Value>(line.split_once(' ').unwrap().1).unwrap())
+        .find(|record| record["step"] == 1 && record["state"]["rest"]["handoffs"].is_array())
+        .unwrap_or_else(|| panic!("no step-1 record with the handoff: {journal}"));
+    assert_eq!(first["state"]["rest"]["handoffs"], json!(["transfer_to_b"]));
+}
+
+/// UAP §3.4: the session's id is in the state's metadata (`sessionId`), and each agent has
+/// a stable id, from its file relative to the project directory and its name, in every
+/// event beside its name and in the session's metadata.
+#[test]
+fn the_session_and_each_agent_have_stable_ids_in_state_events_and_metadata() {
+    let agent = "name: lead\nmodel: $MODEL\nprompt: Go\ntools:\n  - name: helper\n    description: Helps.\n    parameters: { type: object }\n    agent: { name: helper, system: You help. }\n";
+    let run = || {
+        Test::new()
+            // The project directory: the one holding `.git`.
+            .file(".git/HEAD", "ref: refs/heads/main\n")
+            .file("agents/lead.yaml", agent)
+            .command(["exec", "agents/lead.yaml", "--run-dir", "run"])
+            .reply(Reply::tool_call("helper", json!({})))
+            .reply(Reply::text("helped"))
+            .reply(Reply::text("done"))
+            .run()
+    };
+    // The documented derivation: SHA-256 of `PATH#NAME` as a version-8 UUID.
+    let expected = |written: &str| {
+        use sha2::{Digest, Sha256};
+        let digest = Sha256::digest(written.as_bytes());
+        let mut bytes = [0u8; 16];
+        bytes.copy_from_slice(&digest[..16]);
+        bytes[6] = (bytes[6] & 0x0f) | 0x80;
+        bytes[8] = (bytes[8] & 0x3f) | 0x80;
+        uuid::Uuid::from_bytes(bytes).to_string()
+    };
+    let (lead, helper) = (
+        expected("agents/lead.yaml#lead"),
+        expected("agents/lead.yaml#helper"),
+    );
+    for ran in [run(), run()] {
+        let events = ran.events();
+        for event in &events {
+            let id = match event["depth"].as_u64().unwrap() {
+                0 => &lead,
+                _ => &helper,
+            };
+            assert_eq!(event["agentId"], json!(id), "{event}");
+        }
+        let metadata = read_json(&ran.session_file("metadata.json"));
+        assert_eq!(metadata["agentId"], json!(lead));
+        let checkpoint = read_json(&ran.session_file("checkpoint.json"));
+        assert_eq!(
+            checkpoint["state"]["metadata"]["sessionId"],
+            json!(ran.session())
+        );
+    }
+}
+
+/// UAP §7: the thread tree you can walk. `runner sessions tree` shows a session's branches
+/// (each with the step of its parent it started from, its status and steps), `runner
+/// sessions checkout ID` makes a branch the one `runner resume` (without an id) continues,
+/// and the library gives a node's history from the root.
+#[test]
+fn sessions_tree_shows_the_branches_and_checkout_chooses_the_one_resume_continues() {
+    let agent = "name: worker\nmodel: $MODEL\nprompt: Go\ntools:\n  - builtin: read_file\n  - builtin: ask_user\n";
+    let ran = Test::new()
+        .agent(agent)
+        .file("notes.txt", NOTES)
+        .reply(read_notes())
+        .reply(Reply::text("first ending"))
+        .stdout("first ending\n")
+        .run();
+    let root = ran.session();
+    let branch = |name: &str, reply: Reply, run_dir: &str| {
+        let branched = ran
+            .then()
+            .reply(reply)
+            .command([
+                "resume",
+                &root,
+                "--from-checkpoint",
+                "1",
+                "--branch",
+                name,
+                "--output",
+                "json",
+                "--run-dir",
+                run_dir,
+            ])
+            .status_any()
+            .any_stderr()
+            .run();
+        branched.json()["session_id"].as_str().unwrap().to_string()
+    };
+    let asking = branch(
+        "ask",
+        Reply::tool_call("ask_user", json!({"question": "Which file?"})),
+        "run2",
+    );
+    let other = branch("other", Reply::text("second ending"), "run3");
+
+    // Without a checkout, `resume` needs an id.
+    ran.then()
+        .command(["resume", "--answer", "notes.txt"])
+        .status(2)
+        .stderr_contains("none is checked out")
+        .run();
+    ran.then()
+        .command(["sessions", "checkout", &asking])
+        .stdout(&format!("{asking}\n"))
+        .run();
+    let tree = ran
+        .then()
+        .command(["sessions", "tree", &other])
+        .run()
+        .stdout;
+    let lines: Vec<&str> = tree.lines().collect();
+    assert_eq!(lines.len(), 3, "{tree}");
+    assert_eq!(lines[0], format!("{root}  completed, 2 steps"));
+    assert_eq!(
+        lines[1],
+        format!("  {asking} [ask] (from step 1 of {root})  input_required, 2 steps  *")
+    );
+    assert_eq!(
+        lines[2],
+        format!("  {other} [other] (from step 1 of {root})  completed, 2 steps")
+    );
+
+    // `resume` without an id continues the checked-out branch.
+    let resumed = ran
+        .then()
+        .reply(Reply::text("answered"))
+        .command([
+            "resume",
+            "--answer",
+            "notes.txt",
+            "--output",
+            "json",
+            "--run-dir",
+            "run4",
+        ])
+        .run();
+    assert_eq!(resumed.json()["session_id"], json!(asking));
+    assert_eq!(resumed.json()["output"], "answered");
+
+    // A node's history: its messages from the root, the branch point's included.
+    let store =
+        runner::checkpoint::FileCheckpointStore::create(ran.path(".runner/sessions")).unwrap();
+    let history = runner::session::thread::history(&store, &asking)
+        .unwrap()
+        .unwrap();
+    let texts: Vec<String> = history
+        .iter()
+        .map(|message| serde_json::to_string(message).unwrap())
+        .collect();
+    assert!(texts.first().unwrap().contains("Go"), "{texts:?}");
+    assert!(texts.last().unwrap().contains("answered"), "{texts:?}");
+    assert!(texts.iter().any(|t| t.contains("read_file")), "{texts:?}");
 }

@@ -724,3 +724,26 @@ fn init_writes_limits_and_validates_without_warnings() {
     let checked = ran.then().command(["validate", "helper.yaml"]).run();
     assert_eq!(checked.stdout, "");
 }
+
+/// UAP §8.5 on every tool: `runner validate` checks the names a built-in's or an MCP
+/// server's `depends_on` gives (with did-you-mean) and refuses tools that wait for
+/// themselves through them.
+#[test]
+fn validate_checks_depends_on_of_every_tool_for_names_and_cycles() {
+    let agent = "name: ordered\nmodel: openai/gpt-4o-mini\nprompt: Hi\nlimits: { max_llm_calls: 5 }\ntools:\n  - builtin: read_file\n    depends_on: [write_file]\n  - builtin: write_file\n    depends_on: [read_file]\n  - builtin: list_dir\n    depends_on: [serch_files]\n  - builtin: search_files\n  - mcp: { command: node, args: [server.js], tools: [lookup], prefix: kb_ }\n    sequential: true\n    depends_on: [kb_lookup_all]\n";
+    Test::new()
+        .file("agent.yaml", agent)
+        .command(["validate", "agent.yaml"])
+        .status(2)
+        .stdout_contains(
+            "agent.yaml:7:18: error[cycle]: `depends_on` makes `read_file` wait for itself: read_file → write_file → read_file",
+        )
+        .stdout_contains(
+            "agent.yaml:11:18: error[unknown-tool]: `depends_on` names `serch_files`, which is not a tool of this agent",
+        )
+        .stdout_contains("help: did you mean `search_files`?")
+        .stdout_contains("agent.yaml:15:18: error[unknown-tool]: `depends_on` names `kb_lookup_all`")
+        .stdout_contains("help: did you mean `kb_lookup`?")
+        .stderr("3 error(s), 0 warning(s)\n")
+        .run();
+}

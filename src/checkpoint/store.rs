@@ -87,6 +87,10 @@ pub struct SessionMetadata {
     pub version: u32,
     pub session_id: String,
     pub agent: String,
+    /// The root agent's stable id (UAP §3.4, from its file and name); absent in sessions
+    /// of older versions.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent_id: Option<String>,
     /// The agent file, as given on the command line (resume reads it again).
     pub agent_file: String,
     pub created: String,

@@ -21,8 +21,9 @@ use crate::session::{Answer, Denial, ResumeRequest, Stop, SubmittedOutput, block
 /// Options of `runner resume`.
 #[derive(Debug, Args)]
 pub struct ResumeArgs {
-    /// The session to continue (`runner sessions list` shows them).
-    pub session: String,
+    /// The session to continue (`runner sessions list` shows them); without it, the one
+    /// `runner sessions checkout` chose in the sessions directory.
+    pub session: Option<String>,
     /// The answer to the question the session waits for (a session waits for an answer
     /// or for decisions on calls, never both: hence not with --approve/--deny).
     #[arg(long, conflicts_with_all = ["approve", "deny"])]
@@ -63,8 +64,21 @@ pub struct ResumeArgs {
     pub run: RunOptions,
 }
 
-pub fn run(args: ResumeArgs) -> Exit {
-    let ids = (new_id(), args.session.clone());
+pub fn run(mut args: ResumeArgs) -> Exit {
+    let session = match args.session.take() {
+        Some(session) => session,
+        None => match crate::session::thread::checked_out(&args.dir) {
+            Some(session) => session,
+            None => {
+                eprintln!(
+                    "error: no session given, and none is checked out in {}: give its id (`runner sessions list`), or choose one with `runner sessions checkout ID`",
+                    args.dir.display()
+                );
+                return Exit::Invalid;
+            }
+        },
+    };
+    let ids = (new_id(), session.clone());
     let sessions = match SessionsAt::remote(args.nats.as_deref(), args.sessions_fd) {
         Ok(remote) => remote.unwrap_or_else(|| SessionsAt::Dir(args.dir.clone())),
         Err(message) => {
@@ -77,7 +91,7 @@ pub fn run(args: ResumeArgs) -> Exit {
         Err(stop) => return report(&stop, &args.run, (&ids.0, &ids.1)),
     };
     let request = ResumeRequest {
-        session_id: args.session.clone(),
+        session_id: session,
         run_id: Some(ids.0.clone()),
         answer,
         branch: args.from_checkpoint.zip(args.branch.clone()),

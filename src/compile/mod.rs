@@ -16,7 +16,7 @@ pub use mcp::start_servers as start_mcp_servers;
 pub use model::{ModelError, check_models, provider_config};
 pub use prompts::{TemplateContext, render_field};
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -153,6 +153,8 @@ impl Sandbox {
 /// What compiling needs besides the file.
 pub struct CompileInput<'a> {
     pub spec: &'a AgentSpec,
+    /// The file the agent is written in (an inline agent's: the file holding it).
+    pub agent_file: PathBuf,
     /// The agent file's directory (templates and sub-agent paths resolve from it).
     pub file_dir: PathBuf,
     /// The workspace of file tools (the working directory, `runner`'s own files protected).
@@ -183,6 +185,7 @@ impl<'a> CompileInput<'a> {
     pub fn with_mcp(&self, mcp: Arc<McpServers>) -> CompileInput<'a> {
         CompileInput {
             spec: self.spec,
+            agent_file: self.agent_file.clone(),
             file_dir: self.file_dir.clone(),
             workspace: self.workspace.clone(),
             context: self.context,
@@ -245,25 +248,24 @@ pub fn compile_agent(input: &CompileInput<'_>) -> Result<Agent, CompileError> {
         .as_deref()
         .map(|source| render_field(input.templates(), "system", source, input.context))
         .transpose()?;
-    let tools: Vec<AgentTool> = build_tools(input)?.into_iter().map(|t| t.tool).collect();
+    let listings = build_tools(input)?;
+    let sequential: HashSet<String> = listings
+        .iter()
+        .filter(|listing| listing.sequential)
+        .map(|listing| listing.tool.name().to_string())
+        .collect();
+    let depends_on: HashMap<String, Vec<String>> = listings
+        .iter()
+        .filter(|listing| !listing.depends_on.is_empty())
+        .map(|listing| (listing.tool.name().to_string(), listing.depends_on.clone()))
+        .collect();
+    let tools: Vec<AgentTool> = listings.into_iter().map(|t| t.tool).collect();
+    let model_order = spec.execution.model_order;
     let xml_tools = (spec.tool_protocol == crate::spec::agent::ToolProtocol::Xml).then(|| {
-        let specs: Vec<_> = tools.iter().map(AgentTool::spec).collect();
+        let specs: Vec<_> = tools.iter().map(|tool| tool.offered(model_order)).collect();
         let retries = spec.execution.format_retries;
         XmlTools::new(&specs, retries.unwrap_or(DEFAULT_FORMAT_RETRIES))
     });
-    let depends_on: HashMap<String, Vec<String>> = spec
-        .tools
-        .iter()
-        .filter_map(|entry| match entry {
-            ToolEntry::SubAgent(tool) if !tool.depends_on.is_empty() => {
-                Some((tool.name.clone(), tool.depends_on.clone()))
-            }
-            ToolEntry::Remote(tool) if !tool.depends_on.is_empty() => {
-                Some((tool.name.clone(), tool.depends_on.clone()))
-            }
-            _ => None,
-        })
-        .collect();
     let strategy = build_strategy(input)?;
     let middleware = build_middleware(
         input,
@@ -281,6 +283,7 @@ pub fn compile_agent(input: &CompileInput<'_>) -> Result<Agent, CompileError> {
         .transpose()
         .map_err(CompileError::StopWhen)?;
     Ok(Agent {
+        id: crate::spec::agent_id::agent_id(&input.agent_file, &spec.name),
         name: spec.name.clone(),
         description: spec.description.clone(),
         system,
@@ -291,6 +294,8 @@ pub fn compile_agent(input: &CompileInput<'_>) -> Result<Agent, CompileError> {
         limits: run_limits(&spec.limits),
         tools,
         depends_on,
+        sequential,
+        model_order,
         strategy,
         middleware,
         xml_tools,
@@ -399,6 +404,10 @@ pub struct ToolListing {
     /// The kernel sandbox its programs run in (`shell`, stdio MCP servers), summarised.
     pub sandbox: Option<String>,
     pub tool: AgentTool,
+    /// Its entry's `sequential`: it runs alone within a turn.
+    pub sequential: bool,
+    /// Its entry's `depends_on`: the tools whose calls of the turn it waits for.
+    pub depends_on: Vec<String>,
 }
 
 impl ToolListing {
@@ -408,6 +417,8 @@ impl ToolListing {
             server: None,
             sandbox: None,
             tool,
+            sequential: false,
+            depends_on: Vec::new(),
         }
     }
 
@@ -424,8 +435,9 @@ impl ToolListing {
 pub fn build_tools(input: &CompileInput<'_>) -> Result<Vec<ToolListing>, CompileError> {
     let mut tools: Vec<ToolListing> = Vec::new();
     for entry in &input.spec.tools {
+        let first = tools.len();
         match entry {
-            ToolEntry::Builtin(crate::spec::tools::BuiltinTool::AskUser {}) => {
+            ToolEntry::Builtin(crate::spec::tools::BuiltinTool::AskUser { .. }) => {
                 let ask = crate::tools::AskUserTool::new(input.human.answers.clone());
                 tools.push(ToolListing::new(
                     "builtin",
@@ -479,9 +491,16 @@ pub fn build_tools(input: &CompileInput<'_>) -> Result<Vec<ToolListing>, Compile
                         server: server.clone(),
                         sandbox: sandbox.clone(),
                         tool: AgentTool::Plain(tool),
+                        sequential: false,
+                        depends_on: Vec::new(),
                     });
                 }
             }
+        }
+        let (sequential, depends_on) = entry.ordering();
+        for listing in &mut tools[first..] {
+            listing.sequential = sequential;
+            listing.depends_on = depends_on.to_vec();
         }
     }
     for handoff in &input.spec.handoffs {

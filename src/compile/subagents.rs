@@ -29,6 +29,8 @@ use crate::tools::ArgsValidator;
 /// An agent from the agent file, built on demand.
 pub struct SpecAgent {
     spec: AgentSpec,
+    /// The file it is written in (for an inline agent, the caller's).
+    file: PathBuf,
     file_dir: PathBuf,
     workspace: Sandbox,
     /// The run's built-ins (`run`, `now`, `input`), shared by the whole tree.
@@ -43,8 +45,12 @@ pub struct SpecAgent {
 
 impl SpecAgent {
     pub fn resolve(input: &CompileInput<'_>, agent: &AgentRef) -> Result<Self, CompileError> {
-        let (spec, dir) = match agent {
-            AgentRef::Inline(spec) => ((**spec).clone(), input.file_dir.clone()),
+        let (spec, file, dir) = match agent {
+            AgentRef::Inline(spec) => (
+                (**spec).clone(),
+                input.agent_file.clone(),
+                input.file_dir.clone(),
+            ),
             AgentRef::Path(relative) => {
                 let path = input.file_dir.join(relative);
                 let (file, spec) = input.tree.agent(&path).ok_or_else(|| {
@@ -53,11 +59,12 @@ impl SpecAgent {
                         path.display()
                     ))
                 })?;
-                (spec.clone(), file_dir(file))
+                (spec.clone(), file.to_path_buf(), file_dir(file))
             }
         };
         Ok(SpecAgent {
             spec,
+            file,
             file_dir: dir,
             workspace: input.workspace.below(input.spec),
             context: input.context.clone(),
@@ -91,6 +98,7 @@ impl SpecAgent {
     ) -> CompileInput<'a> {
         CompileInput {
             spec: &self.spec,
+            agent_file: self.file.clone(),
             file_dir: self.file_dir.clone(),
             workspace: self.workspace.clone(),
             context,

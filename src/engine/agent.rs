@@ -6,7 +6,7 @@
 //! dispatch (`toolset.rs`) and the strategies. It knows nothing of YAML; `crate::compile`
 //! builds an agent from an agent file.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -30,6 +30,8 @@ use crate::tools::{ArgsValidator, AskUserTool, Tool};
 
 /// A runnable agent.
 pub struct Agent {
+    /// The agent's stable id (UAP §3.4): from its file and name (`spec::agent_id`).
+    pub id: String,
     pub name: String,
     pub description: Option<String>,
     /// The rendered system prompt.
@@ -45,6 +47,11 @@ pub struct Agent {
     pub tools: Vec<AgentTool>,
     /// Tool name → tool names it waits for within a turn.
     pub depends_on: HashMap<String, Vec<String>>,
+    /// Tools the file makes run alone within a turn (`ask_user`, handoffs and tools that
+    /// say so themselves run alone anyway).
+    pub sequential: HashSet<String>,
+    /// Whether the model may order one reply's calls with an `after` argument (UAP §8.6).
+    pub model_order: bool,
     pub strategy: Arc<dyn ExecutionStrategy>,
     pub middleware: Vec<Arc<dyn Middleware>>,
     /// How the history is kept inside the model's window (`None`: it is not).
@@ -134,7 +141,7 @@ impl RunContext {
     pub fn child(&self, agent: &Agent) -> Self {
         RunContext {
             policy: self.policy_for(agent),
-            emitter: self.emitter.child(&agent.name),
+            emitter: self.emitter.child((&agent.name, &agent.id)),
             budget: Arc::new(Budget::child(&self.budget, agent.limits.clone())),
             checkpoints: None,
             reload: None,
@@ -143,10 +150,10 @@ impl RunContext {
         }
     }
 
-    /// The same run with `agent` in control (after a handoff).
-    pub fn for_agent(&self, agent: &str) -> Self {
+    /// The same run with `agent` in control (the root, or the target of a handoff).
+    pub fn for_agent(&self, agent: &Agent) -> Self {
         RunContext {
-            emitter: self.emitter.handed_off(agent),
+            emitter: self.emitter.handed_off((&agent.name, &agent.id)),
             ..self.clone()
         }
     }
@@ -375,6 +382,15 @@ impl AgentTool {
             parameters: self.parameters().clone(),
         }
     }
+
+    /// The tool as offered to the model of an agent that lets it order its calls
+    /// (`model_order`): with an `after` parameter, unless the tool has one of its own.
+    pub fn offered(&self, model_order: bool) -> ToolSpec {
+        match model_order {
+            true => super::call_order::offer_after(self.spec()),
+            false => self.spec(),
+        }
+    }
 }
 
 /// Builds an agent when it is needed (the compile layer implements it from agent files).
@@ -401,6 +417,19 @@ pub enum BuildError {
 }
 
 impl Agent {
+    /// The tools whose calls carry the runner's `after` argument: every tool without an
+    /// `after` parameter of its own, when the model may order calls; none otherwise.
+    pub fn after_tools(&self) -> HashSet<String> {
+        if !self.model_order {
+            return HashSet::new();
+        }
+        self.tools
+            .iter()
+            .filter(|tool| !super::call_order::has_own_after(tool.parameters()))
+            .map(|tool| tool.name().to_string())
+            .collect()
+    }
+
     /// This agent's model, as a sub-agent or handoff target would inherit it.
     pub fn model(&self) -> PricedModel {
         PricedModel {

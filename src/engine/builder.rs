@@ -40,9 +40,11 @@ pub struct AgentBuilder {
 impl Agent {
     /// Starts an agent named `name` that talks to `provider`.
     pub fn builder(name: impl Into<String>, provider: Arc<dyn Provider>) -> AgentBuilder {
+        let name = name.into();
         AgentBuilder {
             agent: Agent {
-                name: name.into(),
+                id: crate::spec::agent_id::unwritten_agent_id(&name),
+                name,
                 description: None,
                 system: None,
                 provider,
@@ -51,6 +53,8 @@ impl Agent {
                 limits: RunLimits::default(),
                 tools: Vec::new(),
                 depends_on: HashMap::new(),
+                sequential: Default::default(),
+                model_order: false,
                 strategy: Arc::new(LoopStrategy::default()),
                 middleware: Vec::new(),
                 context: None,
@@ -107,6 +111,18 @@ impl AgentBuilder {
     /// Within a turn, `tool` waits for the calls of `after` to finish.
     pub fn depends_on(mut self, tool: &str, after: Vec<String>) -> Self {
         self.agent.depends_on.insert(tool.to_string(), after);
+        self
+    }
+
+    /// Within a turn, the calls of `tool` run alone: other calls wait for them.
+    pub fn sequential(mut self, tool: &str) -> Self {
+        self.agent.sequential.insert(tool.to_string());
+        self
+    }
+
+    /// Lets the model order one reply's calls with an `after` argument (UAP §8.6).
+    pub fn model_order(mut self, enabled: bool) -> Self {
+        self.agent.model_order = enabled;
         self
     }
 

@@ -4,6 +4,7 @@
 pub mod agent;
 pub mod budget;
 pub mod builder;
+pub mod call_order;
 pub mod checkpointing;
 pub mod clock;
 pub mod context;

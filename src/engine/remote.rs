@@ -85,7 +85,9 @@ impl RemoteAgentTool {
             return ToolOutput::error(message).into();
         }
         let url = self.agent.url().to_string();
-        let child = caller.ctx.emitter.child(&self.name);
+        // A remote agent is known by its tool's name: its own file is not ours to read.
+        let id = crate::spec::agent_id::unwritten_agent_id(&self.name);
+        let child = caller.ctx.emitter.child((&self.name, &id));
         let started = now_ms();
         caller.ctx.emitter.emit(SubAgentStarted {
             planner_step_id: caller.step_id.clone(),

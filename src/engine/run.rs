@@ -22,6 +22,7 @@ use super::events::{
 use super::outcome::{RunError, RunOutcome, RunStatus, RunTotals};
 use super::pending::{Pending, Submitting};
 use super::state::AgentState;
+use super::step::{SavePoint, save_checkpoint};
 use crate::engine::ErrorCode;
 use crate::provider::{BoxFuture, Message, Usage};
 use crate::sync::lock;
@@ -56,6 +57,8 @@ pub async fn drive(
     state: AgentState,
     ctx: &RunContext,
 ) -> RunOutcome {
+    // Every event of the run names the agent's id beside its name.
+    let ctx = &ctx.for_agent(root);
     let emitter = &ctx.emitter;
     emitter.emit(RunCreated {
         status: Phase::InProgress,
@@ -117,10 +120,10 @@ pub async fn follow(root: &Agent, state: AgentState, ctx: &RunContext) -> Genera
         // A handoff target's own limits bound its share of the run, inside the root's.
         let scoped = match &active {
             Some(target) => ctx
-                .for_agent(&target.name)
+                .for_agent(target)
                 .bounded_by(target)
                 .governed_by(root_now),
-            None => ctx.for_agent(&agent.name),
+            None => ctx.for_agent(agent),
         };
         let (end, next) = agent.strategy.execute(agent, state, &scoped).await?;
         match end {
@@ -133,7 +136,9 @@ pub async fn follow(root: &Agent, state: AgentState, ctx: &RunContext) -> Genera
                     }
                 };
                 active = Some(answering_for(target, root_now));
-                state = next.with_handoff(tool);
+                // The handoff step ends with its checkpoint like any other (UAP §12.4.5),
+                // taken once the state says who has control, so a resume goes on with it.
+                state = save_checkpoint(ctx, next.with_handoff(tool), SavePoint::StepEnd)?;
             }
             // A new root definition: the agents it handed over to are rebuilt from it.
             StrategyEnd::Reloaded(new_root) => {

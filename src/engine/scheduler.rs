@@ -1,9 +1,9 @@
-//! Runs the tool calls of one model turn (UAP §8.5): concurrently by default, at most N at
-//! once with `parallel_tools: N`, `sequential` tools alone, `depends_on` tools after the
-//! calls they depend on. Results come back in the order the model made the calls, whatever
-//! order they finished in.
+//! Runs the tool calls of one model turn (UAP §8.5–8.6): concurrently by default, at most N
+//! at once with `parallel_tools: N`, `sequential` tools alone, `depends_on` tools and calls
+//! with `after` after the calls they wait for ([`super::call_order`]). Results come back in
+//! the order the model made the calls, whatever order they finished in.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -12,6 +12,7 @@ use serde_json::{Map, Value, json};
 use tokio::sync::{RwLock, Semaphore, watch};
 
 use super::budget::LimitHit;
+use super::call_order::{CallOrder, OrderRules, order_calls};
 use super::effect::ToolEffect;
 use crate::provider::{BoxFuture, ToolCall};
 use crate::sync::lock;
@@ -32,6 +33,10 @@ pub struct SchedulePolicy {
     pub deadline: Option<Instant>,
     /// The calls of a reply past this many are not run (`execution.max_calls_per_turn`).
     pub max_calls: usize,
+    /// Tools the agent file makes run alone, besides those that always do.
+    pub sequential: HashSet<String>,
+    /// The tools whose calls may carry an `after` list (`execution.model_order`).
+    pub after_tools: HashSet<String>,
 }
 
 /// All calls at once, unbounded.
@@ -43,6 +48,8 @@ impl Default for SchedulePolicy {
             max_output_chars: None,
             deadline: None,
             max_calls: usize::MAX,
+            sequential: HashSet::new(),
+            after_tools: HashSet::new(),
         }
     }
 }
@@ -157,15 +164,30 @@ pub async fn run_calls(
     observer: &dyn CallObserver,
     cancel: &watch::Receiver<bool>,
 ) -> (Vec<CallResult>, Option<LimitHit>) {
-    let waits_for = dependency_indices(calls, tools, dependencies);
+    let CallOrder {
+        waits: waits_for,
+        refused,
+        calls: ordered,
+    } = {
+        let alone = |name: &str| runs_alone(tools, policy, name) == Some(true);
+        let rules = OrderRules {
+            depends_on: dependencies,
+            runs_alone: &alone,
+            after_tools: &policy.after_tools,
+        };
+        order_calls(calls, &rules)
+    };
     let (done_senders, done_receivers): (Vec<_>, Vec<_>) =
         calls.iter().map(|_| watch::channel(false)).unzip();
     let permits = Semaphore::new(policy.parallel.unwrap_or(Semaphore::MAX_PERMITS).max(1));
     let exclusive = RwLock::new(());
     let limit_hit = std::sync::Mutex::new(None::<LimitHit>);
 
-    let runs = calls.iter().enumerate().map(|(index, call)| {
+    let runs = (0..calls.len()).map(|index| {
         let waits = &waits_for[index];
+        let refused = &refused[index];
+        // The call as its tool gets it (without the runner's `after`).
+        let call = &ordered[index];
         let done_receivers = &done_receivers;
         let done = &done_senders[index];
         let permits = &permits;
@@ -176,11 +198,12 @@ pub async fn run_calls(
                 let mut receiver = done_receivers[other].clone();
                 let _ = receiver.wait_for(|finished| *finished).await;
             }
-            let sequential = tools.sequential(&call.name);
+            let sequential = runs_alone(tools, policy, &call.name);
             let started = Instant::now();
-            let admitted = match index < policy.max_calls {
-                true => admit(call, sequential, observer),
-                false => too_many(calls.len(), policy.max_calls),
+            let admitted = match (refused, index < policy.max_calls) {
+                (_, false) => too_many(calls.len(), policy.max_calls),
+                (Some(why), true) => Admission::Answered(Box::new(ToolOutput::error(why.clone()))),
+                (None, true) => admit(call, sequential, observer),
             };
             let (called, counted) = match admitted {
                 Admission::Answered(output) => (Called::from(*output), true),
@@ -358,53 +381,12 @@ async fn execute(
     }
 }
 
-/// For each call, the calls it must wait for: every call of a tool it `depends_on`, and for
-/// a sequential tool every earlier call (and every later call waits for it). Dependencies
-/// that would form a cycle keep only the earlier calls.
-fn dependency_indices(
-    calls: &[ToolCall],
-    tools: &dyn Dispatch,
-    dependencies: &HashMap<String, Vec<String>>,
-) -> Vec<Vec<usize>> {
-    let mut by_name: HashMap<&str, Vec<usize>> = HashMap::new();
-    for (index, call) in calls.iter().enumerate() {
-        by_name.entry(call.name.as_str()).or_default().push(index);
-    }
-    let mut waits: Vec<Vec<usize>> = vec![Vec::new(); calls.len()];
-    for (i, call) in calls.iter().enumerate() {
-        for wanted in dependencies.get(&call.name).into_iter().flatten() {
-            let reverse = dependencies
-                .get(wanted)
-                .is_some_and(|d| d.contains(&call.name));
-            let others = by_name.get(wanted.as_str()).into_iter().flatten();
-            waits[i].extend(others.filter(|&&j| j != i && (!reverse || j < i)));
-        }
-    }
-    keep_sequential_order(calls, tools, &mut waits);
-    waits
-}
-
-/// Sequential tools keep the model's order relative to everything else: a sequential call
-/// waits for every call since the previous sequential one (and for that one), and any other
-/// call waits for the last sequential call before it. The rest of the order follows from
-/// those waits, so the edges stay linear in the number of calls.
-fn keep_sequential_order(calls: &[ToolCall], tools: &dyn Dispatch, waits: &mut [Vec<usize>]) {
-    let mut last_sequential: Option<usize> = None;
-    for i in 0..calls.len() {
-        let earlier: Vec<usize> = match tools.sequential(&calls[i].name) == Some(true) {
-            true => (last_sequential.unwrap_or(0)..i).collect(),
-            false => last_sequential.into_iter().collect(),
-        };
-        for j in earlier {
-            // A call that already waits for this one keeps its wait (no cycle).
-            if !waits[j].contains(&i) && !waits[i].contains(&j) {
-                waits[i].push(j);
-            }
-        }
-        if tools.sequential(&calls[i].name) == Some(true) {
-            last_sequential = Some(i);
-        }
-    }
+/// Whether a tool runs alone: because it says so, or because the agent file does
+/// (`None`: there is no such tool).
+fn runs_alone(tools: &dyn Dispatch, policy: &SchedulePolicy, name: &str) -> Option<bool> {
+    tools
+        .sequential(name)
+        .map(|alone| alone || policy.sequential.contains(name))
 }
 
 /// Cuts the result's data when its JSON text is longer than `max` characters, saying so;

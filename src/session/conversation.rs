@@ -137,7 +137,12 @@ impl Conversation {
             settle: None,
             session_id: Some(session_id),
         };
-        let state = std::mem::take(&mut self.state);
+        let mut state = std::mem::take(&mut self.state);
+        // UAP §3.4: a conversation that keeps checkpoints says its session in the state.
+        if self.files.is_some() {
+            let session_id = serde_json::Value::from(self.prepared.ids.1.as_str());
+            state = state.with_metadata("sessionId", session_id);
+        }
         self.state = drive(&self.agent, start, state, &ctx).await.state;
         let Some(result) = self.run_dir.finish() else {
             return Ok(None);

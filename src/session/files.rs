@@ -84,6 +84,7 @@ impl SessionFiles {
             version: 1,
             session_id: session_id.to_string(),
             agent: spec.name.clone(),
+            agent_id: Some(crate::spec::agent_id::agent_id(agent_file, &spec.name)),
             agent_file: agent_file.display().to_string(),
             created: now.clone(),
             updated: now,

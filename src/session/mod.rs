@@ -11,6 +11,8 @@
 //!   its handle on SIGINT/SIGTERM).
 //! * [`blocking`] is the same for callers outside any runtime (the CLI, `RunFile`).
 //! * [`Conversation`] holds a chat: one prepared agent, each turn a run of the same path.
+//! * [`thread`] walks the thread tree of a sessions directory: a session's branches, the
+//!   one checked out, a node's history.
 //!
 //! `docs/library.md` has an example; `docs/architecture.md` the path of one run.
 
@@ -30,6 +32,7 @@ pub(crate) mod run;
 pub(crate) mod run_dir;
 pub(crate) mod servers;
 mod sources;
+pub mod thread;
 pub(crate) mod watch;
 
 pub use cancel::Cancel;

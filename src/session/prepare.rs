@@ -280,6 +280,7 @@ impl Prepared {
             .with_fixed(request.protect.iter().cloned());
         let input = CompileInput {
             spec,
+            agent_file: request.agent_file.clone(),
             file_dir: file_dir(&request.agent_file),
             workspace: Sandbox {
                 dir,
@@ -350,6 +351,7 @@ impl Prepared {
     pub fn compile_input(&self) -> CompileInput<'_> {
         CompileInput {
             spec: &self.spec,
+            agent_file: self.agent_file.clone(),
             file_dir: file_dir(&self.agent_file),
             workspace: self.sandbox.clone(),
             context: &self.context,

@@ -104,6 +104,11 @@ async fn begin(
 ) -> Result<Started, Stop> {
     let (run_id, session_id) = prepared.ids.clone();
     let agent = prepared.compile()?;
+    // UAP §3.4: a run that keeps checkpoints says its session in the state's metadata.
+    let state = match &checkpoints {
+        Some(_) => state.with_metadata("sessionId", session_id.clone().into()),
+        None => state,
+    };
     let reloader = match settings.watch {
         true => Some(watch::reloader(prepared, settings.allow_widening)?),
         false => None,

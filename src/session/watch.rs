@@ -136,6 +136,7 @@ impl Reloader for SpecReloader {
 
 /// A compiler that reuses everything but the spec from the first compile.
 pub fn compiler(input: &CompileInput<'_>) -> Compiler {
+    let agent_file = input.agent_file.clone();
     let file_dir = input.file_dir.clone();
     let workspace = input.workspace.clone();
     let context = input.context.clone();
@@ -147,6 +148,7 @@ pub fn compiler(input: &CompileInput<'_>) -> Compiler {
     Box::new(move |spec: &AgentSpec, tree: Arc<AgentTree>| {
         let input = CompileInput {
             spec,
+            agent_file: agent_file.clone(),
             file_dir: file_dir.clone(),
             workspace: workspace.clone(),
             context: &context,

@@ -60,6 +60,11 @@ pub struct Execution {
     /// time, a number at most that many at once.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub parallel_tools: Option<ParallelTools>,
+    /// true: each tool offered to the model takes an optional `after` argument, the calls
+    /// of the same reply (their ids, or their positions from 1) that must finish before
+    /// this call starts (UAP §8.6). A cycle or an unknown call is a tool error to the model.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub model_order: bool,
 }
 
 /// The execution strategies.

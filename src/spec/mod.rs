@@ -3,6 +3,7 @@
 //! Nothing here knows HTTP or how an agent runs; the engine never reads YAML.
 
 pub mod agent;
+pub mod agent_id;
 pub mod context;
 pub mod destination;
 pub mod diagnostic;

@@ -36,6 +36,19 @@ impl ToolEntry {
             ToolEntry::Mcp(_) => None,
         }
     }
+
+    /// Its ordering within a turn (UAP §8.5): whether its tools run alone, and the tool
+    /// names whose calls they wait for. An MCP entry's apply to every tool of the server.
+    pub fn ordering(&self) -> (bool, &[String]) {
+        match self {
+            ToolEntry::Builtin(tool) => tool.ordering(),
+            ToolEntry::SubAgent(tool) => (tool.sequential, &tool.depends_on),
+            ToolEntry::Remote(tool) => (tool.sequential, &tool.depends_on),
+            ToolEntry::Mcp(entry) => (entry.sequential, &entry.depends_on),
+            // Never runs within the turn: its calls wait for the client, after the others.
+            ToolEntry::External(_) => (false, &[]),
+        }
+    }
 }
 
 /// `- external: {...}`: a client-side tool. The model sees its name, description and
@@ -71,24 +84,48 @@ pub enum BuiltinTool {
         /// The workspace root the tool is confined to (default: the current directory).
         #[serde(default, skip_serializing_if = "Option::is_none")]
         root: Option<String>,
+        /// true: this tool runs alone; other calls of the same turn wait.
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        sequential: bool,
+        /// Tool names that must finish first when called in the same turn.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        depends_on: Vec<String>,
     },
     /// Writes a text file inside the workspace (parameters: path, content).
     WriteFile {
         /// The workspace root the tool is confined to (default: the current directory).
         #[serde(default, skip_serializing_if = "Option::is_none")]
         root: Option<String>,
+        /// true: this tool runs alone; other calls of the same turn wait.
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        sequential: bool,
+        /// Tool names that must finish first when called in the same turn.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        depends_on: Vec<String>,
     },
     /// Lists a directory inside the workspace (parameter: path).
     ListDir {
         /// The workspace root the tool is confined to (default: the current directory).
         #[serde(default, skip_serializing_if = "Option::is_none")]
         root: Option<String>,
+        /// true: this tool runs alone; other calls of the same turn wait.
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        sequential: bool,
+        /// Tool names that must finish first when called in the same turn.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        depends_on: Vec<String>,
     },
     /// Searches files by regular expression (parameters: pattern, path, glob).
     SearchFiles {
         /// The workspace root the tool is confined to (default: the current directory).
         #[serde(default, skip_serializing_if = "Option::is_none")]
         root: Option<String>,
+        /// true: this tool runs alone; other calls of the same turn wait.
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        sequential: bool,
+        /// Tool names that must finish first when called in the same turn.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        depends_on: Vec<String>,
     },
     /// Runs an allowed program directly, never through a shell (parameter: command).
     Shell {
@@ -103,6 +140,12 @@ pub enum BuiltinTool {
         /// The kernel sandbox the programs run in (on top of the agent's `sandbox`).
         #[serde(default, skip_serializing_if = "Option::is_none")]
         sandbox: Option<SandboxSpec>,
+        /// true: this tool runs alone; other calls of the same turn wait.
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        sequential: bool,
+        /// Tool names that must finish first when called in the same turn.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        depends_on: Vec<String>,
     },
     /// Fetches a URL from an allowed host (parameter: url).
     HttpGet {
@@ -111,9 +154,22 @@ pub enum BuiltinTool {
         /// Give up after this long (default 30s).
         #[serde(default, skip_serializing_if = "Option::is_none")]
         timeout: Option<HumanDuration>,
+        /// true: this tool runs alone; other calls of the same turn wait.
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        sequential: bool,
+        /// Tool names that must finish first when called in the same turn.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        depends_on: Vec<String>,
     },
     /// Asks the user a question (parameters: question, id).
-    AskUser {},
+    AskUser {
+        /// true: this tool runs alone; other calls of the same turn wait.
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        sequential: bool,
+        /// Tool names that must finish first when called in the same turn.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        depends_on: Vec<String>,
+    },
 }
 
 impl BuiltinTool {
@@ -126,7 +182,47 @@ impl BuiltinTool {
             BuiltinTool::SearchFiles { .. } => "search_files",
             BuiltinTool::Shell { .. } => "shell",
             BuiltinTool::HttpGet { .. } => "http_get",
-            BuiltinTool::AskUser {} => "ask_user",
+            BuiltinTool::AskUser { .. } => "ask_user",
+        }
+    }
+
+    /// Whether it runs alone, and the tool names whose calls it waits for.
+    pub fn ordering(&self) -> (bool, &[String]) {
+        match self {
+            BuiltinTool::ReadFile {
+                sequential,
+                depends_on,
+                ..
+            }
+            | BuiltinTool::WriteFile {
+                sequential,
+                depends_on,
+                ..
+            }
+            | BuiltinTool::ListDir {
+                sequential,
+                depends_on,
+                ..
+            }
+            | BuiltinTool::SearchFiles {
+                sequential,
+                depends_on,
+                ..
+            }
+            | BuiltinTool::Shell {
+                sequential,
+                depends_on,
+                ..
+            }
+            | BuiltinTool::HttpGet {
+                sequential,
+                depends_on,
+                ..
+            }
+            | BuiltinTool::AskUser {
+                sequential,
+                depends_on,
+            } => (*sequential, depends_on),
         }
     }
 }
@@ -239,6 +335,12 @@ pub struct McpEntry {
     // Loading expands an import into entries of the first two forms (spec::mcp_import).
     #[schemars(with = "super::mcp_import::McpServerOrImport")]
     pub mcp: McpServer,
+    /// true: each tool of the server runs alone; other calls of the same turn wait.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub sequential: bool,
+    /// Tool names whose calls in the same turn the server's tools wait for.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub depends_on: Vec<String>,
 }
 
 /// How to reach an MCP server.

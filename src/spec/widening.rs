@@ -277,10 +277,10 @@ fn builtin_widening(old: &BuiltinTool, new: &BuiltinTool) -> Vec<String> {
 
 fn root_of(tool: &BuiltinTool) -> Option<&str> {
     match tool {
-        BuiltinTool::ReadFile { root }
-        | BuiltinTool::WriteFile { root }
-        | BuiltinTool::ListDir { root }
-        | BuiltinTool::SearchFiles { root }
+        BuiltinTool::ReadFile { root, .. }
+        | BuiltinTool::WriteFile { root, .. }
+        | BuiltinTool::ListDir { root, .. }
+        | BuiltinTool::SearchFiles { root, .. }
         | BuiltinTool::Shell { root, .. } => root.as_deref(),
         _ => None,
     }

@@ -52,15 +52,16 @@ pub fn build_builtin_in(
             .map_err(|e| format!("{}: {e}", spec.name()))
     };
     Ok(match spec {
-        BuiltinTool::ReadFile { root } => Arc::new(ReadFileTool::new(workspace(root)?)),
-        BuiltinTool::WriteFile { root } => Arc::new(WriteFileTool::new(workspace(root)?)),
-        BuiltinTool::ListDir { root } => Arc::new(ListDirTool::new(workspace(root)?)),
-        BuiltinTool::SearchFiles { root } => Arc::new(SearchFilesTool::new(workspace(root)?)),
+        BuiltinTool::ReadFile { root, .. } => Arc::new(ReadFileTool::new(workspace(root)?)),
+        BuiltinTool::WriteFile { root, .. } => Arc::new(WriteFileTool::new(workspace(root)?)),
+        BuiltinTool::ListDir { root, .. } => Arc::new(ListDirTool::new(workspace(root)?)),
+        BuiltinTool::SearchFiles { root, .. } => Arc::new(SearchFilesTool::new(workspace(root)?)),
         BuiltinTool::Shell {
             allow,
             timeout,
             root,
             sandbox,
+            ..
         } => {
             if allow.is_empty() {
                 return Err(
@@ -89,11 +90,12 @@ pub fn build_builtin_in(
         BuiltinTool::HttpGet {
             allow_hosts,
             timeout,
+            ..
         } => Arc::new(HttpGetTool::new(
             allow_hosts.clone(),
             timeout.map(|t| t.as_duration()),
         )?),
-        BuiltinTool::AskUser {} => {
+        BuiltinTool::AskUser { .. } => {
             return Err(
                 "ask_user is provided by the engine (it needs the human-input flow), not by \
                  build_builtin"

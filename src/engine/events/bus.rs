@@ -56,6 +56,8 @@ pub struct Emitter {
     pub run_id: String,
     pub thread_id: String,
     pub agent: String,
+    /// The agent's stable id; empty until the engine runs an agent on this emitter.
+    pub agent_id: String,
     pub depth: u32,
     pub parent_run_id: Option<String>,
 }
@@ -68,27 +70,32 @@ impl Emitter {
             run_id,
             thread_id,
             agent: agent.to_string(),
+            agent_id: String::new(),
             depth: 0,
             parent_run_id: None,
         }
     }
 
-    /// The emitter of a sub-agent run: a new run id, one level deeper.
-    pub fn child(&self, agent: &str) -> Self {
+    /// The emitter of a sub-agent run (`agent`'s name and id): a new run id, one level
+    /// deeper.
+    pub fn child(&self, (agent, agent_id): (&str, &str)) -> Self {
         Emitter {
             bus: self.bus.clone(),
             run_id: new_id(),
             thread_id: self.thread_id.clone(),
             agent: agent.to_string(),
+            agent_id: agent_id.to_string(),
             depth: self.depth + 1,
             parent_run_id: Some(self.run_id.clone()),
         }
     }
 
-    /// The emitter after a handoff: the new agent at the same depth and run.
-    pub fn handed_off(&self, agent: &str) -> Self {
+    /// The emitter after a handoff (`agent`'s name and id): the new agent at the same depth
+    /// and run.
+    pub fn handed_off(&self, (agent, agent_id): (&str, &str)) -> Self {
         Emitter {
             agent: agent.to_string(),
+            agent_id: agent_id.to_string(),
             ..self.clone()
         }
     }
@@ -104,6 +111,7 @@ impl Emitter {
             run_id: self.run_id.clone(),
             thread_id: self.thread_id.clone(),
             agent: self.agent.clone(),
+            agent_id: self.agent_id.clone(),
             depth: self.depth,
             parent_run_id: self.parent_run_id.clone(),
             data: data.into(),

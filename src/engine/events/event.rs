@@ -21,6 +21,10 @@ pub struct Event {
     pub thread_id: String,
     /// The name of the agent that emitted the event.
     pub agent: String,
+    /// The stable id of that agent (UAP §3.4; how it is made: `docs/events.md`); absent
+    /// from events emitted before an agent runs, and from logs of older versions.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub agent_id: String,
     /// 0 for the root agent, +1 per sub-agent level; a handoff keeps the depth.
     pub depth: u32,
     /// The run that started this sub-agent run.
@@ -45,6 +49,9 @@ impl Serialize for Event {
         map.serialize_entry("runId", &self.run_id)?;
         map.serialize_entry("threadId", &self.thread_id)?;
         map.serialize_entry("agent", &self.agent)?;
+        if !self.agent_id.is_empty() {
+            map.serialize_entry("agentId", &self.agent_id)?;
+        }
         map.serialize_entry("depth", &self.depth)?;
         if let Some(parent) = &self.parent_run_id {
             map.serialize_entry("parentRunId", parent)?;

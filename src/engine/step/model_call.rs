@@ -438,7 +438,10 @@ fn build_request(agent: &Agent, messages: History, options: &CallOptions) -> Mod
         _ => system,
     };
     let tools = if options.offer_tools && agent.xml_tools.is_none() {
-        let own = agent.tools.iter().map(|tool| tool.spec());
+        let own = agent
+            .tools
+            .iter()
+            .map(|tool| tool.offered(agent.model_order));
         own.chain(options.extra_tools.iter().cloned()).collect()
     } else {
         Vec::new()

@@ -78,6 +78,8 @@ async fn run_turn(
         max_output_chars: ctx.budget.max_output_chars(),
         deadline: ctx.budget.deadline(),
         max_calls: agent.max_calls_per_turn,
+        sequential: agent.sequential.clone(),
+        after_tools: agent.after_tools(),
     };
     let observer = EventObserver {
         ctx,

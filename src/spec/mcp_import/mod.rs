@@ -288,7 +288,22 @@ pub fn expand_imports(agent: &mut Value, file_dir: &Path, at: &str) -> Result<()
                             config: import.config.clone(),
                         }),
                 })?;
-            expanded.extend(servers.into_iter().map(|server| json!({ "mcp": server })));
+            // The entry's own keys beside `mcp` (`sequential`, `depends_on`) apply to each
+            // server it stands for.
+            let beside: Vec<(String, Value)> = entry
+                .as_object()
+                .into_iter()
+                .flatten()
+                .filter(|(key, _)| *key != "mcp")
+                .map(|(key, value)| (key.clone(), value.clone()))
+                .collect();
+            expanded.extend(servers.into_iter().map(|server| {
+                let mut inline = json!({ "mcp": server });
+                if let Some(inline) = inline.as_object_mut() {
+                    inline.extend(beside.iter().cloned());
+                }
+                inline
+            }));
         }
         *tools = expanded;
     }

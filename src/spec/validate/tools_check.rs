@@ -1,7 +1,7 @@
 //! Checks of `tools` and `handoffs`: unique names, `depends_on`, sub-agent parameter
 //! schemas and prompts, MCP headers, and the agent files they refer to (with cycles).
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
 
 use serde_json::{Map, Value};
 
@@ -73,6 +73,7 @@ impl Validator {
             }
         }
 
+        self.check_ordering(file, &tools_at, &tools, &seen);
         for (index, tool) in tools.iter().enumerate() {
             let pointer = pointer_push(&tools_at, &index.to_string());
             if let Some(Value::Object(server)) = tool.get("mcp") {
@@ -123,31 +124,6 @@ impl Validator {
                 };
                 self.template(file, &pointer_push(&pointer, "prompt"), prompt, &scope);
             }
-            if let Some(Value::Array(dependencies)) = tool.get("depends_on") {
-                for (i, dependency) in dependencies.iter().enumerate() {
-                    let Some(name) = dependency.as_str() else {
-                        continue;
-                    };
-                    if !seen.contains_key(name) {
-                        let dep_at =
-                            pointer_push(&pointer_push(&pointer, "depends_on"), &i.to_string());
-                        let hint = did_you_mean(name, seen.keys().map(String::as_str))
-                            .map(|close| format!("did you mean `{close}`?"));
-                        self.diagnostics.push(
-                            Diagnostic::error(
-                                file.path,
-                                file.doc.value_position(&dep_at),
-                                Code::UnknownTool,
-                                &dep_at,
-                                format!(
-                                    "`depends_on` names `{name}`, which is not a tool of this agent"
-                                ),
-                            )
-                            .with_optional_hint(hint),
-                        );
-                    }
-                }
-            }
             self.check_agent_ref(file, &pointer_push(&pointer, "agent"), tool.get("agent"));
         }
         for (index, handoff) in handoffs.iter().enumerate() {
@@ -161,6 +137,109 @@ impl Validator {
         if let Some(parameters) = external.get("parameters") {
             let at = pointer_push(pointer, "parameters");
             self.user_schema(file, &at, parameters, true, Code::ParameterSchema);
+        }
+    }
+
+    /// Every entry's `depends_on` (built-ins, MCP servers, sub-agents, remote agents) names
+    /// tools of the agent, and no tool waits for itself through them. The names of an MCP
+    /// server's tools are known only from its `tools` list: with a server that has none,
+    /// a name no other tool has may be one of its tools, and is not an error.
+    fn check_ordering(
+        &mut self,
+        file: &FileContext<'_>,
+        tools_at: &str,
+        tools: &[Value],
+        seen: &HashMap<String, String>,
+    ) {
+        let mut known: BTreeSet<String> = seen.keys().cloned().collect();
+        let mut hidden = false;
+        // Tool name → (its entry's pointer, the names it waits for).
+        let mut waits: BTreeMap<String, (String, Vec<String>)> = BTreeMap::new();
+        for (index, tool) in tools.iter().enumerate() {
+            let pointer = pointer_push(tools_at, &index.to_string());
+            let names = match mcp_tool_names(tool) {
+                Some(Some(names)) => names,
+                Some(None) => {
+                    hidden = true;
+                    Vec::new()
+                }
+                None => entry_name(tool).into_iter().collect(),
+            };
+            known.extend(names.iter().cloned());
+            let Some(Value::Array(dependencies)) = tool.get("depends_on") else {
+                continue;
+            };
+            let dependencies: Vec<String> = dependencies
+                .iter()
+                .filter_map(|d| d.as_str().map(String::from))
+                .collect();
+            for name in names {
+                waits.insert(name, (pointer.clone(), dependencies.clone()));
+            }
+        }
+        for (index, tool) in tools.iter().enumerate() {
+            let pointer = pointer_push(tools_at, &index.to_string());
+            let Some(Value::Array(dependencies)) = tool.get("depends_on") else {
+                continue;
+            };
+            for (i, name) in dependencies.iter().enumerate() {
+                let Some(name) = name.as_str() else {
+                    continue;
+                };
+                if known.contains(name) || hidden {
+                    continue;
+                }
+                let dep_at = pointer_push(&pointer_push(&pointer, "depends_on"), &i.to_string());
+                let hint = did_you_mean(name, known.iter().map(String::as_str))
+                    .map(|close| format!("did you mean `{close}`?"));
+                self.diagnostics.push(
+                    Diagnostic::error(
+                        file.path,
+                        file.doc.value_position(&dep_at),
+                        Code::UnknownTool,
+                        &dep_at,
+                        format!("`depends_on` names `{name}`, which is not a tool of this agent"),
+                    )
+                    .with_optional_hint(hint),
+                );
+            }
+        }
+        self.check_ordering_cycles(file, &waits);
+    }
+
+    /// A `depends_on` that leads back to its own tool: its calls would wait for themselves.
+    /// Each cycle is reported once, at the first entry on it.
+    fn check_ordering_cycles(
+        &mut self,
+        file: &FileContext<'_>,
+        waits: &BTreeMap<String, (String, Vec<String>)>,
+    ) {
+        let mut reported: BTreeSet<BTreeSet<String>> = BTreeSet::new();
+        for (name, (pointer, dependencies)) in waits {
+            for (i, dependency) in dependencies.iter().enumerate() {
+                let Some(mut path) = wait_path(waits, dependency, name) else {
+                    continue;
+                };
+                path.insert(0, name.clone());
+                let members: BTreeSet<String> = path.iter().cloned().collect();
+                if !reported.insert(members) {
+                    continue;
+                }
+                let dep_at = pointer_push(&pointer_push(pointer, "depends_on"), &i.to_string());
+                self.diagnostics.push(
+                    Diagnostic::error(
+                        file.path,
+                        file.doc.value_position(&dep_at),
+                        Code::Cycle,
+                        &dep_at,
+                        format!(
+                            "`depends_on` makes `{name}` wait for itself: {}",
+                            path.join(" → ")
+                        ),
+                    )
+                    .with_hint("remove one `depends_on` of the cycle"),
+                );
+            }
         }
     }
 
@@ -431,4 +510,58 @@ fn cleartext_host(url: &str) -> Option<String> {
             .parse::<std::net::IpAddr>()
             .is_ok_and(|ip| ip.is_loopback());
     (parsed.scheme() == "http" && !loopback).then_some(host)
+}
+
+/// The name a tool entry gives its tool (a built-in's, a sub-agent's, a remote agent's).
+fn entry_name(tool: &Value) -> Option<String> {
+    match (tool.get("builtin"), tool.get("name")) {
+        (Some(Value::String(builtin)), _) => Some(builtin.clone()),
+        (_, Some(Value::String(name))) => Some(name.clone()),
+        _ => None,
+    }
+}
+
+/// For an MCP entry, the names of its tools when its `tools` list gives them (with its
+/// `prefix`), `Some(None)` when only the server knows them; `None` for other entries.
+fn mcp_tool_names(tool: &Value) -> Option<Option<Vec<String>>> {
+    let server = tool.get("mcp")?;
+    let prefix = server.get("prefix").and_then(Value::as_str).unwrap_or("");
+    let names = match (server.get("config"), server.get("tools")) {
+        (None, Some(Value::Array(names))) => names
+            .iter()
+            .map(|name| name.as_str().map(|name| format!("{prefix}{name}")))
+            .collect::<Option<Vec<String>>>(),
+        _ => None,
+    };
+    Some(names)
+}
+
+/// The names from `from` to `to` following `depends_on` (both included), shortest first.
+fn wait_path(
+    waits: &BTreeMap<String, (String, Vec<String>)>,
+    from: &str,
+    to: &str,
+) -> Option<Vec<String>> {
+    let mut parent: BTreeMap<&str, &str> = BTreeMap::new();
+    let mut queue: VecDeque<&str> = VecDeque::from([from]);
+    let mut visited: BTreeSet<&str> = BTreeSet::from([from]);
+    while let Some(node) = queue.pop_front() {
+        if node == to {
+            let mut path = vec![to.to_string()];
+            let mut at = to;
+            while let Some(&previous) = parent.get(at) {
+                path.push(previous.to_string());
+                at = previous;
+            }
+            path.reverse();
+            return Some(path);
+        }
+        for next in waits.get(node).into_iter().flat_map(|(_, d)| d) {
+            if visited.insert(next.as_str()) {
+                parent.insert(next.as_str(), node);
+                queue.push_back(next.as_str());
+            }
+        }
+    }
+    None
 }
