@@ -12,7 +12,9 @@ use std::collections::HashMap;
 use std::sync::Mutex;
 use std::time::SystemTime;
 
-use opentelemetry::trace::{Link, Span as _, SpanKind, Status, TraceContextExt, Tracer as _};
+use opentelemetry::trace::{
+    Link, Span as _, SpanId, SpanKind, Status, TraceContextExt, TraceId, Tracer as _,
+};
 use opentelemetry::{Array, Context, KeyValue, StringValue, Value as OtelValue};
 use opentelemetry_sdk::trace::SdkTracer;
 use serde::Serialize;
@@ -20,6 +22,7 @@ use serde_json::Value;
 
 use super::content;
 use super::export::carried_context;
+use super::ids;
 use super::metrics::GenAiMetrics;
 use crate::engine::RunStatus;
 use crate::engine::events::{
@@ -29,7 +32,7 @@ use crate::engine::events::{
 use crate::engine::outcome::RunTotals;
 use crate::policy::Redactor;
 use crate::sync::lock;
-use crate::trace_env::{self, Carried};
+use crate::trace_env::{Carried, ChildTrace};
 
 /// The subscriber of one run tree (a run and its sub-agents' runs).
 pub struct GenAiSpans {
@@ -47,6 +50,10 @@ pub struct GenAiSpans {
     /// Spans are exported (`OTEL_TRACES_EXPORTER` is not `none`): else they are built
     /// only for the metrics, and neither kept for the session nor passed on to children.
     traced: bool,
+    /// What the programs the run starts are told: each root run's span as it starts.
+    children: ChildTrace,
+    /// The ids the first root run's span was promised (its MCP servers were told them).
+    ahead: Mutex<Option<(TraceId, SpanId)>>,
     open: Mutex<Open>,
 }
 
@@ -65,6 +72,9 @@ pub struct RunTrace {
     pub first: Option<Carried>,
     /// Told the root run's span as it starts (the session's files keep the first).
     pub keep: Option<KeepSpan>,
+    /// The run's trace context, given to what it starts: the ids its span is to have,
+    /// then the span (`trace_env::ChildTrace`). Many runs of one process each have theirs.
+    pub children: ChildTrace,
 }
 
 /// The spans not yet ended.
@@ -124,6 +134,10 @@ impl GenAiSpans {
         session: RunTrace,
         traced: bool,
     ) -> Self {
+        let ahead = session.children.current().and_then(|promised| {
+            let span = carried_context(&promised).span().span_context().clone();
+            span.is_valid().then(|| (span.trace_id(), span.span_id()))
+        });
         GenAiSpans {
             tracer,
             parent,
@@ -132,6 +146,8 @@ impl GenAiSpans {
             traced,
             first: Mutex::new(session.first),
             keep: session.keep,
+            children: session.children,
+            ahead: Mutex::new(ahead),
             open: Mutex::new(Open::default()),
         }
     }
@@ -200,13 +216,12 @@ impl GenAiSpans {
             true => Self::session_links(first.as_ref()),
             false => Vec::new(),
         };
-        let cx = self.start_linked(
-            format!("invoke_agent {}", event.agent),
-            SpanKind::Internal,
-            attributes,
-            &parent,
-            links,
-        );
+        // A root run's span has the ids its programs were promised, the first time.
+        let promised = root.then(|| lock(&self.ahead).take()).flatten();
+        let name = format!("invoke_agent {}", event.agent);
+        let cx = ids::start_with(promised, || {
+            self.start_linked(name, SpanKind::Internal, attributes, &parent, links)
+        });
         if root {
             let span = carried(cx.span().span_context());
             if first.is_none() {
@@ -216,7 +231,7 @@ impl GenAiSpans {
                 }
             }
             // What the run starts from now on (hooks, commands) is its child.
-            trace_env::set(span);
+            self.children.set(span);
         }
         drop(first);
         open.runs
