@@ -13,6 +13,7 @@ use opentelemetry::metrics::MeterProvider as _;
 use opentelemetry::propagation::TextMapPropagator;
 use opentelemetry::trace::{TraceContextExt, TracerProvider as _};
 use opentelemetry::{Context, KeyValue};
+use opentelemetry_otlp::WithHttpConfig;
 use opentelemetry_sdk::Resource;
 use opentelemetry_sdk::metrics::{PeriodicReader, SdkMeterProvider};
 use opentelemetry_sdk::propagation::TraceContextPropagator;
@@ -20,6 +21,7 @@ use opentelemetry_sdk::resource::{EnvResourceDetector, TelemetryResourceDetector
 use opentelemetry_sdk::trace::{Sampler, SdkTracer, SdkTracerProvider};
 
 use super::batch::BatchTrace;
+use super::client;
 use super::config::{self, ExportConfig};
 use super::exporter::{WarnOnce, Warned};
 use super::ids;
@@ -156,10 +158,11 @@ impl Telemetry {
             .with_resource(resource.clone());
         traces = match self.config.traces {
             false => traces.with_sampler(Sampler::AlwaysOff),
-            true => match opentelemetry_otlp::SpanExporter::builder()
-                .with_http()
-                .build()
-            {
+            true => match client::http_client("TRACES").and_then(|client| {
+                let exporter = opentelemetry_otlp::SpanExporter::builder().with_http();
+                let exporter = exporter.with_http_client(client).build();
+                exporter.map_err(|error| error.to_string())
+            }) {
                 Ok(exporter) => traces.with_batch_exporter(WarnOnce::new(
                     exporter,
                     self.config.endpoint.clone(),
@@ -175,10 +178,11 @@ impl Telemetry {
         // The metrics exporter reads its endpoint as the span exporter does, from
         // `OTEL_EXPORTER_OTLP_METRICS_ENDPOINT`, else the general one plus `/v1/metrics`.
         if self.config.metrics {
-            match opentelemetry_otlp::MetricExporter::builder()
-                .with_http()
-                .build()
-            {
+            match client::http_client("METRICS").and_then(|client| {
+                let exporter = opentelemetry_otlp::MetricExporter::builder().with_http();
+                let exporter = exporter.with_http_client(client).build();
+                exporter.map_err(|error| error.to_string())
+            }) {
                 Ok(exporter) => {
                     metrics = metrics.with_reader(PeriodicReader::builder(exporter).build())
                 }

@@ -192,9 +192,12 @@ impl GenAiSpans {
         }
     }
 
-    /// `text` redacted, when content is recorded.
-    fn content(&self, value: &Value) -> Option<String> {
-        self.content.as_ref().map(|r| content::redacted(r, value))
+    /// The content `value` makes, redacted, when content is recorded. Not made otherwise:
+    /// a reply or a tool result as JSON costs more than the rest of its span.
+    fn content(&self, value: impl FnOnce() -> Value) -> Option<String> {
+        self.content
+            .as_ref()
+            .map(|r| content::redacted(r, &value()))
     }
 
     fn run_created(&self, open: &mut Open, event: &Event, created: &RunCreated) {
@@ -207,7 +210,7 @@ impl GenAiSpans {
                 .unwrap_or_else(|| self.parent.clone()),
         };
         let mut attributes = agent_attributes(&event.agent, event);
-        if let Some(text) = self.content(&content::input_messages(&created.initial_messages)) {
+        if let Some(text) = self.content(|| content::input_messages(&created.initial_messages)) {
             attributes.push(KeyValue::new("gen_ai.input.messages", text));
         }
         let root = event.parent_run_id.is_none() && self.traced;
@@ -301,12 +304,9 @@ impl GenAiSpans {
             "gen_ai.response.finish_reasons",
             OtelValue::Array(Array::String(vec![StringValue::from(reason.clone())])),
         ));
-        let reply = content::output_message(
-            &completed.message.content,
-            &completed.message.tool_calls,
-            &reason,
-        );
-        if let Some(text) = self.content(&reply) {
+        let message = &completed.message;
+        let reply = || content::output_message(&message.content, &message.tool_calls, &reason);
+        if let Some(text) = self.content(reply) {
             span.set_attribute(KeyValue::new("gen_ai.output.messages", text));
         }
         span.set_status(Status::Ok);
@@ -323,7 +323,7 @@ impl GenAiSpans {
             KeyValue::new("gen_ai.tool.call.id", started.tool_call_id.clone()),
             KeyValue::new("gen_ai.tool.type", "function"),
         ];
-        if let Some(text) = self.content(&started.input) {
+        if let Some(text) = self.content(|| started.input.clone()) {
             attributes.push(KeyValue::new("gen_ai.tool.call.arguments", text));
         }
         let cx = self.start(
@@ -353,7 +353,7 @@ impl GenAiSpans {
         if !result.success {
             span.set_attribute(KeyValue::new("error.type", "tool_error"));
         }
-        if let Some(text) = self.content(&serde_json::to_value(result).unwrap_or_default()) {
+        if let Some(text) = self.content(|| serde_json::to_value(result).unwrap_or_default()) {
             span.set_attribute(KeyValue::new("gen_ai.tool.call.result", text));
         }
         if let Some(server) = result.metadata.get("mcp_server").and_then(Value::as_str) {
