@@ -48,7 +48,7 @@ fn options() -> StartOptions {
     StartOptions {
         workspace: std::env::temp_dir(),
         protected: Default::default(),
-        deny_env: Vec::new(),
+        env: Default::default(),
         cancel,
         answers: Vec::new(),
         cassette: Default::default(),

@@ -92,7 +92,7 @@ fn median_call(
     }))
     .unwrap();
     let layers: Vec<&SandboxSpec> = sandbox.into_iter().collect();
-    let tool = build_builtin_in(&spec, dir, protected, &[], &layers).unwrap();
+    let tool = build_builtin_in(&spec, dir, protected, &Default::default(), &layers).unwrap();
     let (_stop, cancel) = tokio::sync::watch::channel(false);
     median(|| {
         let ctx = ToolContext::new("bench", cancel.clone());

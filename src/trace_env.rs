@@ -1,12 +1,13 @@
 //! The trace context the programs a run starts inherit (W3C Trace Context): `TRACEPARENT`
 //! and `TRACESTATE` in the environment of hooks, `shell` commands and stdio MCP servers, and
-//! the `traceparent` header of requests to MCP servers over HTTP. Set by the OpenTelemetry
-//! export (`crate::telemetry`) to the current run's span, so what those programs export
-//! joins the run's trace; without export nothing is set, and a child inherits whatever
-//! `TRACEPARENT` this process was given.
+//! the `traceparent` header of requests to MCP servers over HTTP and to remote A2A agents.
+//! Set by the OpenTelemetry export (`crate::telemetry`) to the run's span, so what those
+//! programs export joins the run's trace; without export nothing is set, and a child
+//! inherits whatever `TRACEPARENT` this process was given. Each run carries its own
+//! ([`ChildTrace`]): nothing here is process-wide.
 
 use std::ffi::OsString;
-use std::sync::RwLock;
+use std::sync::{Arc, RwLock};
 
 use serde::{Deserialize, Serialize};
 
@@ -73,40 +74,56 @@ impl Carried {
     }
 }
 
-static CARRIED: RwLock<Option<Carried>> = RwLock::new(None);
+/// The trace context the programs one run starts are given: `None` without export (they
+/// inherit this process's `TRACEPARENT`, if any), else the run's span. Each run has its own,
+/// made before the run starts (with the ids its `invoke_agent` span will have, for its MCP
+/// servers, which start first), cloned into whatever starts programs or sends requests for
+/// it, and set by the export to the span itself when that starts. Many runs of one process
+/// (`runner serve`) thus each pass on their own span.
+#[derive(Debug, Clone, Default)]
+pub struct ChildTrace(Option<Arc<RwLock<Carried>>>);
 
-/// From now on, children are started in this trace context.
-pub fn set(carried: Carried) {
-    *write(&CARRIED) = Some(carried);
-}
-
-/// The context children are started in, if export set one.
-pub fn current() -> Option<Carried> {
-    read(&CARRIED).clone()
-}
-
-/// `vars` (a child's environment) with `TRACEPARENT` and `TRACESTATE` replaced by the
-/// current context's, when there is one.
-pub fn carry(vars: &mut Vec<(OsString, OsString)>) {
-    let Some(carried) = current() else {
-        return;
-    };
-    vars.retain(|(name, _)| name != "TRACEPARENT" && name != "TRACESTATE");
-    vars.push(("TRACEPARENT".into(), carried.traceparent.into()));
-    if let Some(state) = carried.tracestate {
-        vars.push(("TRACESTATE".into(), state.into()));
+impl ChildTrace {
+    /// The context of a run whose span is to be `carried`.
+    pub fn new(carried: Carried) -> Self {
+        ChildTrace(Some(Arc::new(RwLock::new(carried))))
     }
-}
 
-/// The headers of a request to a server, for the current context.
-pub fn headers() -> Vec<(&'static str, String)> {
-    let Some(carried) = current() else {
-        return Vec::new();
-    };
-    let state = carried.tracestate.map(|state| ("tracestate", state));
-    std::iter::once(("traceparent", carried.traceparent))
-        .chain(state)
-        .collect()
+    /// From now on, the run's programs are started in `carried` (nothing without export).
+    pub fn set(&self, carried: Carried) {
+        if let Some(current) = &self.0 {
+            *write(current) = carried;
+        }
+    }
+
+    /// The context the run's programs are started in, if export gave one.
+    pub fn current(&self) -> Option<Carried> {
+        self.0.as_ref().map(|current| read(current).clone())
+    }
+
+    /// `vars` (a child's environment) with `TRACEPARENT` and `TRACESTATE` replaced by the
+    /// run's, when it has one.
+    pub fn carry(&self, vars: &mut Vec<(OsString, OsString)>) {
+        let Some(carried) = self.current() else {
+            return;
+        };
+        vars.retain(|(name, _)| name != "TRACEPARENT" && name != "TRACESTATE");
+        vars.push(("TRACEPARENT".into(), carried.traceparent.into()));
+        if let Some(state) = carried.tracestate {
+            vars.push(("TRACESTATE".into(), state.into()));
+        }
+    }
+
+    /// The headers of a request the run makes to a server (`traceparent`, `tracestate`).
+    pub fn headers(&self) -> Vec<(&'static str, String)> {
+        let Some(carried) = self.current() else {
+            return Vec::new();
+        };
+        let state = carried.tracestate.map(|state| ("tracestate", state));
+        std::iter::once(("traceparent", carried.traceparent))
+            .chain(state)
+            .collect()
+    }
 }
 
 #[cfg(test)]

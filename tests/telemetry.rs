@@ -1030,6 +1030,80 @@ fn runner_serve_makes_a_run_the_child_of_the_span_its_request_names() {
     assert_eq!(hex(&sent.trace_id), CALLER_TRACE);
 }
 
+/// Two runs at once in `runner serve`: `a` waits (in its first command) until `b` has
+/// started, then records its `TRACEPARENT`, as `b` does; a `pre_tool_use` hook records its
+/// own. The mock answers each run by its prompt and how far it has got.
+const TWO_RUNS: &str = "inputs:\n  who: { type: string, required: true }\nprompt: \"Run {{ who }}.\"
+tools:\n  - builtin: shell\n    allow: [sh]\nhooks:\n  pre_tool_use:\n    - command: [./record.sh]\n";
+
+/// The hook: the `TRACEPARENT` it was started with, into `a.hook` or `b.hook` after the
+/// file the command writes.
+const RECORD: &str = "#!/bin/sh\ncall=$(cat)\ncase \"$call\" in\n  *\"> a.trace\"*) printf %s \"$TRACEPARENT\" > a.hook ;;\n  *\"> b.trace\"*) printf %s \"$TRACEPARENT\" > b.hook ;;\nesac\n";
+
+fn two_runs(request: &MockRequest) -> Option<MockResponse> {
+    let who = request.conversation().iter().find_map(|m| {
+        let text = m.to_string();
+        ["Run a.", "Run b."]
+            .into_iter()
+            .find(|run| text.contains(run))
+    })?;
+    let done = request
+        .conversation()
+        .iter()
+        .filter(|m| m["role"] == "tool")
+        .count();
+    let record = |file: &str| format!("printf %s \"$TRACEPARENT\" > {file}");
+    // At most 20 s: `b` starts at once.
+    let wait = "i=0; while [ ! -e b.trace ] && [ $i -lt 400 ]; do sleep 0.05; i=$((i+1)); done";
+    let command = match (who, done) {
+        ("Run a.", 0) => wait.to_string(),
+        ("Run a.", 1) => record("a.trace"),
+        ("Run b.", 0) => record("b.trace"),
+        _ => return Some(MockResponse::reply(Reply::text("Done."))),
+    };
+    let call = json!({"command": format!("sh -c '{command}'")});
+    Some(MockResponse::reply(Reply::tool_call("shell", call)))
+}
+
+#[test]
+fn runs_at_once_in_runner_serve_each_pass_their_own_span_to_what_they_start() {
+    let receiver = OtlpReceiver::start();
+    let (server, api) = Test::new()
+        .agent(TWO_RUNS)
+        .executable("record.sh", RECORD)
+        .route(two_runs)
+        .env("OTEL_EXPORTER_OTLP_ENDPOINT", &receiver.endpoint)
+        .env("OTEL_BSP_SCHEDULE_DELAY", "50")
+        .serve(&[]);
+    let start = |who: &str| {
+        let body = json!({"agent": "test-agent", "inputs": {"who": who}});
+        let started = api.post("/api/runs", &body);
+        assert_eq!(started.status, 201, "{}", started.body);
+        started.json()["run_id"].as_str().unwrap().to_string()
+    };
+    let runs = [("a", start("a")), ("b", start("b"))];
+    let spans = arrived(&receiver, "invoke_agent test-agent", 2);
+    for (who, run_id) in runs {
+        let span = spans.iter().find(|span| {
+            span.attributes.iter().any(|kv| {
+                kv.key == "gen_ai.agent.id"
+                    && kv.value.as_ref().and_then(|v| v.value.as_ref())
+                        == Some(&AnyValueKind::StringValue(run_id.clone()))
+            })
+        });
+        let span = span.unwrap_or_else(|| panic!("no span of run {who}: {spans:#?}"));
+        let own = format!("00-{}-{}-01", hex(&span.trace_id), hex(&span.span_id));
+        for (file, what) in [("trace", "its command"), ("hook", "its hook")] {
+            let seen = std::fs::read_to_string(server.path(&format!("{who}.{file}")));
+            let seen = seen.unwrap_or_else(|e| panic!("{what} of run {who} left nothing: {e}"));
+            assert_eq!(
+                seen, own,
+                "{what} of run {who} was given another run's span"
+            );
+        }
+    }
+}
+
 /// Calls the agent's tool `tool` over `/mcp` of `runner serve`, as a Streamable HTTP client
 /// does, with `extra` headers on the call; the call's answer (a server-sent event).
 fn mcp_call(api: &Api, tool: &str, extra: &[(&str, &str)]) -> String {

@@ -18,6 +18,7 @@ use crate::a2a::{
     PROTOCOL_VERSION, RequestId, SendMessageRequest, SendMessageResponse, StreamResponse,
     VERSION_HEADER,
 };
+use crate::trace_env::ChildTrace;
 
 /// The most bytes read of a card or of a non-streamed response.
 pub const MAX_BODY_BYTES: usize = 4 << 20;
@@ -37,6 +38,8 @@ pub struct Client {
     http: reqwest::Client,
     url: reqwest::Url,
     headers: HeaderMap,
+    /// The trace of the run that calls (its span goes as `traceparent`).
+    trace: ChildTrace,
 }
 
 impl std::fmt::Debug for Client {
@@ -63,7 +66,13 @@ impl Client {
             http,
             url: parsed,
             headers: header_map(headers)?,
+            trace: ChildTrace::default(),
         })
+    }
+
+    /// The same client, calling for a run in `trace`: the remote agent's spans join it.
+    pub fn in_trace(self, trace: ChildTrace) -> Self {
+        Client { trace, ..self }
     }
 
     /// The URL requests go to.
@@ -188,7 +197,7 @@ impl Client {
             HeaderValue::from_static(PROTOCOL_VERSION),
         );
         // A trace in progress continues at the remote agent; a header the file sets wins.
-        for (name, value) in crate::trace_env::headers() {
+        for (name, value) in self.trace.headers() {
             if let Ok(value) = HeaderValue::from_str(&value) {
                 headers
                     .entry(HeaderName::from_static(name))

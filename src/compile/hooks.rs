@@ -49,7 +49,7 @@ pub fn build_hooks(
         user_input: notices(&spec.user_input, &hook),
         runner: HookRunner {
             workspace: input.workspace.dir.clone(),
-            deny_env: secret_env_names(input.spec),
+            env: input.child_env(secret_env_names(input.spec)),
             redactor: redactor.clone(),
             protected: input.workspace.protected.clone(),
         },
@@ -109,7 +109,7 @@ pub fn command_middleware(
         },
         runner: HookRunner {
             workspace: input.workspace.dir.clone(),
-            deny_env: secret_env_names(input.spec),
+            env: input.child_env(secret_env_names(input.spec)),
             redactor,
             protected: input.workspace.protected.clone(),
         },

@@ -52,7 +52,7 @@ pub async fn start_servers(
     let options = StartOptions {
         workspace: input.workspace.dir.clone(),
         protected: input.workspace.protected.clone(),
-        deny_env,
+        env: input.child_env(deny_env),
         cancel,
         answers: input.human.answers.clone(),
         cassette: cassette(input.build),

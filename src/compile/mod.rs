@@ -43,7 +43,7 @@ use crate::spec::permissions::PermissionsSpec;
 use crate::spec::sandbox::SandboxSpec;
 use crate::spec::tools::ToolEntry;
 use crate::spec::tree::AgentTree;
-use crate::tools::Protected;
+use crate::tools::{ChildEnv, Protected};
 
 /// Why an agent file cannot be turned into a runnable agent (exit 2).
 #[derive(Debug, thiserror::Error)]
@@ -176,6 +176,15 @@ pub struct CompileInput<'a> {
 }
 
 impl<'a> CompileInput<'a> {
+    /// What the run's programs are started with: the environment without the usual
+    /// secrets and `deny`, in the run's trace.
+    pub fn child_env(&self, deny: Vec<String>) -> ChildEnv {
+        ChildEnv {
+            deny,
+            trace: self.build.trace.clone(),
+        }
+    }
+
     /// Where this agent's templates resolve their includes.
     pub fn templates(&self) -> (&Path, &Arc<AgentTree>) {
         (&self.file_dir, &self.tree)
@@ -445,14 +454,14 @@ pub fn build_tools(input: &CompileInput<'_>) -> Result<Vec<ToolListing>, Compile
                 ));
             }
             ToolEntry::Builtin(builtin) => {
-                let deny = secret_env_names(input.spec);
+                let env = input.child_env(secret_env_names(input.spec));
                 let workspace = &input.workspace;
                 let sandboxes = workspace.over(input.spec);
                 let tool = crate::tools::build_builtin_in(
                     builtin,
                     &workspace.dir,
                     &workspace.protected,
-                    &deny,
+                    &env,
                     &sandboxes,
                 )
                 .map_err(|message| CompileError::Tool {

@@ -66,8 +66,8 @@ pub fn remote_tool(
         .timeout
         .as_ref()
         .map_or(DEFAULT_REMOTE_TIMEOUT, |t| t.0);
-    let agent =
-        A2aRemote::new(&spec.a2a.url, headers, timeout, cassette(input.build)).map_err(error)?;
+    let calls = (cassette(input.build), input.build.trace.clone());
+    let agent = A2aRemote::new(&spec.a2a.url, headers, timeout, calls).map_err(error)?;
     Ok(Arc::new(RemoteAgentTool {
         name: spec.name.clone(),
         description: spec.description.clone(),

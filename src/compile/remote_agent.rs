@@ -17,6 +17,7 @@ use crate::engine::remote_port::{
     RemoteAgent, RemoteReply, RemoteRequest, RemoteTask, RemoteUpdate, UpdateSink,
 };
 use crate::provider::{BoxFuture, CassetteRecorder};
+use crate::trace_env::ChildTrace;
 
 /// The most characters of a remote agent's answer (its artifacts' text and data).
 pub const MAX_ANSWER_CHARS: usize = 1 << 20;
@@ -43,13 +44,16 @@ pub struct A2aRemote {
 }
 
 impl A2aRemote {
+    /// The agent at `url`, each request with `headers` and the run's `trace` (a
+    /// `traceparent` header), live, recorded or replayed as `cassette` says.
     pub fn new(
         url: &str,
         headers: Vec<(String, String)>,
         timeout: Duration,
-        cassette: Cassette,
+        (cassette, trace): (Cassette, ChildTrace),
     ) -> Result<Self, String> {
         let client = Client::new(url, &headers, timeout).map_err(|e| e.0)?;
+        let client = client.in_trace(trace);
         let recorder = match &cassette {
             Cassette::Record(file) => Some(A2aRecorder::new(file.clone(), &headers)),
             _ => None,

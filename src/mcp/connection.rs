@@ -29,7 +29,8 @@ use crate::provider::CassetteRecorder;
 use crate::sandbox::{self, Confine, Sandbox};
 use crate::spec::sandbox::SandboxSpec;
 use crate::sync::lock;
-use crate::tools::{AnswerSource, FormRequest, Protected, ToolContext, stopped};
+use crate::tools::{AnswerSource, ChildEnv, FormRequest, Protected, ToolContext, stopped};
+use crate::trace_env::ChildTrace;
 
 /// A tool as the server lists it (and as a cassette records it).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -78,8 +79,8 @@ pub struct OpenOptions<'a> {
     pub workspace: &'a Path,
     /// What a sandboxed server may not write or read.
     pub protected: &'a Protected,
-    /// Env var names stdio servers must not inherit (the agents' key variables).
-    pub deny_env: &'a [String],
+    /// What a stdio server is started with, and the run's trace (a header over HTTP).
+    pub env: &'a ChildEnv,
     /// The run's stop signal.
     pub cancel: watch::Receiver<bool>,
     /// Who answers the server's forms (`elicitation/create`).
@@ -177,15 +178,10 @@ impl Connection {
             } => {
                 let confined =
                     confine(sandbox, options).map_err(|m| fail(StartErrorKind::Config, m))?;
-                let spawned = spawn(
-                    command,
-                    args,
-                    env,
-                    options.workspace,
-                    options.deny_env,
-                    confined,
-                )
-                .map_err(|error| fail(StartErrorKind::Config, spawn_problem(command, &error)))?;
+                let spawned = spawn(command, args, env, options.workspace, options.env, confined)
+                    .map_err(|error| {
+                    fail(StartErrorKind::Config, spawn_problem(command, &error))
+                })?;
                 // An answer too large for the SDK fails its call instead of being lost.
                 let transport =
                     AsyncRwTransport::new_client(Oversized::new(spawned.stdout), spawned.stdin)
@@ -202,8 +198,8 @@ impl Connection {
                 }
             }
             Endpoint::Http { url, headers } => {
-                let config =
-                    http_config(url, headers).map_err(|m| fail(StartErrorKind::Config, m))?;
+                let config = http_config(url, headers, &options.env.trace)
+                    .map_err(|m| fail(StartErrorKind::Config, m))?;
                 let client = crate::provider::http_client(options.timeout, url)
                     .map_err(|m| fail(StartErrorKind::Config, m))?;
                 let transport = StreamableHttpClientTransport::with_client(client, config);
@@ -483,10 +479,12 @@ fn spawn_problem(command: &str, error: &std::io::Error) -> String {
     }
 }
 
-/// The transport's settings: the URL checked, the headers as sensitive values.
+/// The transport's settings: the URL checked, the headers as sensitive values, and the
+/// run's trace as `traceparent`.
 fn http_config(
     url: &str,
     headers: &[(String, String)],
+    trace: &ChildTrace,
 ) -> Result<StreamableHttpClientTransportConfig, String> {
     use reqwest::header::{HeaderName, HeaderValue};
     match reqwest::Url::parse(url) {
@@ -512,7 +510,7 @@ fn http_config(
     }
     // With OpenTelemetry export on, the server's spans join the run's trace; a header the
     // file sets wins.
-    for (name, value) in crate::trace_env::headers() {
+    for (name, value) in trace.headers() {
         if let Ok(value) = HeaderValue::from_str(&value) {
             map.entry(HeaderName::from_static(name)).or_insert(value);
         }

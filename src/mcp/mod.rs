@@ -26,7 +26,7 @@ pub use connection::{McpCassette, ServerTool, StartError, StartErrorKind};
 pub use elicit::check_answer as check_form_answer;
 pub use endpoint::Endpoint;
 
-use crate::tools::{AnswerSource, Protected, Tool};
+use crate::tools::{AnswerSource, ChildEnv, Protected, Tool};
 use connection::{Connection, OpenOptions};
 use tool::McpTool;
 
@@ -37,8 +37,9 @@ pub struct StartOptions {
     pub workspace: PathBuf,
     /// `runner`'s own files, which a sandboxed server may not write (or read: its state).
     pub protected: Arc<Protected>,
-    /// Env var names stdio servers must not inherit (the agents' key variables).
-    pub deny_env: Vec<String>,
+    /// What stdio servers are started with (the agents' key variables withheld, the run's
+    /// trace); servers over HTTP are sent the run's trace as a `traceparent` header.
+    pub env: ChildEnv,
     /// The run's stop signal: starting gives up when it flips.
     pub cancel: watch::Receiver<bool>,
     /// Who answers a server's `elicitation/create` (terminal, `--answers`), in order.
@@ -80,7 +81,7 @@ impl McpServers {
                     timeout: *timeout,
                     workspace: &options.workspace,
                     protected: &options.protected,
-                    deny_env: &options.deny_env,
+                    env: &options.env,
                     cancel: options.cancel.clone(),
                     answers: &options.answers,
                     cassette: &options.cassette,

@@ -13,7 +13,7 @@ use tokio::process::{Child, ChildStdin, ChildStdout, Command};
 
 use crate::sandbox::Prepared;
 use crate::sync::lock;
-use crate::tools::scrub_env;
+use crate::tools::ChildEnv;
 
 /// How much of the server's stderr is kept: enough for a stack trace's first lines.
 const STDERR_TAIL: usize = 4 * 1024;
@@ -41,14 +41,15 @@ pub struct ServerProcess {
 }
 
 /// Starts `command` with `args` in `workspace`. The environment is the runner's without
-/// key variables (`deny` and the usual `*_API_KEY`/`*_TOKEN` names), plus `env`. Under a
+/// key variables (`base.deny` and the usual `*_API_KEY`/`*_TOKEN` names), in the run's
+/// trace (`base.trace`), plus `env`. Under a
 /// `sandbox` the server confines itself before its `exec`.
 pub fn spawn(
     command: &str,
     args: &[String],
     env: &[(String, String)],
     workspace: &Path,
-    deny: &[String],
+    base: &ChildEnv,
     sandbox: Option<Prepared>,
 ) -> std::io::Result<Spawned> {
     let mut child = Command::new(command);
@@ -56,7 +57,7 @@ pub fn spawn(
         .args(args)
         .current_dir(workspace)
         .env_clear()
-        .envs(scrub_env(std::env::vars_os(), deny))
+        .envs(base.vars())
         .envs(env.iter().map(|(k, v)| (k, v)))
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())

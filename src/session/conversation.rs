@@ -95,7 +95,7 @@ impl Conversation {
         let spec = &prepared.spec;
         // One subscriber for every turn: each turn's trace links to the first's.
         let spans = settings.telemetry.as_ref();
-        let trace = super::run::run_trace(settings, files);
+        let trace = super::run::run_trace(settings, prepared, files);
         sinks
             .extend(spans.and_then(|t| t.subscriber(spec.telemetry.as_ref(), &spec.redact, trace)));
         let run_dir = RunDir::open(settings.run_dir.as_ref(), &prepared.ids.0, &sinks)?;

@@ -32,6 +32,7 @@ use crate::spec::model::ModelRef;
 use crate::spec::tree::AgentTree;
 use crate::spec::yaml::load_yaml;
 use crate::tools::Protected;
+use crate::trace_env::ChildTrace;
 
 /// Why a command stopped before its run started.
 #[derive(Debug, Clone)]
@@ -196,8 +197,12 @@ impl Request {
     ) -> Result<Self, Stop> {
         let invalid =
             |code: ErrorCode, message: String| Stop::invalid(code, message).named(&spec.name);
-        let build = super::sources::build_options(settings)
+        let mut build = super::sources::build_options(settings)
             .map_err(|m| invalid(ErrorCode::InvalidCassette, m))?;
+        // The run's own trace context, for what it starts (never another run's).
+        if let Some(telemetry) = &settings.telemetry {
+            build.trace = telemetry.child_trace(settings.caller_trace.as_ref());
+        }
         let human = super::sources::human_input(settings)
             .map_err(|m| invalid(ErrorCode::InvalidAnswers, m))?;
         let run_dir = settings.run_dir.as_ref().and_then(|o| o.dir.as_deref());
@@ -345,6 +350,12 @@ impl Prepared {
         ctx.checkpoints = checkpoints.map(|files| files as Arc<dyn Checkpointer>);
         ctx.run_dir = run_dir.map(Path::to_path_buf);
         ctx
+    }
+
+    /// The run's trace context, which its programs and servers are given (and its spans'
+    /// subscriber sets to the run's span).
+    pub fn child_trace(&self) -> &ChildTrace {
+        &self.build.trace
     }
 
     /// What compiling the root agent needs.

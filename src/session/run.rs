@@ -123,7 +123,7 @@ async fn begin(
     }
     let spec = &prepared.spec;
     let spans = settings.telemetry.as_ref();
-    let trace = run_trace(settings, checkpoints.as_ref());
+    let trace = run_trace(settings, prepared, checkpoints.as_ref());
     sinks.extend(spans.and_then(|t| t.subscriber(spec.telemetry.as_ref(), &spec.redact, trace)));
     let run_dir = RunDir::open(settings.run_dir.as_ref(), &run_id, &sinks)?;
     let hooks = RunHooks::new(&agent, &prepared.cancel, run_dir.dir.as_deref());
@@ -162,12 +162,19 @@ async fn begin(
 }
 
 /// The run's place among the traces, for its spans: under the caller's span the front end
-/// was given, linked to the session's first traced run, or kept as that run.
-pub(super) fn run_trace(settings: &RunSettings, files: Option<&Arc<SessionFiles>>) -> RunTrace {
+/// was given, linked to the session's first traced run, or kept as that run; and what the
+/// programs it starts are told of it.
+pub(super) fn run_trace(
+    settings: &RunSettings,
+    prepared: &Prepared,
+    files: Option<&Arc<SessionFiles>>,
+) -> RunTrace {
     let caller = settings.caller_trace.clone();
+    let children = prepared.child_trace().clone();
     let Some(files) = files else {
         return RunTrace {
             caller,
+            children,
             ..RunTrace::default()
         };
     };
@@ -183,6 +190,7 @@ pub(super) fn run_trace(settings: &RunSettings, files: Option<&Arc<SessionFiles>
         caller,
         first: files.first_trace(),
         keep: Some(Box::new(keep)),
+        children,
     }
 }
 

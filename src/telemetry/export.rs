@@ -13,6 +13,7 @@ use opentelemetry::metrics::MeterProvider as _;
 use opentelemetry::propagation::TextMapPropagator;
 use opentelemetry::trace::{TraceContextExt, TracerProvider as _};
 use opentelemetry::{Context, KeyValue};
+use opentelemetry_otlp::WithHttpConfig;
 use opentelemetry_sdk::Resource;
 use opentelemetry_sdk::metrics::{PeriodicReader, SdkMeterProvider};
 use opentelemetry_sdk::propagation::TraceContextPropagator;
@@ -20,15 +21,16 @@ use opentelemetry_sdk::resource::{EnvResourceDetector, TelemetryResourceDetector
 use opentelemetry_sdk::trace::{Sampler, SdkTracer, SdkTracerProvider};
 
 use super::batch::BatchTrace;
+use super::client;
 use super::config::{self, ExportConfig};
 use super::exporter::{WarnOnce, Warned};
-use super::ids::ChosenAhead;
+use super::ids;
 use super::metrics::GenAiMetrics;
 use super::spans::{GenAiSpans, RunTrace};
 use crate::engine::events::EventSink;
 use crate::policy::Redactor;
 use crate::spec::telemetry::{AttributeValue, TelemetrySpec};
-use crate::trace_env::{self, Carried};
+use crate::trace_env::{Carried, ChildTrace};
 
 /// How long the process waits at its end for the last spans to leave.
 const FLUSH: Duration = Duration::from_secs(2);
@@ -49,8 +51,6 @@ pub struct Telemetry {
     /// The caller's trace, from `TRACEPARENT`/`TRACESTATE`: root runs are its children.
     parent: Context,
     provider: OnceLock<Option<Providers>>,
-    /// The first run's span, named before it starts (see `ids.rs`).
-    ids: ChosenAhead,
     warned: Warned,
 }
 
@@ -69,24 +69,32 @@ impl Telemetry {
             eprintln!("warning: {warning}");
         }
         let parent = caller_context(|name| env::var(name).ok());
-        let caller = parent.span().span_context().clone();
-        let ids = ChosenAhead::new(caller.is_valid().then(|| caller.trace_id()));
-        // What the run starts before its span exists (its MCP servers) is its child.
-        let (trace, span) = ids.first();
-        let sampled = !caller.is_valid() || caller.is_sampled();
-        if config.traces {
-            trace_env::set(Carried {
-                traceparent: format!("00-{trace}-{span}-{:02x}", u8::from(sampled)),
-                tracestate: Some(caller.trace_state().header()).filter(|s| !s.is_empty()),
-            });
-        }
         Some(Arc::new(Telemetry {
             config,
             parent,
             provider: OnceLock::new(),
-            ids,
             warned: Warned::default(),
         }))
+    }
+
+    /// The trace context of a run about to start, under `caller`'s span (else
+    /// `TRACEPARENT`'s): its span's ids chosen now, so that what the run starts before the
+    /// span exists (its MCP servers) is its child. Nothing when spans are not exported: the
+    /// run's programs keep the `TRACEPARENT` this process was given.
+    pub fn child_trace(&self, caller: Option<&Carried>) -> ChildTrace {
+        if !self.config.traces {
+            return ChildTrace::default();
+        }
+        let parent = caller.map(carried_context);
+        let parent = parent.as_ref().unwrap_or(&self.parent).span();
+        let parent = parent.span_context();
+        let (trace, span) = ids::ahead(parent.is_valid().then(|| parent.trace_id()));
+        // As the default sampler decides: a root span is sampled, a child as its parent.
+        let sampled = !parent.is_valid() || parent.is_sampled();
+        ChildTrace::new(Carried {
+            traceparent: format!("00-{trace}-{span}-{:02x}", u8::from(sampled)),
+            tracestate: Some(parent.trace_state().header()).filter(|s| !s.is_empty()),
+        })
     }
 
     /// A subscriber that turns a run's events into spans. The first run's `telemetry:`
@@ -146,14 +154,15 @@ impl Telemetry {
         };
         let resource = resource(spec);
         let mut traces = SdkTracerProvider::builder()
-            .with_id_generator(self.ids.clone())
+            .with_id_generator(ids::Chosen::default())
             .with_resource(resource.clone());
         traces = match self.config.traces {
             false => traces.with_sampler(Sampler::AlwaysOff),
-            true => match opentelemetry_otlp::SpanExporter::builder()
-                .with_http()
-                .build()
-            {
+            true => match client::http_client("TRACES").and_then(|client| {
+                let exporter = opentelemetry_otlp::SpanExporter::builder().with_http();
+                let exporter = exporter.with_http_client(client).build();
+                exporter.map_err(|error| error.to_string())
+            }) {
                 Ok(exporter) => traces.with_batch_exporter(WarnOnce::new(
                     exporter,
                     self.config.endpoint.clone(),
@@ -169,10 +178,11 @@ impl Telemetry {
         // The metrics exporter reads its endpoint as the span exporter does, from
         // `OTEL_EXPORTER_OTLP_METRICS_ENDPOINT`, else the general one plus `/v1/metrics`.
         if self.config.metrics {
-            match opentelemetry_otlp::MetricExporter::builder()
-                .with_http()
-                .build()
-            {
+            match client::http_client("METRICS").and_then(|client| {
+                let exporter = opentelemetry_otlp::MetricExporter::builder().with_http();
+                let exporter = exporter.with_http_client(client).build();
+                exporter.map_err(|error| error.to_string())
+            }) {
                 Ok(exporter) => {
                     metrics = metrics.with_reader(PeriodicReader::builder(exporter).build())
                 }

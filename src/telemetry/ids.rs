@@ -1,55 +1,53 @@
-//! Span ids, random as the SDK makes them, except the first run's: they are chosen when the
-//! process starts, before the run's MCP servers are, so that these (and everything else the
-//! run starts) can be given the run's span as their parent before the span exists.
+//! Span ids, random as the SDK makes them, except a run's `invoke_agent` span's: those are
+//! chosen before the run starts, before its MCP servers do, so that these (and everything
+//! else the run starts) can be given the run's span as their parent before the span exists
+//! (`trace_env::ChildTrace`). The SDK takes no ids from the span's builder, only from its
+//! generator; [`start_with`] hands the chosen ones to the generator for the one span it
+//! starts, on its thread.
 
-use std::sync::{Arc, Mutex};
+use std::cell::Cell;
 
 use opentelemetry::trace::{SpanId, TraceId};
 use opentelemetry_sdk::trace::{IdGenerator, RandomIdGenerator};
 
-use crate::sync::lock;
+thread_local! {
+    /// The ids of the span being started on this thread, when they were chosen ahead.
+    static CHOSEN: Cell<Option<(TraceId, SpanId)>> = const { Cell::new(None) };
+}
 
-/// Ids for the SDK, the first span's chosen ahead.
-#[derive(Debug, Clone)]
-pub struct ChosenAhead {
-    /// The first span's trace: the caller's, or one chosen here (then taken by the SDK
-    /// for the first span, which has no parent).
-    trace: TraceId,
-    unused_trace: Arc<Mutex<Option<TraceId>>>,
-    span: SpanId,
-    unused_span: Arc<Mutex<Option<SpanId>>>,
+/// Ids for the SDK: the chosen ones while [`start_with`] starts a span, else random.
+#[derive(Debug, Default)]
+pub struct Chosen {
     random: RandomIdGenerator,
 }
 
-impl ChosenAhead {
-    /// Chooses the first span's ids: in the caller's trace when there is one.
-    pub fn new(caller_trace: Option<TraceId>) -> Self {
-        let random = RandomIdGenerator::default();
-        let trace = caller_trace.unwrap_or_else(|| random.new_trace_id());
-        let span = random.new_span_id();
-        ChosenAhead {
-            trace,
-            unused_trace: Arc::new(Mutex::new(caller_trace.is_none().then_some(trace))),
-            span,
-            unused_span: Arc::new(Mutex::new(Some(span))),
-            random,
-        }
-    }
-
-    /// The ids the first span has (or will have).
-    pub fn first(&self) -> (TraceId, SpanId) {
-        (self.trace, self.span)
-    }
+/// Ids for a span to be started later: in `trace` when it will have a parent there.
+pub fn ahead(trace: Option<TraceId>) -> (TraceId, SpanId) {
+    let random = RandomIdGenerator::default();
+    (
+        trace.unwrap_or_else(|| random.new_trace_id()),
+        random.new_span_id(),
+    )
 }
 
-impl IdGenerator for ChosenAhead {
+/// Runs `start` (which starts one span) with `ids` as the span's: its span id, and its trace
+/// id when it has no parent (one with a parent is in the parent's trace, whose id `ids`
+/// were chosen with).
+pub fn start_with<T>(ids: Option<(TraceId, SpanId)>, start: impl FnOnce() -> T) -> T {
+    CHOSEN.with(|chosen| chosen.set(ids));
+    let started = start();
+    CHOSEN.with(|chosen| chosen.set(None));
+    started
+}
+
+impl IdGenerator for Chosen {
     fn new_span_id(&self) -> SpanId {
-        let chosen = lock(&self.unused_span).take();
-        chosen.unwrap_or_else(|| self.random.new_span_id())
+        let chosen = CHOSEN.with(Cell::get);
+        chosen.map_or_else(|| self.random.new_span_id(), |(_, span)| span)
     }
 
     fn new_trace_id(&self) -> TraceId {
-        let chosen = lock(&self.unused_trace).take();
-        chosen.unwrap_or_else(|| self.random.new_trace_id())
+        let chosen = CHOSEN.with(Cell::get);
+        chosen.map_or_else(|| self.random.new_trace_id(), |(trace, _)| trace)
     }
 }

@@ -4,6 +4,7 @@
 //! nothing of it, and a collector that is down costs a run one warning.
 
 mod batch;
+mod client;
 pub mod config;
 mod content;
 mod export;

@@ -12,7 +12,9 @@ use std::collections::HashMap;
 use std::sync::Mutex;
 use std::time::SystemTime;
 
-use opentelemetry::trace::{Link, Span as _, SpanKind, Status, TraceContextExt, Tracer as _};
+use opentelemetry::trace::{
+    Link, Span as _, SpanId, SpanKind, Status, TraceContextExt, TraceId, Tracer as _,
+};
 use opentelemetry::{Array, Context, KeyValue, StringValue, Value as OtelValue};
 use opentelemetry_sdk::trace::SdkTracer;
 use serde::Serialize;
@@ -20,6 +22,7 @@ use serde_json::Value;
 
 use super::content;
 use super::export::carried_context;
+use super::ids;
 use super::metrics::GenAiMetrics;
 use crate::engine::RunStatus;
 use crate::engine::events::{
@@ -29,7 +32,7 @@ use crate::engine::events::{
 use crate::engine::outcome::RunTotals;
 use crate::policy::Redactor;
 use crate::sync::lock;
-use crate::trace_env::{self, Carried};
+use crate::trace_env::{Carried, ChildTrace};
 
 /// The subscriber of one run tree (a run and its sub-agents' runs).
 pub struct GenAiSpans {
@@ -47,6 +50,10 @@ pub struct GenAiSpans {
     /// Spans are exported (`OTEL_TRACES_EXPORTER` is not `none`): else they are built
     /// only for the metrics, and neither kept for the session nor passed on to children.
     traced: bool,
+    /// What the programs the run starts are told: each root run's span as it starts.
+    children: ChildTrace,
+    /// The ids the first root run's span was promised (its MCP servers were told them).
+    ahead: Mutex<Option<(TraceId, SpanId)>>,
     open: Mutex<Open>,
 }
 
@@ -65,6 +72,9 @@ pub struct RunTrace {
     pub first: Option<Carried>,
     /// Told the root run's span as it starts (the session's files keep the first).
     pub keep: Option<KeepSpan>,
+    /// The run's trace context, given to what it starts: the ids its span is to have,
+    /// then the span (`trace_env::ChildTrace`). Many runs of one process each have theirs.
+    pub children: ChildTrace,
 }
 
 /// The spans not yet ended.
@@ -124,6 +134,10 @@ impl GenAiSpans {
         session: RunTrace,
         traced: bool,
     ) -> Self {
+        let ahead = session.children.current().and_then(|promised| {
+            let span = carried_context(&promised).span().span_context().clone();
+            span.is_valid().then(|| (span.trace_id(), span.span_id()))
+        });
         GenAiSpans {
             tracer,
             parent,
@@ -132,6 +146,8 @@ impl GenAiSpans {
             traced,
             first: Mutex::new(session.first),
             keep: session.keep,
+            children: session.children,
+            ahead: Mutex::new(ahead),
             open: Mutex::new(Open::default()),
         }
     }
@@ -176,9 +192,12 @@ impl GenAiSpans {
         }
     }
 
-    /// `text` redacted, when content is recorded.
-    fn content(&self, value: &Value) -> Option<String> {
-        self.content.as_ref().map(|r| content::redacted(r, value))
+    /// The content `value` makes, redacted, when content is recorded. Not made otherwise:
+    /// a reply or a tool result as JSON costs more than the rest of its span.
+    fn content(&self, value: impl FnOnce() -> Value) -> Option<String> {
+        self.content
+            .as_ref()
+            .map(|r| content::redacted(r, &value()))
     }
 
     fn run_created(&self, open: &mut Open, event: &Event, created: &RunCreated) {
@@ -191,7 +210,7 @@ impl GenAiSpans {
                 .unwrap_or_else(|| self.parent.clone()),
         };
         let mut attributes = agent_attributes(&event.agent, event);
-        if let Some(text) = self.content(&content::input_messages(&created.initial_messages)) {
+        if let Some(text) = self.content(|| content::input_messages(&created.initial_messages)) {
             attributes.push(KeyValue::new("gen_ai.input.messages", text));
         }
         let root = event.parent_run_id.is_none() && self.traced;
@@ -200,13 +219,12 @@ impl GenAiSpans {
             true => Self::session_links(first.as_ref()),
             false => Vec::new(),
         };
-        let cx = self.start_linked(
-            format!("invoke_agent {}", event.agent),
-            SpanKind::Internal,
-            attributes,
-            &parent,
-            links,
-        );
+        // A root run's span has the ids its programs were promised, the first time.
+        let promised = root.then(|| lock(&self.ahead).take()).flatten();
+        let name = format!("invoke_agent {}", event.agent);
+        let cx = ids::start_with(promised, || {
+            self.start_linked(name, SpanKind::Internal, attributes, &parent, links)
+        });
         if root {
             let span = carried(cx.span().span_context());
             if first.is_none() {
@@ -216,7 +234,7 @@ impl GenAiSpans {
                 }
             }
             // What the run starts from now on (hooks, commands) is its child.
-            trace_env::set(span);
+            self.children.set(span);
         }
         drop(first);
         open.runs
@@ -286,12 +304,9 @@ impl GenAiSpans {
             "gen_ai.response.finish_reasons",
             OtelValue::Array(Array::String(vec![StringValue::from(reason.clone())])),
         ));
-        let reply = content::output_message(
-            &completed.message.content,
-            &completed.message.tool_calls,
-            &reason,
-        );
-        if let Some(text) = self.content(&reply) {
+        let message = &completed.message;
+        let reply = || content::output_message(&message.content, &message.tool_calls, &reason);
+        if let Some(text) = self.content(reply) {
             span.set_attribute(KeyValue::new("gen_ai.output.messages", text));
         }
         span.set_status(Status::Ok);
@@ -308,7 +323,7 @@ impl GenAiSpans {
             KeyValue::new("gen_ai.tool.call.id", started.tool_call_id.clone()),
             KeyValue::new("gen_ai.tool.type", "function"),
         ];
-        if let Some(text) = self.content(&started.input) {
+        if let Some(text) = self.content(|| started.input.clone()) {
             attributes.push(KeyValue::new("gen_ai.tool.call.arguments", text));
         }
         let cx = self.start(
@@ -338,7 +353,7 @@ impl GenAiSpans {
         if !result.success {
             span.set_attribute(KeyValue::new("error.type", "tool_error"));
         }
-        if let Some(text) = self.content(&serde_json::to_value(result).unwrap_or_default()) {
+        if let Some(text) = self.content(|| serde_json::to_value(result).unwrap_or_default()) {
             span.set_attribute(KeyValue::new("gen_ai.tool.call.result", text));
         }
         if let Some(server) = result.metadata.get("mcp_server").and_then(Value::as_str) {

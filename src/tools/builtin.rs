@@ -8,8 +8,8 @@ use crate::spec::sandbox::SandboxSpec;
 use crate::spec::tools::BuiltinTool;
 
 use super::{
-    HttpGetTool, ListDirTool, Protected, ReadFileTool, SearchFilesTool, ShellTool, Tool, Workspace,
-    WriteFileTool,
+    ChildEnv, HttpGetTool, ListDirTool, Protected, ReadFileTool, SearchFilesTool, ShellTool, Tool,
+    Workspace, WriteFileTool,
 };
 
 /// Builds the tool a `builtin:` entry declares.
@@ -21,6 +21,7 @@ use super::{
 /// * `protected`: `runner`'s own files, which the file tools never write and listings skip.
 /// * `deny_env`: extra variable names the `shell` tool keeps from its children, on top of
 ///   the built-in rules (every `*_API_KEY` / `*_TOKEN`); pass each agent's `api_key_env`.
+///   [`build_builtin_in`] takes them with the run's trace, as a [`ChildEnv`].
 /// * `ask_user` is an error here: the engine provides it, since it needs the human-input flow.
 #[cfg(any(test, feature = "testing"))]
 pub fn build_builtin(
@@ -29,7 +30,8 @@ pub fn build_builtin(
     protected: &Arc<Protected>,
     deny_env: &[String],
 ) -> Result<Arc<dyn Tool>, String> {
-    build_builtin_in(spec, base_dir, protected, deny_env, &[])
+    let env = ChildEnv::withholding(deny_env.to_vec());
+    build_builtin_in(spec, base_dir, protected, &env, &[])
 }
 
 /// [`build_builtin`] for an agent under `sandboxes` (its own `sandbox:` and its callers',
@@ -39,7 +41,7 @@ pub fn build_builtin_in(
     spec: &BuiltinTool,
     base_dir: &Path,
     protected: &Arc<Protected>,
-    deny_env: &[String],
+    env: &ChildEnv,
     sandboxes: &[&SandboxSpec],
 ) -> Result<Arc<dyn Tool>, String> {
     let workspace = |root: &Option<String>| -> Result<Workspace, String> {
@@ -82,7 +84,7 @@ pub fn build_builtin_in(
                     workspace,
                     allow.clone(),
                     timeout.map(|t| t.as_duration()),
-                    deny_env.to_vec(),
+                    env.clone(),
                 )
                 .sandboxed(sandbox),
             )

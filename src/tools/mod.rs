@@ -21,6 +21,7 @@ use crate::sync::lock;
 mod ask_user;
 mod builtin;
 mod child;
+mod child_env;
 mod form;
 mod http_get;
 mod isolate;
@@ -40,6 +41,7 @@ pub use ask_user::{AnswerSource, AnswersFile, AskUserTool, Asked, Terminal};
 pub use builtin::build_builtin;
 pub use builtin::build_builtin_in;
 pub use child::{ChildRun, End, Finished, run_child};
+pub use child_env::ChildEnv;
 pub use form::{FormAnswer, FormRequest};
 pub use http_get::HttpGetTool;
 // For the crate's own tests and benchmarks (the `testing` feature).

@@ -21,7 +21,7 @@ use serde_json::{Value, json};
 
 use super::child::{ChildRun, End, Finished, run_child};
 use super::text::capped_text;
-use super::{BoxFuture, Signature, Tool, ToolContext, ToolOutput, Workspace};
+use super::{BoxFuture, ChildEnv, Signature, Tool, ToolContext, ToolOutput, Workspace};
 use crate::sandbox::{self, Confine, Sandbox};
 use crate::secrets::is_secret_name;
 
@@ -36,18 +36,19 @@ pub struct ShellTool {
     workspace: Workspace,
     allow: Vec<String>,
     timeout: Duration,
-    deny_env: Vec<String>,
+    env: ChildEnv,
     sandbox: Option<Sandbox>,
 }
 
 impl ShellTool {
     /// `allow`: program names (or paths; relative paths are taken from the workspace root).
-    /// `deny_env`: extra variable names kept from the child (e.g. every `api_key_env`).
+    /// `env`: what the child is started with (extra variable names kept from it, e.g.
+    /// every `api_key_env`, and the run's trace).
     pub fn new(
         workspace: Workspace,
         allow: Vec<String>,
         timeout: Option<Duration>,
-        deny_env: Vec<String>,
+        env: ChildEnv,
     ) -> Self {
         let parameters = json!({
             "type": "object",
@@ -78,7 +79,7 @@ impl ShellTool {
             workspace,
             allow,
             timeout: timeout.unwrap_or(DEFAULT_TIMEOUT),
-            deny_env,
+            env,
             sandbox: None,
         }
     }
@@ -151,7 +152,7 @@ impl ShellTool {
             .args(&argv[1..])
             .current_dir(self.workspace.root())
             .env_clear()
-            .envs(scrub_env(std::env::vars_os(), &self.deny_env));
+            .envs(self.env.vars());
         let mut unconfined = None;
         let mut confined = None;
         if let Some(sandbox) = &self.sandbox {
@@ -234,21 +235,18 @@ impl ShellTool {
 /// The environment for a child: `vars` without secrets. Dropped: `OPENAI_API_KEY`,
 /// `ANTHROPIC_API_KEY`, `API_KEY`, every name ending in `_API_KEY` or `_TOKEN` (compared
 /// case-insensitively), the NATS credentials (`NATS_CREDS`, `NATS_USER`, `NATS_PASSWORD`,
-/// `NATS_TOKEN`), and every name in `deny` (e.g. each agent's `api_key_env`). With
-/// OpenTelemetry export on, `TRACEPARENT` names the run's span (`crate::trace_env`).
+/// `NATS_TOKEN`), and every name in `deny` (e.g. each agent's `api_key_env`). A run's
+/// programs get this and the run's trace ([`ChildEnv`]).
 pub fn scrub_env(
     vars: impl IntoIterator<Item = (OsString, OsString)>,
     deny: &[String],
 ) -> Vec<(OsString, OsString)> {
-    let mut vars: Vec<_> = vars
-        .into_iter()
+    vars.into_iter()
         .filter(|(name, _)| {
             let name = name.to_string_lossy();
             !is_secret_name(&name, deny)
         })
-        .collect();
-    crate::trace_env::carry(&mut vars);
-    vars
+        .collect()
 }
 
 fn show_duration(duration: Duration) -> String {

@@ -12,7 +12,7 @@ use tokio::process::Command;
 use tokio::sync::watch;
 
 use super::{Hook, HookRunner};
-use crate::tools::{ChildRun, End, Finished, run_child, scrub_env};
+use crate::tools::{ChildRun, End, Finished, run_child};
 
 /// The most of a hook's stdout (its answer) or stderr that is kept.
 const MAX_HOOK_OUTPUT: usize = 1024 * 1024;
@@ -59,7 +59,7 @@ impl HookRunner {
             .args(arguments)
             .current_dir(&self.workspace)
             .env_clear()
-            .envs(scrub_env(std::env::vars_os(), &self.deny_env));
+            .envs(self.env.vars());
         let stdin = serde_json::to_vec(input).unwrap_or_default();
         let ran = run_child(
             command,

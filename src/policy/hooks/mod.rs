@@ -21,7 +21,7 @@ pub use run::RunHookInput;
 pub use tool_call::{CallHookInput, Checked};
 
 use super::{Pattern, Redactor};
-use crate::tools::Protected;
+use crate::tools::{ChildEnv, Protected};
 
 /// The default bound on one hook's run.
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(10);
@@ -69,8 +69,9 @@ pub enum OnError {
 pub struct HookRunner {
     /// The working directory: the workspace.
     pub workspace: PathBuf,
-    /// Environment variables withheld besides the usual secrets (as for `shell`).
-    pub deny_env: Vec<String>,
+    /// What hooks are started with, as `shell` commands are: the environment without the
+    /// usual secrets and these names, in the run's trace.
+    pub env: ChildEnv,
     /// Applied to what a hook writes to stderr before it reaches `hooks.log`.
     pub redactor: Redactor,
     /// The run's definition files: a hook program among them runs only unchanged.
