@@ -22,7 +22,8 @@ use super::events::{
 use super::outcome::{RunError, RunOutcome, RunStatus, RunTotals};
 use super::pending::{Pending, Submitting};
 use super::state::AgentState;
-use super::step::{SavePoint, save_checkpoint};
+// From the file itself: the step module as a whole reaches sub-agents, which run through here.
+use super::step::boundary::{SavePoint, save_checkpoint};
 use crate::engine::ErrorCode;
 use crate::provider::{BoxFuture, Message, Usage};
 use crate::sync::lock;

@@ -2,7 +2,7 @@
 //! tool calls, the checks of a final answer, and the boundaries between steps.
 
 mod answer;
-mod boundary;
+pub(super) mod boundary;
 mod fit_window;
 mod metering;
 mod model_call;

@@ -197,7 +197,11 @@ async fn run_turn(
         approvals,
         external,
     };
-    let (state, reason) = pause_reason(thread::add(ctx, state, Some(step_id), messages), waiting, (ctx, step_id));
+    let (state, reason) = pause_reason(
+        thread::add(ctx, state, Some(step_id), messages),
+        waiting,
+        (ctx, step_id),
+    );
     if let Some(reason) = reason {
         return Err(Halt::new(state, reason));
     }
