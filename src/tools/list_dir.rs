@@ -86,14 +86,15 @@ impl ListDirTool {
 /// (name, type, size) of each entry; size is `null` for directories. Symlinks are not
 /// followed: their size is the link's own.
 fn list(path: &std::path::Path) -> std::io::Result<Vec<(String, &'static str, Option<u64>)>> {
-    let meta = std::fs::metadata(path)?;
-    if !meta.is_dir() {
-        return Err(std::io::Error::other(
-            "not a directory; use read_file to read a file",
-        ));
-    }
+    // Opening it as a directory says whether it is one: no `stat` of its own.
+    let listing = std::fs::read_dir(path).map_err(|e| match e.kind() {
+        std::io::ErrorKind::NotADirectory => {
+            std::io::Error::other("not a directory; use read_file to read a file")
+        }
+        _ => e,
+    })?;
     let mut entries = Vec::new();
-    for entry in std::fs::read_dir(path)? {
+    for entry in listing {
         let entry = entry?;
         let name = entry.file_name().to_string_lossy().into_owned();
         let meta = match entry.metadata() {
