@@ -200,6 +200,11 @@ impl Workspace {
     /// shown relative to the root, for `permissions` patterns: `./src/../x`, an absolute
     /// path inside the root and a symlinked directory all match as the file they reach.
     /// `None` when the path does not resolve (the tool refuses the call itself).
+    ///
+    /// The tool resolves the path again when it runs rather than reuse this resolution: a
+    /// call may wait between its check and its run (for a person's approval, a hook, a
+    /// sequential call of the same turn), and a directory swapped for a link meanwhile
+    /// must be seen. Walking from the canonical root costs one `lstat` per name.
     pub fn policy_path(&self, arguments: &Value, default: Option<&str>) -> Option<Value> {
         let given = arguments.get("path").and_then(Value::as_str).or(default)?;
         let shown = self.shown(&self.resolve(given).ok()?);
