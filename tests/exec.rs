@@ -1809,6 +1809,24 @@ fn list_dir_steps(steps: usize) -> Test {
         .reply(Reply::text("done"))
 }
 
+/// The workspace root is resolved once, at start; a call's path is walked from it, so
+/// `list_dir .` resolves no link: no `readlink` per step (`std::fs::canonicalize` of the
+/// whole path, twice a call, made one per component of the root's path).
+#[test]
+fn a_path_is_resolved_below_the_root_resolved_once_not_from_slash_at_each_call() {
+    let short = list_dir_steps(2).traced("readlink,readlinkat").run();
+    let long = list_dir_steps(8).traced("readlink,readlinkat").run();
+    let count = |ran: &Ran| ran.syscalls("readlink").len() + ran.syscalls("readlinkat").len();
+    let (few, more) = (count(&short), count(&long));
+    assert_eq!(
+        few,
+        more,
+        "six more `list_dir .` calls read {} more links",
+        more.saturating_sub(few)
+    );
+    assert_eq!(long.events_of("agent.tool.execution.completed").len(), 8);
+}
+
 #[test]
 fn ids_come_from_one_generator_not_from_the_kernel_one_by_one() {
     let short = list_dir_steps(2).traced("getrandom").run();

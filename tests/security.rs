@@ -991,3 +991,72 @@ fn a_callers_redact_patterns_hold_in_its_sub_agents() {
         "the sub-agent's result leaked"
     );
 }
+
+/// The path check walks a path from the workspace root, canonicalised once at start, and
+/// resolves each symlink on the way: a link to a directory inside works, a file created
+/// mid-run is found through it, an absolute path that reaches the root through a link
+/// outside it is accepted, and links that lead out (or nowhere) are refused, for reads,
+/// listings and writes alike.
+#[test]
+fn the_path_check_follows_every_link_below_the_root_and_refuses_those_that_leave() {
+    use std::os::unix::fs::symlink;
+    let test = Test::new()
+        .agent("prompt: Go\ntools:\n  - builtin: read_file\n    root: ws\n  - builtin: write_file\n    root: ws\n  - builtin: list_dir\n    root: ws\n")
+        .file("ws/sub/inner.txt", "inner")
+        .file("secret.txt", "top secret");
+    symlink("sub", test.path("ws/linked")).unwrap();
+    symlink("../secret.txt", test.path("ws/out")).unwrap();
+    symlink("..", test.path("ws/up")).unwrap();
+    symlink("loop", test.path("ws/loop")).unwrap();
+    symlink("ws", test.path("to-ws")).unwrap();
+    let through_outside = test.path("to-ws/linked/inner.txt");
+    let ran = test
+        .reply(
+            Reply::tool_call("read_file", json!({"path": "linked/inner.txt"}))
+                .with_tool_call("list_dir", json!({"path": "linked"}))
+                .with_tool_call(
+                    "read_file",
+                    json!({"path": through_outside.to_str().unwrap()}),
+                )
+                .with_tool_call(
+                    "write_file",
+                    json!({"path": "linked/new.txt", "content": "new"}),
+                ),
+        )
+        .reply(
+            Reply::tool_call("read_file", json!({"path": "sub/new.txt"}))
+                .with_tool_call("read_file", json!({"path": "out"}))
+                .with_tool_call("list_dir", json!({"path": "up"}))
+                .with_tool_call(
+                    "write_file",
+                    json!({"path": "up/planted.txt", "content": "x"}),
+                )
+                .with_tool_call("write_file", json!({"path": "loop", "content": "x"})),
+        )
+        .reply(Reply::text("done"))
+        .stdout("done\n")
+        .run();
+    let results = ran.events_of("agent.tool.execution.completed");
+    let result_of = |id: &str| {
+        let event = results.iter().find(|e| e["data"]["toolCallId"] == id);
+        event.unwrap_or_else(|| panic!("no result for {id}"))["data"]["result"].clone()
+    };
+    assert_eq!(result_of("call_mock1_0")["data"], "inner");
+    let listed = result_of("call_mock1_1");
+    assert_eq!(listed["data"][0]["name"], "inner.txt", "{listed}");
+    assert_eq!(result_of("call_mock1_2")["data"], "inner");
+    assert_eq!(result_of("call_mock1_3")["success"], true);
+    assert_eq!(ran.read("ws/sub/new.txt"), "new");
+    assert_eq!(result_of("call_mock2_0")["data"], "new");
+    for (id, refusal) in [
+        ("call_mock2_1", "resolves through a symlink"),
+        ("call_mock2_2", "resolves through a symlink"),
+        ("call_mock2_3", "resolves through a symlink"),
+        ("call_mock2_4", "symlink whose target does not exist"),
+    ] {
+        let result = result_of(id);
+        let error = result["error"].as_str().unwrap_or_default();
+        assert!(error.contains(refusal), "{id}: {result}");
+    }
+    assert!(!ran.path("planted.txt").exists());
+}

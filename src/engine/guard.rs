@@ -148,6 +148,9 @@ impl CallGuard<'_> {
 
     /// What the rules say about the call with `arguments` (as the tool will use them).
     fn rule(&self, arguments: &Value) -> Option<Decision> {
+        // Without rules nothing is matched, so the path is not resolved for them: the tool
+        // resolves it once, when it runs.
+        self.policy.permissions.as_ref()?;
         self.policy
             .rule(&self.call.name, &self.normalized(arguments))
     }

@@ -49,14 +49,9 @@ impl ListDirTool {
         };
         let shown = self.workspace.shown(&path);
         let workspace = self.workspace.clone();
-        let listing = tokio::task::spawn_blocking(move || {
-            // runner's state directories are not the model's to see.
-            list(&path).map(|mut entries| {
-                entries.retain(|(name, _, _)| !workspace.hides(&path.join(name)));
-                entries
-            })
-        })
-        .await;
+        // runner's state directories are not the model's to see.
+        let listing =
+            tokio::task::spawn_blocking(move || list(&path, |entry| workspace.hides(entry))).await;
         let mut entries = match listing {
             Ok(Ok(entries)) => entries,
             Ok(Err(e)) => return ToolOutput::error(format!("cannot list `{shown}`: {e}")),
@@ -83,39 +78,49 @@ impl ListDirTool {
     }
 }
 
-/// (name, type, size) of each entry; size is `null` for directories. Symlinks are not
-/// followed: their size is the link's own.
-fn list(path: &std::path::Path) -> std::io::Result<Vec<(String, &'static str, Option<u64>)>> {
-    let meta = std::fs::metadata(path)?;
-    if !meta.is_dir() {
-        return Err(std::io::Error::other(
-            "not a directory; use read_file to read a file",
-        ));
-    }
+/// (name, type, size) of each entry but those `hidden` skips; size is `null` for
+/// directories. Symlinks are not followed: their size is the link's own.
+fn list(
+    path: &std::path::Path,
+    hidden: impl Fn(&std::path::Path) -> bool,
+) -> std::io::Result<Vec<(String, &'static str, Option<u64>)>> {
+    // Opening it as a directory says whether it is one: no `stat` of its own.
+    let listing = std::fs::read_dir(path).map_err(|e| match e.kind() {
+        std::io::ErrorKind::NotADirectory => {
+            std::io::Error::other("not a directory; use read_file to read a file")
+        }
+        _ => e,
+    })?;
     let mut entries = Vec::new();
-    for entry in std::fs::read_dir(path)? {
+    for entry in listing {
         let entry = entry?;
+        if hidden(&entry.path()) {
+            continue;
+        }
         let name = entry.file_name().to_string_lossy().into_owned();
-        let meta = match entry.metadata() {
-            Ok(meta) => meta,
-            Err(_) => {
-                entries.push((name, "unknown", None));
-                continue;
-            }
-        };
-        let kind = meta.file_type();
-        let (kind, size) = if kind.is_symlink() {
-            ("symlink", Some(meta.len()))
-        } else if kind.is_dir() {
-            ("dir", None)
-        } else if kind.is_file() {
-            ("file", Some(meta.len()))
-        } else {
-            ("other", None)
-        };
-        entries.push((name, kind, size));
+        entries.push(match described(&entry) {
+            Some((kind, size)) => (name, kind, size),
+            None => (name, "unknown", None),
+        });
     }
     Ok(entries)
+}
+
+/// An entry's type and size. The type comes with the listing on most file systems, so only
+/// an entry with a size (a file, a link) costs a `stat`.
+fn described(entry: &std::fs::DirEntry) -> Option<(&'static str, Option<u64>)> {
+    let kind = entry.file_type().ok()?;
+    if kind.is_dir() {
+        return Some(("dir", None));
+    }
+    if !kind.is_symlink() && !kind.is_file() {
+        return Some(("other", None));
+    }
+    let size = entry.metadata().ok()?.len();
+    Some((
+        if kind.is_symlink() { "symlink" } else { "file" },
+        Some(size),
+    ))
 }
 
 impl Tool for ListDirTool {

@@ -6,18 +6,19 @@
 //! * An absolute path is accepted only when it lies inside the root after resolving
 //!   symlinks (so a model that echoes back a path the tool printed still works);
 //!   `/etc/passwd` is refused.
-//! * Symlinks are resolved: the path, or for a path that does not exist yet (a
-//!   `write_file` target) its deepest existing ancestor, is canonicalised, and the result
-//!   must be inside the canonical root. A symlink whose target does not exist is refused,
-//!   since writing through it could create a file anywhere.
+//! * Symlinks are resolved: the root is canonicalised once, when the workspace is opened;
+//!   a path is then walked from it part by part (one `lstat` each), and a part that is a
+//!   symlink is resolved in full. The parts below the first one that does not exist yet (a
+//!   `write_file` target) cannot be links. The result must be inside the canonical root. A
+//!   symlink whose target does not exist is refused, since writing through it could create
+//!   a file anywhere.
 //! * `..` is applied lexically before symlinks are resolved, and the tool then acts on the
 //!   resolved path, so what is checked is what is touched.
 //!
 //! Limits: the check and the use are not atomic; a process that swaps a directory for a
-//! symlink in between can defeat it. The tools guard the model, not a hostile local user.
+//! symlink in between (or the root itself, which is not resolved again) can defeat it. The tools guard the model, not a hostile local user.
 
 use serde_json::Value;
-use std::ffi::OsString;
 use std::path::{Component, Path, PathBuf};
 use std::sync::Arc;
 
@@ -96,74 +97,92 @@ impl Workspace {
             ));
         }
         let given = Path::new(path);
-        let absolute = given.is_absolute();
-        let candidate = if absolute {
-            normalize(given)
-        } else {
-            let mut depth = 0usize;
-            let mut joined = self.root.clone();
-            for component in given.components() {
-                match component {
-                    Component::CurDir => {}
-                    Component::ParentDir => {
-                        if depth == 0 {
-                            return Err(format!(
-                                "path `{path}` is outside the workspace root `{}`: `..` climbs above the root",
-                                self.root.display()
-                            ));
-                        }
-                        depth -= 1;
-                        joined.pop();
-                    }
-                    Component::Normal(part) => {
-                        depth += 1;
-                        joined.push(part);
-                    }
-                    Component::RootDir | Component::Prefix(_) => {
-                        return Err(format!("path `{path}` is not a relative path"));
-                    }
-                }
-            }
-            joined
+        if !given.is_absolute() {
+            let below = self.below_root(path, given)?;
+            return self.inside(path, self.walk(path, &self.root, &below)?, false);
+        }
+        let candidate = normalize(given);
+        // An absolute path spelled inside the canonical root is walked from the root, like
+        // a relative one; any other is walked from `/` (it may reach the root through a link).
+        let resolved = match candidate.strip_prefix(&self.root) {
+            Ok(below) => self.walk(path, &self.root, below)?,
+            Err(_) => self.walk(
+                path,
+                Path::new("/"),
+                candidate.strip_prefix("/").unwrap_or(&candidate),
+            )?,
         };
+        let outside_as_spelt = !candidate.starts_with(&self.root);
+        self.inside(path, resolved, outside_as_spelt)
+    }
 
-        // The deepest ancestor that exists (as a file, directory or link) is canonicalised;
-        // the parts below it do not exist yet, so they cannot be symlinks.
-        let mut existing = candidate.clone();
-        let mut tail: Vec<OsString> = Vec::new();
-        while std::fs::symlink_metadata(&existing).is_err() {
-            match (existing.file_name(), existing.parent()) {
-                (Some(name), Some(parent)) => {
-                    tail.push(name.to_os_string());
-                    existing = parent.to_path_buf();
+    /// A relative path with its `.` and `..` applied lexically: the parts below the root
+    /// it names, or why it climbs out.
+    fn below_root(&self, path: &str, given: &Path) -> Result<PathBuf, String> {
+        let mut below = PathBuf::new();
+        for component in given.components() {
+            match component {
+                Component::CurDir => {}
+                Component::ParentDir => {
+                    if !below.pop() {
+                        return Err(format!(
+                            "path `{path}` is outside the workspace root `{}`: `..` climbs above the root",
+                            self.root.display()
+                        ));
+                    }
                 }
-                _ => break,
+                Component::Normal(part) => below.push(part),
+                Component::RootDir | Component::Prefix(_) => {
+                    return Err(format!("path `{path}` is not a relative path"));
+                }
             }
         }
-        let canonical = match std::fs::canonicalize(&existing) {
-            Ok(canonical) => canonical,
-            Err(e) => {
-                let is_link = std::fs::symlink_metadata(&existing)
-                    .map(|m| m.file_type().is_symlink())
-                    .unwrap_or(false);
-                return Err(if is_link {
-                    format!(
-                        "path `{path}` goes through `{}`, a symlink whose target does not exist; refusing to follow it",
-                        self.shown(&existing)
-                    )
-                } else {
-                    format!("path `{path}`: {e}")
-                });
-            }
-        };
-        let mut resolved = canonical;
-        for part in tail.iter().rev() {
+        Ok(below)
+    }
+
+    /// `base` (a canonical directory) joined with `parts` (plain names), each symlink
+    /// among them resolved: one `lstat` per part, and a full resolution only for a link.
+    /// The root was canonicalised once, when the workspace was opened, so it is not
+    /// resolved again. Below the first part that does not exist nothing can be a link, so
+    /// the rest is appended as given.
+    fn walk(&self, path: &str, base: &Path, parts: &Path) -> Result<PathBuf, String> {
+        let mut resolved = base.to_path_buf();
+        let mut parts = parts.iter();
+        while let Some(part) = parts.next() {
             resolved.push(part);
+            match std::fs::symlink_metadata(&resolved) {
+                Ok(meta) if meta.file_type().is_symlink() => {
+                    // The link's target may hold `..` and further links: the kernel's
+                    // resolution, then the walk goes on from where it leads.
+                    resolved = std::fs::canonicalize(&resolved).map_err(|_| {
+                        format!(
+                            "path `{path}` goes through `{}`, a symlink whose target does not exist; refusing to follow it",
+                            self.shown(&resolved)
+                        )
+                    })?;
+                }
+                Ok(_) => {}
+                Err(_) => {
+                    resolved.extend(parts);
+                    break;
+                }
+            }
         }
+        Ok(resolved)
+    }
+
+    /// `resolved` if it lies inside the root, or why not (`outside_as_spelt`: an absolute
+    /// path that names a place outside the root before any link is followed).
+    fn inside(
+        &self,
+        path: &str,
+        resolved: PathBuf,
+        outside_as_spelt: bool,
+    ) -> Result<PathBuf, String> {
         if resolved.starts_with(&self.root) {
             return Ok(resolved);
         }
-        Err(if absolute && !candidate.starts_with(&self.root) {
+        Err(if outside_as_spelt {
             format!(
                 "absolute path `{path}` is outside the workspace root `{}`; give a path relative to the root",
                 self.root.display()
@@ -181,6 +200,11 @@ impl Workspace {
     /// shown relative to the root, for `permissions` patterns: `./src/../x`, an absolute
     /// path inside the root and a symlinked directory all match as the file they reach.
     /// `None` when the path does not resolve (the tool refuses the call itself).
+    ///
+    /// The tool resolves the path again when it runs rather than reuse this resolution: a
+    /// call may wait between its check and its run (for a person's approval, a hook, a
+    /// sequential call of the same turn), and a directory swapped for a link meanwhile
+    /// must be seen. Walking from the canonical root costs one `lstat` per name.
     pub fn policy_path(&self, arguments: &Value, default: Option<&str>) -> Option<Value> {
         let given = arguments.get("path").and_then(Value::as_str).or(default)?;
         let shown = self.shown(&self.resolve(given).ok()?);
