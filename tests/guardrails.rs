@@ -5,27 +5,13 @@
 
 mod support;
 
-use runner::testing::mock_server::{MockRequest, Reply};
+use runner::testing::mock_server::Reply;
 use serde_json::json;
 use support::{Ran, Test, terminal_available};
 
-/// The tool results the model was sent in `request`, by call id.
-fn tool_results(request: &MockRequest) -> Vec<(String, String)> {
-    request.body["messages"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|m| m["role"] == "tool")
-        .map(|m| {
-            let id = m["tool_call_id"].as_str().unwrap().to_string();
-            (id, m["content"].as_str().unwrap_or_default().to_string())
-        })
-        .collect()
-}
-
 /// What the model was told about its `index`-th call (0-based) of the first reply.
 fn told(ran: &Ran, request: usize, call: usize) -> String {
-    let results = tool_results(&ran.requests()[request]);
+    let results = ran.requests()[request].tool_results();
     let id = format!("call_mock1_{call}");
     results
         .into_iter()
@@ -217,7 +203,7 @@ fn ask_with_nobody_to_decide_pauses_and_resume_approves() {
     );
     let last = resumed.requests().pop().unwrap();
     assert_eq!(
-        tool_results(&last).len(),
+        last.tool_results().len(),
         2,
         "both calls have their results"
     );
@@ -262,7 +248,7 @@ fn resume_can_deny_one_call_with_a_reason_for_the_model() {
         .run();
     assert!(resumed.path("a.txt").exists());
     assert!(!resumed.path("b.txt").exists());
-    let results = tool_results(&resumed.requests().pop().unwrap());
+    let results = resumed.requests().pop().unwrap().tool_results();
     let b = &results
         .iter()
         .find(|(id, _)| id == "call_mock1_1")
@@ -372,7 +358,7 @@ fn secrets_in_tool_results_reach_neither_the_model_nor_the_files() {
         .reply(Reply::tool_call("read_file", json!({"path": "env.txt"})))
         .reply(Reply::text("done"))
         .run();
-    let sent = tool_results(&ran.requests()[1]).remove(0).1;
+    let sent = ran.requests()[1].tool_results().remove(0).1;
     assert_eq!(sent, "GITHUB_TOKEN=[REDACTED]\nlicence [REDACTED]\n");
     for file in ["events.jsonl", "transcript.txt"] {
         let text = ran.read(&format!("run/{file}"));

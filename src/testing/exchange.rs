@@ -33,6 +33,20 @@ pub struct MockRequest {
 }
 
 impl MockRequest {
+    /// The tool results a Chat Completions request sends back: (call id, content), in order.
+    pub fn tool_results(&self) -> Vec<(String, String)> {
+        let messages = self.body["messages"].as_array().map(Vec::as_slice);
+        let tool = messages
+            .unwrap_or_default()
+            .iter()
+            .filter(|m| m["role"] == "tool");
+        tool.map(|m| {
+            let id = m["tool_call_id"].as_str().unwrap_or_default().to_string();
+            (id, m["content"].as_str().unwrap_or_default().to_string())
+        })
+        .collect()
+    }
+
     pub fn header(&self, name: &str) -> Option<&str> {
         let name = name.to_ascii_lowercase();
         self.headers

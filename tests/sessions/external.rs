@@ -20,20 +20,6 @@ tools:
   - builtin: write_file
 ";
 
-/// The tool results the model was sent in `request`, by call id.
-fn tool_results(request: &MockRequest) -> Vec<(String, String)> {
-    request.body["messages"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|m| m["role"] == "tool")
-        .map(|m| {
-            let id = m["tool_call_id"].as_str().unwrap().to_string();
-            (id, m["content"].as_str().unwrap_or_default().to_string())
-        })
-        .collect()
-}
-
 #[test]
 fn an_external_call_pauses_the_run_and_its_submitted_output_continues_it() {
     let ran = Test::new()
@@ -128,7 +114,7 @@ fn an_external_call_pauses_the_run_and_its_submitted_output_continues_it() {
         "the session's calls, each counted once: write_file and the external call"
     );
     let last = resumed.requests().pop().unwrap();
-    let results = tool_results(&last);
+    let results = last.tool_results();
     assert_eq!(
         results
             .iter()
@@ -158,7 +144,7 @@ fn an_external_call_with_arguments_off_its_schema_is_a_tool_error_not_a_pause() 
         .stdout("I could not look it up.\n")
         .run();
     let last = ran.requests().pop().unwrap();
-    let (_, told) = &tool_results(&last)[0];
+    let (_, told) = &last.tool_results()[0];
     assert!(told.contains("invalid arguments"), "{told}");
     assert!(told.contains("\"id\" is a required property"), "{told}");
 }
@@ -216,7 +202,7 @@ fn outputs_are_submitted_for_every_external_call_of_a_turn_at_once() {
         ])
         .stdout("One is open, two is closed.\n")
         .run();
-    let told = tool_results(&resumed.requests().pop().unwrap());
+    let told = resumed.requests().pop().unwrap().tool_results();
     assert_eq!(
         told,
         [
@@ -308,7 +294,7 @@ fn a_sub_agents_external_call_pauses_the_whole_run_and_its_output_goes_to_the_su
         .collect();
     assert_eq!(clerk.len(), 2, "the clerk goes on, not again");
     assert_eq!(
-        tool_results(&clerk[1]),
+        clerk[1].tool_results(),
         [(call, r#"{"status":"shipped"}"#.to_string())]
     );
 }
