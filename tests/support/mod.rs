@@ -84,10 +84,13 @@ impl Outcome {
     }
 }
 
-/// A fresh directory under the target dir, removed when the test starts again.
+/// A fresh directory under the target dir, kept after the test for a look at what it left;
+/// the next test process removes it (with every directory of a process that has ended).
 pub fn tempdir(prefix: &str) -> PathBuf {
     use std::sync::atomic::{AtomicUsize, Ordering};
     static NEXT: AtomicUsize = AtomicUsize::new(0);
+    static SWEEP: std::sync::Once = std::sync::Once::new();
+    SWEEP.call_once(remove_dirs_of_ended_processes);
     let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!(
         "{prefix}-{}-{}",
         std::process::id(),
@@ -96,6 +99,27 @@ pub fn tempdir(prefix: &str) -> PathBuf {
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).expect("create temp dir");
     dir
+}
+
+/// Removes the directories `tempdir` made for test processes that are no longer running
+/// (`{prefix}-{pid}-{n}`), so runs of the suite do not pile them up.
+fn remove_dirs_of_ended_processes() {
+    let Ok(entries) = std::fs::read_dir(env!("CARGO_TARGET_TMPDIR")) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        let mut parts = name.rsplitn(3, '-');
+        let (Some(_), Some(pid)) = (parts.next(), parts.next()) else {
+            continue;
+        };
+        let ended = pid.parse::<u32>().is_ok_and(|pid| {
+            pid != std::process::id() && !Path::new(&format!("/proc/{pid}")).exists()
+        });
+        if ended {
+            let _ = std::fs::remove_dir_all(entry.path());
+        }
+    }
 }
 
 impl Run {
