@@ -268,20 +268,9 @@ fn a_turns_tool_calls_run_concurrently_and_results_keep_call_order() {
         .reply(Reply::text("done"))
         .run();
     let tool_events: Vec<(String, String)> = ran
-        .events()
-        .iter()
-        .filter(|e| {
-            e["type"]
-                .as_str()
-                .unwrap()
-                .starts_with("agent.tool.execution")
-        })
-        .map(|e| {
-            (
-                e["type"].as_str().unwrap().to_string(),
-                e["data"]["toolCallId"].as_str().unwrap().to_string(),
-            )
-        })
+        .tool_executions()
+        .into_iter()
+        .map(|(kind, data)| (kind, data["toolCallId"].as_str().unwrap().to_string()))
         .collect();
     // Both started before the first finished: they overlapped.
     assert!(
@@ -2062,21 +2051,9 @@ fn a_built_in_tool_waits_for_the_tools_it_depends_on() {
         .reply(Reply::text("done"))
         .run();
     let order: Vec<(String, String)> = ran
-        .events()
-        .iter()
-        .filter(|e| {
-            e["type"]
-                .as_str()
-                .unwrap()
-                .starts_with("agent.tool.execution")
-        })
-        .map(|e| {
-            let kind = e["type"].as_str().unwrap().rsplit('.').next().unwrap();
-            (
-                kind.to_string(),
-                e["data"]["toolName"].as_str().unwrap_or("").to_string(),
-            )
-        })
+        .tool_executions()
+        .into_iter()
+        .map(|(kind, data)| (kind, data["toolName"].as_str().unwrap_or("").to_string()))
         .collect();
     let position = |kind: &str, tool: &str| {
         order

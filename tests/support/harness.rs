@@ -715,6 +715,18 @@ impl Ran {
         read_events(&self.run_file("events.jsonl"))
     }
 
+    /// The tool calls' `agent.tool.execution.started` and `.completed` events in the order
+    /// they came: (`started` or `completed`, the event's data).
+    pub fn tool_executions(&self) -> Vec<(String, Value)> {
+        let events = self.events().into_iter();
+        events
+            .filter_map(|mut e| {
+                let kind = e["type"].as_str()?.strip_prefix("agent.tool.execution.")?;
+                Some((kind.to_string(), e["data"].take()))
+            })
+            .collect()
+    }
+
     /// The events of one type.
     pub fn events_of(&self, kind: &str) -> Vec<Value> {
         self.events()
