@@ -48,13 +48,8 @@ impl ListDirTool {
             Err(message) => return ToolOutput::error(message),
         };
         let shown = self.workspace.shown(&path);
-        let workspace = self.workspace.clone();
-        // runner's state directories are not the model's to see.
-        let listing =
-            tokio::task::spawn_blocking(move || list(&path, |entry| workspace.hides(entry))).await;
-        let mut entries = match listing {
-            Ok(Ok(entries)) => entries,
-            Ok(Err(e)) => return ToolOutput::error(format!("cannot list `{shown}`: {e}")),
+        let mut entries = match self.listing(path).await {
+            Ok(entries) => entries,
             Err(e) => return ToolOutput::error(format!("cannot list `{shown}`: {e}")),
         };
         entries.sort_by(|a, b| a.0.cmp(&b.0));
@@ -78,32 +73,75 @@ impl ListDirTool {
     }
 }
 
-/// (name, type, size) of each entry but those `hidden` skips; size is `null` for
-/// directories. Symlinks are not followed: their size is the link's own.
-fn list(
-    path: &std::path::Path,
-    hidden: impl Fn(&std::path::Path) -> bool,
-) -> std::io::Result<Vec<(String, &'static str, Option<u64>)>> {
-    // Opening it as a directory says whether it is one: no `stat` of its own.
-    let listing = std::fs::read_dir(path).map_err(|e| match e.kind() {
-        std::io::ErrorKind::NotADirectory => {
-            std::io::Error::other("not a directory; use read_file to read a file")
+/// An entry as listed: name, type, size (`None` for directories).
+type Listed = (String, &'static str, Option<u64>);
+
+/// Entries read on the runtime's own thread before the rest of a listing moves to the
+/// blocking pool. A small directory is a handful of system calls, cheaper than the two
+/// thread hand-offs of the pool; a large or slow one must not hold up the other calls of
+/// the turn.
+const READ_INLINE: usize = 64;
+
+impl ListDirTool {
+    /// The entries of `path` but runner's state directories, which are not the model's
+    /// to see.
+    async fn listing(&self, path: std::path::PathBuf) -> std::io::Result<Vec<Listed>> {
+        let mut listing = Listing::open(&path)?;
+        let mut entries = Vec::new();
+        if listing.read(&mut entries, READ_INLINE, &self.workspace)? {
+            return Ok(entries);
         }
-        _ => e,
-    })?;
-    let mut entries = Vec::new();
-    for entry in listing {
-        let entry = entry?;
-        if hidden(&entry.path()) {
-            continue;
-        }
-        let name = entry.file_name().to_string_lossy().into_owned();
-        entries.push(match described(&entry) {
-            Some((kind, size)) => (name, kind, size),
-            None => (name, "unknown", None),
-        });
+        let workspace = self.workspace.clone();
+        tokio::task::spawn_blocking(move || {
+            listing.read(&mut entries, usize::MAX, &workspace)?;
+            Ok(entries)
+        })
+        .await
+        .map_err(std::io::Error::other)?
     }
-    Ok(entries)
+}
+
+/// A directory being read.
+struct Listing(std::fs::ReadDir);
+
+impl Listing {
+    fn open(path: &std::path::Path) -> std::io::Result<Self> {
+        // Opening it as a directory says whether it is one: no `stat` of its own.
+        std::fs::read_dir(path)
+            .map(Listing)
+            .map_err(|e| match e.kind() {
+                std::io::ErrorKind::NotADirectory => {
+                    std::io::Error::other("not a directory; use read_file to read a file")
+                }
+                _ => e,
+            })
+    }
+
+    /// Reads up to `at_most` more entries (the hidden ones count) into `entries`; true
+    /// when the directory has no more. Symlinks are not followed: their size is the
+    /// link's own.
+    fn read(
+        &mut self,
+        entries: &mut Vec<Listed>,
+        at_most: usize,
+        workspace: &Workspace,
+    ) -> std::io::Result<bool> {
+        for _ in 0..at_most {
+            let Some(entry) = self.0.next() else {
+                return Ok(true);
+            };
+            let entry = entry?;
+            if workspace.hides(&entry.path()) {
+                continue;
+            }
+            let name = entry.file_name().to_string_lossy().into_owned();
+            entries.push(match described(&entry) {
+                Some((kind, size)) => (name, kind, size),
+                None => (name, "unknown", None),
+            });
+        }
+        Ok(false)
+    }
 }
 
 /// An entry's type and size. The type comes with the listing on most file systems, so only
