@@ -338,6 +338,11 @@ impl<S: TranscriptSink + Send> EventSink for TranscriptEvents<S> {
             let _ = inner.root.sink.flush();
         }
     }
+
+    fn flush(&self) {
+        // A failure is kept by the sink for `failure()`; the run goes on.
+        let _ = lock(&self.inner).root.sink.flush();
+    }
 }
 
 impl<S: TranscriptSink + Send> Drop for TranscriptEvents<S> {

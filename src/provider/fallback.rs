@@ -99,7 +99,7 @@ impl Fallback {
         loop {
             let emitted = AtomicBool::new(false);
             let tracking = |d: StreamDelta| {
-                if !matches!(d, StreamDelta::Fallback { .. }) {
+                if !matches!(d, StreamDelta::Fallback { .. } | StreamDelta::Idle) {
                     emitted.store(true, Ordering::Relaxed);
                 }
                 sink(d);

@@ -14,13 +14,14 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Once, OnceLock};
 use std::time::{Duration, SystemTime};
 
+use futures_util::FutureExt;
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
 use tokio::time::{Instant, timeout_at};
 
 use super::DeltaSink;
 use super::body_limits::{BodyLimits, BodyMeter};
 use super::error::{ErrorKind, ProviderError, error_message_from_body};
-use super::types::ModelResponse;
+use super::types::{ModelResponse, StreamDelta};
 
 /// An API key. Its `Debug` never shows the value; it is only ever put in a header.
 #[derive(Clone, PartialEq, Eq)]
@@ -340,6 +341,21 @@ fn closed_before_answer(error: &reqwest::Error) -> bool {
     false
 }
 
+/// Lets the tasks already woken run once before this one goes on. Unlike
+/// `tokio::task::yield_now`, which also polls the operating system for I/O (a system call
+/// each time), this only puts the task back in the scheduler's queue.
+async fn one_turn() {
+    let mut queued = false;
+    std::future::poll_fn(|cx| {
+        if std::mem::replace(&mut queued, true) {
+            return std::task::Poll::Ready(());
+        }
+        cx.waker().wake_by_ref();
+        std::task::Poll::Pending
+    })
+    .await
+}
+
 /// A successful response whose body is read chunk by chunk under the timeouts.
 pub(crate) struct HttpBody<'c> {
     client: &'c HttpClient,
@@ -366,12 +382,40 @@ impl HttpBody<'_> {
         };
         match timeout_at(limit, self.response.chunk()).await {
             Err(_) => Err(self.client.timeout_error(is_idle)),
-            Ok(Err(e)) => {
-                let url = self.response.url().to_string();
-                Err(self.client.transport_error(&e, &url))
-            }
-            Ok(Ok(chunk)) => Ok(chunk),
+            Ok(read) => self.taken(read),
         }
+    }
+
+    /// The next piece of the body, as [`next_chunk`](Self::next_chunk) reads it, but when
+    /// none has arrived yet, `waiting` is called before the wait for it.
+    pub async fn next_chunk_or_wait(
+        &mut self,
+        waiting: impl FnOnce(),
+    ) -> Result<Option<bytes::Bytes>, ProviderError> {
+        // Polled with no waker to keep: a chunk not ready is read by `next_chunk`, which
+        // polls again (the body gives up nothing until a poll returns it). The connection
+        // is read by a task of its own, which hands over one frame per turn: it gets that
+        // turn before the body counts as waiting, so a read of several events is handed
+        // on whole.
+        if let Some(read) = self.response.chunk().now_or_never() {
+            return self.taken(read);
+        }
+        one_turn().await;
+        if let Some(read) = self.response.chunk().now_or_never() {
+            return self.taken(read);
+        }
+        waiting();
+        self.next_chunk().await
+    }
+
+    fn taken(
+        &self,
+        read: Result<Option<bytes::Bytes>, reqwest::Error>,
+    ) -> Result<Option<bytes::Bytes>, ProviderError> {
+        read.map_err(|e| {
+            let url = self.response.url().to_string();
+            self.client.transport_error(&e, &url)
+        })
     }
 
     /// Reads the rest of the body, up to `max` bytes.
@@ -478,7 +522,8 @@ async fn exchange_unredacted<S: WireStream>(
     }
     let mut stream = stream;
     let mut meter = BodyMeter::stream(http.limits);
-    while let Some(chunk) = resp.next_chunk().await? {
+    // What one read brought (often several events) is handed on before the next wait.
+    while let Some(chunk) = resp.next_chunk_or_wait(|| sink(StreamDelta::Idle)).await? {
         meter.take(&chunk, &http.provider)?;
         stream.feed(&chunk, sink)?;
         if stream.is_done() {

@@ -58,7 +58,9 @@ impl Retry {
         loop {
             let emitted = AtomicBool::new(false);
             let tracking = |d: StreamDelta| {
-                emitted.store(true, Ordering::Relaxed);
+                if !matches!(d, StreamDelta::Idle) {
+                    emitted.store(true, Ordering::Relaxed);
+                }
                 sink(d);
             };
             match self.inner.stream(req, &tracking).await {

@@ -394,4 +394,7 @@ pub enum StreamDelta {
         reason: String,
         position: super::fallback::ChainPosition,
     },
+    /// Everything received so far has been passed on, and the stream waits for more of
+    /// the reply: a consumer that holds what it was given writes it out now.
+    Idle,
 }

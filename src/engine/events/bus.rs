@@ -14,6 +14,10 @@ pub trait EventSink: Send + Sync {
 
     /// A notice for the person watching the run; most subscribers ignore them.
     fn notice(&self, _notice: &Notice) {}
+
+    /// The run is about to wait: a subscriber that holds events writes them now (see
+    /// [`FlushPoints`](super::FlushPoints) for the waits an event itself announces).
+    fn flush(&self) {}
 }
 
 impl<F: Fn(&Event) + Send + Sync> EventSink for F {
@@ -38,6 +42,13 @@ impl EventBus {
     pub fn publish(&self, event: &Event) {
         for sink in self.sinks.iter() {
             sink.emit(event);
+        }
+    }
+
+    /// Tells every subscriber that the run is about to wait.
+    pub fn flush(&self) {
+        for sink in self.sinks.iter() {
+            sink.flush();
         }
     }
 
@@ -98,6 +109,11 @@ impl Emitter {
             agent_id: agent_id.to_string(),
             ..self.clone()
         }
+    }
+
+    /// The run is about to wait (for more of a streamed reply): held events are written.
+    pub fn flush(&self) {
+        self.bus.flush();
     }
 
     /// Tells the person watching the run something that is no event (see [`Notice`]).

@@ -4,7 +4,9 @@
 //! Most events come in bursts with no wait between them (a step starts, then its model call;
 //! a reply is complete, its usage and tool calls follow; a call ends, then its step). A
 //! file subscriber holds them and writes them when the run is about to wait: for a model
-//! (the `thread.message.created` that starts a model call, each `thread.message.delta`), for
+//! (the `thread.message.created` that starts a model call, and whenever a streamed reply
+//! has handed over all it received and waits for more: an explicit flush from the bus, so
+//! the deltas of one network read go out in one `write`), for
 //! a tool (`agent.tool.execution.started`, `agent.tool.progress`, `agent.tool.output`, a call that ends while others of
 //! its turn still run), for a person (a permission decision, a pause), and at the end of
 //! each step and of the run. So `tail -f` of `events.jsonl` or the transcript shows every
@@ -49,6 +51,9 @@ impl FlushPoints {
             | EventData::ToolCallWritten(_)
             | EventData::ToolCallCreated(_)
             | EventData::CheckpointSaved(_) => false,
+            // Written when the stream waits for more (`EventSink::flush`) or, at the
+            // latest, with what follows the reply.
+            EventData::MessageDelta(_) => false,
             _ => true,
         }
     }

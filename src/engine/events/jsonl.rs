@@ -74,10 +74,21 @@ impl<W: Write + Send> EventSink for JsonlSink<W> {
             false => out.records.hold(&line),
         };
     }
+
+    fn flush(&self) {
+        self.write_held();
+    }
+}
+
+impl<W: Write + Send> JsonlSink<W> {
+    fn write_held(&self) {
+        // A failure is kept by `records` for `failure()`; the run goes on.
+        let _ = lock(&self.out).records.write_held();
+    }
 }
 
 impl<W: Write + Send> Drop for JsonlSink<W> {
     fn drop(&mut self) {
-        let _ = lock(&self.out).records.write_held();
+        self.write_held();
     }
 }

@@ -369,6 +369,9 @@ fn stream_sink(
                 reason: reason.clone(),
             });
         }
+        if let StreamDelta::Idle = delta {
+            emitter.flush();
+        }
         if let Some(delta) = delta_event(&delta_id, delta) {
             emitter.emit(delta);
         }
@@ -501,7 +504,10 @@ fn delta_event(message_id: &str, delta: StreamDelta) -> Option<MessageDelta> {
             attempt,
             reason,
         },
-        StreamDelta::Usage { .. } | StreamDelta::Retrying { .. } | StreamDelta::Fallback { .. } => {
+        StreamDelta::Usage { .. }
+        | StreamDelta::Retrying { .. }
+        | StreamDelta::Fallback { .. }
+        | StreamDelta::Idle => {
             return None;
         }
     };
