@@ -107,8 +107,8 @@ impl AskUserTool {
             "required": ["question"],
             "additionalProperties": false
         });
-        let validator =
-            ArgsValidator::new(&parameters).expect("the ask_user schema is a valid JSON Schema");
+        let validator = ArgsValidator::of_built_in(&parameters)
+            .expect("the ask_user schema is a valid JSON Schema");
         AskUserTool {
             sources,
             parameters,

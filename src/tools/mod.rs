@@ -272,6 +272,18 @@ impl ArgsValidator {
         Ok(ArgsValidator { validator })
     }
 
+    /// Compiles the schema of one of runner's own tools. They use only keywords that mean
+    /// the same in every draft, and are compiled as draft-07, the draft of the agent
+    /// file's schema: a process sets up each draft it meets once, and draft 2020-12 (the
+    /// default, for the schemas users write) costs about 2.5 ms of start-up on its own.
+    pub fn of_built_in(schema: &Value) -> Result<Self, String> {
+        let validator = jsonschema::options()
+            .with_draft(jsonschema::Draft::Draft7)
+            .build(schema)
+            .map_err(|e| format!("invalid parameter schema: {e}"))?;
+        Ok(ArgsValidator { validator })
+    }
+
     /// `Ok` when `arguments` match; otherwise the tool error to return, naming every
     /// violation and where: `invalid arguments: "path" is a required property at /`.
     // The error is the tool's answer, returned as is: boxing it would only add noise.
@@ -318,7 +330,7 @@ pub(crate) struct Signature {
 
 impl Signature {
     pub fn new(name: &'static str, description: impl Into<String>, parameters: Value) -> Self {
-        let args = ArgsValidator::new(&parameters)
+        let args = ArgsValidator::of_built_in(&parameters)
             .unwrap_or_else(|e| panic!("built-in tool {name} has a bad schema: {e}"));
         Signature {
             name,
