@@ -222,7 +222,7 @@ fn start(args: &BatchArgs, (agent_file, inputs_file): (&Path, &Path)) -> Result<
         eprintln!("{note}");
     }
     outln!("{summary}");
-    job_summary::write(&markdown_summary(&summary), args.summary.as_deref());
+    job_summary::write(|| markdown_summary(&summary), args.summary.as_deref());
     Ok(summary.exit())
 }
 

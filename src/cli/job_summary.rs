@@ -7,10 +7,16 @@ use std::path::{Path, PathBuf};
 
 use crate::output::ci_report::in_github_actions;
 
-/// Appends `markdown` to every file a summary goes to (once to a file named twice).
-pub fn write(markdown: &str, file: Option<&Path>) {
-    for target in targets(file) {
-        if let Err(error) = append(&target, markdown) {
+/// Appends the summary `markdown` makes to every file a summary goes to (once to a file
+/// named twice); made only when there is one.
+pub fn write(markdown: impl FnOnce() -> String, file: Option<&Path>) {
+    let targets = targets(file);
+    if targets.is_empty() {
+        return;
+    }
+    let markdown = markdown();
+    for target in targets {
+        if let Err(error) = append(&target, &markdown) {
             eprintln!(
                 "warning: cannot write the job summary to {}: {error}",
                 target.display()

@@ -38,7 +38,7 @@ pub fn report(stop: &Stop, options: &RunOptions, ids: (&str, &str)) -> Exit {
         stop.message.clone(),
     );
     options.print_result(&result);
-    job_summary::write(&run_summary(&result, None), options.summary.as_deref());
+    job_summary::write(|| run_summary(&result, None), options.summary.as_deref());
     stop.status
 }
 

@@ -147,7 +147,7 @@ impl RunOptions {
             if progress.is_some() {
                 eprintln!("{}", summary_line(result, dir));
             }
-            job_summary::write(&run_summary(result, Some(dir)), summary.as_deref());
+            job_summary::write(|| run_summary(result, Some(dir)), summary.as_deref());
         };
         RunSettings {
             run_dir: Some(RunDirOptions {

@@ -144,7 +144,7 @@ pub fn run(args: TestArgs) -> Exit {
         }
     }
     job_summary::write(
-        &markdown_summary(&cases, &totals, elapsed),
+        || markdown_summary(&cases, &totals, elapsed),
         args.summary.as_deref(),
     );
     if args.format == TestFormat::Github || in_github_actions() {

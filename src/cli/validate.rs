@@ -51,7 +51,7 @@ pub fn run(paths: &[PathBuf], format: ValidateFormat, summary: Option<&Path>) ->
         ValidateFormat::Junit => out!("{}", junit(&files, &diagnostics)),
         ValidateFormat::Gitlab => out!("{}", validate_report(&diagnostics)),
     }
-    job_summary::write(&validate_summary(&files, &diagnostics), summary);
+    job_summary::write(|| validate_summary(&files, &diagnostics), summary);
     if diagnostics.iter().any(Diagnostic::is_error) {
         Exit::Invalid
     } else {

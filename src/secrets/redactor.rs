@@ -38,14 +38,26 @@ pub struct TextRedactor {
 }
 
 impl Default for TextRedactor {
+    /// The built-in patterns alone. They are compiled once per process (a fifth of a
+    /// millisecond and more); each redactor of them shares that.
     fn default() -> Self {
-        TextRedactor::new(&[]).expect("the built-in patterns are valid")
+        static BUILT_IN_ONLY: std::sync::LazyLock<TextRedactor> = std::sync::LazyLock::new(|| {
+            TextRedactor::compile(&[]).expect("the built-in patterns are valid")
+        });
+        BUILT_IN_ONLY.clone()
     }
 }
 
 impl TextRedactor {
     /// The built-ins and `extra` (regular expressions; the error names the one that is not).
     pub fn new(extra: &[String]) -> Result<Self, String> {
+        match extra.is_empty() {
+            true => Ok(TextRedactor::default()),
+            false => TextRedactor::compile(extra),
+        }
+    }
+
+    fn compile(extra: &[String]) -> Result<Self, String> {
         for pattern in extra {
             Regex::new(pattern).map_err(|e| format!("`{pattern}`: {e}"))?;
         }

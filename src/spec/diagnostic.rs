@@ -196,6 +196,9 @@ impl fmt::Display for Diagnostic {
 /// replaced in their messages and hints: a message may quote a value of any file a
 /// definition references.
 pub fn redacted(mut diagnostics: Vec<Diagnostic>) -> Vec<Diagnostic> {
+    if diagnostics.is_empty() {
+        return diagnostics;
+    }
     static REDACTOR: std::sync::LazyLock<crate::secrets::TextRedactor> =
         std::sync::LazyLock::new(crate::secrets::TextRedactor::default);
     for diagnostic in &mut diagnostics {
