@@ -1860,18 +1860,57 @@ fn a_steps_events_reach_events_jsonl_in_three_writes_not_one_each() {
         .filter(|call| call.contains("events.jsonl>"))
         .count();
     let events = ran.events();
-    // A streamed piece of the reply is written as it comes (the run waits for the next).
     let deltas = events
         .iter()
         .filter(|e| e["type"] == "thread.message.delta")
         .count();
-    // Else a step's events go out when the model is called, when its tool starts, and when
-    // it ends: three writes for each of the seven steps, where each event took one.
+    // A step's events go out when the model is called, when its tool starts (with the
+    // streamed pieces of the reply: the mock sends each reply in one read), and when it
+    // ends: three writes for each of the seven steps, where each event, then each piece,
+    // took one.
     assert!(
-        writes <= 3 * 7 + 1 + deltas,
+        writes <= 3 * 7 + 1,
         "{} events ({deltas} streamed pieces) took {writes} writes to events.jsonl",
         events.len()
     );
+}
+
+#[test]
+fn a_slow_replys_pieces_reach_events_jsonl_while_it_streams() {
+    let running = Test::new()
+        .agent("prompt: Hi\n")
+        .respond(MockResponse::text("a b c d e f g h").chunk_delay(Duration::from_millis(300)))
+        .status(130)
+        .stderr_contains("interrupted")
+        .spawn();
+    // Held pieces go out when the stream waits for more, not when the reply ends.
+    wait_until("a streamed piece is on disk", || {
+        std::fs::read_to_string(running.path("run/events.jsonl"))
+            .is_ok_and(|events| events.contains("thread.message.delta"))
+    });
+    assert!(
+        !std::fs::read_to_string(running.path("run/events.jsonl"))
+            .unwrap()
+            .contains("thread.message.completed"),
+        "the reply ended before its first piece was seen"
+    );
+    running.interrupt();
+    running.wait();
+}
+
+#[test]
+fn a_small_directory_is_listed_on_the_runs_own_thread() {
+    let ran = list_dir_steps(3).traced("getdents64,writev").run();
+    // The thread that sends the requests lists the directory too: no hand-off to the
+    // blocking pool and back (two thread wake-ups) for a handful of system calls.
+    let listing = ran.threads_calling("getdents64");
+    let requesting = ran.threads_calling("writev");
+    assert!(!listing.is_empty() && !requesting.is_empty());
+    assert!(
+        listing.is_subset(&requesting),
+        "listed by threads {listing:?}, requests sent by {requesting:?}"
+    );
+    assert_eq!(ran.events_of("agent.tool.execution.completed").len(), 3);
 }
 
 #[test]

@@ -680,13 +680,29 @@ impl Ran {
     /// The lines of `strace.log` (`Test::traced`) that record a call of `syscall` (which
     /// `-y` shows with the path of each file descriptor: `write(5</…/events.jsonl>, …`).
     pub fn syscalls(&self, syscall: &str) -> Vec<String> {
-        let prefix = format!("{syscall}(");
-        self.read("strace.log")
-            .lines()
-            .filter_map(|line| line.split_once(' ').map(|(_pid, call)| call.trim_start()))
-            .filter(|call| call.starts_with(&prefix))
-            .map(str::to_string)
+        self.traced_calls(syscall)
+            .map(|(_thread, call)| call.to_string())
             .collect()
+    }
+
+    /// The threads (their ids) that made a call of `syscall`.
+    pub fn threads_calling(&self, syscall: &str) -> std::collections::BTreeSet<String> {
+        self.traced_calls(syscall)
+            .map(|(thread, _call)| thread.to_string())
+            .collect()
+    }
+
+    /// Each call of `syscall` in `strace.log`: the thread that made it, and the call.
+    fn traced_calls(&self, syscall: &str) -> impl Iterator<Item = (String, String)> {
+        let prefix = format!("{syscall}(");
+        let log = self.read("strace.log");
+        let calls: Vec<(String, String)> = log
+            .lines()
+            .filter_map(|line| line.split_once(' '))
+            .map(|(thread, call)| (thread.to_string(), call.trim_start().to_string()))
+            .filter(|(_thread, call)| call.starts_with(&prefix))
+            .collect();
+        calls.into_iter()
     }
 
     /// A file in the run directory the command was given (`--run-dir`).
