@@ -15,8 +15,8 @@ pub trait EventSink: Send + Sync {
     /// A notice for the person watching the run; most subscribers ignore them.
     fn notice(&self, _notice: &Notice) {}
 
-    /// The run is about to wait: a subscriber that holds events writes them now (see
-    /// [`FlushPoints`](super::FlushPoints) for the waits an event itself announces).
+    /// The run is about to wait: a subscriber that holds events writes them now. (The
+    /// waits an event itself announces are the file subscribers' `FlushPoints`.)
     fn flush(&self) {}
 }
 
