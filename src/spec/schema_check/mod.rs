@@ -8,7 +8,9 @@
 use std::path::Path;
 use std::sync::OnceLock;
 
+mod by_key;
 mod describe;
+mod lazy_pattern;
 mod translate;
 
 use serde_json::Value;
@@ -17,25 +19,64 @@ use super::diagnostic::Diagnostic;
 use super::loadable::{LOADS_AS, loads_as};
 use super::schema_gen::checked_agent_schema;
 use super::yaml::YamlDocument;
+use by_key::{ByKey, Found};
+use lazy_pattern::{PATTERN, lazy_pattern};
 use translate::Translator;
 
 /// A generated schema and its validator, compiled once. Agent files have theirs; other
 /// files runner reads (test files) compile their own with [`CompiledSchema::new`].
 pub struct CompiledSchema {
     schema: Value,
-    validator: jsonschema::Validator,
+    validator: Compiled,
+}
+
+/// A schema compiled a key at a time (`by_key.rs`), or whole.
+enum Compiled {
+    ByKey(ByKey),
+    Whole(jsonschema::Validator),
 }
 
 impl CompiledSchema {
-    /// Compiles a draft-07 schema that may use the private keyword of [`super::loadable`].
+    /// Compiles a draft-07 schema that may use the private keyword of [`super::loadable`],
+    /// its patterns compiled as they are first used (`lazy_pattern.rs`), and its keys as a
+    /// document first has them (`by_key.rs`).
     pub fn new(schema: Value) -> Result<Self, String> {
-        let validator = jsonschema::options()
-            .with_draft(jsonschema::Draft::Draft7)
-            .with_keyword(LOADS_AS, loads_as)
-            .build(&schema)
-            .map_err(|error| error.to_string())?;
+        let validator = match ByKey::new(&schema, compile) {
+            Some(by_key) => Compiled::ByKey(by_key),
+            None => Compiled::Whole(compile(&schema)?),
+        };
         Ok(CompiledSchema { schema, validator })
     }
+
+    /// Every violation in `value`, and the pointers of the documents of this schema it
+    /// holds (inline sub-agents), which are checked apart.
+    fn check<'v>(&'v self, value: &'v Value) -> Found<'v> {
+        match &self.validator {
+            Compiled::ByKey(by_key) => by_key.check(&self.schema, value, compile),
+            Compiled::Whole(validator) => Found {
+                errors: validator.iter_errors(value).collect(),
+                nested: Vec::new(),
+            },
+        }
+    }
+
+    /// Compiles what is compiled at first use: a test's way to see all of it compiles.
+    #[cfg(test)]
+    pub fn compile_all(&self) {
+        if let Compiled::ByKey(by_key) = &self.validator {
+            by_key.compile_every_key(&self.schema, compile);
+        }
+    }
+}
+
+/// Compiles a schema of runner's own as draft-07, with its private keywords.
+fn compile(schema: &Value) -> Result<jsonschema::Validator, String> {
+    jsonschema::options()
+        .with_draft(jsonschema::Draft::Draft7)
+        .with_keyword(LOADS_AS, loads_as)
+        .with_keyword(PATTERN, lazy_pattern)
+        .build(schema)
+        .map_err(|error| error.to_string())
 }
 
 fn compiled() -> &'static CompiledSchema {
@@ -77,10 +118,28 @@ pub fn diagnostics_against(
         schema: &compiled.schema,
     };
     let mut out = Vec::new();
-    for error in compiled.validator.iter_errors(value) {
-        translator.translate(&error, &mut out);
+    let found = compiled.check(value);
+    for error in &found.errors {
+        translator.translate(error, &mut out);
+    }
+    for pointer in &found.nested {
+        if let Some(nested) = value.pointer(pointer) {
+            let base = format!("{base}{pointer}");
+            out.extend(diagnostics_against(compiled, doc, nested, &base, file));
+        }
     }
     out.sort_by_key(|d| (d.line, d.column));
     out.dedup_by(|a, b| a.line == b.line && a.column == b.column && a.message == b.message);
     out
+}
+
+#[cfg(test)]
+mod tests {
+    /// Each key of runner's schemas is compiled as a file first has it; here all of them.
+    #[test]
+    fn every_key_of_runners_own_schemas_compiles() {
+        super::compiled().compile_all();
+        crate::agent_test::schema::compiled().compile_all();
+        crate::spec::project::compiled().compile_all();
+    }
 }

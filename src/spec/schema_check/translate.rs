@@ -10,6 +10,7 @@ use super::describe::{
     Bound, describe_range, describe_types, describe_value, key_name, range_hint, required_hint,
     show_value, tool_shorthand_hint, type_names,
 };
+use super::lazy_pattern::PATTERN;
 use crate::spec::diagnostic::{Code, Diagnostic, did_you_mean};
 use crate::spec::duration::DURATION_PATTERN;
 use crate::spec::loadable::LOADS_AS;
@@ -111,6 +112,10 @@ impl Translator<'_> {
                 let key = error.instance().as_str().unwrap_or_default();
                 let at = format!("{path}/{}", key.replace('~', "~0").replace('/', "~1"));
                 self.at_key(&at, Code::InvalidValue, format!("the key {error}"))
+            }
+            ValidationErrorKind::Custom { keyword, .. } if keyword == PATTERN => {
+                let pattern = self.schema_at(schema_path).and_then(Value::as_str);
+                self.pattern_error(&path, instance, pattern.unwrap_or_default())
             }
             ValidationErrorKind::Custom { keyword, message } if keyword == LOADS_AS => {
                 self.unloadable(&path, instance, message)
