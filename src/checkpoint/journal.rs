@@ -112,20 +112,33 @@ fn unframe(line: &[u8]) -> Option<&[u8]> {
     (line[8] == b' ' && crc32(json) == sum).then_some(json)
 }
 
-/// CRC-32 (IEEE), a byte at a time through a table: every record is checksummed as it is
-/// written (two per step) and again when the journal is read, and the bitwise loop, eight
-/// rounds a byte, was about 8 % of a step's instructions (callgrind, one `list_dir` call
-/// per step).
+/// CRC-32 (IEEE), eight bytes at a time ("slicing-by-8"): every record is checksummed as it
+/// is written (two per step) and again when the journal is read. The bitwise loop was about
+/// 8 % of a step's instructions (callgrind, one `list_dir` call per step); a byte at a time
+/// through one table was still 1 % of a step's CPU (perf, a 300-step run).
 fn crc32(bytes: &[u8]) -> u32 {
-    let crc = bytes.iter().fold(!0u32, |crc, &byte| {
-        CRC_TABLE[usize::from((crc as u8) ^ byte)] ^ (crc >> 8)
+    let mut chunks = bytes.chunks_exact(8);
+    let mut crc = !0u32;
+    for chunk in &mut chunks {
+        let mut word: [u8; 8] = chunk.try_into().expect("chunks of 8 bytes");
+        for (byte, sum) in word.iter_mut().zip(crc.to_le_bytes()) {
+            *byte ^= sum;
+        }
+        crc = word.iter().enumerate().fold(0, |sum, (at, &byte)| {
+            sum ^ CRC_TABLES[7 - at][usize::from(byte)]
+        });
+    }
+    let crc = chunks.remainder().iter().fold(crc, |crc, &byte| {
+        CRC_TABLES[0][usize::from((crc as u8) ^ byte)] ^ (crc >> 8)
     });
     !crc
 }
 
-/// The CRC of each byte value, made at compile time.
-static CRC_TABLE: [u32; 256] = {
-    let mut table = [0u32; 256];
+/// `CRC_TABLES[0]`: the CRC of each byte value; `CRC_TABLES[k]`: of that byte followed by
+/// `k` zero bytes, so eight bytes are folded in with eight lookups and no dependency between
+/// them. Made at compile time.
+static CRC_TABLES: [[u32; 256]; 8] = {
+    let mut tables = [[0u32; 256]; 8];
     let mut n = 0;
     while n < 256 {
         let mut crc = n as u32;
@@ -134,10 +147,20 @@ static CRC_TABLE: [u32; 256] = {
             crc = (crc >> 1) ^ (0xEDB8_8320 & (crc & 1).wrapping_neg());
             bit += 1;
         }
-        table[n] = crc;
+        tables[0][n] = crc;
         n += 1;
     }
-    table
+    let mut k = 1;
+    while k < 8 {
+        let mut n = 0;
+        while n < 256 {
+            let previous = tables[k - 1][n];
+            tables[k][n] = (previous >> 8) ^ tables[0][(previous & 0xFF) as usize];
+            n += 1;
+        }
+        k += 1;
+    }
+    tables
 };
 
 /// Appends records to one session's journal, syncing each.
@@ -291,6 +314,22 @@ mod tests {
     fn crc32_is_the_ieee_one() {
         assert_eq!(crc32(b"123456789"), 0xCBF4_3926);
         assert_eq!(crc32(b""), 0);
+        // Across the eight-byte chunks and the tail, against the bitwise definition.
+        let bytes: Vec<u8> = (0..=255u8).cycle().take(1000).collect();
+        for len in [1, 7, 8, 9, 15, 16, 17, 1000] {
+            assert_eq!(crc32(&bytes[..len]), bitwise(&bytes[..len]), "{len} bytes");
+        }
+    }
+
+    fn bitwise(bytes: &[u8]) -> u32 {
+        let mut crc = !0u32;
+        for &byte in bytes {
+            crc ^= u32::from(byte);
+            for _ in 0..8 {
+                crc = (crc >> 1) ^ (0xEDB8_8320 & (crc & 1).wrapping_neg());
+            }
+        }
+        !crc
     }
 
     #[test]
