@@ -9,6 +9,7 @@ use std::borrow::Cow;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
+use super::pending_fields::{Changes, PendingFields};
 use crate::engine::AgentState;
 use crate::engine::budget::Totals;
 use crate::engine::plan::PlanStep;
@@ -94,11 +95,13 @@ pub struct StateDelta<'a> {
 
 /// What the reader of the journal has so far, as its writer keeps it to diff the next state
 /// against: the messages by their count and the last one's number (comparing those is what
-/// makes an append cheap to recognise), the other lists and `pending` whole.
+/// makes an append cheap to recognise), the other lists whole, and when each key of
+/// `pending` last changed (`pending_fields.rs`).
 #[derive(Debug, Default)]
 pub struct Written {
     messages: WrittenMessages,
     lists: Lists,
+    pending: Changes,
 }
 
 /// How many messages the reader has, and the last one's number. A history that holds that
@@ -133,37 +136,24 @@ impl WrittenMessages {
     }
 }
 
-/// The lists other than the messages, and `pending`: kept whole on both sides.
+/// The lists other than the messages: kept whole on both sides.
 #[derive(Debug, Default)]
 struct Lists {
     reasoning: Vec<String>,
     traces: Vec<SubagentTrace>,
-    pending: Map<String, Value>,
 }
 
 impl Lists {
-    fn of(state: &AgentState, pending: Option<&Value>) -> Self {
+    fn of(state: &AgentState) -> Self {
         Lists {
             reasoning: state.reasoning.clone(),
             traces: state.subagent_traces.clone(),
-            pending: pending
-                .and_then(Value::as_object)
-                .cloned()
-                .unwrap_or_default(),
         }
     }
 
-    fn apply(
-        &mut self,
-        delta: &StateDelta<'_>,
-        pending: &Map<String, Value>,
-    ) -> Result<(), String> {
+    fn apply(&mut self, delta: &StateDelta<'_>) -> Result<(), String> {
         delta.reasoning.apply(&mut self.reasoning)?;
-        delta.subagent_traces.apply(&mut self.traces)?;
-        for (key, value) in pending {
-            self.pending.insert(key.clone(), value.clone());
-        }
-        Ok(())
+        delta.subagent_traces.apply(&mut self.traces)
     }
 }
 
@@ -172,7 +162,7 @@ impl Written {
     pub fn delta<'a>(
         &self,
         state: &'a AgentState,
-        pending: Option<&'a Value>,
+        pending: Option<&'a PendingFields>,
     ) -> (StateDelta<'a>, Map<String, Value>) {
         let keep = self.messages.kept_by(&state.messages);
         let delta = StateDelta {
@@ -181,25 +171,26 @@ impl Written {
             subagent_traces: ListDelta::between(&self.lists.traces, &state.subagent_traces),
             rest: StateRest::of(state),
         };
-        let now = pending.and_then(Value::as_object);
-        let changed = now
+        let changed = pending
             .into_iter()
-            .flatten()
-            .filter(|(key, value)| self.lists.pending.get(*key) != Some(*value))
+            .flat_map(|pending| pending.changed_since(&self.pending))
             .map(|(key, value)| (key.clone(), value.clone()))
             .collect();
         (delta, changed)
     }
 
-    /// Takes in the record of `state` once it is written.
+    /// Takes in the record of `state` and `pending` once it is written.
     pub fn wrote(
         &mut self,
         state: &AgentState,
         delta: &StateDelta<'_>,
-        pending: &Map<String, Value>,
+        pending: Option<&PendingFields>,
     ) -> Result<(), String> {
         self.messages = WrittenMessages::of(&state.messages);
-        self.lists.apply(delta, pending)
+        if let Some(pending) = pending {
+            self.pending.clone_from(pending.changes());
+        }
+        self.lists.apply(delta)
     }
 }
 
@@ -208,6 +199,7 @@ impl Written {
 pub struct Rebuilt {
     messages: Vec<Message>,
     lists: Lists,
+    pending: Map<String, Value>,
 }
 
 impl Rebuilt {
@@ -218,14 +210,22 @@ impl Rebuilt {
         pending: &Map<String, Value>,
     ) -> Result<(), String> {
         delta.messages.apply(&mut self.messages)?;
-        self.lists.apply(delta, pending)
+        self.lists.apply(delta)?;
+        for (key, value) in pending {
+            self.pending.insert(key.clone(), value.clone());
+        }
+        Ok(())
     }
 
     /// Starts from a whole saved state (a snapshot).
     pub fn from_state(state: &AgentState, pending: Option<&Value>) -> Self {
         Rebuilt {
             messages: state.messages.to_vec(),
-            lists: Lists::of(state, pending),
+            lists: Lists::of(state),
+            pending: pending
+                .and_then(Value::as_object)
+                .cloned()
+                .unwrap_or_default(),
         }
     }
 
@@ -251,7 +251,7 @@ impl Rebuilt {
 
     /// `pending` as a checkpoint holds it (`None` when nothing was ever pending).
     pub fn pending(&self) -> Option<Value> {
-        let pending = &self.lists.pending;
+        let pending = &self.pending;
         (!pending.is_empty()).then(|| Value::Object(pending.clone()))
     }
 }
@@ -281,11 +281,12 @@ mod tests {
 
     fn round_trip(written: &mut Written, reader: &mut Rebuilt, state: &AgentState) {
         let pending = json!({"inputs": {"x": 1}, "engine": state.step});
-        let (delta, changed) = written.delta(state, Some(&pending));
+        let fields = PendingFields::from_value(pending.clone());
+        let (delta, changed) = written.delta(state, Some(&fields));
         let text = serde_json::to_string(&delta).unwrap();
         let read: StateDelta<'_> = serde_json::from_str(&text).unwrap();
         reader.apply(&read, &changed).unwrap();
-        written.wrote(state, &delta, &changed).unwrap();
+        written.wrote(state, &delta, Some(&fields)).unwrap();
         assert_eq!(&reader.state(&read.rest), state);
         assert_eq!(reader.pending(), Some(pending));
     }

@@ -18,6 +18,7 @@ use serde_json::{Map, Value};
 
 use super::delta::{StateDelta, Written};
 use super::error::CheckpointError;
+use super::pending_fields::PendingFields;
 use super::store::SessionStatus;
 use crate::engine::AgentState;
 
@@ -52,7 +53,7 @@ impl<'a> Record<'a> {
         seq: u64,
         header: RecordHeader<'a>,
         state: &'a AgentState,
-        pending: Option<&'a Value>,
+        pending: Option<&'a PendingFields>,
     ) -> Self {
         let (delta, changed) = written.delta(state, pending);
         Record {
@@ -225,7 +226,7 @@ impl JournalWriter {
         &mut self,
         header: RecordHeader<'_>,
         state: &AgentState,
-        pending: Option<&Value>,
+        pending: Option<&PendingFields>,
     ) -> Result<(), CheckpointError> {
         let record = Record::next(&self.written, self.seq, header, state, pending);
         let json = serde_json::to_vec(&record).map_err(|e| CheckpointError::Corrupt {
@@ -239,7 +240,7 @@ impl JournalWriter {
             return Err(self.io(error));
         }
         self.written
-            .wrote(state, &record.state, &record.pending)
+            .wrote(state, &record.state, pending)
             .map_err(|reason| CheckpointError::Corrupt {
                 path: self.path.clone(),
                 reason,

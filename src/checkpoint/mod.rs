@@ -11,6 +11,7 @@ pub(crate) mod file_store;
 mod hold;
 pub(crate) mod journal;
 mod lock;
+pub(crate) mod pending_fields;
 pub(crate) mod replay;
 mod session_id;
 pub(crate) mod store;
@@ -19,6 +20,7 @@ mod thread_tree;
 pub use error::CheckpointError;
 pub use file_store::FileCheckpointStore;
 pub use hold::{RemoteHold, SessionHold};
+pub use pending_fields::PendingFields;
 pub use session_id::check_session_id;
 pub use store::{
     Checkpoint, CheckpointRef, CheckpointStore, ParentRef, Saved, SessionMetadata, SessionStatus,

@@ -7,6 +7,7 @@ use serde_json::Value;
 use super::error::CheckpointError;
 use super::hold::SessionHold;
 use super::journal::JournalPosition;
+use super::pending_fields::PendingFields;
 use super::thread_tree::ThreadTree;
 use crate::engine::checkpointing::Durability;
 use crate::engine::{AgentState, RunStatus};
@@ -67,7 +68,7 @@ pub struct CheckpointRef<'a> {
     pub status: SessionStatus,
     pub state: &'a AgentState,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub pending: Option<&'a Value>,
+    pub pending: Option<&'a PendingFields>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub journal: Option<JournalPosition>,
 }
@@ -246,6 +247,7 @@ mod tests {
             .with_metadata("k", json!({"n": 1.5}))
             .next_step();
         let pending = json!({"inputs": {"x": 1}, "input_text": "", "engine": null});
+        let fields = PendingFields::from_value(pending.clone());
         let borrowed = CheckpointRef {
             version: CHECKPOINT_VERSION,
             session_id: "s",
@@ -255,7 +257,7 @@ mod tests {
             agent: "a",
             status: SessionStatus::Running,
             state: &state,
-            pending: Some(&pending),
+            pending: Some(&fields),
             journal: None,
         };
         let owned = Checkpoint {

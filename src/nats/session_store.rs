@@ -222,7 +222,7 @@ impl CheckpointStore for NatsCheckpointStore {
         self.put(&key, json)?;
         journal
             .written
-            .wrote(checkpoint.state, &record.state, &record.pending)
+            .wrote(checkpoint.state, &record.state, checkpoint.pending)
             .map_err(|reason| CheckpointError::Corrupt {
                 path: self.place(&key),
                 reason,

@@ -11,7 +11,8 @@ use serde_json::{Map, Value};
 
 use super::resume_data::ResumeData;
 use crate::checkpoint::{
-    CheckpointError, CheckpointRef, CheckpointStore, SessionHold, SessionMetadata, SessionStatus,
+    CheckpointError, CheckpointRef, CheckpointStore, PendingFields, SessionHold, SessionMetadata,
+    SessionStatus,
 };
 use crate::engine::AgentState;
 pub use crate::engine::checkpointing::SaveError;
@@ -54,7 +55,7 @@ pub struct SessionFiles {
     metadata: Mutex<SessionMetadata>,
     /// A checkpoint's `pending`: the [`ResumeData`], encoded once; each save sets only
     /// `engine`, `keep_model` and `keep_tree` add theirs.
-    pending: Mutex<Value>,
+    pending: Mutex<PendingFields>,
     /// Held until these files are dropped, at the end of the command.
     hold: SessionHold,
     /// Begun by this process and not saved yet: nothing of the session is stored.
@@ -131,7 +132,7 @@ impl SessionFiles {
         Arc::new(SessionFiles {
             store,
             metadata: Mutex::new(metadata),
-            pending: Mutex::new(kept.to_value()),
+            pending: Mutex::new(PendingFields::from_value(kept.to_value())),
             hold,
             unsaved: AtomicBool::new(false),
         })
@@ -139,7 +140,8 @@ impl SessionFiles {
 
     /// Keeps the model `--model` chose in each checkpoint, so the session's runs all use it.
     pub fn keep_model(&self, model: &ModelRef) {
-        lock(&self.pending)["model"] = serde_json::to_value(model).unwrap_or(Value::Null);
+        let model = serde_json::to_value(model).unwrap_or(Value::Null);
+        lock(&self.pending).set("model", model);
     }
 
     /// Keeps `span`, the `invoke_agent` span of the session's first run that exported spans,
@@ -147,7 +149,7 @@ impl SessionFiles {
     pub fn keep_first_trace(&self, span: &Carried) {
         let mut pending = lock(&self.pending);
         if pending.get("trace").is_none_or(Value::is_null) {
-            pending["trace"] = serde_json::to_value(span).unwrap_or(Value::Null);
+            pending.set("trace", serde_json::to_value(span).unwrap_or(Value::Null));
         }
     }
 
@@ -160,7 +162,8 @@ impl SessionFiles {
     /// Keeps the agent files of the tree the session runs under in each checkpoint, so a
     /// resume applies the widening rule to sub-agent and handoff files too.
     pub fn keep_tree(&self, tree: &AgentTree) {
-        lock(&self.pending)["tree"] = serde_json::to_value(tree.kept()).unwrap_or(Value::Null);
+        let tree = serde_json::to_value(tree.kept()).unwrap_or(Value::Null);
+        lock(&self.pending).set("tree", tree);
     }
 
     /// Lists run `run_id` in the session's metadata as the run starts, so a run that
@@ -201,7 +204,7 @@ impl SessionFiles {
         let (checkpoint_id, timestamp, agent) = (new_id(), now_rfc3339(), self.agent());
         let engine = serde_json::to_value(pending)?;
         let mut kept = lock(&self.pending);
-        kept["engine"] = engine;
+        kept.set("engine", engine);
         let pending = &*kept;
         let checkpoint = CheckpointRef {
             version: 1,
