@@ -30,3 +30,12 @@ pub fn compiled() -> &'static CompiledSchema {
             .expect("the generated test schema compiles")
     })
 }
+
+#[cfg(test)]
+mod tests {
+    /// Each key of the schema is compiled as a test file first has it; here all of them.
+    #[test]
+    fn every_key_of_the_test_schema_compiles() {
+        super::compiled().compile_all();
+    }
+}
