@@ -276,7 +276,7 @@ impl ArgsValidator {
     /// the same in every draft, and are compiled as draft-07, the draft of the agent
     /// file's schema: a process sets up each draft it meets once, and draft 2020-12 (the
     /// default, for the schemas users write) costs about 2.5 ms of start-up on its own.
-    pub fn of_built_in(schema: &Value) -> Result<Self, String> {
+    pub(crate) fn of_built_in(schema: &Value) -> Result<Self, String> {
         let validator = jsonschema::options()
             .with_draft(jsonschema::Draft::Draft7)
             .build(schema)
