@@ -21,7 +21,7 @@ pub struct PendingFields {
 static CHANGES: AtomicU64 = AtomicU64::new(1);
 
 /// When each key last changed, as a writer saw it: what a reader of its records has.
-pub type Changes = HashMap<String, u64>;
+pub(crate) type Changes = HashMap<String, u64>;
 
 impl PendingFields {
     /// The keys of `value` (a mapping; anything else holds none), each a change.
@@ -51,7 +51,7 @@ impl PendingFields {
     }
 
     /// The keys that changed since a writer wrote `written`, with their values.
-    pub fn changed_since<'a>(
+    pub(crate) fn changed_since<'a>(
         &'a self,
         written: &'a Changes,
     ) -> impl Iterator<Item = (&'a String, &'a Value)> + 'a {
@@ -61,7 +61,7 @@ impl PendingFields {
     }
 
     /// When each key last changed: what a writer that wrote them all has.
-    pub fn changes(&self) -> &Changes {
+    pub(crate) fn changes(&self) -> &Changes {
         &self.changes
     }
 }
