@@ -62,7 +62,7 @@ impl Serialize for Event {
 }
 
 /// An event's data without its type tag.
-struct Payload<'a>(&'a EventData);
+pub(super) struct Payload<'a>(pub(super) &'a EventData);
 
 impl Serialize for Payload<'_> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {

@@ -7,6 +7,7 @@ use std::sync::Mutex;
 use super::bus::EventSink;
 use super::event::Event;
 use super::flush::FlushPoints;
+use super::line::{EnvelopeJson, write_line};
 use crate::fsutil::WholeRecords;
 use crate::sync::lock;
 
@@ -23,10 +24,12 @@ pub struct JsonlSink<W: Write + Send> {
     out: Mutex<Lines<W>>,
 }
 
-/// The file and when to write it.
+/// The file, when to write it, and the line being made.
 struct Lines<W: Write> {
     records: WholeRecords<W>,
     points: FlushPoints,
+    envelope: EnvelopeJson,
+    line: Vec<u8>,
 }
 
 impl<W: Write> Lines<W> {
@@ -34,6 +37,8 @@ impl<W: Write> Lines<W> {
         Lines {
             records,
             points: FlushPoints::default(),
+            envelope: EnvelopeJson::default(),
+            line: Vec::new(),
         }
     }
 }
@@ -63,15 +68,21 @@ impl JsonlSink<File> {
 
 impl<W: Write + Send> EventSink for JsonlSink<W> {
     fn emit(&self, event: &Event) {
-        let Ok(mut line) = serde_json::to_vec(event) else {
-            return;
-        };
-        line.push(b'\n');
         let mut out = lock(&self.out);
+        let Lines {
+            records,
+            points,
+            envelope,
+            line,
+        } = &mut *out;
+        line.clear();
+        if write_line(event, envelope, line).is_err() {
+            return;
+        }
         // A failure is kept by `records` for `failure()`; the run goes on.
-        let _ = match out.points.after(event) {
-            true => out.records.append(&line),
-            false => out.records.hold(&line),
+        let _ = match points.after(event) {
+            true => records.append(line),
+            false => records.hold(line),
         };
     }
 

@@ -7,6 +7,7 @@ mod data;
 mod event;
 mod flush;
 mod jsonl;
+mod line;
 mod notice;
 
 pub use crate::engine::request_params::RequestParams;
