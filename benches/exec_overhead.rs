@@ -1,20 +1,21 @@
 //! End-to-end overhead of `runner exec` against a zero-latency mock model: the runner's own
 //! CPU per model call (one tool call per step), and its peak memory as runs grow.
 //!
-//! Run: `cargo bench --bench exec_overhead` (needs /usr/bin/time; strace for the syscall
-//! and sync counts). CPU and peak RSS are the runner process's own, so the mock server (in
-//! this process) is not counted. The series: checkpoints on (the default) against a mock that
-//! keeps the connection alive, the same against a mock that answers `Connection: close` and
-//! closes after each reply (as many servers do), checkpoints off, and OpenTelemetry export on
-//! (checkpoints on; a stand-in collector in this process). The runs are interleaved (each
-//! round runs every series at every size once), `RUNNER_BENCH_ROUNDS` rounds (default 5),
-//! and each figure is the median over the rounds, so a burst of load from elsewhere on the
-//! machine hits every series alike. The per-call figures are slopes between sizes (10→60 and
-//! 300→1000), which cancel start-up costs, and their ratio shows whether the cost per call
-//! grows with the run. Also printed: a one-step run's CPU, the session's bytes on disk, the
-//! wall time per step, the syscalls per step (`strace -c -f`, the slope between a 10- and a
-//! 60-step run) and the syncs of a 10-step run. `RUNNER_BENCH_BASELINE=BIN` adds the first
-//! two series run by another build, interleaved with this one's (before/after figures).
+//! Run: `cargo bench --bench exec_overhead` (strace for the syscall and sync counts). CPU
+//! and peak RSS are the runner process's own (`--measure`, below), so neither the mock
+//! server (in this process) nor the bench is counted. The series: checkpoints on (the
+//! default) against a mock that keeps the connection alive, the same against a mock that
+//! answers `Connection: close` and closes after each reply (as many servers do),
+//! checkpoints off, and OpenTelemetry export on (checkpoints on; a stand-in collector in
+//! this process). The runs are interleaved (each round runs every series at every size
+//! once), `RUNNER_BENCH_ROUNDS` rounds (default 5), and each figure is the median over the
+//! rounds, so a burst of load from elsewhere on the machine hits every series alike. The
+//! per-call figures are slopes between sizes (10→60 and 300→1000), which cancel start-up
+//! costs, and their ratio shows whether the cost per call grows with the run. Also printed:
+//! a one-step run's CPU, the session's bytes on disk, the wall time per step, the syscalls
+//! per step (`strace -c -f`, the slope between a 10- and a 60-step run) and the syncs of a
+//! 10-step run. `RUNNER_BENCH_BASELINE=BIN` adds the first two series run by another build,
+//! interleaved with this one's (before/after figures).
 
 use std::path::Path;
 use std::process::Command;
@@ -22,22 +23,55 @@ use std::process::Command;
 use runner::testing::mock_server::{MockResponse, MockServer, Reply};
 use serde_json::json;
 
-/// The runner's own CPU time (user + system, ms, in 10 ms steps) and peak RSS (KiB), read
-/// from `/usr/bin/time`, which measures exactly its child. (The RSS wait4 reports from this
-/// process would count the pages a fork copies from it, and this process holds the mock's
-/// recorded requests.)
+/// The runner's own CPU time (user + system, ms) and peak RSS (KiB), from the
+/// `runner-usage CPU RSS` line that [`measure`] prints.
 fn measured(stderr: &str) -> (f64, i64) {
     let line = stderr
         .lines()
         .rev()
         .find(|l| l.starts_with("runner-usage "))
-        .expect("/usr/bin/time output");
+        .expect("the usage line of --measure");
     let fields: Vec<f64> = line
         .split_whitespace()
         .skip(1)
         .filter_map(|f| f.parse().ok())
         .collect();
-    ((fields[0] + fields[1]) * 1000.0, fields[2] as i64)
+    (fields[0], fields[1] as i64)
+}
+
+/// `--measure PROGRAM ARGS...`: runs the program as this process's only child, prints its
+/// CPU time (user + system, ms, to the microsecond) and peak RSS (KiB) from `wait4` as
+/// `runner-usage CPU RSS` on stderr, and exits as it did. Runs are started through this
+/// small process (this binary, started anew): a program started from the bench itself would
+/// report the bench's peak RSS as its own floor (Linux carries it across `exec`), and
+/// `/usr/bin/time`, which did this before, prints CPU in 10 ms steps and its own CPU (about
+/// 0.9 ms) was counted with the runner's.
+fn measure(args: &[String]) -> ! {
+    let at = args.iter().position(|a| a == "--measure").unwrap();
+    let (program, rest) = (&args[at + 1], &args[at + 2..]);
+    let child = Command::new(program)
+        .args(rest)
+        .spawn()
+        .unwrap_or_else(|e| panic!("{program}: {e}"));
+    let (status, usage) = wait4(child.id());
+    let ms = |t: libc::timeval| t.tv_sec as f64 * 1000.0 + t.tv_usec as f64 / 1000.0;
+    let cpu = ms(usage.ru_utime) + ms(usage.ru_stime);
+    eprintln!("runner-usage {cpu:.3} {}", usage.ru_maxrss);
+    let code = match libc::WIFEXITED(status) {
+        true => libc::WEXITSTATUS(status),
+        false => 1,
+    };
+    std::process::exit(code)
+}
+
+/// Waits for process `pid`: its wait status and the resources it and its children used.
+fn wait4(pid: u32) -> (i32, libc::rusage) {
+    let mut status = 0;
+    // SAFETY: an all-zero rusage is valid, and wait4 writes into both out-parameters.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    let reaped = unsafe { libc::wait4(pid as libc::pid_t, &mut status, 0, &mut usage) };
+    assert_eq!(reaped, pid as libc::pid_t, "wait4");
+    (status, usage)
 }
 
 /// What one run measured.
@@ -126,12 +160,8 @@ fn exec(replies: Vec<Reply>, series: &Series, dir: &Path) -> Measured {
     // RUNNER_BENCH_WRAP="valgrind --tool=callgrind" profiles the runner.
     let wrap = std::env::var("RUNNER_BENCH_WRAP").unwrap_or_default();
     let started = std::time::Instant::now();
-    #[expect(
-        clippy::zombie_processes,
-        reason = "reaped by wait4 in `reap`, which also reads its CPU time"
-    )]
-    let mut child = Command::new("/usr/bin/time")
-        .args(["-f", "runner-usage %U %S %M"])
+    let output = Command::new(std::env::current_exe().expect("the bench's own path"))
+        .arg("--measure")
         .args(wrap.split_whitespace())
         .arg(&series.bin)
         .args(["exec", "agent.yaml", "--quiet", "--run-dir", "run"])
@@ -140,20 +170,16 @@ fn exec(replies: Vec<Reply>, series: &Series, dir: &Path) -> Measured {
         .envs(series.env.iter().map(|(k, v)| (k, v)))
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::piped())
-        .spawn()
-        .expect("/usr/bin/time runs (Debian package `time`)");
-    let mut stderr = String::new();
-    std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut stderr).unwrap();
-    let (success, cpu_ms) = reap(child.id());
+        .output()
+        .expect("the bench runs itself with --measure");
     let wall_ms = started.elapsed().as_secs_f64() * 1000.0;
-    assert!(success, "the run failed: {stderr}");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "the run failed: {stderr}");
     assert!(
         !stderr.contains("OpenTelemetry"),
         "the export failed: {stderr}"
     );
-    // /usr/bin/time prints CPU in 10 ms steps; wait4 counts microseconds (of the runner and
-    // of /usr/bin/time itself, which is negligible). The peak RSS is the runner's own.
-    let (_, rss_kib) = measured(&stderr);
+    let (cpu_ms, rss_kib) = measured(&stderr);
     Measured {
         cpu_ms,
         rss_kib,
@@ -164,19 +190,6 @@ fn exec(replies: Vec<Reply>, series: &Series, dir: &Path) -> Measured {
 /// The runner measured: this build's, or `RUNNER_BENCH_BIN` (another build).
 fn runner_bin() -> String {
     std::env::var("RUNNER_BENCH_BIN").unwrap_or_else(|_| env!("CARGO_BIN_EXE_runner").to_string())
-}
-
-/// Waits for process `pid`: whether it succeeded, and the CPU (user + system, ms) it and
-/// its children used.
-fn reap(pid: u32) -> (bool, f64) {
-    let mut status = 0;
-    // SAFETY: an all-zero rusage is valid, and wait4 writes into both out-parameters.
-    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
-    let reaped = unsafe { libc::wait4(pid as libc::pid_t, &mut status, 0, &mut usage) };
-    assert_eq!(reaped, pid as libc::pid_t, "wait4");
-    let ms = |t: libc::timeval| t.tv_sec as f64 * 1000.0 + t.tv_usec as f64 / 1000.0;
-    let success = libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0;
-    (success, ms(usage.ru_utime) + ms(usage.ru_stime))
 }
 
 /// The bytes under `dir` (a session's files).
@@ -199,8 +212,12 @@ fn bytes_under(dir: &Path) -> u64 {
 fn syscalls(steps: usize, series: &Series, dir: &Path) -> Option<Vec<(String, u64)>> {
     let replies = (0..steps).map(|_| Reply::tool_call("list_dir", json!({"path": "."})));
     let _mock = mock_and_agent(replies.collect(), series, dir);
+    // Beside the directory the agent lists, not in it: a file more to list is a `statx` more
+    // per step.
+    let log_path = dir.with_extension("strace.log");
     let output = Command::new("strace")
-        .args(["-c", "-f", "-o", "strace.log"])
+        .args(["-c", "-f", "-o"])
+        .arg(&log_path)
         .arg(&series.bin)
         .args(["exec", "agent.yaml", "--quiet", "--run-dir", "run"])
         .current_dir(dir)
@@ -211,7 +228,7 @@ fn syscalls(steps: usize, series: &Series, dir: &Path) -> Option<Vec<(String, u6
     if !output.status.success() {
         return None;
     }
-    let log = std::fs::read_to_string(dir.join("strace.log")).ok()?;
+    let log = std::fs::read_to_string(&log_path).ok()?;
     Some(strace_counts(&log))
 }
 
@@ -355,6 +372,9 @@ fn main() {
     }
     if args.iter().any(|a| a == "--mock") {
         return serve_mock(&args);
+    }
+    if args.iter().any(|a| a == "--measure") {
+        measure(&args);
     }
     let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("bench-exec");
     let _ = std::fs::remove_dir_all(&dir);

@@ -1963,6 +1963,28 @@ fn a_server_that_closes_each_connection_costs_one_socket_option_per_request() {
     assert_eq!(options.len(), connections, "{options:#?}");
 }
 
+#[test]
+fn a_loopback_connection_is_one_socket_call_and_one_close() {
+    // `src/provider/loopback.rs`: the socket is made non-blocking as it is created (no
+    // `fcntl`s), its addresses are not read, and it is closed without a shutdown first.
+    let ran = list_dir_steps(4)
+        .connection_close()
+        .traced("socket,getpeername,getsockname,shutdown")
+        .run();
+    let sockets: Vec<String> = ran
+        .syscalls("socket")
+        .into_iter()
+        .filter(|call| call.contains("AF_INET"))
+        .collect();
+    assert_eq!(sockets.len(), 5, "a socket for each request: {sockets:#?}");
+    for socket in &sockets {
+        assert!(socket.contains("SOCK_NONBLOCK"), "{socket}");
+    }
+    for unneeded in ["getpeername", "getsockname", "shutdown"] {
+        assert_eq!(ran.syscalls(unneeded), Vec::<String>::new(), "{unneeded}");
+    }
+}
+
 /// A program that says what it is doing, a token among it, a burst of 300 lines, then
 /// (once the burst's second is over, so the bound lets it through) a warning on stderr.
 const TALKER: &str = "#!/bin/sh

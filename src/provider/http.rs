@@ -21,6 +21,8 @@ use tokio::time::{Instant, timeout_at};
 use super::DeltaSink;
 use super::body_limits::{BodyLimits, BodyMeter};
 use super::error::{ErrorKind, ProviderError, error_message_from_body};
+use super::loopback::{self, LoopbackClient};
+use super::send_error::{Failure, SendError};
 use super::types::{ModelResponse, StreamDelta};
 use crate::sync::lock;
 
@@ -56,6 +58,10 @@ pub(crate) struct HttpClient {
     /// connection was found closed: each of their requests goes on a new connection.
     fresh_plain: OnceLock<reqwest::Client>,
     fresh_tls: OnceLock<reqwest::Client>,
+    /// For a URL on a loopback address, hyper's client with a lean connector
+    /// (`loopback.rs`), pooled and not.
+    loopback: OnceLock<LoopbackClient>,
+    fresh_loopback: OnceLock<LoopbackClient>,
     /// Whether a server answered through the pooled clients: only then can a connection be
     /// waiting in the pool, to be found closed.
     answered: Arc<AtomicBool>,
@@ -72,6 +78,13 @@ pub(crate) struct HttpClient {
     /// The last URL posted to, parsed: a provider posts to one endpoint, and parsing it
     /// again for each request was 2 % of a step's CPU.
     last_url: Arc<Mutex<Option<(String, reqwest::Url)>>>,
+}
+
+/// One request: where it goes and what it says.
+struct Request<'a> {
+    url: &'a str,
+    headers: HeaderMap,
+    body: bytes::Bytes,
 }
 
 /// Largest error body read (the message is near the start; the rest is noise).
@@ -119,17 +132,9 @@ fn build_client(timeout: Duration, url: &str, pooled: bool) -> Result<reqwest::C
     builder.build().map_err(|e| format!("HTTP client: {e}"))
 }
 
-/// Whether `url`'s host is a loopback address written as one (`127.0.0.1`, `[::1]`): a
-/// name, `localhost` included, could resolve elsewhere.
+/// Whether `url`'s host is a loopback address written as one (`loopback::is_loopback`).
 fn is_loopback(url: &str) -> bool {
-    let Ok(url) = reqwest::Url::parse(url) else {
-        return false;
-    };
-    let host = url.host_str().unwrap_or_default();
-    let literal = host.trim_start_matches('[').trim_end_matches(']');
-    literal
-        .parse::<std::net::IpAddr>()
-        .is_ok_and(|ip| ip.is_loopback())
+    reqwest::Url::parse(url).is_ok_and(|url| loopback::is_loopback(&url))
 }
 
 /// Whether `url` is `https://` (any letter case).
@@ -151,6 +156,8 @@ impl HttpClient {
             tls: OnceLock::new(),
             fresh_plain: OnceLock::new(),
             fresh_tls: OnceLock::new(),
+            loopback: OnceLock::new(),
+            fresh_loopback: OnceLock::new(),
             answered: Arc::default(),
             provider: provider.to_string(),
             key,
@@ -194,32 +201,76 @@ impl HttpClient {
         body: bytes::Bytes,
         deadline: Instant,
     ) -> Result<reqwest::Response, ProviderError> {
-        let send = |pooled| -> Result<_, ProviderError> {
-            let client = self.client(url, pooled)?;
-            // A URL that does not parse is left for reqwest to report as it always has.
-            let request = match self.parsed(url) {
-                Some(parsed) => client.post(parsed),
-                None => client.post(url),
-            };
-            Ok(request.headers(headers.clone()).body(body.clone()).send())
-        };
-        let error = match timeout_at(deadline, send(true)?).await {
+        let request = Request { url, headers, body };
+        let error = match timeout_at(deadline, self.send_once(&request, true)).await {
             Err(_) => return Err(self.timeout_error(None)),
             Ok(Ok(response)) => {
                 self.answered.store(true, Ordering::Relaxed);
                 return Ok(response);
             }
+            Ok(Err(SendError::Config(e))) => return Err(e),
             Ok(Err(e)) => e,
         };
-        if !(self.answered.load(Ordering::Relaxed) && closed_before_answer(&error)) {
-            return Err(self.transport_error(&error, url));
+        if !(self.answered.load(Ordering::Relaxed) && error.closed_before_answer()) {
+            return Err(self.transport_error(&error.failure(), url));
         }
         tracing::debug!(url, error = %error, "the pooled connection was closed; sending again on a new one");
-        match timeout_at(deadline, send(false)?).await {
+        match timeout_at(deadline, self.send_once(&request, false)).await {
             Err(_) => Err(self.timeout_error(None)),
-            Ok(Err(e)) => Err(self.transport_error(&e, url)),
+            Ok(Err(SendError::Config(e))) => Err(e),
+            Ok(Err(e)) => Err(self.transport_error(&e.failure(), url)),
             Ok(Ok(response)) => Ok(response),
         }
+    }
+
+    /// Sends the request once, pooled or on a new connection: through hyper's client for a
+    /// loopback `http://` URL, else through reqwest's.
+    async fn send_once(
+        &self,
+        request: &Request<'_>,
+        pooled: bool,
+    ) -> Result<reqwest::Response, SendError> {
+        let url = request.url;
+        let parsed = self.parsed(url);
+        if !is_tls(url) && parsed.as_ref().is_some_and(loopback::is_loopback) {
+            return self.send_loopback(request, pooled).await;
+        }
+        let client = self.client(url, pooled).map_err(SendError::Config)?;
+        // A URL that does not parse is left for reqwest to report as it always has.
+        let builder = match parsed {
+            Some(parsed) => client.post(parsed),
+            None => client.post(url),
+        };
+        let builder = builder
+            .headers(request.headers.clone())
+            .body(request.body.clone());
+        builder.send().await.map_err(SendError::Reqwest)
+    }
+
+    /// [`send_once`](Self::send_once) for a loopback URL. The answer is handed on as
+    /// reqwest's, so it is read the same way whichever client sent the request.
+    async fn send_loopback(
+        &self,
+        request: &Request<'_>,
+        pooled: bool,
+    ) -> Result<reqwest::Response, SendError> {
+        let slot = match pooled {
+            true => &self.loopback,
+            false => &self.fresh_loopback,
+        };
+        let client = slot.get_or_init(|| loopback::client(pooled));
+        let uri: hyper::Uri = request.url.parse().map_err(|e| {
+            SendError::Config(self.err(ErrorKind::Config, format!("{}: {e}", request.url)))
+        })?;
+        let mut http = hyper::Request::post(uri)
+            .body(http_body_util::Full::new(request.body.clone()))
+            .map_err(|e| SendError::Config(self.err(ErrorKind::Config, e.to_string())))?;
+        *http.headers_mut() = request.headers.clone();
+        // What reqwest sends besides the caller's headers.
+        http.headers_mut()
+            .insert(reqwest::header::ACCEPT, HeaderValue::from_static("*/*"));
+        let response = client.request(http).await.map_err(SendError::Loopback)?;
+        Ok(reqwest::Response::from(response.map(reqwest::Body::wrap)))
     }
 
     /// `url` parsed: the last request's, when it went to the same URL.
@@ -279,6 +330,7 @@ impl HttpClient {
         let mut body = HttpBody {
             client: self,
             response,
+            url: url.to_string(),
             deadline,
             is_json,
         };
@@ -313,55 +365,25 @@ impl HttpClient {
         }
     }
 
-    fn transport_error(&self, e: &reqwest::Error, url: &str) -> ProviderError {
-        let mut message = if e.is_connect() {
+    fn transport_error(&self, failure: &Failure<'_>, url: &str) -> ProviderError {
+        let mut message = if failure.connect {
             format!("could not connect to {url}")
-        } else if e.is_body() || e.is_decode() {
+        } else if failure.body {
             "the connection broke while the response was being received".to_string()
         } else {
             format!("request to {url} failed")
         };
-        // The source chain says why (refused, reset, TLS, ...); URLs carry no key.
-        let mut source = std::error::Error::source(e);
-        while let Some(s) = source {
+        // The causes say why (refused, reset, TLS, ...); URLs carry no key.
+        for cause in failure.causes() {
             message.push_str(": ");
-            message.push_str(&s.to_string());
-            source = s.source();
+            message.push_str(&cause.to_string());
         }
-        let kind = if e.is_timeout() {
-            ErrorKind::Timeout
-        } else {
-            ErrorKind::Network
+        let kind = match failure.timeout {
+            true => ErrorKind::Timeout,
+            false => ErrorKind::Network,
         };
         self.err(kind, message)
     }
-}
-
-/// Whether a request failed because its connection was closed before any byte of an
-/// answer came: reset, broken pipe, or hyper's "connection closed before message
-/// completed" (not a type this crate can name, so known by its text). Not a failure to
-/// connect, which a new connection would not cure.
-fn closed_before_answer(error: &reqwest::Error) -> bool {
-    use std::io::ErrorKind::{BrokenPipe, ConnectionAborted, ConnectionReset, UnexpectedEof};
-    if error.is_connect() || error.is_timeout() {
-        return false;
-    }
-    let mut source = std::error::Error::source(error);
-    while let Some(cause) = source {
-        if let Some(io) = cause.downcast_ref::<std::io::Error>()
-            && matches!(
-                io.kind(),
-                ConnectionReset | ConnectionAborted | BrokenPipe | UnexpectedEof
-            )
-        {
-            return true;
-        }
-        if cause.to_string() == "connection closed before message completed" {
-            return true;
-        }
-        source = cause.source();
-    }
-    false
 }
 
 /// Lets the tasks already woken run once before this one goes on. Unlike
@@ -383,6 +405,8 @@ async fn one_turn() {
 pub(crate) struct HttpBody<'c> {
     client: &'c HttpClient,
     response: reqwest::Response,
+    /// The URL posted to, for errors (an answer hyper's client got does not carry it).
+    url: String,
     deadline: Instant,
     is_json: bool,
 }
@@ -436,8 +460,8 @@ impl HttpBody<'_> {
         read: Result<Option<bytes::Bytes>, reqwest::Error>,
     ) -> Result<Option<bytes::Bytes>, ProviderError> {
         read.map_err(|e| {
-            let url = self.response.url().to_string();
-            self.client.transport_error(&e, &url)
+            self.client
+                .transport_error(&Failure::of_reqwest(&e), &self.url)
         })
     }
 
@@ -457,6 +481,16 @@ impl HttpBody<'_> {
     /// Called once the terminal event arrived: lets the server end the body briefly,
     /// ignoring whatever happens (the answer is already complete).
     pub async fn drain(&mut self) {
+        // Most often the end came with the terminal event, or comes after one turn of the
+        // connection's task: then no timer is armed (arming one wakes the runtime's driver,
+        // a system call each time).
+        for _ in 0..2 {
+            match self.response.chunk().now_or_never() {
+                Some(Ok(Some(_))) => {}
+                Some(_) => return,
+                None => one_turn().await,
+            }
+        }
         let limit = Instant::now() + DRAIN_AFTER_DONE;
         for _ in 0..64 {
             match timeout_at(limit, self.response.chunk()).await {

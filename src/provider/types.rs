@@ -294,6 +294,18 @@ pub enum FinishReason {
 }
 
 impl FinishReason {
+    /// The reason's name as it is serialized (`stop`, `tool_calls`, …); an unknown one's
+    /// own text.
+    pub fn as_str(&self) -> &str {
+        match self {
+            FinishReason::Stop => "stop",
+            FinishReason::Length => "length",
+            FinishReason::ToolCalls => "tool_calls",
+            FinishReason::ContentFilter => "content_filter",
+            FinishReason::Other(other) => other,
+        }
+    }
+
     /// Maps the OpenAI-style `finish_reason` strings (also used by most compatible
     /// servers).
     pub fn from_openai(s: &str) -> Self {
@@ -397,4 +409,27 @@ pub enum StreamDelta {
     /// Everything received so far has been passed on, and the stream waits for more of
     /// the reply: a consumer that holds what it was given writes it out now.
     Idle,
+}
+
+#[cfg(test)]
+mod finish_reason_tests {
+    use super::FinishReason;
+
+    #[test]
+    fn a_finish_reasons_name_is_what_it_serializes_as() {
+        let reasons = [
+            FinishReason::Stop,
+            FinishReason::Length,
+            FinishReason::ToolCalls,
+            FinishReason::ContentFilter,
+            FinishReason::Other("pause_turn".into()),
+        ];
+        for reason in reasons {
+            let json = serde_json::to_value(&reason).unwrap();
+            let serialized = json
+                .as_str()
+                .or_else(|| json.get("other").and_then(|v| v.as_str()));
+            assert_eq!(serialized, Some(reason.as_str()), "{reason:?}");
+        }
+    }
 }

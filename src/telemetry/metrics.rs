@@ -43,11 +43,14 @@ impl GenAiMetrics {
 
     /// One model call's tokens; `call` are its attributes (operation, provider, models).
     pub fn tokens(&self, input: u64, output: u64, call: &[KeyValue]) {
-        for (kind, count) in [("input", input), ("output", output)] {
-            let mut attributes = call.to_vec();
-            attributes.push(KeyValue::new("gen_ai.token.type", kind));
-            self.tokens.record(count, &attributes);
+        let mut attributes = Vec::with_capacity(call.len() + 1);
+        attributes.extend_from_slice(call);
+        attributes.push(KeyValue::new("gen_ai.token.type", "input"));
+        self.tokens.record(input, &attributes);
+        if let Some(kind) = attributes.last_mut() {
+            *kind = KeyValue::new("gen_ai.token.type", "output");
         }
+        self.tokens.record(output, &attributes);
     }
 
     /// How long one model call took; `call` as for [`Self::tokens`], with `error.type` when

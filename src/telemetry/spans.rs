@@ -269,13 +269,14 @@ impl GenAiSpans {
         let Some(parent) = run.agent().cloned() else {
             return;
         };
-        let model = created.model.clone().unwrap_or_default();
+        let model = created.model.as_deref().unwrap_or_default();
+        // Shared, not owned: these are cloned for each metric the call records.
         let mut attributes = vec![KeyValue::new("gen_ai.operation.name", "chat")];
         if let Some(provider) = &created.provider {
-            attributes.push(KeyValue::new("gen_ai.provider.name", provider.clone()));
+            attributes.push(KeyValue::new("gen_ai.provider.name", shared(provider)));
         }
         if !model.is_empty() {
-            attributes.push(KeyValue::new("gen_ai.request.model", model.clone()));
+            attributes.push(KeyValue::new("gen_ai.request.model", shared(model)));
         }
         let name = format!("chat {model}").trim_end().to_string();
         let mut span_attributes = attributes.clone();
@@ -299,13 +300,13 @@ impl GenAiSpans {
         if let Some(id) = &completed.response_id {
             span.set_attribute(KeyValue::new("gen_ai.response.id", id.clone()));
         }
-        let reason = name_of(&completed.message.finish_reason);
+        let reason = completed.message.finish_reason.as_str();
         span.set_attribute(KeyValue::new(
             "gen_ai.response.finish_reasons",
-            OtelValue::Array(Array::String(vec![StringValue::from(reason.clone())])),
+            OtelValue::Array(Array::String(vec![StringValue::from(reason.to_string())])),
         ));
         let message = &completed.message;
-        let reply = || content::output_message(&message.content, &message.tool_calls, &reason);
+        let reply = || content::output_message(&message.content, &message.tool_calls, reason);
         if let Some(text) = self.content(reply) {
             span.set_attribute(KeyValue::new("gen_ai.output.messages", text));
         }
@@ -513,7 +514,7 @@ impl GenAiSpans {
             EventData::LlmUsage(usage) => {
                 let chat = run.last_chat.as_ref().and_then(|id| run.chats.get_mut(id));
                 if let Some(chat) = chat {
-                    let model = KeyValue::new("gen_ai.response.model", usage.model.clone());
+                    let model = KeyValue::new("gen_ai.response.model", shared(&usage.model));
                     chat.attributes.push(model.clone());
                     self.metrics.tokens(
                         usage.usage.input_tokens,
@@ -625,6 +626,11 @@ pub(super) fn carried(span: &opentelemetry::trace::SpanContext) -> Carried {
         traceparent: format!("00-{}-{}-{flags:02x}", span.trace_id(), span.span_id()),
         tracestate: Some(span.trace_state().header()).filter(|state| !state.is_empty()),
     }
+}
+
+/// `text` as an attribute value whose clones share it (an owned one is copied by each).
+fn shared(text: &str) -> StringValue {
+    StringValue::from(std::sync::Arc::<str>::from(text))
 }
 
 /// A unit enum's name as it is serialized (`allow`, `pre_tool_use`, `tool_calls`).

@@ -9,8 +9,9 @@
 //! the deltas of one network read go out in one `write`), for
 //! a tool (`agent.tool.execution.started`, `agent.tool.progress`, `agent.tool.output`, a call that ends while others of
 //! its turn still run), for a person (a permission decision, a pause), and at the end of
-//! each step and of the run. So `tail -f` of `events.jsonl` or the transcript shows every
-//! event before any wait it precedes, and each step whole at its end.
+//! the run. A step's end goes out with the next step's model call. So `tail -f` of
+//! `events.jsonl` or the transcript shows every event before any wait it precedes, and each
+//! step whole before the next one waits.
 //!
 //! An event type not named below is written at once: a new one is never held by mistake.
 
@@ -41,6 +42,10 @@ impl FlushPoints {
             // A message that is whole (a prompt, a tool's result) is followed at once by
             // what the run does with it; a model call's starts the wait for its reply.
             EventData::MessageCreated(created) => created.starts_model_call(),
+            // A step's end is followed at once by its checkpoint and the next step's start,
+            // then its model call (a summary call that fits the history to the window
+            // flushes before it waits): written with them, one write a step less.
+            EventData::StepCompleted(_) => false,
             // Followed at once by more of the same moment, never by a wait.
             EventData::RunCreated(_)
             | EventData::StatusChanged(_)

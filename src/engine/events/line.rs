@@ -91,9 +91,15 @@ pub fn write_line(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::events::{CheckpointSaved, Delta, EventData, MessageDelta};
+    use crate::engine::events::data::{CheckpointSaved, Delta, EventData, MessageDelta};
 
-    fn event(run: &str, agent_id: &str, depth: u32, parent: Option<&str>, data: EventData) -> Event {
+    fn event(
+        run: &str,
+        agent_id: &str,
+        depth: u32,
+        parent: Option<&str>,
+        data: EventData,
+    ) -> Event {
         Event {
             timestamp: "2026-11-28T09:00:00.000Z".into(),
             run_id: run.into(),
@@ -137,7 +143,10 @@ mod tests {
             write_line(event, &mut envelope, &mut line).unwrap();
             let mut expected = serde_json::to_vec(event).unwrap();
             expected.push(b'\n');
-            assert_eq!(String::from_utf8(line).unwrap(), String::from_utf8(expected).unwrap());
+            assert_eq!(
+                String::from_utf8(line).unwrap(),
+                String::from_utf8(expected).unwrap()
+            );
         }
     }
 }

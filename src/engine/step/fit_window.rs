@@ -56,6 +56,9 @@ pub async fn fit_window(
     }
     let model = agent.model();
     let keep = target.saturating_sub(fixed);
+    // A summary is a model call: what the files hold back (a step's end) goes out before
+    // the run waits for it.
+    ctx.emitter.flush();
     let done = match compact(policy.strategy, &model, &state.messages, keep).await {
         Ok(done) => done,
         Err(error) => {

@@ -119,6 +119,11 @@ async fn call_model_once(
         cancel: ctx.cancel.clone(),
         warnings: ctx.warnings.clone(),
     };
+    if !agent.middleware.is_empty() {
+        // A middleware may wait (a command, a summary call): what the files hold back (a
+        // step's end) goes out first.
+        ctx.emitter.flush();
+    }
     let (mut call, refused) = run_before(&agent.middleware, call).await;
     if let Some(message) = refused {
         let state = std::mem::take(&mut call.state);
