@@ -282,6 +282,27 @@ fn report_syscalls(series: &Series, dir: &Path) {
 }
 
 /// The median of `values` (not empty).
+/// The runs of one series: `[size][round]`, each with its session's bytes on disk.
+type Runs = [Vec<(Measured, u64)>];
+
+/// Series `a` against series `b`, round by round: for each pair of sizes, the median over
+/// the rounds of the ratio of their CPU per model call. Far steadier than the ratio of the
+/// medians when the load changes from round to round, as the two runs of a round share it.
+fn report_paired(label: &str, a: &Runs, b: &Runs, sizes: &[usize]) {
+    for i in 0..sizes.len().saturating_sub(1) {
+        let (from, to) = (sizes[i], sizes[i + 1]);
+        if from < 10 {
+            continue;
+        }
+        let slope = |runs: &Runs, round: usize| {
+            (runs[i + 1][round].0.cpu_ms - runs[i][round].0.cpu_ms) / (to - from) as f64
+        };
+        let ratios = (0..a[i].len()).map(|round| slope(a, round) / slope(b, round));
+        let change = (median(ratios.collect()) - 1.0) * 100.0;
+        println!("{label}, cpu per model call {from}→{to}: {change:+.0} % (median of the rounds)");
+    }
+}
+
 fn median(mut values: Vec<f64>) -> f64 {
     values.sort_by(f64::total_cmp);
     let n = values.len();
@@ -459,6 +480,27 @@ fn main() {
                 first.1
             );
         }
+    }
+    // Paired: each run of one series was made next to the other's, under the same load.
+    report_paired(
+        "otel export on against keep-alive",
+        &measured[3],
+        &measured[0],
+        &sizes,
+    );
+    if measured.len() > 5 {
+        report_paired(
+            "keep-alive against its baseline",
+            &measured[0],
+            &measured[4],
+            &sizes,
+        );
+        report_paired(
+            "closing against its baseline",
+            &measured[1],
+            &measured[5],
+            &sizes,
+        );
     }
     for one in series
         .iter()

@@ -332,3 +332,19 @@ async fn ollama_non_streaming_json_answer() {
             .any(|d| matches!(d, StreamDelta::ToolCallStart { .. }))
     );
 }
+
+#[tokio::test]
+async fn a_named_host_is_reached_through_reqwest_with_the_same_answer() {
+    // `localhost` is a name (it could resolve elsewhere): not the loopback path of
+    // `src/provider/loopback.rs`, which only takes addresses written as such.
+    let server = MockServer::start();
+    server.push(MockResponse::sse(fixture("openai_text_usage.sse")).split_every(7));
+    let mut cfg = config(ProviderKind::OpenAi, &server, 1);
+    cfg.base_url = cfg
+        .base_url
+        .map(|url| url.replace("127.0.0.1", "localhost"));
+    assert!(cfg.base_url.as_deref().unwrap().contains("//localhost:"));
+    let (r, _) = call(&build(&cfg), &request()).await;
+    assert_eq!(r.unwrap().text, "Olá, mundo!");
+    assert_eq!(server.request_count(), 1);
+}
