@@ -1,7 +1,8 @@
 //! Feeds the tagged transcript from the event stream, so the transcript can never disagree
 //! with events.jsonl. A step's items are buffered until the step ends, then written as one
 //! block with its final title and ✓/✗ (no mark for a step the run paused in; a crash loses
-//! at most the step in progress). Every tool call the model made gets its block, from its
+//! at most the step in progress, or one that just ended, whose block goes out with the
+//! next model call). Every tool call the model made gets its block, from its
 //! creation, so a call refused before it ran shows with its failed result. A sub-agent's
 //! events build their own tree in memory and land inside the parent's tool block when the
 //! sub-agent completes. Events at depth 0 are the root's, whichever run they belong to (a

@@ -12,8 +12,8 @@ use crate::fsutil::WholeRecords;
 use crate::sync::lock;
 
 /// Appends each event as one JSON line. The lines of one moment of the run are held and
-/// written together, before the run waits on anything and at the end of each step and of
-/// the run ([`FlushPoints`]); a line is never held across a wait, so a process killed
+/// written together, before the run waits on anything and at the end of the run
+/// ([`FlushPoints`]); a line is never held across a wait, so a process killed
 /// while a model or a tool works leaves every event emitted before it on disk.
 ///
 /// A write that fails (a full disk) must not stop the run, so it is not an error here: the

@@ -7,9 +7,9 @@
 //! written as soon as they are reported. Each block is one `write_all` followed by a
 //! `flush`; a writer made [`holding`](TranscriptWriter::holding) (a run directory's)
 //! instead keeps the finished blocks until [`flush`](TranscriptSink::flush), which its
-//! event subscriber calls before the run waits and at the end of each step
+//! event subscriber calls before the run waits and at the end of the run
 //! ([`FlushPoints`](crate::engine::events::FlushPoints)), so a step and its checkpoint go
-//! out in one `write`.
+//! out in one `write`, with the next step's model call.
 //!
 //! A write that fails (a full disk) ends the file there: nothing more is written, and
 //! [`TranscriptWriter::failure`] tells the run directory, which reports it. To a file
