@@ -3,6 +3,7 @@
 //! names. A subscriber of the event stream like the transcript writer: the engine knows
 //! nothing of it, and a collector that is down costs a run one warning.
 
+mod attributes;
 mod batch;
 mod client;
 pub mod config;

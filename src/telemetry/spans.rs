@@ -7,28 +7,30 @@
 //! Spans start and end as the events arrive (the bus calls subscribers as it emits), so
 //! their times are the events' own. Ending a span only queues it for the batching thread:
 //! nothing here waits on the network.
+//!
+//! Here: the agents' spans (a run, a handoff, the run's end) and which event goes where.
+//! A model call's span and metrics are `model_calls.rs`'s, a tool call's `tool_calls.rs`'s,
+//! and the attribute values `attributes.rs`'s.
 
 use std::collections::HashMap;
 use std::sync::Mutex;
 use std::time::SystemTime;
 
-use opentelemetry::trace::{
-    Link, Span as _, SpanId, SpanKind, Status, TraceContextExt, TraceId, Tracer as _,
-};
-use opentelemetry::{Array, Context, KeyValue, StringValue, Value as OtelValue};
+use opentelemetry::trace::{Link, SpanId, SpanKind, Status, TraceContextExt, TraceId, Tracer as _};
+use opentelemetry::{Context, KeyValue};
 use opentelemetry_sdk::trace::SdkTracer;
-use serde::Serialize;
 use serde_json::Value;
 
+mod model_calls;
+mod tool_calls;
+
+use super::attributes::{agent_attributes, name_of};
 use super::content;
 use super::export::carried_context;
 use super::ids;
 use super::metrics::GenAiMetrics;
 use crate::engine::RunStatus;
-use crate::engine::events::{
-    Event, EventData, EventSink, Failure, Handoff, MessageCompleted, MessageCreated, RequestParams,
-    RunCreated, ToolCompleted, ToolStarted,
-};
+use crate::engine::events::{Event, EventData, EventSink, Failure, Handoff, RunCreated};
 use crate::engine::outcome::RunTotals;
 use crate::policy::Redactor;
 use crate::sync::lock;
@@ -91,32 +93,13 @@ struct RunSpans {
     /// The run's agent span, then one per handoff, innermost last.
     agents: Vec<Context>,
     /// Model calls by message id, with the id of the one usage reports belong to.
-    chats: HashMap<String, Chat>,
+    chats: HashMap<String, model_calls::Chat>,
     last_chat: Option<String>,
     /// Tool calls by call id, with when each started (an MCP call's span starts then).
     tools: HashMap<String, (Context, SystemTime)>,
     /// What was said of a call before it started (its permission decision, a hook that
     /// denied it), added to its span when it starts or, if it never does, to the agent's.
     early: HashMap<String, Vec<opentelemetry::trace::Event>>,
-}
-
-/// An open model call: its span, when it started and its metric attributes.
-struct Chat {
-    cx: Context,
-    started: SystemTime,
-    attributes: Vec<KeyValue>,
-}
-
-impl Chat {
-    /// The call's duration, recorded as it ends; `error_type` when it failed.
-    fn record_duration(&self, metrics: &GenAiMetrics, error_type: Option<&str>) {
-        let seconds = self.started.elapsed().unwrap_or_default().as_secs_f64();
-        let mut attributes = self.attributes.clone();
-        if let Some(error_type) = error_type {
-            attributes.push(KeyValue::new("error.type", error_type.to_string()));
-        }
-        metrics.duration(seconds, &attributes);
-    }
 }
 
 impl RunSpans {
@@ -265,145 +248,6 @@ impl GenAiSpans {
         run.agents.push(cx);
     }
 
-    fn chat_started(&self, run: &mut RunSpans, created: &MessageCreated) {
-        let Some(parent) = run.agent().cloned() else {
-            return;
-        };
-        let model = created.model.as_deref().unwrap_or_default();
-        // Shared, not owned: these are cloned for each metric the call records.
-        let mut attributes = vec![KeyValue::new("gen_ai.operation.name", "chat")];
-        if let Some(provider) = &created.provider {
-            attributes.push(KeyValue::new("gen_ai.provider.name", shared(provider)));
-        }
-        if !model.is_empty() {
-            attributes.push(KeyValue::new("gen_ai.request.model", shared(model)));
-        }
-        let name = format!("chat {model}").trim_end().to_string();
-        let mut span_attributes = attributes.clone();
-        span_attributes.extend(request_attributes(&created.params));
-        let cx = self.start(name, SpanKind::Client, span_attributes, &parent);
-        let chat = Chat {
-            cx,
-            started: SystemTime::now(),
-            attributes,
-        };
-        run.chats.insert(created.message.id.clone(), chat);
-        run.last_chat = Some(created.message.id.clone());
-    }
-
-    fn chat_completed(&self, run: &mut RunSpans, completed: &MessageCompleted) {
-        let Some(chat) = run.chats.remove(&completed.message.id) else {
-            return;
-        };
-        chat.record_duration(&self.metrics, None);
-        let span = chat.cx.span();
-        if let Some(id) = &completed.response_id {
-            span.set_attribute(KeyValue::new("gen_ai.response.id", id.clone()));
-        }
-        let reason = completed.message.finish_reason.as_str();
-        span.set_attribute(KeyValue::new(
-            "gen_ai.response.finish_reasons",
-            OtelValue::Array(Array::String(vec![StringValue::from(reason.to_string())])),
-        ));
-        let message = &completed.message;
-        let reply = || content::output_message(&message.content, &message.tool_calls, reason);
-        if let Some(text) = self.content(reply) {
-            span.set_attribute(KeyValue::new("gen_ai.output.messages", text));
-        }
-        span.set_status(Status::Ok);
-        span.end();
-    }
-
-    fn tool_started(&self, run: &mut RunSpans, started: &ToolStarted) {
-        let Some(parent) = run.agent().cloned() else {
-            return;
-        };
-        let mut attributes = vec![
-            KeyValue::new("gen_ai.operation.name", "execute_tool"),
-            KeyValue::new("gen_ai.tool.name", started.tool_name.clone()),
-            KeyValue::new("gen_ai.tool.call.id", started.tool_call_id.clone()),
-            KeyValue::new("gen_ai.tool.type", "function"),
-        ];
-        if let Some(text) = self.content(|| started.input.clone()) {
-            attributes.push(KeyValue::new("gen_ai.tool.call.arguments", text));
-        }
-        let cx = self.start(
-            format!("execute_tool {}", started.tool_name),
-            SpanKind::Internal,
-            attributes,
-            &parent,
-        );
-        for early in run.early.remove(&started.tool_call_id).unwrap_or_default() {
-            cx.span()
-                .add_event_with_timestamp(early.name, early.timestamp, early.attributes);
-        }
-        run.tools
-            .insert(started.tool_call_id.clone(), (cx, SystemTime::now()));
-    }
-
-    fn tool_completed(&self, run: &mut RunSpans, completed: &ToolCompleted) {
-        let Some((cx, started)) = run.tools.remove(&completed.tool_call_id) else {
-            return;
-        };
-        let span = cx.span();
-        let result = &completed.result;
-        let status = match result.success {
-            true => Status::Ok,
-            false => Status::error(result.error.clone().unwrap_or_default()),
-        };
-        if !result.success {
-            span.set_attribute(KeyValue::new("error.type", "tool_error"));
-        }
-        if let Some(text) = self.content(|| serde_json::to_value(result).unwrap_or_default()) {
-            span.set_attribute(KeyValue::new("gen_ai.tool.call.result", text));
-        }
-        if let Some(server) = result.metadata.get("mcp_server").and_then(Value::as_str) {
-            span.set_attribute(KeyValue::new("gen_ai.tool.type", "extension"));
-            self.mcp_call(&cx, completed, server, started, status.clone());
-        }
-        span.set_status(status);
-        span.end();
-    }
-
-    /// The MCP server's `tools/call` as a client span under the tool call: its times are
-    /// the tool call's, as the engine sees it.
-    fn mcp_call(
-        &self,
-        parent: &Context,
-        completed: &ToolCompleted,
-        server: &str,
-        started: SystemTime,
-        status: Status,
-    ) {
-        let mut span = self
-            .tracer
-            .span_builder(format!("tools/call {}", completed.tool_name))
-            .with_kind(SpanKind::Client)
-            .with_start_time(started)
-            .with_attributes(vec![
-                KeyValue::new("mcp.method.name", "tools/call"),
-                KeyValue::new("gen_ai.tool.name", completed.tool_name.clone()),
-                KeyValue::new("gen_ai.tool.call.id", completed.tool_call_id.clone()),
-                KeyValue::new("runner.mcp.server", server.to_string()),
-            ])
-            .start_with_context(&self.tracer, parent);
-        if let Status::Error { .. } = status {
-            span.set_attribute(KeyValue::new("error.type", "tool_error"));
-        }
-        span.set_status(status);
-        span.end();
-    }
-
-    /// An event of a tool call: on its span, or kept for it until it starts.
-    fn tool_event(run: &mut RunSpans, call: &str, name: &'static str, attributes: Vec<KeyValue>) {
-        match run.tools.get(call) {
-            Some((cx, _)) => cx.span().add_event(name, attributes),
-            None => run.early.entry(call.to_string()).or_default().push(
-                opentelemetry::trace::Event::new(name, SystemTime::now(), attributes, 0),
-            ),
-        }
-    }
-
     /// The run is over: what is still open ends with it (a model call the provider failed,
     /// a tool call cut off), then its agent spans, innermost first, with its status.
     fn run_ended(
@@ -511,28 +355,7 @@ impl GenAiSpans {
                 self.chat_started(run, created)
             }
             EventData::MessageCompleted(completed) => self.chat_completed(run, completed),
-            EventData::LlmUsage(usage) => {
-                let chat = run.last_chat.as_ref().and_then(|id| run.chats.get_mut(id));
-                if let Some(chat) = chat {
-                    let model = KeyValue::new("gen_ai.response.model", shared(&usage.model));
-                    chat.attributes.push(model.clone());
-                    self.metrics.tokens(
-                        usage.usage.input_tokens,
-                        usage.usage.output_tokens,
-                        &chat.attributes,
-                    );
-                    let span = chat.cx.span();
-                    span.set_attribute(model);
-                    span.set_attribute(KeyValue::new(
-                        "gen_ai.usage.input_tokens",
-                        usage.usage.input_tokens as i64,
-                    ));
-                    span.set_attribute(KeyValue::new(
-                        "gen_ai.usage.output_tokens",
-                        usage.usage.output_tokens as i64,
-                    ));
-                }
-            }
+            EventData::LlmUsage(usage) => self.usage(run, usage),
             EventData::LlmRetry(retry) => {
                 if let Some(chat) = run.chats.get(&retry.message_id) {
                     chat.cx.span().add_event(
@@ -577,72 +400,11 @@ impl GenAiSpans {
     }
 }
 
-/// The attributes of an `invoke_agent` span.
-fn agent_attributes(agent: &str, event: &Event) -> Vec<KeyValue> {
-    vec![
-        KeyValue::new("gen_ai.operation.name", "invoke_agent"),
-        KeyValue::new("gen_ai.agent.name", agent.to_string()),
-        KeyValue::new("gen_ai.agent.id", event.run_id.clone()),
-        KeyValue::new("gen_ai.conversation.id", event.thread_id.clone()),
-    ]
-}
-
-/// The `gen_ai.request.*` attributes of the parameters a model call was sent with.
-fn request_attributes(params: &RequestParams) -> Vec<KeyValue> {
-    let floats = [
-        ("gen_ai.request.temperature", params.temperature),
-        ("gen_ai.request.top_p", params.top_p),
-        ("gen_ai.request.top_k", params.top_k),
-        ("gen_ai.request.frequency_penalty", params.frequency_penalty),
-        ("gen_ai.request.presence_penalty", params.presence_penalty),
-    ];
-    let ints = [
-        ("gen_ai.request.max_tokens", params.max_tokens),
-        ("gen_ai.request.seed", params.seed),
-        ("gen_ai.request.choice.count", params.choice_count),
-    ];
-    let mut attributes: Vec<KeyValue> = floats
-        .into_iter()
-        .filter_map(|(key, value)| Some(KeyValue::new(key, value?)))
-        .chain(
-            ints.into_iter()
-                .filter_map(|(key, value)| Some(KeyValue::new(key, value?))),
-        )
-        .collect();
-    if !params.stop_sequences.is_empty() {
-        let stops = params.stop_sequences.iter().cloned().map(StringValue::from);
-        attributes.push(KeyValue::new(
-            "gen_ai.request.stop_sequences",
-            OtelValue::Array(Array::String(stops.collect())),
-        ));
-    }
-    attributes
-}
-
 /// A span's context as children are given it (W3C Trace Context).
 pub(super) fn carried(span: &opentelemetry::trace::SpanContext) -> Carried {
     let flags = u8::from(span.is_sampled());
     Carried {
         traceparent: format!("00-{}-{}-{flags:02x}", span.trace_id(), span.span_id()),
         tracestate: Some(span.trace_state().header()).filter(|state| !state.is_empty()),
-    }
-}
-
-/// `text` as an attribute value whose clones share it (an owned one is copied by each).
-fn shared(text: &str) -> StringValue {
-    StringValue::from(std::sync::Arc::<str>::from(text))
-}
-
-/// A unit enum's name as it is serialized (`allow`, `pre_tool_use`, `tool_calls`).
-fn name_of<T: Serialize>(value: &T) -> String {
-    match serde_json::to_value(value) {
-        Ok(Value::String(name)) => name,
-        Ok(Value::Object(map)) => map
-            .values()
-            .next()
-            .and_then(Value::as_str)
-            .unwrap_or_default()
-            .to_string(),
-        _ => String::new(),
     }
 }

@@ -10,7 +10,7 @@ use super::event::{Event, Payload};
 /// The JSON of the last envelope written, from `"runId"` to the comma before `"data"`,
 /// and what it was made from.
 #[derive(Debug, Default)]
-pub struct EnvelopeJson {
+pub(super) struct EnvelopeJson {
     run_id: String,
     thread_id: String,
     agent: String,
@@ -68,7 +68,7 @@ fn entry(json: &mut Vec<u8>, key: &str, value: &impl serde::Serialize) -> serde_
 
 /// Appends `event` to `out` as one JSON line (its JSON and `\n`), reusing `envelope`'s
 /// JSON when the event's envelope is the one kept there.
-pub fn write_line(
+pub(super) fn write_line(
     event: &Event,
     envelope: &mut EnvelopeJson,
     out: &mut Vec<u8>,
