@@ -17,6 +17,7 @@ use super::error::{ErrorKind, ProviderError};
 use super::http::{HttpClient, exchange};
 use super::item_cache::ItemCache;
 use super::openai::HttpSettings;
+use super::request_body::BodyWriter;
 use super::types::{ModelRequest, ModelResponse};
 use super::{BoxFuture, DeltaSink, Provider};
 
@@ -82,7 +83,7 @@ impl AnthropicProvider {
             &self.http,
             &self.url,
             self.headers(),
-            |out: &mut Vec<u8>| body.write_json(out),
+            |out: &mut BodyWriter| body.write_json(out),
             stream,
             whole,
             sink,

@@ -9,6 +9,7 @@ use serde_json::{Map, Value};
 
 use super::anthropic::DEFAULT_MAX_TOKENS;
 use super::item_cache::{CachedItems, ItemCache};
+use super::request_body::BodyWriter;
 use super::types::{Message, ModelRequest, ToolSpec};
 use super::wire_body::{Body, Field, TRUE, WireField};
 
@@ -57,7 +58,7 @@ pub(crate) enum Wire<'a> {
 }
 
 impl WireField for Wire<'_> {
-    fn write_json(&self, out: &mut Vec<u8>) -> serde_json::Result<()> {
+    fn write_json(&self, out: &mut BodyWriter) -> serde_json::Result<()> {
         match self {
             Wire::Turns(turns) => turns.write_json(out),
             other => serde_json::to_writer(out, other),

@@ -10,7 +10,7 @@
 //! server never saw it), so the [`Retry`](super::Retry) wrapper neither waits nor counts.
 
 use std::fmt;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, Once, OnceLock};
 use std::time::{Duration, SystemTime};
 
@@ -22,6 +22,7 @@ use super::DeltaSink;
 use super::body_limits::{BodyLimits, BodyMeter};
 use super::error::{ErrorKind, ProviderError, error_message_from_body};
 use super::loopback::{self, LoopbackClient};
+use super::request_body::{BodyWriter, RequestBody};
 use super::send_error::{Failure, SendError};
 use super::types::{ModelResponse, StreamDelta};
 use crate::sync::lock;
@@ -72,9 +73,6 @@ pub(crate) struct HttpClient {
     pub idle_timeout: Duration,
     /// Bounds on a successful answer's size and its event stream's lines.
     pub limits: BodyLimits,
-    /// The size of the last request body: the next one, the same history and a message
-    /// more, is serialised into a buffer that size rather than one doubled a dozen times.
-    last_body: Arc<AtomicUsize>,
     /// The last URL posted to, parsed: a provider posts to one endpoint, and parsing it
     /// again for each request was 2 % of a step's CPU.
     last_url: Arc<Mutex<Option<(String, reqwest::Url)>>>,
@@ -84,7 +82,7 @@ pub(crate) struct HttpClient {
 struct Request<'a> {
     url: &'a str,
     headers: HeaderMap,
-    body: bytes::Bytes,
+    body: RequestBody,
 }
 
 /// Largest error body read (the message is near the start; the rest is noise).
@@ -165,7 +163,6 @@ impl HttpClient {
             timeout,
             idle_timeout,
             limits: BodyLimits::default(),
-            last_body: Arc::default(),
             last_url: Arc::default(),
         }
     }
@@ -198,7 +195,7 @@ impl HttpClient {
         &self,
         url: &str,
         headers: HeaderMap,
-        body: bytes::Bytes,
+        body: RequestBody,
         deadline: Instant,
     ) -> Result<reqwest::Response, ProviderError> {
         let request = Request { url, headers, body };
@@ -243,7 +240,7 @@ impl HttpClient {
         };
         let builder = builder
             .headers(request.headers.clone())
-            .body(request.body.clone());
+            .body(request.body.joined());
         builder.send().await.map_err(SendError::Reqwest)
     }
 
@@ -263,7 +260,7 @@ impl HttpClient {
             SendError::Config(self.err(ErrorKind::Config, format!("{}: {e}", request.url)))
         })?;
         let mut http = hyper::Request::post(uri)
-            .body(http_body_util::Full::new(request.body.clone()))
+            .body(request.body.frames())
             .map_err(|e| SendError::Config(self.err(ErrorKind::Config, e.to_string())))?;
         *http.headers_mut() = request.headers.clone();
         // What reqwest sends besides the caller's headers.
@@ -295,7 +292,7 @@ impl HttpClient {
         &self,
         url: &str,
         headers: Vec<(&'static str, String)>,
-        body: Vec<u8>,
+        body: RequestBody,
     ) -> Result<HttpBody<'_>, ProviderError> {
         let deadline = Instant::now() + self.timeout;
         let mut map = HeaderMap::new();
@@ -313,7 +310,7 @@ impl HttpClient {
         }
         let sent = body.len();
         let started = Instant::now();
-        let response = self.send(url, map, body.into(), deadline).await?;
+        let response = self.send(url, map, body, deadline).await?;
         let status = response.status().as_u16();
         tracing::debug!(
             url,
@@ -543,7 +540,7 @@ pub async fn exchange<S: WireStream>(
     http: &HttpClient,
     url: &str,
     headers: Vec<(&'static str, String)>,
-    body: impl FnOnce(&mut Vec<u8>) -> serde_json::Result<()>,
+    body: impl FnOnce(&mut BodyWriter) -> serde_json::Result<()>,
     stream: S,
     whole: impl FnOnce(&[u8]) -> Result<ModelResponse, ProviderError>,
     sink: &DeltaSink<'_>,
@@ -557,17 +554,15 @@ async fn exchange_unredacted<S: WireStream>(
     http: &HttpClient,
     url: &str,
     headers: Vec<(&'static str, String)>,
-    body: impl FnOnce(&mut Vec<u8>) -> serde_json::Result<()>,
+    body: impl FnOnce(&mut BodyWriter) -> serde_json::Result<()>,
     stream: S,
     whole: impl FnOnce(&[u8]) -> Result<ModelResponse, ProviderError>,
     sink: &DeltaSink<'_>,
 ) -> Result<ModelResponse, ProviderError> {
-    let mut bytes = Vec::with_capacity(http.last_body.load(Ordering::Relaxed) + 4096);
-    body(&mut bytes)
+    let mut writer = BodyWriter::default();
+    body(&mut writer)
         .map_err(|e| ProviderError::new(ErrorKind::Config, http.provider.clone(), e.to_string()))?;
-    http.last_body.store(bytes.len(), Ordering::Relaxed);
-    let body = bytes;
-    let mut resp = http.post(url, headers, body).await?;
+    let mut resp = http.post(url, headers, writer.finish()).await?;
     if resp.is_json() {
         let mut meter = BodyMeter::whole(http.limits);
         let mut bytes = Vec::new();

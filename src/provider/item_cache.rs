@@ -8,16 +8,19 @@
 //! last cached item's messages are still where they were, every cached item is still
 //! right. Only the last item is made again (a new message may join it: consecutive user
 //! messages go as one), then the items of the new messages: the work of a call is what
-//! the call added, and the buffer is copied into the body in one piece.
+//! the call added. The buffer goes into the body as a shared piece (`request_body.rs`), not
+//! a copy, and comes back for the next call once the request no longer holds it.
 
 use std::ops::Range;
 use std::sync::Mutex;
 
+use bytes::{BufMut, Bytes, BytesMut};
 use serde::Serialize;
 use serde::ser::{Error as _, Serializer};
 use serde_json::value::RawValue;
 
 use super::history::{History, MessageSpan};
+use super::request_body::BodyWriter;
 use super::types::Message;
 use crate::sync::lock;
 
@@ -27,8 +30,9 @@ pub(crate) struct ItemCache(Mutex<Serialised>);
 
 #[derive(Debug, Default)]
 struct Serialised {
-    /// The items' JSON, each followed by a comma.
-    json: Vec<u8>,
+    /// The items' JSON, each followed by a comma. Between calls it is frozen, shared with
+    /// the last request's body.
+    json: Bytes,
     /// The items, in order.
     items: Vec<Entry>,
 }
@@ -57,10 +61,18 @@ pub(crate) struct CachedItems<'a, T> {
 }
 
 impl Serialised {
+    /// The items' JSON to append to: the buffer the last body shared, taken back without a
+    /// copy once that body is gone (it is copied while a request still holds it).
+    fn take_json(&mut self) -> BytesMut {
+        std::mem::take(&mut self.json)
+            .try_into_mut()
+            .unwrap_or_else(|shared| BytesMut::from(&shared[..]))
+    }
+
     /// Where making items must start for `history`: at the last cached item's first
     /// message while its messages are still where they were, else at the start. The
     /// entries from there on are dropped.
-    fn resume(&mut self, history: &History) -> usize {
+    fn resume(&mut self, json: &mut BytesMut, history: &History) -> usize {
         let ids = history.ids();
         let from = match self.items.last() {
             Some(last)
@@ -72,8 +84,7 @@ impl Serialised {
             _ => 0,
         };
         let keep = self.items.partition_point(|e| e.messages.start < from);
-        self.json
-            .truncate(self.items.get(keep).map_or(self.json.len(), |e| e.at));
+        json.truncate(self.items.get(keep).map_or(json.len(), |e| e.at));
         self.items.truncate(keep);
         from
     }
@@ -81,17 +92,18 @@ impl Serialised {
     /// Appends `item`, made from the messages `range` of `history`.
     fn push(
         &mut self,
+        json: &mut BytesMut,
         history: &History,
         range: Range<usize>,
         item: &impl Serialize,
     ) -> serde_json::Result<()> {
-        let at = self.json.len();
-        if let Err(error) = serde_json::to_writer(&mut self.json, item) {
+        let at = json.len();
+        if let Err(error) = serde_json::to_writer(json.writer(), item) {
             // Nothing half written stays: the next request starts anew.
-            (self.json, self.items) = (Vec::new(), Vec::new());
+            (*json, self.items) = (BytesMut::new(), Vec::new());
             return Err(error);
         }
-        self.json.push(b',');
+        json.put_u8(b',');
         let span = history.ids().get(range.clone()).and_then(MessageSpan::of);
         self.items.push(Entry {
             messages: range,
@@ -100,16 +112,29 @@ impl Serialised {
         });
         Ok(())
     }
+
+    /// Brings the items up to date with `history`: only the items of messages not held
+    /// are made.
+    fn update<'a, T: Serialize>(
+        &mut self,
+        history: &'a History,
+        build: Build<'a, T>,
+    ) -> serde_json::Result<()> {
+        let mut json = self.take_json();
+        let from = self.resume(&mut json, history);
+        let made = build(history, from)
+            .into_iter()
+            .try_for_each(|(range, item)| self.push(&mut json, history, range, &item));
+        self.json = json.freeze();
+        made
+    }
 }
 
 impl<T: Serialize> CachedItems<'_, T> {
-    /// Appends the items as a JSON array to `out`.
-    pub fn write_json(&self, out: &mut Vec<u8>) -> serde_json::Result<()> {
+    /// Writes the items as a JSON array to `out`, the cached ones as a shared piece.
+    pub fn write_json(&self, out: &mut BodyWriter) -> serde_json::Result<()> {
         let mut cache = lock(&self.cache.0);
-        let from = cache.resume(self.messages);
-        for (range, item) in (self.build)(self.messages, from) {
-            cache.push(self.messages, range, &item)?;
-        }
+        cache.update(self.messages, self.build)?;
         out.push(b'[');
         if let Some(first) = &self.first {
             serde_json::to_writer(&mut *out, first)?;
@@ -117,9 +142,9 @@ impl<T: Serialize> CachedItems<'_, T> {
                 out.push(b',');
             }
         }
-        if let Some((_comma, items)) = cache.json.split_last() {
-            out.extend_from_slice(items);
-        }
+        // Without the last item's comma.
+        let items = cache.json.len().saturating_sub(1);
+        out.share(cache.json.slice(..items));
         out.push(b']');
         Ok(())
     }
@@ -129,9 +154,9 @@ impl<T: Serialize> CachedItems<'_, T> {
 /// parsing them as a raw JSON value. Requests are written with `write_json`.
 impl<T: Serialize> Serialize for CachedItems<'_, T> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        let mut json = Vec::new();
-        self.write_json(&mut json).map_err(S::Error::custom)?;
-        let json = String::from_utf8(json).map_err(S::Error::custom)?;
+        let mut out = BodyWriter::default();
+        self.write_json(&mut out).map_err(S::Error::custom)?;
+        let json = String::from_utf8(out.finish().joined().to_vec()).map_err(S::Error::custom)?;
         RawValue::from_string(json)
             .map_err(S::Error::custom)?
             .serialize(serializer)
@@ -166,9 +191,9 @@ mod tests {
             messages: history,
             build,
         };
-        let mut out = Vec::new();
+        let mut out = BodyWriter::default();
         items.write_json(&mut out).unwrap();
-        String::from_utf8(out).unwrap()
+        String::from_utf8(out.finish().joined().to_vec()).unwrap()
     }
 
     #[test]
@@ -196,7 +221,46 @@ mod tests {
         let mut history = History::from(vec![Message::user("task"), Message::assistant("a")]);
         json(&cache, &history);
         history.push(Message::user("next"));
-        let from = cache.0.lock().unwrap().resume(&history);
+        let mut serialised = cache.0.lock().unwrap();
+        let mut json = serialised.take_json();
+        let from = serialised.resume(&mut json, &history);
         assert_eq!(from, 1, "the last item again, then the new message");
+    }
+
+    #[test]
+    fn the_items_go_into_the_body_shared_and_come_back_once_it_is_gone() {
+        let cache = ItemCache::default();
+        let history = History::from(vec![Message::user("task"), Message::assistant("a")]);
+        let write = || {
+            let items = CachedItems {
+                cache: &cache,
+                first: None::<String>,
+                messages: &history,
+                build,
+            };
+            let mut out = BodyWriter::default();
+            items.write_json(&mut out).unwrap();
+            out.finish()
+        };
+        let cached_at = || cache.0.lock().unwrap().json.as_ptr();
+        let body = write();
+        assert_eq!(body.pieces()[1].as_ptr(), cached_at(), "shared, not copied");
+        {
+            let mut serialised = cache.0.lock().unwrap();
+            let taken = serialised.take_json();
+            assert_ne!(
+                taken.as_ptr(),
+                body.pieces()[1].as_ptr(),
+                "copied while held"
+            );
+            serialised.json = taken.freeze();
+        }
+        drop((body, write()));
+        let at = cached_at();
+        assert_eq!(
+            cache.0.lock().unwrap().take_json().as_ptr(),
+            at,
+            "taken back as it is"
+        );
     }
 }

@@ -17,8 +17,6 @@ use std::net::{IpAddr, SocketAddr};
 use std::pin::Pin;
 use std::task::{Context, Poll};
 
-use bytes::Bytes;
-use http_body_util::Full;
 use hyper::Uri;
 use hyper_util::client::legacy::Client;
 use hyper_util::client::legacy::connect::{Connected, Connection};
@@ -26,8 +24,10 @@ use hyper_util::rt::{TokioExecutor, TokioIo};
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::net::TcpStream;
 
+use super::request_body::Frames;
+
 /// hyper's client over [`Connector`].
-pub(crate) type LoopbackClient = Client<Connector, Full<Bytes>>;
+pub(crate) type LoopbackClient = Client<Connector, Frames>;
 
 /// A client for loopback URLs; `pooled: false` keeps no idle connection.
 pub(crate) fn client(pooled: bool) -> LoopbackClient {

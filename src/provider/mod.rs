@@ -32,6 +32,7 @@ mod openai_body;
 pub mod openai_stream;
 pub mod redact;
 pub mod replay;
+mod request_body;
 pub mod responses;
 mod responses_body;
 pub mod responses_stream;

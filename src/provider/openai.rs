@@ -15,6 +15,7 @@ use super::http::{HttpClient, Secret, exchange};
 use super::item_cache::ItemCache;
 use super::openai_body;
 use super::openai_stream::{Accumulator, Delta, OpenAiStream, WireUsage};
+use super::request_body::BodyWriter;
 use super::types::{ModelRequest, ModelResponse, StreamDelta};
 use super::{BoxFuture, DeltaSink, Provider};
 
@@ -102,7 +103,7 @@ impl OpenAiProvider {
             &self.http,
             &self.url,
             auth_headers(self.http.key.as_ref(), self.azure),
-            |out: &mut Vec<u8>| body.write_json(out),
+            |out: &mut BodyWriter| body.write_json(out),
             stream,
             whole,
             sink,

@@ -10,6 +10,7 @@ use serde::ser::Serializer;
 use serde_json::{Map, Value};
 
 use super::item_cache::{CachedItems, ItemCache};
+use super::request_body::BodyWriter;
 use super::types::{Message, ModelRequest, ToolCall, ToolSpec};
 use super::wire_body::{Arguments, Body, Field, TRUE, WireField};
 
@@ -94,7 +95,7 @@ pub(crate) enum Wire<'a> {
 }
 
 impl WireField for Wire<'_> {
-    fn write_json(&self, out: &mut Vec<u8>) -> serde_json::Result<()> {
+    fn write_json(&self, out: &mut BodyWriter) -> serde_json::Result<()> {
         match self {
             Wire::Messages(messages) => messages.write_json(out),
             other => serde_json::to_writer(out, other),
@@ -315,10 +316,10 @@ mod tests {
         };
         // Written the way requests are, against serialised through serde.
         let cached = |req: &ModelRequest| {
-            let mut out = Vec::new();
+            let mut out = BodyWriter::default();
             let body = request_body("m", &params, req, Takes::ALL, &cache);
             body.write_json(&mut out).unwrap();
-            String::from_utf8(out).unwrap()
+            String::from_utf8(out.finish().joined().to_vec()).unwrap()
         };
         let mut req = ModelRequest {
             system: Some("sys".into()),

@@ -18,6 +18,7 @@ use super::error::ProviderError;
 use super::http::{HttpClient, exchange};
 use super::item_cache::ItemCache;
 use super::openai::{HttpSettings, auth_headers, endpoint_url, is_azure};
+use super::request_body::BodyWriter;
 use super::responses_body;
 use super::responses_stream::{ResponsesStream, parse_response};
 use super::types::{ModelRequest, ModelResponse};
@@ -68,7 +69,7 @@ impl ResponsesProvider {
             &self.http,
             &self.url,
             auth_headers(self.http.key.as_ref(), self.azure),
-            |out: &mut Vec<u8>| body.write_json(out),
+            |out: &mut BodyWriter| body.write_json(out),
             stream,
             whole,
             sink,

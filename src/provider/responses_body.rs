@@ -8,6 +8,7 @@ use serde::ser::Serializer;
 use serde_json::{Map, Value};
 
 use super::item_cache::{CachedItems, ItemCache};
+use super::request_body::BodyWriter;
 use super::types::{Message, ModelRequest, ThinkingBlock, ToolSpec};
 use super::wire_body::{Arguments, Body, Field, TRUE, WireField};
 
@@ -61,7 +62,7 @@ pub(crate) enum Wire<'a> {
 }
 
 impl WireField for Wire<'_> {
-    fn write_json(&self, out: &mut Vec<u8>) -> serde_json::Result<()> {
+    fn write_json(&self, out: &mut BodyWriter) -> serde_json::Result<()> {
         match self {
             Wire::Input(input) => input.write_json(out),
             other => serde_json::to_writer(out, other),

@@ -6,6 +6,7 @@
 use serde::ser::{Serialize, SerializeMap, Serializer};
 use serde_json::{Map, Value};
 
+use super::request_body::BodyWriter;
 use super::types::ToolCall;
 
 /// `true`, for fields whose value a param may replace and whose value is checked.
@@ -76,13 +77,13 @@ impl<'a, F> Body<'a, F> {
 /// A wire's own body field. Written as serde writes it, except the history
 /// ([`CachedItems`](super::item_cache::CachedItems)), whose cached JSON is copied as it is.
 pub(crate) trait WireField: Serialize {
-    fn write_json(&self, out: &mut Vec<u8>) -> serde_json::Result<()>;
+    fn write_json(&self, out: &mut BodyWriter) -> serde_json::Result<()>;
 }
 
 impl<F: WireField> Body<'_, F> {
-    /// Appends the body's JSON to `out`: the bytes compact serialisation gives, with the
-    /// history's cached items copied in one piece rather than walked item by item.
-    pub fn write_json(&self, out: &mut Vec<u8>) -> serde_json::Result<()> {
+    /// Writes the body's JSON to `out`: the bytes compact serialisation gives, with the
+    /// history's cached items put in as a shared piece rather than walked item by item.
+    pub fn write_json(&self, out: &mut BodyWriter) -> serde_json::Result<()> {
         out.push(b'{');
         for (i, (key, field)) in self.fields.iter().enumerate() {
             if i > 0 {
@@ -135,7 +136,7 @@ mod tests {
     use serde_json::json;
 
     impl WireField for u8 {
-        fn write_json(&self, out: &mut Vec<u8>) -> serde_json::Result<()> {
+        fn write_json(&self, out: &mut BodyWriter) -> serde_json::Result<()> {
             serde_json::to_writer(out, self)
         }
     }
@@ -146,10 +147,10 @@ mod tests {
         b.push("b", Field::Wire(2));
         b.push("c", Field::Json(&TRUE));
         b.merge(params.iter());
-        let mut written = Vec::new();
+        let mut written = BodyWriter::default();
         b.write_json(&mut written).unwrap();
         let serialised = serde_json::to_string(&b).unwrap();
-        assert_eq!(String::from_utf8(written).unwrap(), serialised);
+        assert_eq!(written.finish().joined(), serialised.as_bytes());
         serialised
     }
 
