@@ -12,7 +12,6 @@
 //! A model call's span and metrics are `model_calls.rs`'s, a tool call's `tool_calls.rs`'s,
 //! and the attribute values `attributes.rs`'s.
 
-use std::collections::HashMap;
 use std::sync::Mutex;
 use std::time::SystemTime;
 
@@ -79,12 +78,13 @@ pub struct RunTrace {
     pub children: ChildTrace,
 }
 
-/// The spans not yet ended.
+/// The spans not yet ended. Every event looks its run up here, so the maps hash with
+/// foldhash rather than SipHash; they hold a run's few open spans, nothing to flood.
 #[derive(Default)]
 struct Open {
-    runs: HashMap<String, RunSpans>,
+    runs: foldhash::HashMap<String, RunSpans>,
     /// A sub-agent run's parent: the tool call that started it, by the sub-agent's run id.
-    sub_agents: HashMap<String, Context>,
+    sub_agents: foldhash::HashMap<String, Context>,
 }
 
 /// The open spans of one run.
@@ -93,13 +93,13 @@ struct RunSpans {
     /// The run's agent span, then one per handoff, innermost last.
     agents: Vec<Context>,
     /// Model calls by message id, with the id of the one usage reports belong to.
-    chats: HashMap<String, model_calls::Chat>,
+    chats: foldhash::HashMap<String, model_calls::Chat>,
     last_chat: Option<String>,
     /// Tool calls by call id, with when each started (an MCP call's span starts then).
-    tools: HashMap<String, (Context, SystemTime)>,
+    tools: foldhash::HashMap<String, (Context, SystemTime)>,
     /// What was said of a call before it started (its permission decision, a hook that
     /// denied it), added to its span when it starts or, if it never does, to the agent's.
-    early: HashMap<String, Vec<opentelemetry::trace::Event>>,
+    early: foldhash::HashMap<String, Vec<opentelemetry::trace::Event>>,
 }
 
 impl RunSpans {

@@ -23,10 +23,11 @@ impl Chat {
     /// The call's duration, recorded as it ends; `error_type` when it failed.
     pub(super) fn record_duration(&self, metrics: &GenAiMetrics, error_type: Option<&str>) {
         let seconds = self.started.elapsed().unwrap_or_default().as_secs_f64();
+        let Some(error_type) = error_type else {
+            return metrics.duration(seconds, &self.attributes);
+        };
         let mut attributes = self.attributes.clone();
-        if let Some(error_type) = error_type {
-            attributes.push(KeyValue::new("error.type", error_type.to_string()));
-        }
+        attributes.push(KeyValue::new("error.type", error_type.to_string()));
         metrics.duration(seconds, &attributes);
     }
 }
