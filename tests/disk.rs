@@ -209,15 +209,16 @@ fn a_checkpoint_that_cannot_be_saved_ends_the_run_and_leaves_the_calls_marked_in
         "no model call after the failed save"
     );
     let session = envelope["session_id"].as_str().unwrap();
-    let checkpoint = std::fs::read_to_string(
+    // The session's first record, in its journal (a first record takes no snapshot).
+    let journal = std::fs::read_to_string(
         disk.dir
             .join("sessions")
             .join(session)
-            .join("checkpoint.json"),
+            .join("journal.jsonl"),
     )
     .expect("the checkpoint before the calls is on disk");
     assert!(
-        checkpoint.contains("tools_in_flight"),
+        journal.contains("tools_in_flight"),
         "the session knows the calls may have run"
     );
 }

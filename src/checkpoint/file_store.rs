@@ -67,15 +67,14 @@ impl OpenJournal {
         Ok(OpenJournal { writer, snapshot })
     }
 
-    /// A new snapshot is due when there is none, when the run ends, or when the records
-    /// since the last one outweigh it: resume then reads at most about twice the state, and
-    /// the bytes written in all stay proportional to the journal.
+    /// A new snapshot is due when the run ends, or when the records since the last one (or
+    /// since the journal's start) outweigh it: resume then reads at most about twice the
+    /// state, and the bytes written in all stay proportional to the journal. A session's
+    /// first record needs none: the journal replays from its start alone, and a snapshot
+    /// there cost a one-step run two syncs and a rename.
     fn compaction_due(&self, status: SessionStatus) -> bool {
-        match self.snapshot {
-            None => true,
-            Some(_) if status != SessionStatus::Running => true,
-            Some((bytes, at)) => self.writer.end - at >= bytes.max(MIN_TAIL),
-        }
+        let (bytes, at) = self.snapshot.unwrap_or((0, 0));
+        status != SessionStatus::Running || self.writer.end - at >= bytes.max(MIN_TAIL)
     }
 }
 
@@ -256,11 +255,14 @@ impl CheckpointStore for FileCheckpointStore {
         journal
             .writer
             .append(header, checkpoint.state, checkpoint.pending)?;
-        // A snapshot (due at the run's end too) names this record: it is synced first, so
-        // the snapshot and the metadata before it never point past what is on disk.
+        // The metadata is written at the session's first record (it makes the session
+        // exist), and rewritten with each snapshot, which is due at the end.
         let snapshot_due = journal.compaction_due(checkpoint.status);
+        let metadata_due = snapshot_due || journal.writer.seq == 1;
+        // Both name this record: it is synced first, so neither ever points past what is
+        // on disk.
         if durability == Durability::Now
-            || snapshot_due
+            || metadata_due
             || journal.writer.unsynced_longer_than(MAX_UNSYNCED)
         {
             journal.writer.sync()?;
@@ -270,9 +272,7 @@ impl CheckpointStore for FileCheckpointStore {
                 seq: journal.writer.seq,
                 offset: journal.writer.end,
             },
-            // The metadata is rewritten with each snapshot, and a snapshot is due at the
-            // first record and at the end.
-            metadata_due: snapshot_due,
+            metadata_due,
             snapshot_due,
         })
     }
