@@ -7,7 +7,7 @@ use super::agent::AgentSpec;
 use super::diagnostic::{Code, Diagnostic, redacted};
 use super::mcp_import::expand_imports;
 use super::project::resolve_models;
-use super::validate::Validator;
+use super::validate::{Validator, read_source};
 use super::yaml::load_yaml;
 
 /// The typed agent of a valid file, or every diagnostic (warnings included) of an invalid
@@ -17,8 +17,10 @@ pub fn load_agent(path: &Path) -> Result<(AgentSpec, Vec<Diagnostic>), Vec<Diagn
 }
 
 fn load_unredacted(path: &Path) -> Result<(AgentSpec, Vec<Diagnostic>), Vec<Diagnostic>> {
+    // Read once: the text validated is the text run, even when the file changes meanwhile.
+    let source = read_source(path).map_err(|diagnostic| vec![diagnostic])?;
     let mut validator = Validator::new();
-    validator.validate_file(path);
+    validator.validate_source(path, &source);
     // Read once, with the file (only when it names a model): the names resolve against
     // what was validated.
     let project = validator.project_used(path);
@@ -26,17 +28,6 @@ fn load_unredacted(path: &Path) -> Result<(AgentSpec, Vec<Diagnostic>), Vec<Diag
     if diagnostics.iter().any(Diagnostic::is_error) {
         return Err(diagnostics);
     }
-    let bytes = super::validate::read_bounded(path);
-    let source = bytes.and_then(|bytes| String::from_utf8(bytes).map_err(std::io::Error::other));
-    let source = source.map_err(|error| {
-        vec![Diagnostic::error(
-            path,
-            Default::default(),
-            Code::Io,
-            "",
-            format!("cannot read the file: {error}"),
-        )]
-    })?;
     let mut document = load_yaml(&source).map_err(|_| diagnostics.clone())?;
     // The validator checked each import's file; a file changed since then is reported the
     // same way.

@@ -45,6 +45,44 @@ pub struct Validator {
 
 pub use super::read::read_bounded;
 
+/// The text of the file at `path`, or the diagnostic that says why it cannot be read: it
+/// cannot be opened or read, it is larger than the bound, or it is not UTF-8 (at the
+/// first byte that is not).
+pub fn read_source(path: &Path) -> Result<String, Diagnostic> {
+    let bytes = read_bounded(path).map_err(|error| {
+        Diagnostic::error(
+            path,
+            Default::default(),
+            Code::Io,
+            "",
+            format!("cannot read the file: {error}"),
+        )
+    })?;
+    if bytes.len() > super::yaml::MAX_INPUT_BYTES {
+        let text = String::from_utf8_lossy(&bytes);
+        let error = super::yaml::too_large(&text);
+        return Err(Diagnostic::error(
+            path,
+            error.position,
+            Code::Yaml,
+            "",
+            error.message,
+        ));
+    }
+    String::from_utf8(bytes).map_err(|error| {
+        let offset = error.utf8_error().valid_up_to();
+        let text = String::from_utf8_lossy(&error.into_bytes()[..offset]).to_string();
+        let (line, column) = super::template::line_column(&text, offset);
+        Diagnostic::error(
+            path,
+            super::yaml::Position { line, column },
+            Code::Io,
+            "",
+            "the file is not valid UTF-8".into(),
+        )
+    })
+}
+
 impl Validator {
     pub fn new() -> Self {
         Self::default()
@@ -56,50 +94,13 @@ impl Validator {
         if self.done.contains_key(&key) {
             return;
         }
-        let source = match read_bounded(path) {
-            Ok(bytes) if bytes.len() > super::yaml::MAX_INPUT_BYTES => {
-                let text = String::from_utf8_lossy(&bytes);
-                let error = super::yaml::too_large(&text);
-                self.diagnostics.push(Diagnostic::error(
-                    path,
-                    error.position,
-                    Code::Yaml,
-                    "",
-                    error.message,
-                ));
+        match read_source(path) {
+            Ok(source) => self.validate_source(path, &source),
+            Err(diagnostic) => {
+                self.diagnostics.push(diagnostic);
                 self.done.insert(key, false);
-                return;
             }
-            Ok(bytes) => match String::from_utf8(bytes) {
-                Ok(text) => text,
-                Err(error) => {
-                    let offset = error.utf8_error().valid_up_to();
-                    let text = String::from_utf8_lossy(&error.into_bytes()[..offset]).to_string();
-                    let (line, column) = super::template::line_column(&text, offset);
-                    self.diagnostics.push(Diagnostic::error(
-                        path,
-                        super::yaml::Position { line, column },
-                        Code::Io,
-                        "",
-                        "the file is not valid UTF-8".into(),
-                    ));
-                    self.done.insert(key, false);
-                    return;
-                }
-            },
-            Err(error) => {
-                self.diagnostics.push(Diagnostic::error(
-                    path,
-                    Default::default(),
-                    Code::Io,
-                    "",
-                    format!("cannot read the file: {error}"),
-                ));
-                self.done.insert(key, false);
-                return;
-            }
-        };
-        self.validate_source(path, &source);
+        }
     }
 
     /// Validates `source` as if it were the file at `path`.
