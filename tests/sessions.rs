@@ -392,6 +392,48 @@ fn killed_inside_a_sub_agent_the_session_resumes_without_repeating_its_tool_call
     assert_appended_at_most_once(&ran);
 }
 
+/// A session killed after its first record has its metadata and journal, and no snapshot
+/// yet (a first record takes none): it resumes from the journal alone, with the call that
+/// was running marked interrupted, not run again.
+#[test]
+fn killed_after_its_first_record_a_session_without_a_snapshot_resumes_from_its_journal() {
+    let running = Test::new()
+        .agent("name: worker\nmodel: $MODEL\nprompt: Go\ntools:\n  - builtin: shell\n    allow: [./hang.sh]\n")
+        .executable("hang.sh", "#!/bin/sh\necho started >> side-effects.log\nsleep 30\n")
+        .reply(Reply::tool_call("shell", json!({"command": "./hang.sh"})))
+        .reply(Reply::text("resumed"))
+        .command(["exec", "agent.yaml", "--session", "first", "--run-dir", "run-0"])
+        .own_process_group()
+        .spawn();
+    wait_until("the tool call", || {
+        running.path("side-effects.log").exists()
+    });
+    // The tool's `sleep` with it.
+    let killed = running.kill_group();
+    let session = killed.path(".runner/sessions/first");
+    assert!(
+        session.join("metadata.json").is_file(),
+        "the session exists"
+    );
+    assert!(session.join("journal.jsonl").is_file());
+    assert!(!session.join("checkpoint.json").exists(), "no snapshot yet");
+    killed
+        .then()
+        .command(["resume", "first", "--run-dir", "run-1"])
+        .stdout("resumed\n")
+        .any_stderr()
+        .run();
+    let log = std::fs::read_to_string(killed.path("side-effects.log")).unwrap();
+    assert_eq!(
+        log, "started\n",
+        "the call that was running did not run again"
+    );
+    assert!(
+        session.join("checkpoint.json").is_file(),
+        "a snapshot at the end"
+    );
+}
+
 const CALLS: usize = 5;
 
 /// A tool that takes a moment, then appends its argument to `side-effects.log`.
