@@ -103,11 +103,11 @@ impl Part {
         let part = key_part(schema, key);
         let mut roots = Vec::new();
         let definitions = part.get(DEFINITIONS).and_then(Value::as_object);
-        let start = vec![Step::Key(key.to_string())];
+        let mut start = vec![Step::Key(key.to_string())];
         roots_under(
             &part["properties"][key],
             definitions,
-            start,
+            &mut start,
             &mut Vec::new(),
             &mut roots,
         );
@@ -190,30 +190,32 @@ fn referred(node: &Value, definitions: &Map<String, Value>, used: &mut Map<Strin
 
 /// Adds to `found` the ways from `node`'s place (`at`) to where the root applies again.
 /// `inside` names the definitions being walked, so a definition that refers to itself
-/// ends the walk.
-fn roots_under(
-    node: &Value,
-    definitions: Option<&Map<String, Value>>,
-    at: Vec<Step>,
-    inside: &mut Vec<String>,
+/// ends the walk. `at` is one path, grown and cut back as the walk goes down and up, and
+/// copied only where the root is found: the walk passes through each shared definition
+/// once per way to it, and copying the path at every node was most of its cost.
+fn roots_under<'s>(
+    node: &'s Value,
+    definitions: Option<&'s Map<String, Value>>,
+    at: &mut Vec<Step>,
+    inside: &mut Vec<&'s str>,
     found: &mut Vec<Vec<Step>>,
 ) {
     let Some(object) = node.as_object() else {
         return;
     };
     if is_root_reference(object) {
-        found.push(at);
+        found.push(at.clone());
         return;
     }
-    let mut walk = |node: &Value, at: Vec<Step>, inside: &mut Vec<String>| {
+    let mut walk = |node: &'s Value, at: &mut Vec<Step>, inside: &mut Vec<&'s str>| {
         roots_under(node, definitions, at, inside, found)
     };
     if let Some(name) = definition_name(object)
-        && !inside.iter().any(|seen| seen == name)
+        && !inside.contains(&name)
         && let Some(definition) = definitions.and_then(|d| d.get(name))
     {
-        inside.push(name.to_string());
-        walk(definition, at.clone(), inside);
+        inside.push(name);
+        walk(definition, at, inside);
         inside.pop();
     }
     for branches in ["anyOf", "oneOf", "allOf"] {
@@ -223,26 +225,24 @@ fn roots_under(
             .into_iter()
             .flatten()
         {
-            walk(branch, at.clone(), inside);
+            walk(branch, at, inside);
         }
     }
-    for (name, property) in object
-        .get("properties")
-        .and_then(Value::as_object)
-        .into_iter()
-        .flatten()
-    {
-        walk(
-            property,
-            [at.clone(), vec![Step::Key(name.clone())]].concat(),
-            inside,
-        );
+    let properties = object.get("properties").and_then(Value::as_object);
+    for (name, property) in properties.into_iter().flatten() {
+        at.push(Step::Key(name.clone()));
+        walk(property, at, inside);
+        at.pop();
     }
     if let Some(items) = object.get("items").filter(|items| items.is_object()) {
-        walk(items, [at.clone(), vec![Step::AnyItem]].concat(), inside);
+        at.push(Step::AnyItem);
+        walk(items, at, inside);
+        at.pop();
     }
     if let Some(values) = object.get("additionalProperties").filter(|v| v.is_object()) {
-        walk(values, [at, vec![Step::AnyKey]].concat(), inside);
+        at.push(Step::AnyKey);
+        walk(values, at, inside);
+        at.pop();
     }
 }
 
