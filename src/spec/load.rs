@@ -17,10 +17,20 @@ pub fn load_agent(path: &Path) -> Result<(AgentSpec, Vec<Diagnostic>), Vec<Diagn
 }
 
 fn load_unredacted(path: &Path) -> Result<(AgentSpec, Vec<Diagnostic>), Vec<Diagnostic>> {
-    // Read once: the text validated is the text run, even when the file changes meanwhile.
+    // Read and parsed once: the document validated is the document run, even when the
+    // file changes meanwhile.
     let source = read_source(path).map_err(|diagnostic| vec![diagnostic])?;
     let mut validator = Validator::new();
-    validator.validate_source(path, &source);
+    let parsed = match load_yaml(&source) {
+        Ok(document) => {
+            validator.validate_document(path, &document);
+            Some(document)
+        }
+        Err(errors) => {
+            validator.not_yaml(path, errors);
+            None
+        }
+    };
     // Read once, with the file (only when it names a model): the names resolve against
     // what was validated.
     let project = validator.project_used(path);
@@ -28,7 +38,10 @@ fn load_unredacted(path: &Path) -> Result<(AgentSpec, Vec<Diagnostic>), Vec<Diag
     if diagnostics.iter().any(Diagnostic::is_error) {
         return Err(diagnostics);
     }
-    let mut document = load_yaml(&source).map_err(|_| diagnostics.clone())?;
+    // One that does not parse has its errors among the diagnostics, returned above.
+    let Some(mut document) = parsed else {
+        return Err(diagnostics);
+    };
     // The validator checked each import's file; a file changed since then is reported the
     // same way.
     let file_dir = path.parent().unwrap_or(Path::new(""));

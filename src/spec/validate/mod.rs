@@ -20,7 +20,7 @@ use super::template::{
     TemplateIssue, TemplateScope, check_expression, check_template, used_variables,
 };
 use super::user_schema::check_user_schema;
-use super::yaml::{YamlDocument, load_yaml, pointer_push};
+use super::yaml::{YamlDocument, YamlError, load_yaml, pointer_push};
 
 mod bounds_check;
 mod mcp_import_check;
@@ -105,23 +105,29 @@ impl Validator {
 
     /// Validates `source` as if it were the file at `path`.
     pub fn validate_source(&mut self, path: &Path, source: &str) {
+        match load_yaml(source) {
+            Ok(doc) => self.validate_document(path, &doc),
+            Err(errors) => self.not_yaml(path, errors),
+        }
+    }
+
+    /// Reports the file at `path` as YAML that does not parse.
+    pub fn not_yaml(&mut self, path: &Path, errors: Vec<YamlError>) {
+        for error in errors {
+            self.diagnostics.push(Diagnostic::error(
+                path,
+                error.position,
+                Code::Yaml,
+                &error.pointer,
+                error.message,
+            ));
+        }
+        self.done.insert(canonical(path), false);
+    }
+
+    /// Validates `doc`, parsed from the file at `path`.
+    pub fn validate_document(&mut self, path: &Path, doc: &YamlDocument) {
         let key = canonical(path);
-        let doc = match load_yaml(source) {
-            Ok(doc) => doc,
-            Err(errors) => {
-                for error in errors {
-                    self.diagnostics.push(Diagnostic::error(
-                        path,
-                        error.position,
-                        Code::Yaml,
-                        &error.pointer,
-                        error.message,
-                    ));
-                }
-                self.done.insert(key, false);
-                return;
-            }
-        };
         if !doc.value.is_object() {
             self.diagnostics.push(not_an_agent_file(path, &doc.value));
             self.done.insert(key, false);
@@ -131,11 +137,11 @@ impl Validator {
         self.done.insert(key.clone(), bounded);
         self.stack.push((key, bounded));
         let first_problem = self.diagnostics.len();
-        self.diagnostics.extend(schema_diagnostics(&doc, path));
+        self.diagnostics.extend(schema_diagnostics(doc, path));
         let base_dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
         let file = FileContext {
             path,
-            doc: &doc,
+            doc,
             base_dir: &base_dir,
         };
         self.check_agent(&file, &doc.value, "");
