@@ -5,7 +5,6 @@
 
 use std::sync::{Arc, LazyLock, OnceLock};
 
-use aho_corasick::{AhoCorasick, AhoCorasickKind};
 use regex::Regex;
 use serde_json::Value;
 
@@ -111,17 +110,13 @@ impl TextRedactor {
     }
 
     /// Whether a pattern could match `text`: always with patterns of the agent's own.
+    ///
+    /// Each trigger is searched for in turn (`str::contains`, a vectorised search): over
+    /// these two dozen triggers that is about twice as fast as an Aho-Corasick automaton
+    /// at every length measured (100 bytes to 16 MB), and there is nothing to build (the
+    /// automaton took 0.06 to 0.17 ms of every run that redacted anything).
     fn may_match(&self, text: &str) -> bool {
-        // A contiguous NFA, not the DFA `AhoCorasick::new` picks for so few patterns: it
-        // builds in a third of the instructions (about 0.1 ms of every run that redacts
-        // anything), and scans a kilobyte in about 3 µs instead of 2.
-        static FINDER: LazyLock<AhoCorasick> = LazyLock::new(|| {
-            AhoCorasick::builder()
-                .kind(Some(AhoCorasickKind::ContiguousNFA))
-                .build(TRIGGERS)
-                .expect("the triggers are plain text")
-        });
-        !self.extra.is_empty() || FINDER.is_match(text)
+        !self.extra.is_empty() || TRIGGERS.iter().any(|trigger| text.contains(trigger))
     }
 
     /// This redactor with the patterns of `caller` too: a sub-agent's results are redacted
