@@ -112,9 +112,10 @@ impl TextRedactor {
     /// Whether a pattern could match `text`: always with patterns of the agent's own.
     ///
     /// Each trigger is searched for in turn (`str::contains`, a vectorised search): over
-    /// these two dozen triggers that is about twice as fast as an Aho-Corasick automaton
-    /// at every length measured (100 bytes to 16 MB), and there is nothing to build (the
-    /// automaton took 0.06 to 0.17 ms of every run that redacted anything).
+    /// these two dozen triggers that is faster than an Aho-Corasick automaton (about 1.1
+    /// µs per KB against 1.7–2.2 µs, measured from 100 bytes to 16 MB), and there is
+    /// nothing to build (the automaton took 0.06 to 0.17 ms of every run that redacted
+    /// anything).
     fn may_match(&self, text: &str) -> bool {
         !self.extra.is_empty() || TRIGGERS.iter().any(|trigger| text.contains(trigger))
     }
