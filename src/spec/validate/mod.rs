@@ -48,7 +48,7 @@ pub use super::read::read_bounded;
 /// The text of the file at `path`, or the diagnostic that says why it cannot be read: it
 /// cannot be opened or read, it is larger than the bound, or it is not UTF-8 (at the
 /// first byte that is not).
-pub fn read_source(path: &Path) -> Result<String, Diagnostic> {
+pub(crate) fn read_source(path: &Path) -> Result<String, Diagnostic> {
     let bytes = read_bounded(path).map_err(|error| {
         Diagnostic::error(
             path,
@@ -112,7 +112,7 @@ impl Validator {
     }
 
     /// Reports the file at `path` as YAML that does not parse.
-    pub fn not_yaml(&mut self, path: &Path, errors: Vec<YamlError>) {
+    pub(crate) fn not_yaml(&mut self, path: &Path, errors: Vec<YamlError>) {
         for error in errors {
             self.diagnostics.push(Diagnostic::error(
                 path,
@@ -126,7 +126,7 @@ impl Validator {
     }
 
     /// Validates `doc`, parsed from the file at `path`.
-    pub fn validate_document(&mut self, path: &Path, doc: &YamlDocument) {
+    pub(crate) fn validate_document(&mut self, path: &Path, doc: &YamlDocument) {
         let key = canonical(path);
         if !doc.value.is_object() {
             self.diagnostics.push(not_an_agent_file(path, &doc.value));
