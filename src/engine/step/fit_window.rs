@@ -22,14 +22,15 @@ pub enum Trigger {
 /// The state with a history that fits, and whether it was compacted (an
 /// `agent.context.compacted` event): as it was when it fits, or when it cannot be made
 /// shorter (a refused request then fails with the model's own error); a halt when the
-/// estimate is past the threshold under `strategy: fail`. `fixed` is the estimated size of
-/// the request without its messages (its system prompt and tools).
+/// estimate is past the threshold under `strategy: fail`. `fixed` gives the estimated size
+/// of the request without its messages (its system prompt and tools): estimated only when
+/// there is a window to fit, since it serialises every tool.
 pub async fn fit_window(
     agent: &Agent,
     policy: &ContextPolicy,
     state: AgentState,
     ctx: &RunContext,
-    fixed: u64,
+    fixed: impl FnOnce() -> u64,
     trigger: Trigger,
 ) -> Result<(AgentState, bool), Halt> {
     let index = state.model_chain.map_or(0, |position| position.index);
@@ -38,6 +39,7 @@ pub async fn fit_window(
     if trigger == Trigger::Estimate && limit.is_none() {
         return Ok((state, false));
     }
+    let fixed = fixed();
     let before = fixed + state.messages.iter().map(estimate_message).sum::<u64>();
     let target = match (trigger, limit) {
         (Trigger::Estimate, Some(limit)) if before > limit => limit / 2,

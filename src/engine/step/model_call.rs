@@ -139,7 +139,7 @@ async fn call_model_once(
         }
     }
     if let Some(policy) = &agent.context {
-        let fixed = fixed_size(agent, options);
+        let fixed = || fixed_size(agent, options);
         (state, _) = fit_window(agent, policy, state, ctx, fixed, Trigger::Estimate).await?;
     }
     let xml = agent.xml_tools.as_ref();
@@ -203,7 +203,7 @@ async fn call_model_once(
                     policy,
                     state,
                     ctx,
-                    fixed_size(agent, options),
+                    || fixed_size(agent, options),
                     Trigger::Refused,
                 )
                 .await?;
