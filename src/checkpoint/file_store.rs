@@ -37,7 +37,19 @@ const SNAPSHOT_FILE: &str = "checkpoint.json";
 
 /// The journal may grow past the snapshot by this much before a new snapshot, at least:
 /// small sessions are not rewritten at every step.
-pub(crate) const MIN_TAIL: u64 = 64 * 1024;
+const MIN_TAIL: u64 = 64 * 1024;
+
+/// How many times the snapshot's size the records after it may weigh before a new one. At
+/// 1, snapshots cost as much as the journal (the whole state written each time the tail
+/// caught up with it: a tenth of a step's instructions); at 3, a third of that, and a resume
+/// reads at most about four times the state.
+const TAIL_PER_SNAPSHOT: u64 = 3;
+
+/// Whether records weighing `tail` bytes, written after a snapshot of `snapshot` bytes (0:
+/// none), call for a new snapshot. Both stores follow this rule.
+pub(crate) fn snapshot_outweighed(tail: u64, snapshot: u64) -> bool {
+    tail >= (snapshot * TAIL_PER_SNAPSHOT).max(MIN_TAIL)
+}
 
 pub struct FileCheckpointStore {
     dir: PathBuf,
@@ -68,13 +80,13 @@ impl OpenJournal {
     }
 
     /// A new snapshot is due when the run ends, or when the records since the last one (or
-    /// since the journal's start) outweigh it: resume then reads at most about twice the
-    /// state, and the bytes written in all stay proportional to the journal. A session's
-    /// first record needs none: the journal replays from its start alone, and a snapshot
-    /// there cost a one-step run two syncs and a rename.
+    /// since the journal's start) outweigh it ([`snapshot_outweighed`]): resume then reads
+    /// a bounded multiple of the state, and the bytes written in all stay proportional to
+    /// the journal. A session's first record needs none: the journal replays from its start
+    /// alone, and a snapshot there cost a one-step run two syncs and a rename.
     fn compaction_due(&self, status: SessionStatus) -> bool {
         let (bytes, at) = self.snapshot.unwrap_or((0, 0));
-        status != SessionStatus::Running || self.writer.end - at >= bytes.max(MIN_TAIL)
+        status != SessionStatus::Running || snapshot_outweighed(self.writer.end - at, bytes)
     }
 }
 
@@ -404,5 +416,22 @@ impl CheckpointStore for FileCheckpointStore {
 
     fn take_warnings(&self) -> Vec<String> {
         std::mem::take(&mut lock(&self.warnings))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_snapshot_is_due_once_the_records_after_it_weigh_three_times_as_much() {
+        // No snapshot yet: the journal alone, until it is worth one.
+        assert!(!snapshot_outweighed(MIN_TAIL - 1, 0));
+        assert!(snapshot_outweighed(MIN_TAIL, 0));
+        // A small snapshot waits for the least tail.
+        assert!(!snapshot_outweighed(MIN_TAIL - 1, 1_000));
+        // A large one for three times its size.
+        assert!(!snapshot_outweighed(300_000 - 1, 100_000));
+        assert!(snapshot_outweighed(300_000, 100_000));
     }
 }

@@ -2,7 +2,8 @@
 //! `<id>.meta` (the metadata), `<id>.snap` (the snapshot) and `<id>.rec.<n>` (journal record
 //! n: what changed since record n-1, as in `journal.jsonl`). A save writes one record and
 //! waits for JetStream to have stored it; a snapshot is due, as in the file store, when the
-//! records since the last one outweigh it, so a load reads a snapshot and a short tail.
+//! records since the last one weigh three times as much, so a load reads a snapshot and a
+//! tail of at most three times its size.
 //! The session is held through a lease (`lease.rs`). The entries are reached through a
 //! [`SessionKv`]: this process's own connection, or the worker's that started it. Offsets in `JournalPosition` and in the
 //! metadata's `journalOffset` count records here, not bytes.
@@ -17,7 +18,7 @@ use bytes::Bytes;
 use super::buckets::SESSIONS;
 use super::session_kv::{DirectKv, SessionKv};
 use crate::checkpoint::delta::Written;
-use crate::checkpoint::file_store::MIN_TAIL;
+use crate::checkpoint::file_store::snapshot_outweighed;
 use crate::checkpoint::journal::{JournalPosition, Record, RecordHeader, parse};
 use crate::checkpoint::replay::Replay;
 use crate::checkpoint::store::{CHECKPOINT_VERSION, summaries};
@@ -45,11 +46,12 @@ struct KvJournal {
 }
 
 impl KvJournal {
-    /// When the records since the snapshot outweigh it. Unlike the file store, a short
-    /// session has no snapshot at its first record or at its end: each would be one more
-    /// write per run, and reading the few records back costs what reading it would.
+    /// When the records since the snapshot call for a new one ([`snapshot_outweighed`]).
+    /// Unlike the file store, a short session has no snapshot at its first record or at its
+    /// end: each would be one more write per run, and reading the few records back costs
+    /// what reading it would.
     fn compaction_due(&self) -> bool {
-        self.since_snapshot >= self.snapshot.unwrap_or(0).max(MIN_TAIL)
+        snapshot_outweighed(self.since_snapshot, self.snapshot.unwrap_or(0))
     }
 }
 
