@@ -170,7 +170,7 @@ fn two_agent_files_run_concurrently_on_one_runtime_and_their_runs_do_not_mix() {
         assert!(
             events
                 .iter()
-                .all(|e| e.run_id == result.run_id && e.thread_id == result.session_id),
+                .all(|e| *e.run_id == result.run_id && *e.thread_id == result.session_id),
             "{name}: every event is its run's"
         );
         let text = as_json(events);

@@ -94,7 +94,7 @@ impl RemoteAgentTool {
             tool_call_id: call_id.to_string(),
             specialist_id: self.name.clone(),
             sub_task_description: request.text.clone(),
-            sub_agent_run_id: child.run_id.clone(),
+            sub_agent_run_id: child.run_id.to_string(),
             remote: Some(url.clone()),
         });
         let prompt = request.text.clone();
@@ -117,14 +117,14 @@ impl RemoteAgentTool {
             planner_step_id: caller.step_id.clone(),
             tool_call_id: call_id.to_string(),
             specialist_id: self.name.clone(),
-            sub_agent_run_id: child.run_id.clone(),
+            sub_agent_run_id: child.run_id.to_string(),
             result: called.output.clone(),
             remote: Some(url),
         });
         let Called { output, effect } = called;
         let effect = effect.or_else(|| {
             Some(ToolEffect::SubAgent(Box::new(SubagentTrace {
-                subagent_id: child.run_id.clone(),
+                subagent_id: child.run_id.to_string(),
                 subagent_type: self.name.clone(),
                 parent_tool_call_id: call_id.to_string(),
                 prompt,

@@ -139,7 +139,7 @@ async fn run_sub_agent(
         start,
     } = run;
     let child = caller.ctx.child(agent);
-    let run_id = child.emitter.run_id.clone();
+    let run_id = child.emitter.run_id.to_string();
     let started = now_ms();
     caller.ctx.emitter.emit(SubAgentStarted {
         planner_step_id: caller.step_id.clone(),

@@ -15,7 +15,7 @@
 
 use std::collections::{HashMap, HashSet};
 use std::io::{self, Write};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 use serde_json::Value;
 
@@ -300,8 +300,8 @@ struct Inner<S: TranscriptSink> {
     root: RunTranscript<S>,
     /// When the root's sink writes what it holds.
     points: FlushPoints,
-    children: HashMap<String, RunTranscript<Recorder>>,
-    parents: HashMap<String, String>,
+    children: HashMap<Arc<str>, RunTranscript<Recorder>>,
+    parents: HashMap<Arc<str>, Arc<str>>,
 }
 
 /// The event subscriber that writes a transcript.
@@ -370,7 +370,7 @@ impl<S: TranscriptSink> Inner<S> {
                 .apply(event)
         };
         let Some(done) = done else { return };
-        let Some(mut child) = inner.children.remove(&done.run_id) else {
+        let Some(mut child) = inner.children.remove(done.run_id.as_str()) else {
             return;
         };
         child.release(false);

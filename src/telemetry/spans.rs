@@ -188,8 +188,8 @@ impl GenAiSpans {
             None => self.parent.clone(),
             Some(caller) => open
                 .sub_agents
-                .remove(&event.run_id)
-                .or_else(|| open.runs.get(caller).and_then(RunSpans::agent).cloned())
+                .remove(&*event.run_id)
+                .or_else(|| open.runs.get(&**caller).and_then(RunSpans::agent).cloned())
                 .unwrap_or_else(|| self.parent.clone()),
         };
         let mut attributes = agent_attributes(&event.agent, event);
@@ -221,7 +221,7 @@ impl GenAiSpans {
         }
         drop(first);
         open.runs
-            .entry(event.run_id.clone())
+            .entry(event.run_id.to_string())
             .or_default()
             .agents
             .push(cx);
@@ -258,7 +258,7 @@ impl GenAiSpans {
         failure: Option<&Failure>,
         totals: &RunTotals,
     ) {
-        let Some(mut run) = open.runs.remove(&event.run_id) else {
+        let Some(mut run) = open.runs.remove(&*event.run_id) else {
             return;
         };
         let error_type = failure
@@ -330,14 +330,14 @@ impl EventSink for GenAiSpans {
                 &failed.totals,
             ),
             EventData::SubAgentStarted(started) => {
-                let caller = open.runs.get(&event.run_id);
+                let caller = open.runs.get(&*event.run_id);
                 if let Some((cx, _)) = caller.and_then(|run| run.tools.get(&started.tool_call_id)) {
                     open.sub_agents
                         .insert(started.sub_agent_run_id.clone(), cx.clone());
                 }
             }
             data => {
-                let Some(run) = open.runs.get_mut(&event.run_id) else {
+                let Some(run) = open.runs.get_mut(&*event.run_id) else {
                     return;
                 };
                 self.run_event(run, event, data);

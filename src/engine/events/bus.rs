@@ -60,17 +60,18 @@ impl EventBus {
     }
 }
 
-/// Emits events on behalf of one agent run (its ids, name and depth).
+/// Emits events on behalf of one agent run (its ids, name and depth). The envelope's
+/// strings are shared with every event it emits, not copied into each.
 #[derive(Clone)]
 pub struct Emitter {
     bus: EventBus,
-    pub run_id: String,
-    pub thread_id: String,
-    pub agent: String,
+    pub run_id: Arc<str>,
+    pub thread_id: Arc<str>,
+    pub agent: Arc<str>,
     /// The agent's stable id; empty until the engine runs an agent on this emitter.
-    pub agent_id: String,
+    pub agent_id: Arc<str>,
     pub depth: u32,
-    pub parent_run_id: Option<String>,
+    pub parent_run_id: Option<Arc<str>>,
 }
 
 impl Emitter {
@@ -78,10 +79,10 @@ impl Emitter {
     pub fn root(bus: EventBus, agent: &str, run_id: String, thread_id: String) -> Self {
         Emitter {
             bus,
-            run_id,
-            thread_id,
-            agent: agent.to_string(),
-            agent_id: String::new(),
+            run_id: run_id.into(),
+            thread_id: thread_id.into(),
+            agent: agent.into(),
+            agent_id: Arc::default(),
             depth: 0,
             parent_run_id: None,
         }
@@ -92,10 +93,10 @@ impl Emitter {
     pub fn child(&self, (agent, agent_id): (&str, &str)) -> Self {
         Emitter {
             bus: self.bus.clone(),
-            run_id: new_id(),
+            run_id: new_id().into(),
             thread_id: self.thread_id.clone(),
-            agent: agent.to_string(),
-            agent_id: agent_id.to_string(),
+            agent: agent.into(),
+            agent_id: agent_id.into(),
             depth: self.depth + 1,
             parent_run_id: Some(self.run_id.clone()),
         }
@@ -105,8 +106,8 @@ impl Emitter {
     /// and run.
     pub fn handed_off(&self, (agent, agent_id): (&str, &str)) -> Self {
         Emitter {
-            agent: agent.to_string(),
-            agent_id: agent_id.to_string(),
+            agent: agent.into(),
+            agent_id: agent_id.into(),
             ..self.clone()
         }
     }

@@ -1,5 +1,7 @@
 //! One event on the wire: the envelope (who emitted it, when) and its typed data.
 
+use std::sync::Arc;
+
 use schemars::JsonSchema;
 use serde::ser::SerializeMap;
 use serde::{Deserialize, Serialize, Serializer};
@@ -16,20 +18,20 @@ pub struct Event {
     #[schemars(regex(pattern = r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$"))]
     pub timestamp: String,
     /// The agent run; a sub-agent run has its own.
-    pub run_id: String,
+    pub run_id: Arc<str>,
     /// The conversation (the session id).
-    pub thread_id: String,
+    pub thread_id: Arc<str>,
     /// The name of the agent that emitted the event.
-    pub agent: String,
+    pub agent: Arc<str>,
     /// The stable id of that agent (UAP §3.4; how it is made: `docs/events.md`); absent
     /// from events emitted before an agent runs, and from logs of older versions.
-    #[serde(default, skip_serializing_if = "String::is_empty")]
-    pub agent_id: String,
+    #[serde(default, skip_serializing_if = "str::is_empty")]
+    pub agent_id: Arc<str>,
     /// 0 for the root agent, +1 per sub-agent level; a handoff keeps the depth.
     pub depth: u32,
     /// The run that started this sub-agent run.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub parent_run_id: Option<String>,
+    pub parent_run_id: Option<Arc<str>>,
     #[serde(flatten)]
     pub data: EventData,
 }

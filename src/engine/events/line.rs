@@ -4,6 +4,7 @@
 //! (The envelope was half the map entries a step's events serialised.)
 
 use std::io::Write;
+use std::sync::Arc;
 
 use super::event::{Event, Payload};
 
@@ -11,12 +12,12 @@ use super::event::{Event, Payload};
 /// and what it was made from.
 #[derive(Debug, Default)]
 pub(super) struct EnvelopeJson {
-    run_id: String,
-    thread_id: String,
-    agent: String,
-    agent_id: String,
+    run_id: Arc<str>,
+    thread_id: Arc<str>,
+    agent: Arc<str>,
+    agent_id: Arc<str>,
     depth: u32,
-    parent_run_id: Option<String>,
+    parent_run_id: Option<Arc<str>>,
     json: Vec<u8>,
 }
 
@@ -107,7 +108,7 @@ mod tests {
             agent: "ag\u{e9}nt\n".into(),
             agent_id: agent_id.into(),
             depth,
-            parent_run_id: parent.map(str::to_string),
+            parent_run_id: parent.map(Arc::from),
             data,
         }
     }
