@@ -5,6 +5,7 @@
 
 use std::sync::{Arc, LazyLock, OnceLock};
 
+use memchr::memmem;
 use regex::Regex;
 use serde_json::Value;
 
@@ -62,6 +63,14 @@ const TRIGGERS: &[&str] = &[
     "SX",
 ];
 
+/// A vectorised search for each trigger, built once. `str::contains` builds its searcher at
+/// every call: over a step's handful of short strings that setup was most of the cost, and
+/// on long texts these searches are faster too (about 0.46 µs per KB against 1.25 for all
+/// the triggers, measured from 8 bytes to 1 MB, slower only near 40 bytes: 0.15 µs against
+/// 0.12). Aho-Corasick, tried before, was slower than either (1.7–2.2 µs per KB).
+static TRIGGER_SEARCHES: LazyLock<Vec<memmem::Finder<'static>>> =
+    LazyLock::new(|| TRIGGERS.iter().map(memmem::Finder::new).collect());
+
 /// The built-in patterns and an agent's own, as one regular expression.
 #[derive(Debug, Clone)]
 pub struct TextRedactor {
@@ -111,13 +120,16 @@ impl TextRedactor {
 
     /// Whether a pattern could match `text`: always with patterns of the agent's own.
     ///
-    /// Each trigger is searched for in turn (`str::contains`, a vectorised search): over
-    /// these two dozen triggers that is faster than an Aho-Corasick automaton (about 1.1
-    /// µs per KB against 1.7–2.2 µs, measured from 100 bytes to 16 MB), and there is
-    /// nothing to build (the automaton took 0.06 to 0.17 ms of every run that redacted
-    /// anything).
+    /// Each trigger is searched for in turn, with a searcher built once per process
+    /// ([`TRIGGER_SEARCHES`]): over these two dozen triggers that is faster than an
+    /// Aho-Corasick automaton, which also took 0.06 to 0.17 ms to build in every run that
+    /// redacted anything.
     fn may_match(&self, text: &str) -> bool {
-        !self.extra.is_empty() || TRIGGERS.iter().any(|trigger| text.contains(trigger))
+        let bytes = text.as_bytes();
+        !self.extra.is_empty()
+            || TRIGGER_SEARCHES
+                .iter()
+                .any(|trigger| trigger.find(bytes).is_some())
     }
 
     /// This redactor with the patterns of `caller` too: a sub-agent's results are redacted
