@@ -15,10 +15,12 @@
 //! a one-step run's CPU, the session's bytes on disk, the wall time per step, the syscalls
 //! per step (`strace -c -f`, the slope between a 10- and a 60-step run) and the syncs of a
 //! 10-step run. `RUNNER_BENCH_BASELINE=BIN` adds the first two series run by another build,
-//! interleaved with this one's (before/after figures).
+//! interleaved with this one's (before/after figures). Each build runs from a copy written
+//! at the start ([`fresh_copy`]), so the page cache holds both alike.
 
 use std::path::Path;
 use std::process::Command;
+use std::sync::OnceLock;
 
 use runner::testing::mock_server::{MockResponse, MockServer, Reply};
 use serde_json::json;
@@ -187,9 +189,31 @@ fn exec(replies: Vec<Reply>, series: &Series, dir: &Path) -> Measured {
     }
 }
 
-/// The runner measured: this build's, or `RUNNER_BENCH_BIN` (another build).
+/// The runner measured: this build's, or `RUNNER_BENCH_BIN` (another build), as a fresh copy.
 fn runner_bin() -> String {
-    std::env::var("RUNNER_BENCH_BIN").unwrap_or_else(|_| env!("CARGO_BIN_EXE_runner").to_string())
+    static COPY: OnceLock<String> = OnceLock::new();
+    let bin = || {
+        std::env::var("RUNNER_BENCH_BIN")
+            .unwrap_or_else(|_| env!("CARGO_BIN_EXE_runner").to_string())
+    };
+    COPY.get_or_init(|| fresh_copy(&bin(), "runner")).clone()
+}
+
+/// `bin` copied to a file just written under the bench's directory; its path. Peak RSS
+/// counts the binary's pages a run maps, and a page fault maps, around the page it needs,
+/// the neighbours the page cache holds (fault-around): a build partly evicted from the
+/// cache (an older one) measured over 1 MiB less than the same file copied afresh, with
+/// the same heap and more page faults. Two copies just written are both wholly cached, so
+/// builds compare on their own memory.
+fn fresh_copy(bin: &str, name: &str) -> String {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("bench-bin");
+    std::fs::create_dir_all(&dir).unwrap();
+    let copy = dir.join(name);
+    let _ = std::fs::remove_file(&copy);
+    let bytes = std::fs::read(bin).unwrap_or_else(|e| panic!("{bin}: {e}"));
+    std::fs::write(&copy, bytes).unwrap();
+    std::fs::set_permissions(&copy, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    copy.display().to_string()
 }
 
 /// The bytes under `dir` (a session's files).
@@ -428,6 +452,7 @@ fn main() {
     // RUNNER_BENCH_BASELINE=BIN: the first two series again with another build, each of its
     // runs next to this build's, so both see the same load.
     if let Ok(baseline) = std::env::var("RUNNER_BENCH_BASELINE") {
+        let baseline = fresh_copy(&baseline, "runner-baseline");
         let keep_alive = Series::new("", "", false).with_bin("baseline keep-al", &baseline);
         let closing = Series::new("", "", true).with_bin("baseline closing", &baseline);
         series.extend([keep_alive, closing]);
