@@ -1816,6 +1816,21 @@ fn a_path_is_resolved_below_the_root_resolved_once_not_from_slash_at_each_call()
     assert_eq!(long.events_of("agent.tool.execution.completed").len(), 8);
 }
 
+/// The agent file is read once for a run: loading it finds no MCP server, so it imported
+/// no `.mcp.json` file, and the tree of the run does not read it again to look for one
+/// (a thread, a read and a parse at every start).
+#[test]
+fn an_agent_file_without_mcp_servers_is_read_once() {
+    let ran = list_dir_steps(1).traced("openat").run();
+    let reads: Vec<String> = ran
+        .syscalls("openat")
+        .into_iter()
+        .filter(|call| call.contains("agent.yaml\",") && !call.contains("O_PATH"))
+        .collect();
+    assert_eq!(reads.len(), 1, "{reads:#?}");
+    assert_eq!(ran.events_of("agent.tool.execution.completed").len(), 1);
+}
+
 #[test]
 fn ids_come_from_one_generator_not_from_the_kernel_one_by_one() {
     let short = list_dir_steps(2).traced("getrandom").run();

@@ -60,7 +60,7 @@ impl AgentTree {
         let key = canonical(root_file);
         tree.root = key.clone();
         tree.agents.insert(key.clone(), root.clone());
-        tree.imports_of(&key);
+        tree.imports_of(&key, root);
         tree.project_of(&key);
         let dir = file_dir(root_file);
         tree.walk(
@@ -184,7 +184,7 @@ impl AgentTree {
             format!("sub-agent file {} is not valid: {first}", path.display())
         })?;
         self.agents.insert(key.clone(), spec.clone());
-        self.imports_of(&key);
+        self.imports_of(&key, &spec);
         self.project_of(&key);
         let dir = file_dir(&key);
         self.walk(
@@ -282,8 +282,13 @@ impl AgentTree {
     }
 
     /// The `.mcp.json` files an agent file imports servers from (loading expanded them
-    /// into entries, so they are found in the file as written).
-    fn imports_of(&mut self, file: &Path) {
+    /// into entries, so they are found in the file as written). `spec`, the file loaded,
+    /// says whether there can be any: a file whose agents have no MCP server imported
+    /// none, and is not read again.
+    fn imports_of(&mut self, file: &Path, spec: &AgentSpec) {
+        if !has_mcp_servers(spec) {
+            return;
+        }
         let Ok(bytes) = super::validate::read_bounded(file) else {
             return;
         };
@@ -327,6 +332,28 @@ fn agents_widenings(
         }
     }
     found
+}
+
+/// Whether `spec`, or an agent it defines inline, has an MCP server entry. An import
+/// expands into at least one (a file that names none is refused), so without any, the
+/// file imported nothing.
+fn has_mcp_servers(spec: &AgentSpec) -> bool {
+    let mut inline = spec
+        .tools
+        .iter()
+        .filter_map(|entry| match entry {
+            ToolEntry::SubAgent(tool) => Some(&tool.agent),
+            _ => None,
+        })
+        .chain(spec.handoffs.iter().map(|handoff| &handoff.agent))
+        .filter_map(|agent| match agent {
+            AgentRef::Inline(inline) => Some(inline),
+            AgentRef::Path(_) => None,
+        });
+    spec.tools
+        .iter()
+        .any(|entry| matches!(entry, ToolEntry::Mcp(_)))
+        || inline.any(|agent| has_mcp_servers(agent))
 }
 
 /// The `mcp.config` values of an agent mapping and its inline agents.
