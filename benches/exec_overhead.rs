@@ -16,7 +16,7 @@
 //! per step (`strace -c -f`, the slope between a 10- and a 60-step run) and the syncs of a
 //! 10-step run. `RUNNER_BENCH_BASELINE=BIN` adds the first two series run by another build,
 //! interleaved with this one's (before/after figures). Each build runs from a copy written
-//! at the start ([`fresh_copy`]), so the page cache holds both alike.
+//! at the start ([`fresh_copy`]), so the page cache holds both the same way.
 
 use std::path::Path;
 use std::process::Command;
@@ -200,11 +200,11 @@ fn runner_bin() -> String {
 }
 
 /// `bin` copied to a file just written under the bench's directory; its path. Peak RSS
-/// counts the binary's pages a run maps, and a page fault maps, around the page it needs,
-/// the neighbours the page cache holds (fault-around): a build partly evicted from the
-/// cache (an older one) measured over 1 MiB less than the same file copied afresh, with
-/// the same heap and more page faults. Two copies just written are both wholly cached, so
-/// builds compare on their own memory.
+/// counts the binary's pages a run maps, and how many a page fault maps along with the one
+/// it needs depends on how the file's pages came into the page cache: an older build's
+/// file measured over 1 MiB less than the same bytes just written (with the cache dropped,
+/// the two measured alike). Both builds written anew the same way compare on their own
+/// memory.
 fn fresh_copy(bin: &str, name: &str) -> String {
     let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("bench-bin");
     std::fs::create_dir_all(&dir).unwrap();
