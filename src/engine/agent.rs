@@ -15,6 +15,7 @@ use tokio::sync::watch;
 
 use super::budget::{Budget, ChainPrices, LimitHit, PricedModel, RunLimits};
 use super::checkpointing::Checkpointer;
+use super::context::HistoryEstimate;
 use super::error_code::ErrorCode;
 use super::events::{Emitter, Notice};
 use super::middleware::Middleware;
@@ -24,6 +25,7 @@ use super::state::AgentState;
 use super::stop_when::StopWhen;
 use super::xml_turn::XmlTools;
 use crate::policy::ToolPolicy;
+use crate::provider::history::History;
 use crate::provider::{BoxFuture, Message, Provider, ToolSpec, Usage};
 use crate::sync::lock;
 use crate::tools::{ArgsValidator, AskUserTool, Tool};
@@ -117,6 +119,9 @@ pub struct RunContext {
     /// The last step number given out in this run (shared by a handoff's agents and the
     /// parallel branches of a plan, so numbers never repeat).
     steps: Arc<AtomicU64>,
+    /// The estimated size of the history the last call sent (a handoff's agents continue
+    /// it; a sub-agent has its own).
+    history_estimate: Arc<std::sync::Mutex<HistoryEstimate>>,
 }
 
 impl RunContext {
@@ -132,6 +137,7 @@ impl RunContext {
             policy: None,
             run_dir: None,
             steps: Arc::default(),
+            history_estimate: Arc::default(),
         }
     }
 
@@ -146,8 +152,15 @@ impl RunContext {
             checkpoints: None,
             reload: None,
             steps: Arc::default(),
+            history_estimate: Arc::default(),
             ..self.clone()
         }
+    }
+
+    /// The estimated size of `history`, in tokens; only what this run added to it since the
+    /// last estimate is estimated ([`HistoryEstimate`]).
+    pub fn history_size(&self, history: &History) -> u64 {
+        lock(&self.history_estimate).of(history)
     }
 
     /// The same run with `agent` in control (the root, or the target of a handoff).

@@ -40,7 +40,7 @@ pub async fn fit_window(
         return Ok((state, false));
     }
     let fixed = fixed();
-    let before = fixed + state.messages.iter().map(estimate_message).sum::<u64>();
+    let before = fixed + ctx.history_size(&state.messages);
     let target = match (trigger, limit) {
         (Trigger::Estimate, Some(limit)) if before > limit => limit / 2,
         (Trigger::Estimate, _) => return Ok((state, false)),
