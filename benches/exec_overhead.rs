@@ -6,8 +6,9 @@
 //! server (in this process) nor the bench is counted. The series: checkpoints on (the
 //! default) against a mock that keeps the connection alive, the same against a mock that
 //! answers `Connection: close` and closes after each reply (as many servers do),
-//! checkpoints off, and OpenTelemetry export on (checkpoints on; a stand-in collector in
-//! this process). The runs are interleaved (each round runs every series at every size
+//! checkpoints off, OpenTelemetry export on (checkpoints on; a stand-in collector in
+//! this process), and a model whose context window is known (the history's size is
+//! estimated before each call). The runs are interleaved (each round runs every series at every size
 //! once), `RUNNER_BENCH_ROUNDS` rounds (default 5), and each figure is the median over the
 //! rounds, so a burst of load from elsewhere on the machine hits every series alike. The
 //! per-call figures are slopes between sizes (10→60 and 300→1000), which cancel start-up
@@ -95,6 +96,8 @@ struct Series {
     label: &'static str,
     /// Goes into the agent file.
     extra: String,
+    /// Goes into the agent file's `model` mapping.
+    model_extra: String,
     /// The runner's environment.
     env: Vec<(String, String)>,
     /// Whether the mock answers `Connection: close` and closes after each reply.
@@ -108,6 +111,7 @@ impl Series {
         Series {
             label,
             extra: extra.to_string(),
+            model_extra: String::new(),
             env: Vec::new(),
             closing,
             bin: runner_bin(),
@@ -147,8 +151,9 @@ fn mock_and_agent(replies: Vec<Reply>, series: &Series, dir: &Path) -> MockServe
     }
     mock.push(MockResponse::text("done"));
     let agent = format!(
-        "name: bench\nmodel: {{ provider: openai, name: m, base_url: \"{}\", api_key_env: BENCH_KEY }}\nprompt: Go\n{}tools:\n  - builtin: list_dir\n",
+        "name: bench\nmodel: {{ provider: openai, name: m, base_url: \"{}\", api_key_env: BENCH_KEY{} }}\nprompt: Go\n{}tools:\n  - builtin: list_dir\n",
         mock.openai_base_url(),
+        series.model_extra,
         series.extra
     );
     std::fs::write(dir.join("agent.yaml"), agent).unwrap();
@@ -443,11 +448,15 @@ fn main() {
         "OTEL_EXPORTER_OTLP_ENDPOINT".to_string(),
         format!("http://{}", collector()),
     )];
+    // A model whose context window is known: the history is estimated before each call.
+    let mut window = Series::new("window known    ", "", false);
+    window.model_extra = ", context_window: 1000000".to_string();
     let mut series = vec![
         Series::new("keep-alive      ", "", false),
         Series::new("closing         ", "", true),
         Series::new("checkpoints off ", "checkpoints: false\n", false),
         otel,
+        window,
     ];
     // RUNNER_BENCH_BASELINE=BIN: the first two series again with another build, each of its
     // runs next to this build's, so both see the same load.
@@ -513,17 +522,23 @@ fn main() {
         &measured[0],
         &sizes,
     );
-    if measured.len() > 5 {
+    report_paired(
+        "window known against keep-alive",
+        &measured[4],
+        &measured[0],
+        &sizes,
+    );
+    if measured.len() > 6 {
         report_paired(
             "keep-alive against its baseline",
             &measured[0],
-            &measured[4],
+            &measured[5],
             &sizes,
         );
         report_paired(
             "closing against its baseline",
             &measured[1],
-            &measured[5],
+            &measured[6],
             &sizes,
         );
     }
