@@ -159,7 +159,7 @@ impl RunContext {
 
     /// The estimated size of `history`, in tokens; only what this run added to it since the
     /// last estimate is estimated ([`HistoryEstimate`]).
-    pub fn history_size(&self, history: &History) -> u64 {
+    pub(crate) fn history_size(&self, history: &History) -> u64 {
         lock(&self.history_estimate).of(history)
     }
 

@@ -68,14 +68,14 @@ pub fn estimate_request(request: &ModelRequest) -> u64 {
 /// their numbers ([`MessageSpan`]), so only the messages added since the last call are
 /// estimated; a history replaced (compacted, edited) is estimated whole again.
 #[derive(Debug, Default)]
-pub struct HistoryEstimate {
+pub(crate) struct HistoryEstimate {
     /// The messages estimated last (their span and count) and their total.
     known: Option<(MessageSpan, usize, u64)>,
 }
 
 impl HistoryEstimate {
     /// The estimated size of `history`, in tokens: the sum of [`estimate_message`].
-    pub fn of(&mut self, history: &History) -> u64 {
+    pub(crate) fn of(&mut self, history: &History) -> u64 {
         let ids = history.ids();
         let (from, known) = match self.known {
             Some((span, len, total))
