@@ -48,7 +48,7 @@ use std::time::Duration;
 
 use runner::testing::mock_server::Reply;
 use serde_json::{Value, json};
-use support::http::{Api, free_port};
+use support::http::Api;
 use support::{KEY, Ran, Test, root};
 
 /// Setting this re-records the shipped cassettes instead of comparing with them.
@@ -1115,25 +1115,19 @@ fn every_readme_command_runs_offline() {
 /// `runner serve examples`, as the README's quickstart says: every agent file of
 /// `examples/` is served valid, and `quickstart` runs over HTTP with its scripted model.
 fn serves_the_examples() {
-    let port = free_port();
-    let running = Test::new()
+    let mut running = Test::new()
         .repo_path("examples")
         .repo_path("schemas")
         .repo_path("README.md")
         .command_vec(
-            [
-                "serve",
-                "examples",
-                "--listen",
-                &format!("127.0.0.1:{port}"),
-            ]
-            .map(String::from)
-            .to_vec(),
+            ["serve", "examples", "--listen", "127.0.0.1:0"]
+                .map(String::from)
+                .to_vec(),
         )
         .any_stderr()
         .time_limit(Duration::from_secs(60))
         .spawn();
-    let api = Api::new(port);
+    let api = Api::new(running.listening_port());
     api.wait_up();
     let agents = api.get("/api/agents").json();
     let agents = agents.as_array().expect("GET /api/agents answers a list");

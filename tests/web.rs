@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 
 use runner::testing::mock_server::{MockResponse, Reply};
 use serde_json::{Value, json};
-use support::http::{Api, free_port};
+use support::http::Api;
 use support::{Test, read_json, root};
 
 /// An agent with an input, a sub-agent and a call that asks for approval.
@@ -91,16 +91,14 @@ fn the_web_view_starts_follows_answers_and_reopens_a_run() {
             json!({"question": "Which shelf?"}),
         ))
         .reply(Reply::text("Filed on the top shelf."));
-    let port = free_port();
-    let listen = format!("127.0.0.1:{port}");
-    let running = test
+    let mut running = test
         .env("SERVE_TOKEN", TOKEN)
         .command_vec(
             [
                 "serve",
                 ".",
                 "--listen",
-                &listen,
+                "127.0.0.1:0",
                 "--token-env",
                 "SERVE_TOKEN",
             ]
@@ -110,6 +108,7 @@ fn the_web_view_starts_follows_answers_and_reopens_a_run() {
         .any_stderr()
         .time_limit(Duration::from_secs(240))
         .spawn();
+    let port = running.listening_port();
     Api::new(port).wait_up();
     let shots = root().join("target/web-screenshots");
     let seen = drive(&format!("http://127.0.0.1:{port}/"), &shots);

@@ -380,6 +380,7 @@ impl Test {
         Running {
             test: self,
             child: Some(child),
+            stderr_read: Vec::new(),
         }
     }
 
@@ -446,6 +447,8 @@ fn strict_servers_take(ran: &Ran, session: &str) {
 pub struct Running {
     test: Test,
     child: Option<Child>,
+    /// What `listening_port` read of stderr, put back in front of the rest at the end.
+    stderr_read: Vec<u8>,
 }
 
 impl Running {
@@ -507,9 +510,13 @@ impl Running {
     pub fn wait(mut self) -> Ran {
         let child = self.child.take().unwrap();
         let ran = match self.test.time_limit {
-            None => Ran::new(&self.test, child.wait_with_output().unwrap()),
+            None => {
+                let output = self.whole(child.wait_with_output().unwrap());
+                Ran::new(&self.test, output)
+            }
             Some(limit) => {
                 let (output, peak) = wait_within(child, limit, &self.test.line());
+                let output = self.whole(output);
                 let mut ran = Ran::new(&self.test, output);
                 ran.peak_memory_kib = Some(peak);
                 ran
@@ -525,12 +532,60 @@ impl Running {
     pub fn kill(mut self) -> Ran {
         let mut child = self.child.take().unwrap();
         let _ = child.kill();
-        let output = child.wait_with_output().unwrap();
+        let output = self.whole(child.wait_with_output().unwrap());
         Ran::new(&self.test, output)
     }
 }
 
 impl Running {
+    /// The port a server told to listen on port 0 chose, from the line it writes to
+    /// stderr when it listens. A port picked free beforehand could be taken by another
+    /// test's server before this one binds it; port 0 leaves no such window.
+    pub fn listening_port(&mut self) -> u16 {
+        const ANNOUNCED: &str = "runner serve: listening on http://127.0.0.1:";
+        let child = self.child.as_mut().unwrap();
+        let stderr = child.stderr.take().expect("stderr is piped");
+        let (found, announced) = std::sync::mpsc::channel();
+        // Byte by byte, so nothing after the line is taken from the pipe.
+        std::thread::spawn(move || {
+            use std::io::Read;
+            let (mut stderr, mut read, mut port) = (stderr, Vec::new(), None);
+            let mut byte = [0u8];
+            while port.is_none() && matches!(stderr.read(&mut byte), Ok(1)) {
+                read.push(byte[0]);
+                if byte[0] == b'\n' {
+                    let text = String::from_utf8_lossy(&read);
+                    let line = text.lines().last().unwrap_or_default();
+                    port = line.strip_prefix(ANNOUNCED).and_then(|rest| {
+                        let digits = rest.split(|c: char| !c.is_ascii_digit()).next()?;
+                        digits.parse::<u16>().ok()
+                    });
+                }
+            }
+            let _ = found.send((stderr, read, port));
+        });
+        let (stderr, read, port) = announced
+            .recv_timeout(Duration::from_secs(60))
+            .expect("the server says where it listens within a minute");
+        child.stderr = Some(stderr);
+        let port = port.unwrap_or_else(|| {
+            panic!(
+                "the server ended without listening:\n{}",
+                String::from_utf8_lossy(&read)
+            )
+        });
+        self.stderr_read = read;
+        port
+    }
+
+    /// The command's output with what `listening_port` read of stderr put back.
+    fn whole(&mut self, mut output: Output) -> Output {
+        let mut stderr = std::mem::take(&mut self.stderr_read);
+        stderr.append(&mut output.stderr);
+        output.stderr = stderr;
+        output
+    }
+
     /// Kills the command's process group with SIGKILL (`Test::own_process_group`): the
     /// command and every process it started die at once, with no chance to save anything.
     pub fn kill_group(mut self) -> Ran {
@@ -538,7 +593,7 @@ impl Running {
         assert!(self.test.own_group, "started without own_process_group");
         // SAFETY: kill(2) of the process group our own child leads, not yet reaped.
         unsafe { libc::kill(-(child.id() as libc::pid_t), libc::SIGKILL) };
-        let output = child.wait_with_output().unwrap();
+        let output = self.whole(child.wait_with_output().unwrap());
         Ran::new(&self.test, output)
     }
 }
@@ -903,21 +958,19 @@ pub fn terminal_available() -> bool {
 }
 
 impl Test {
-    /// Starts `runner serve . --listen 127.0.0.1:PORT ARGS...` in the test's workspace, and
-    /// waits until it answers.
+    /// Starts `runner serve . --listen 127.0.0.1:0 ARGS...` in the test's workspace, and
+    /// waits until it answers on the port it chose.
     pub fn serve(self, args: &[&str]) -> (Running, super::http::Api) {
-        let port = super::http::free_port();
-        let listen = format!("127.0.0.1:{port}");
-        let mut command: Vec<String> = ["serve", ".", "--listen", &listen]
+        let mut command: Vec<String> = ["serve", ".", "--listen", "127.0.0.1:0"]
             .map(String::from)
             .to_vec();
         command.extend(args.iter().map(|arg| arg.to_string()));
-        let running = self
+        let mut running = self
             .command_vec(command)
             .any_stderr()
             .time_limit(Duration::from_secs(120))
             .spawn();
-        let api = super::http::Api::new(port);
+        let api = super::http::Api::new(running.listening_port());
         api.wait_up();
         (running, api)
     }
