@@ -14,6 +14,7 @@ use std::time::{Duration, Instant};
 
 use runner::testing::mock_server::{MockRequest, MockResponse, Reply};
 use serde_json::{Value, json};
+use support::http::free_port;
 use support::{KEY, Ran, Test, read_json, wait_until};
 
 /// The reference server's executable.
@@ -231,14 +232,6 @@ impl Drop for HttpServer {
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
-}
-
-fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
 }
 
 /// A TCP proxy in front of `upstream` that keeps every byte the client sent, so the test

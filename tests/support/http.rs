@@ -50,10 +50,17 @@ impl Response {
     }
 }
 
-/// A port nobody listens on now (the server is told to listen there).
+/// A port nobody listens on now, for a server that cannot be told port 0. It is taken
+/// below the system's ephemeral range (32768 and up on Linux), where the mock models and
+/// servers that bind port 0 get theirs, so none of them can take it before this server
+/// binds it; a random start keeps two tests apart.
 pub fn free_port() -> u16 {
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    listener.local_addr().unwrap().port()
+    const BELOW_EPHEMERAL: std::ops::Range<u16> = 20000..32768;
+    let start = fastrand::u16(BELOW_EPHEMERAL);
+    (start..BELOW_EPHEMERAL.end)
+        .chain(BELOW_EPHEMERAL.start..start)
+        .find(|port| TcpListener::bind(("127.0.0.1", *port)).is_ok())
+        .expect("a free port below 32768")
 }
 
 impl Api {
