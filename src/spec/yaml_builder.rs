@@ -92,6 +92,14 @@ impl Builder {
         }
     }
 
+    /// Whether the mapping being built has `key` already.
+    fn holds_key(&self, key: &str) -> bool {
+        matches!(
+            self.stack.last().map(|frame| &frame.body),
+            Some(Body::Mapping { map, .. }) if map.contains_key(key)
+        )
+    }
+
     fn expecting_key(&self) -> bool {
         matches!(
             self.stack.last().map(|frame| &frame.body),
@@ -154,22 +162,20 @@ impl Builder {
                 self.count(cost, position)?;
                 if self.expecting_key() {
                     let key = text.to_string();
-                    let duplicate = pointer_push(&self.next_pointer(), &key);
+                    // The pointer is built only for the error: building it for every key
+                    // cost more than the rest of loading.
+                    if self.holds_key(&key) {
+                        self.errors.push(YamlError {
+                            position,
+                            message: format!("duplicate key `{key}` in this mapping"),
+                            pointer: pointer_push(&self.next_pointer(), &key),
+                        });
+                    }
                     if let Some(Frame {
-                        body:
-                            Body::Mapping {
-                                map, pending_key, ..
-                            },
+                        body: Body::Mapping { pending_key, .. },
                         ..
                     }) = self.stack.last_mut()
                     {
-                        if map.contains_key(&key) {
-                            self.errors.push(YamlError {
-                                position,
-                                message: format!("duplicate key `{key}` in this mapping"),
-                                pointer: duplicate,
-                            });
-                        }
                         *pending_key = Some((key, position));
                     }
                     return Ok(());
