@@ -325,6 +325,7 @@ pub fn compile_agent(input: &CompileInput<'_>) -> Result<Agent, CompileError> {
             .and_then(|output| output.retries)
             .unwrap_or(DEFAULT_STRUCTURED_RETRIES),
         policy: build_policy(input)?,
+        offered: Default::default(),
         handoffs: input
             .spec
             .handoffs
@@ -539,11 +540,7 @@ fn external_tool(
     tool: &crate::spec::tools::ExternalTool,
 ) -> Result<Arc<crate::engine::external::ExternalTool>, CompileError> {
     let parameters = tool.parameters.0.clone();
-    let validator =
-        crate::tools::ArgsValidator::new(&parameters).map_err(|message| CompileError::Tool {
-            name: tool.name.clone(),
-            message,
-        })?;
+    let validator = crate::tools::ArgsValidator::at_first_call(parameters.clone());
     Ok(Arc::new(crate::engine::external::ExternalTool {
         name: tool.name.clone(),
         description: tool.description.clone(),

@@ -38,7 +38,7 @@ pub fn remote_tool(
         Some(parameters) => parameters.0.clone(),
         None => default_parameters(),
     };
-    let validator = ArgsValidator::new(&parameters).map_err(error)?;
+    let validator = ArgsValidator::at_first_call(parameters.clone());
     let source = match (&spec.prompt, &spec.parameters) {
         (Some(prompt), _) => Some(prompt.clone()),
         (None, None) => Some("{{ message }}".to_string()),

@@ -187,11 +187,7 @@ pub fn sub_agent_tool(
     input: &CompileInput<'_>,
     spec: &SubAgentSpec,
 ) -> Result<Arc<SubAgentTool>, CompileError> {
-    let error = |message: String| CompileError::Tool {
-        name: spec.name.clone(),
-        message,
-    };
-    let validator = ArgsValidator::new(&spec.parameters.0).map_err(error)?;
+    let validator = ArgsValidator::at_first_call(spec.parameters.0.clone());
     let agent = SpecAgent::resolve(input, &spec.agent)?;
     Ok(Arc::new(SubAgentTool {
         name: spec.name.clone(),

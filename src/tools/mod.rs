@@ -9,7 +9,7 @@
 
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -261,15 +261,48 @@ impl ToolOutput {
 
 /// A compiled argument schema. Every built-in checks its arguments with one before acting.
 pub struct ArgsValidator {
-    validator: jsonschema::Validator,
+    validator: Compiled,
+}
+
+enum Compiled {
+    Now(jsonschema::Validator),
+    /// A schema validation has compiled already, compiled again at the tool's first call.
+    AtFirstCall {
+        schema: Value,
+        validator: OnceLock<Result<jsonschema::Validator, String>>,
+    },
 }
 
 impl ArgsValidator {
     /// Compiles `schema`. Fails when it is not a valid JSON Schema.
     pub fn new(schema: &Value) -> Result<Self, String> {
-        let validator = jsonschema::validator_for(schema)
-            .map_err(|e| format!("invalid parameter schema: {e}"))?;
-        Ok(ArgsValidator { validator })
+        Ok(ArgsValidator {
+            validator: Compiled::Now(compile_user_schema(schema)?),
+        })
+    }
+
+    /// The validator of a schema from an agent file, which validation has checked and
+    /// compiled (`spec::user_schema`): compiled when the tool is first called. An agent
+    /// offers many tools its model never calls, and compiling each schema at start cost
+    /// about a third of a million instructions a tool; one that no longer compiles makes
+    /// each call a tool error.
+    pub(crate) fn at_first_call(schema: Value) -> Self {
+        ArgsValidator {
+            validator: Compiled::AtFirstCall {
+                schema,
+                validator: OnceLock::new(),
+            },
+        }
+    }
+
+    fn validator(&self) -> Result<&jsonschema::Validator, &str> {
+        match &self.validator {
+            Compiled::Now(validator) => Ok(validator),
+            Compiled::AtFirstCall { schema, validator } => validator
+                .get_or_init(|| compile_user_schema(schema))
+                .as_ref()
+                .map_err(String::as_str),
+        }
     }
 
     /// Compiles the schema of one of runner's own tools. They use only keywords that mean
@@ -281,7 +314,9 @@ impl ArgsValidator {
             .with_draft(jsonschema::Draft::Draft7)
             .build(schema)
             .map_err(|e| format!("invalid parameter schema: {e}"))?;
-        Ok(ArgsValidator { validator })
+        Ok(ArgsValidator {
+            validator: Compiled::Now(validator),
+        })
     }
 
     /// `Ok` when `arguments` match; otherwise the tool error to return, naming every
@@ -289,8 +324,8 @@ impl ArgsValidator {
     // The error is the tool's answer, returned as is: boxing it would only add noise.
     #[allow(clippy::result_large_err)]
     pub fn check(&self, arguments: &Value) -> Result<(), ToolOutput> {
-        let problems: Vec<String> = self
-            .validator
+        let validator = self.validator().map_err(ToolOutput::error)?;
+        let problems: Vec<String> = validator
             .iter_errors(arguments)
             .map(|e| {
                 let at = e.instance_path().as_str();
@@ -307,6 +342,10 @@ impl ArgsValidator {
             )))
         }
     }
+}
+
+fn compile_user_schema(schema: &Value) -> Result<jsonschema::Validator, String> {
+    jsonschema::validator_for(schema).map_err(|e| format!("invalid parameter schema: {e}"))
 }
 
 #[cfg(any(test, feature = "testing"))]
@@ -367,4 +406,35 @@ pub(crate) fn str_arg<'v>(arguments: &'v Value, key: &str, default: &'v str) -> 
 /// Reads an optional non-negative integer argument.
 pub(crate) fn u64_arg(arguments: &Value, key: &str) -> Option<u64> {
     arguments.get(key).and_then(Value::as_u64)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn a_schema_compiled_at_the_first_call_checks_as_one_compiled_at_once() {
+        let schema =
+            json!({"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"]});
+        let (now, later) = (
+            ArgsValidator::new(&schema).unwrap(),
+            ArgsValidator::at_first_call(schema),
+        );
+        for arguments in [json!({"n": 1}), json!({}), json!({"n": "one"})] {
+            let error = |checked: Result<(), ToolOutput>| checked.map_err(|output| output.error);
+            assert_eq!(error(later.check(&arguments)), error(now.check(&arguments)));
+        }
+        assert!(later.check(&json!({})).is_err());
+    }
+
+    #[test]
+    fn a_schema_that_no_longer_compiles_makes_each_call_a_tool_error() {
+        let broken = ArgsValidator::at_first_call(json!({"type": "object", "pattern": "("}));
+        for _ in 0..2 {
+            let output = broken.check(&json!({})).unwrap_err();
+            let error = output.error.unwrap();
+            assert!(error.starts_with("invalid parameter schema"), "{error}");
+        }
+    }
 }
