@@ -7,8 +7,8 @@
 //! builds an agent from an agent file.
 
 use std::collections::{HashMap, HashSet};
-use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, OnceLock};
 
 use serde_json::{Value, json};
 use tokio::sync::watch;
@@ -76,6 +76,32 @@ pub struct Agent {
     /// Which calls run, who approves, what is redacted; `None`: the caller's (a sub-agent or
     /// handoff target without `permissions` of its own), or none at the top.
     pub policy: Option<Arc<ToolPolicy>>,
+    /// The tools as offered to the model, made at the first call and shared by every
+    /// request after it (`tools` does not change once the agent runs). A new agent's is
+    /// `OfferedTools::default()`.
+    pub offered: OfferedTools,
+}
+
+/// An agent's tools as offered to the model ([`AgentTool::offered`]), and their estimated
+/// size in tokens, each made once.
+#[derive(Debug, Default)]
+pub struct OfferedTools {
+    specs: OnceLock<Arc<[ToolSpec]>>,
+    tokens: OnceLock<u64>,
+}
+
+impl OfferedTools {
+    pub(crate) fn specs(&self, tools: &[AgentTool], model_order: bool) -> &Arc<[ToolSpec]> {
+        self.specs
+            .get_or_init(|| tools.iter().map(|tool| tool.offered(model_order)).collect())
+    }
+
+    /// The estimated size of `specs` (which [`OfferedTools::specs`] made).
+    pub(crate) fn tokens(&self, specs: &[ToolSpec]) -> u64 {
+        *self
+            .tokens
+            .get_or_init(|| crate::engine::context::estimate_tools(specs))
+    }
 }
 
 /// What a final answer's problems do: `true` fails the run, `false` makes a warning.

@@ -67,6 +67,7 @@ impl Agent {
                 handoffs: HashMap::new(),
                 xml_tools: None,
                 policy: None,
+                offered: Default::default(),
             },
         }
     }

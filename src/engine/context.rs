@@ -14,7 +14,7 @@ use crate::engine::middleware::history::is_safe_cut;
 use crate::engine::middleware::summarize::{SUMMARY_PREFIX, summarize};
 use crate::engine::token_estimate::estimate_tokens;
 use crate::provider::history::{History, MessageSpan};
-use crate::provider::{Message, ModelRequest, ProviderError};
+use crate::provider::{Message, ModelRequest, ProviderError, ToolSpec};
 use crate::spec::context::ContextStrategy;
 
 /// The share of the window a request may fill when the file says nothing.
@@ -53,12 +53,15 @@ impl ContextPolicy {
 pub fn estimate_request(request: &ModelRequest) -> u64 {
     let messages: u64 = request.messages.iter().map(estimate_message).sum();
     let system = request.system.as_deref().map_or(0, estimate_tokens);
-    let tools: u64 = request
-        .tools
+    messages + system + estimate_tools(&request.tools)
+}
+
+/// The estimated size of the tools offered, each serialised as a request holds it.
+pub fn estimate_tools(tools: &[ToolSpec]) -> u64 {
+    tools
         .iter()
         .map(|tool| serde_json::to_string(tool).map_or(0, |t| estimate_tokens(&t)))
-        .sum();
-    messages + system + tools
+        .sum()
 }
 
 /// The estimated size of a history, kept from one call to the next. A message is

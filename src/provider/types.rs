@@ -7,6 +7,8 @@
 
 use schemars::JsonSchema;
 
+use std::sync::Arc;
+
 use super::history::History;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
@@ -19,8 +21,10 @@ pub struct ModelRequest {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub system: Option<String>,
     pub messages: History,
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub tools: Vec<ToolSpec>,
+    /// The tools offered. Shared: an agent offers the same tools at every call, and
+    /// copying their schemas into each request cost more than the rest of a step.
+    #[serde(default, skip_serializing_if = "no_tools")]
+    pub tools: Arc<[ToolSpec]>,
     /// Ask for JSON output matching a schema (see docs/providers.md per provider).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub response_format: Option<ResponseFormat>,
@@ -35,6 +39,10 @@ pub struct ModelRequest {
     /// agent's state); only the fallback chain (`provider::fallback`) reads it. Never sent.
     #[serde(skip)]
     pub route: Option<super::fallback::ChainPosition>,
+}
+
+fn no_tools(tools: &Arc<[ToolSpec]>) -> bool {
+    tools.is_empty()
 }
 
 impl ModelRequest {

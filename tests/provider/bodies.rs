@@ -129,7 +129,8 @@ fn conversation() -> ModelRequest {
                 description: String::new(),
                 parameters: json!({"type": "object"}),
             },
-        ],
+        ]
+        .into(),
         response_format: Some(ResponseFormat {
             name: "verdict".into(),
             schema: json!({"type": "object", "required": ["ok"]}),
@@ -167,7 +168,7 @@ fn response_format_goes_beside_tools_only_where_it_cannot_be_a_grammar() {
     assert!(req.response_format.is_some() && !req.tools.is_empty());
     let body: Value = serde_json::from_str(&openai_body(json!({}), &req)).unwrap();
     assert!(body.get("response_format").is_none(), "{body}");
-    req.tools.clear();
+    req.tools = Default::default();
     let body: Value = serde_json::from_str(&openai_body(json!({}), &req)).unwrap();
     assert_eq!(body["response_format"]["json_schema"]["name"], "verdict");
 }

@@ -52,7 +52,7 @@ pub fn request() -> ModelRequest {
             name: "read_file".into(),
             description: "Reads a file.".into(),
             parameters: json!({"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]}),
-        }],
+        }].into(),
         ..Default::default()
     }
 }

@@ -88,7 +88,7 @@ async fn openai_response_format_and_null_params_remove_fields() {
     let provider = build(&cfg);
     let mut req = request();
     // Without tools: beside them, a local server would get no schema.
-    req.tools.clear();
+    req.tools = Default::default();
     req.response_format = Some(ResponseFormat {
         name: "verdict".into(),
         schema: json!({"type": "object"}),

@@ -445,14 +445,9 @@ fn build_request(agent: &Agent, messages: History, options: &CallOptions) -> Mod
         }),
         _ => system,
     };
-    let tools = if options.offer_tools && agent.xml_tools.is_none() {
-        let own = agent
-            .tools
-            .iter()
-            .map(|tool| tool.offered(agent.model_order));
-        own.chain(options.extra_tools.iter().cloned()).collect()
-    } else {
-        Vec::new()
+    let tools = match options.offer_tools && agent.xml_tools.is_none() {
+        true => offered_tools(agent, options),
+        false => Arc::default(),
     };
     ModelRequest {
         system,
@@ -472,10 +467,26 @@ fn stop_sequences(agent: &Agent, options: &CallOptions) -> Vec<String> {
     }
 }
 
+/// The agent's tools as offered, shared from one call to the next, and the strategy's own
+/// after them.
+fn offered_tools(agent: &Agent, options: &CallOptions) -> Arc<[ToolSpec]> {
+    let own = agent.offered.specs(&agent.tools, agent.model_order);
+    match options.extra_tools.is_empty() {
+        true => own.clone(),
+        false => own.iter().chain(&options.extra_tools).cloned().collect(),
+    }
+}
+
 /// The estimated size of the call's request without its messages: the system prompt and
-/// the tools.
+/// the tools (the agent's own estimated once).
 fn fixed_size(agent: &Agent, options: &CallOptions) -> u64 {
-    estimate_request(&build_request(agent, History::default(), options))
+    let mut request = build_request(agent, History::default(), options);
+    let own = agent.offered.specs(&agent.tools, agent.model_order);
+    if Arc::ptr_eq(&request.tools, own) {
+        request.tools = Arc::default();
+        return estimate_request(&request) + agent.offered.tokens(own);
+    }
+    estimate_request(&request)
 }
 
 /// The delta event of a streamed piece, which it takes (no copy of the piece per event).
@@ -520,4 +531,58 @@ fn delta_event(message_id: &str, delta: StreamDelta) -> Option<MessageDelta> {
         message_id: message_id.to_string(),
         delta,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::provider::ScriptedProvider;
+    use crate::tools::AskUserTool;
+
+    fn agent() -> Agent {
+        let provider = Arc::new(ScriptedProvider::new("m", Vec::new()));
+        Agent::builder("a", provider)
+            .tool(Arc::new(AskUserTool::new(Vec::new())) as Arc<dyn crate::tools::Tool>)
+            .build()
+    }
+
+    #[test]
+    fn every_call_of_an_agent_shares_its_offered_tools() {
+        let agent = agent();
+        let options = CallOptions {
+            offer_tools: true,
+            ..CallOptions::default()
+        };
+        let first = build_request(&agent, History::default(), &options).tools;
+        let second = build_request(&agent, History::default(), &options).tools;
+        assert!(Arc::ptr_eq(&first, &second));
+        assert_eq!(*first, [agent.tools[0].offered(agent.model_order)]);
+    }
+
+    #[test]
+    fn a_strategys_own_tools_follow_the_agents_and_the_estimate_counts_them() {
+        let agent = agent();
+        let extra = ToolSpec {
+            name: "step_failed".into(),
+            description: "Says the step failed.".into(),
+            parameters: serde_json::json!({"type": "object"}),
+        };
+        let options = CallOptions {
+            offer_tools: true,
+            extra_tools: vec![extra.clone()],
+            ..CallOptions::default()
+        };
+        let tools = build_request(&agent, History::default(), &options).tools;
+        assert_eq!(tools.len(), 2);
+        assert_eq!(tools[1], extra);
+        let whole = estimate_request(&build_request(&agent, History::default(), &options));
+        assert_eq!(fixed_size(&agent, &options), whole);
+        let own = CallOptions {
+            offer_tools: true,
+            ..CallOptions::default()
+        };
+        let whole = estimate_request(&build_request(&agent, History::default(), &own));
+        assert_eq!(fixed_size(&agent, &own), whole);
+        assert_eq!(fixed_size(&agent, &own), whole, "the kept estimate");
+    }
 }
