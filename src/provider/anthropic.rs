@@ -18,6 +18,7 @@ use super::http::{HttpClient, exchange};
 use super::item_cache::ItemCache;
 use super::openai::HttpSettings;
 use super::request_body::BodyWriter;
+use super::tools_cache::ToolsCache;
 use super::types::{ModelRequest, ModelResponse};
 use super::{BoxFuture, DeltaSink, Provider};
 
@@ -34,6 +35,8 @@ pub struct AnthropicProvider {
     params: Map<String, Value>,
     /// The last request's turns, serialised.
     sent: ItemCache,
+    /// The tools' JSON of the last request.
+    sent_tools: ToolsCache,
 }
 
 impl AnthropicProvider {
@@ -53,13 +56,14 @@ impl AnthropicProvider {
             url,
             params: s.params,
             sent: ItemCache::default(),
+            sent_tools: ToolsCache::default(),
         })
     }
 
     #[cfg(any(test, feature = "testing"))]
     /// The JSON body for `req`, borrowing it (public for tests).
     pub fn request_body<'a>(&'a self, req: &'a ModelRequest) -> impl serde::Serialize + 'a {
-        anthropic_body::request_body(&self.model, &self.params, req, &self.sent)
+        anthropic_body::request_body(&self.model, &self.params, req, &self.sent, &self.sent_tools)
     }
 
     fn headers(&self) -> Vec<(&'static str, String)> {
@@ -78,7 +82,13 @@ impl AnthropicProvider {
         let provider = &self.http.provider;
         let stream = AnthropicStream::new(provider, &self.model);
         let whole = |bytes: &[u8]| parse_message(provider, &self.model, bytes, sink);
-        let body = anthropic_body::request_body(&self.model, &self.params, req, &self.sent);
+        let body = anthropic_body::request_body(
+            &self.model,
+            &self.params,
+            req,
+            &self.sent,
+            &self.sent_tools,
+        );
         exchange(
             &self.http,
             &self.url,

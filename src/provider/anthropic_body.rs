@@ -2,6 +2,7 @@
 //! [`super::wire_body`]); the mapping is described in [`super::anthropic`].
 
 use std::ops::Range;
+use std::sync::Arc;
 
 use serde::Serialize;
 use serde::ser::{SerializeMap, Serializer};
@@ -10,6 +11,7 @@ use serde_json::{Map, Value};
 use super::anthropic::DEFAULT_MAX_TOKENS;
 use super::item_cache::{CachedItems, ItemCache};
 use super::request_body::BodyWriter;
+use super::tools_cache::ToolsCache;
 use super::types::{Message, ModelRequest, ToolSpec};
 use super::wire_body::{Body, Field, TRUE, WireField};
 
@@ -20,6 +22,7 @@ pub(crate) fn request_body<'a>(
     params: &'a Map<String, Value>,
     req: &'a ModelRequest,
     cache: &'a ItemCache,
+    tools: &'a ToolsCache,
 ) -> Body<'a, Wire<'a>> {
     let mut body = Body::new();
     body.push("model", Field::Wire(Wire::Str(model)));
@@ -35,7 +38,7 @@ pub(crate) fn request_body<'a>(
     };
     body.push("messages", Field::Wire(Wire::Turns(turns)));
     if !req.tools.is_empty() {
-        body.push("tools", Field::Wire(Wire::Tools(Tools(&req.tools))));
+        body.push("tools", Field::Wire(Wire::Tools(Tools(&req.tools, tools))));
     }
     if !req.stop.is_empty() {
         body.push("stop_sequences", Field::Wire(Wire::Strs(&req.stop)));
@@ -61,6 +64,7 @@ impl WireField for Wire<'_> {
     fn write_json(&self, out: &mut BodyWriter) -> serde_json::Result<()> {
         match self {
             Wire::Turns(turns) => turns.write_json(out),
+            Wire::Tools(tools) => tools.1.write(tools.0, tools, out),
             other => serde_json::to_writer(out, other),
         }
     }
@@ -199,7 +203,8 @@ fn turns(messages: &[Message], from: usize) -> Vec<(Range<usize>, Turn<'_>)> {
     turns
 }
 
-pub(crate) struct Tools<'a>(&'a [ToolSpec]);
+/// The tools offered, and where their JSON is kept from one call to the next.
+pub(crate) struct Tools<'a>(&'a Arc<[ToolSpec]>, &'a ToolsCache);
 
 impl Serialize for Tools<'_> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {

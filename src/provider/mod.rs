@@ -41,6 +41,7 @@ pub mod scripted;
 mod send_error;
 pub mod services;
 pub mod sse;
+mod tools_cache;
 pub mod types;
 pub mod windows;
 mod wire_body;

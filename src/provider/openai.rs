@@ -16,6 +16,7 @@ use super::item_cache::ItemCache;
 use super::openai_body;
 use super::openai_stream::{Accumulator, Delta, OpenAiStream, WireUsage};
 use super::request_body::BodyWriter;
+use super::tools_cache::ToolsCache;
 use super::types::{ModelRequest, ModelResponse, StreamDelta};
 use super::{BoxFuture, DeltaSink, Provider};
 
@@ -32,6 +33,8 @@ pub struct OpenAiProvider {
     params: Map<String, Value>,
     /// The last request's messages, serialised.
     sent: ItemCache,
+    /// The tools' JSON of the last request.
+    sent_tools: ToolsCache,
 }
 
 /// Whether the Chat Completions server at `base_url` takes `response_format` along with
@@ -72,13 +75,21 @@ impl OpenAiProvider {
             azure,
             params: s.params,
             sent: ItemCache::default(),
+            sent_tools: ToolsCache::default(),
         })
     }
 
     #[cfg(any(test, feature = "testing"))]
     /// The JSON body for `req`, borrowing it (public for tests).
     pub fn request_body<'a>(&'a self, req: &'a ModelRequest) -> impl serde::Serialize + 'a {
-        openai_body::request_body(&self.model, &self.params, req, self.takes(), &self.sent)
+        openai_body::request_body(
+            &self.model,
+            &self.params,
+            req,
+            self.takes(),
+            &self.sent,
+            &self.sent_tools,
+        )
     }
 
     /// What this server takes of a request (see [`Takes`](openai_body::Takes)).
@@ -97,8 +108,14 @@ impl OpenAiProvider {
         let provider = &self.http.provider;
         let stream = OpenAiStream::new(provider, &self.model);
         let whole = |bytes: &[u8]| parse_completion(provider, &self.model, bytes, sink);
-        let body =
-            openai_body::request_body(&self.model, &self.params, req, self.takes(), &self.sent);
+        let body = openai_body::request_body(
+            &self.model,
+            &self.params,
+            req,
+            self.takes(),
+            &self.sent,
+            &self.sent_tools,
+        );
         exchange(
             &self.http,
             &self.url,

@@ -4,6 +4,7 @@
 
 use std::borrow::Cow;
 use std::ops::Range;
+use std::sync::Arc;
 
 use serde::Serialize;
 use serde::ser::Serializer;
@@ -11,6 +12,7 @@ use serde_json::{Map, Value};
 
 use super::item_cache::{CachedItems, ItemCache};
 use super::request_body::BodyWriter;
+use super::tools_cache::ToolsCache;
 use super::types::{Message, ModelRequest, ToolCall, ToolSpec};
 use super::wire_body::{Arguments, Body, Field, TRUE, WireField};
 
@@ -41,6 +43,7 @@ pub(crate) fn request_body<'a>(
     req: &'a ModelRequest,
     takes: Takes,
     cache: &'a ItemCache,
+    tools: &'a ToolsCache,
 ) -> Body<'a, Wire<'a>> {
     let mut body = Body::new();
     body.push("model", Field::Wire(Wire::Str(model)));
@@ -49,7 +52,7 @@ pub(crate) fn request_body<'a>(
         Field::Wire(Wire::Messages(messages(req, cache))),
     );
     if !req.tools.is_empty() {
-        body.push("tools", Field::Wire(Wire::Tools(Tools(&req.tools))));
+        body.push("tools", Field::Wire(Wire::Tools(Tools(&req.tools, tools))));
     }
     let format = req
         .response_format
@@ -98,6 +101,7 @@ impl WireField for Wire<'_> {
     fn write_json(&self, out: &mut BodyWriter) -> serde_json::Result<()> {
         match self {
             Wire::Messages(messages) => messages.write_json(out),
+            Wire::Tools(tools) => tools.1.write(tools.0, tools, out),
             other => serde_json::to_writer(out, other),
         }
     }
@@ -227,7 +231,8 @@ struct CallFunction<'a> {
     arguments: Arguments<'a>,
 }
 
-pub(crate) struct Tools<'a>(&'a [ToolSpec]);
+/// The tools offered, and where their JSON is kept from one call to the next.
+pub(crate) struct Tools<'a>(&'a Arc<[ToolSpec]>, &'a ToolsCache);
 
 impl Serialize for Tools<'_> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
@@ -293,9 +298,9 @@ mod tests {
             .into(),
             ..ModelRequest::default()
         };
-        let (cache, params) = (ItemCache::default(), Map::new());
-        let body =
-            serde_json::to_value(request_body("m", &params, &req, Takes::ALL, &cache)).unwrap();
+        let (cache, tools, params) = (ItemCache::default(), ToolsCache::default(), Map::new());
+        let body = request_body("m", &params, &req, Takes::ALL, &cache, &tools);
+        let body = serde_json::to_value(body).unwrap();
         let roles: Vec<&str> = body["messages"]
             .as_array()
             .unwrap()
@@ -307,29 +312,43 @@ mod tests {
         assert_eq!(body["messages"][1]["content"], "the task\n\nDo plan step 1");
     }
 
+    fn tool(name: &str) -> ToolSpec {
+        ToolSpec {
+            name: name.into(),
+            description: format!("The {name} tool."),
+            parameters: serde_json::json!({"type": "object", "properties": {"a": {"type": "string"}}}),
+        }
+    }
+
     #[test]
-    fn a_cached_history_is_sent_as_the_same_bytes() {
-        let (cache, params) = (ItemCache::default(), Map::new());
+    fn a_cached_history_and_tools_are_sent_as_the_same_bytes() {
+        let (cache, tools, params) = (ItemCache::default(), ToolsCache::default(), Map::new());
         let fresh = |req: &ModelRequest| {
-            let cache = ItemCache::default();
-            serde_json::to_string(&request_body("m", &params, req, Takes::ALL, &cache)).unwrap()
+            let (cache, tools) = (ItemCache::default(), ToolsCache::default());
+            let body = request_body("m", &params, req, Takes::ALL, &cache, &tools);
+            serde_json::to_string(&body).unwrap()
         };
         // Written the way requests are, against serialised through serde.
         let cached = |req: &ModelRequest| {
             let mut out = BodyWriter::default();
-            let body = request_body("m", &params, req, Takes::ALL, &cache);
+            let body = request_body("m", &params, req, Takes::ALL, &cache, &tools);
             body.write_json(&mut out).unwrap();
             String::from_utf8(out.finish().joined().to_vec()).unwrap()
         };
         let mut req = ModelRequest {
             system: Some("sys".into()),
             messages: vec![Message::user("task"), Message::user("step 1")].into(),
+            tools: vec![tool("one"), tool("two")].into(),
             ..ModelRequest::default()
         };
         assert_eq!(cached(&req), fresh(&req));
         req.messages.push(Message::assistant("one"));
         req.messages.push(Message::user("more"));
         assert_eq!(cached(&req), fresh(&req));
+        // Another list of tools is serialised anew.
+        req.tools = vec![tool("three")].into();
+        assert_eq!(cached(&req), fresh(&req));
+        assert!(cached(&req).contains("The three tool."));
         // A history rewritten by context management has new numbers: nothing is reused.
         req.messages = vec![Message::user("summary"), Message::assistant("one")].into();
         req.system = Some("other".into());

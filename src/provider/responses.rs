@@ -21,6 +21,7 @@ use super::openai::{HttpSettings, auth_headers, endpoint_url, is_azure};
 use super::request_body::BodyWriter;
 use super::responses_body;
 use super::responses_stream::{ResponsesStream, parse_response};
+use super::tools_cache::ToolsCache;
 use super::types::{ModelRequest, ModelResponse};
 use super::{BoxFuture, DeltaSink, Provider};
 
@@ -34,6 +35,8 @@ pub struct ResponsesProvider {
     params: Map<String, Value>,
     /// The last request's input items, serialised.
     sent: ItemCache,
+    /// The tools' JSON of the last request.
+    sent_tools: ToolsCache,
 }
 
 impl ResponsesProvider {
@@ -47,13 +50,14 @@ impl ResponsesProvider {
             model: s.model,
             params: s.params,
             sent: ItemCache::default(),
+            sent_tools: ToolsCache::default(),
         })
     }
 
     #[cfg(any(test, feature = "testing"))]
     /// The JSON body for `req`, borrowing it (public for tests).
     pub fn request_body<'a>(&'a self, req: &'a ModelRequest) -> impl serde::Serialize + 'a {
-        responses_body::request_body(&self.model, &self.params, req, &self.sent)
+        responses_body::request_body(&self.model, &self.params, req, &self.sent, &self.sent_tools)
     }
 
     async fn call(
@@ -64,7 +68,13 @@ impl ResponsesProvider {
         let provider = &self.http.provider;
         let stream = ResponsesStream::new(provider, &self.model);
         let whole = |bytes: &[u8]| parse_response(provider, &self.model, bytes, sink);
-        let body = responses_body::request_body(&self.model, &self.params, req, &self.sent);
+        let body = responses_body::request_body(
+            &self.model,
+            &self.params,
+            req,
+            &self.sent,
+            &self.sent_tools,
+        );
         exchange(
             &self.http,
             &self.url,

@@ -2,6 +2,7 @@
 //! [`super::wire_body`]); the mapping is described in [`super::responses`].
 
 use std::ops::Range;
+use std::sync::Arc;
 
 use serde::Serialize;
 use serde::ser::Serializer;
@@ -9,6 +10,7 @@ use serde_json::{Map, Value};
 
 use super::item_cache::{CachedItems, ItemCache};
 use super::request_body::BodyWriter;
+use super::tools_cache::ToolsCache;
 use super::types::{Message, ModelRequest, ThinkingBlock, ToolSpec};
 use super::wire_body::{Arguments, Body, Field, TRUE, WireField};
 
@@ -24,6 +26,7 @@ pub(crate) fn request_body<'a>(
     params: &'a Map<String, Value>,
     req: &'a ModelRequest,
     cache: &'a ItemCache,
+    tools: &'a ToolsCache,
 ) -> Body<'a, Wire<'a>> {
     let mut body = Body::new();
     body.push("model", Field::Wire(Wire::Str(model)));
@@ -32,7 +35,7 @@ pub(crate) fn request_body<'a>(
     }
     body.push("input", Field::Wire(Wire::Input(input(req, cache))));
     if !req.tools.is_empty() {
-        body.push("tools", Field::Wire(Wire::Tools(Tools(&req.tools))));
+        body.push("tools", Field::Wire(Wire::Tools(Tools(&req.tools, tools))));
     }
     if let Some(rf) = &req.response_format {
         let format = TextFormat {
@@ -65,6 +68,7 @@ impl WireField for Wire<'_> {
     fn write_json(&self, out: &mut BodyWriter) -> serde_json::Result<()> {
         match self {
             Wire::Input(input) => input.write_json(out),
+            Wire::Tools(tools) => tools.1.write(tools.0, tools, out),
             other => serde_json::to_writer(out, other),
         }
     }
@@ -185,7 +189,8 @@ pub(crate) struct SummaryText<'a> {
 /// Function tools, flat (not nested under `function` as in Chat Completions). `strict`
 /// is sent as `false` because this API makes it `true` when absent, which would reject
 /// every tool schema that does not follow OpenAI's strict rules.
-pub(crate) struct Tools<'a>(&'a [ToolSpec]);
+/// The tools offered, and where their JSON is kept from one call to the next.
+pub(crate) struct Tools<'a>(&'a Arc<[ToolSpec]>, &'a ToolsCache);
 
 impl Serialize for Tools<'_> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
