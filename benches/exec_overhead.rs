@@ -98,6 +98,8 @@ struct Series {
     extra: String,
     /// Goes into the agent file's `model` mapping.
     model_extra: String,
+    /// More entries of the agent file's `tools`, after `list_dir`.
+    tools_extra: String,
     /// The runner's environment.
     env: Vec<(String, String)>,
     /// Whether the mock answers `Connection: close` and closes after each reply.
@@ -112,6 +114,7 @@ impl Series {
             label,
             extra: extra.to_string(),
             model_extra: String::new(),
+            tools_extra: String::new(),
             env: Vec::new(),
             closing,
             bin: runner_bin(),
@@ -124,6 +127,18 @@ impl Series {
         self.bin = bin.to_string();
         self
     }
+}
+
+/// Twenty external tools the model never calls, each with a schema of three parameters:
+/// an agent offering the tools of an MCP server or two.
+fn twenty_tools() -> String {
+    (1..=20)
+        .map(|n| {
+            format!(
+                "  - external:\n      name: ticket_tool_{n}\n      description: Looks up a ticket in the tracker and returns its title, state, assignee, labels and last comments.\n      parameters:\n        type: object\n        properties:\n          ticket: {{ type: string, description: \"The ticket's key, such as PROJ-123.\" }}\n          fields: {{ type: array, items: {{ type: string, enum: [title, state, assignee, labels, comments] }} }}\n          comments: {{ type: integer, minimum: 0, maximum: 50 }}\n        required: [ticket]\n"
+            )
+        })
+        .collect()
 }
 
 /// One reply with `calls` tool calls, all allowed to run: the bookkeeping of a turn
@@ -151,10 +166,11 @@ fn mock_and_agent(replies: Vec<Reply>, series: &Series, dir: &Path) -> MockServe
     }
     mock.push(MockResponse::text("done"));
     let agent = format!(
-        "name: bench\nmodel: {{ provider: openai, name: m, base_url: \"{}\", api_key_env: BENCH_KEY{} }}\nprompt: Go\n{}tools:\n  - builtin: list_dir\n",
+        "name: bench\nmodel: {{ provider: openai, name: m, base_url: \"{}\", api_key_env: BENCH_KEY{} }}\nprompt: Go\n{}tools:\n  - builtin: list_dir\n{}",
         mock.openai_base_url(),
         series.model_extra,
-        series.extra
+        series.extra,
+        series.tools_extra
     );
     std::fs::write(dir.join("agent.yaml"), agent).unwrap();
     let _ = std::fs::remove_dir_all(dir.join(".runner"));
@@ -451,12 +467,16 @@ fn main() {
     // A model whose context window is known: the history is estimated before each call.
     let mut window = Series::new("window known    ", "", false);
     window.model_extra = ", context_window: 1000000".to_string();
+    // An agent that offers twenty more tools, which the model never calls.
+    let mut tools = Series::new("twenty tools    ", "", false);
+    tools.tools_extra = twenty_tools();
     let mut series = vec![
         Series::new("keep-alive      ", "", false),
         Series::new("closing         ", "", true),
         Series::new("checkpoints off ", "checkpoints: false\n", false),
         otel,
         window,
+        tools,
     ];
     // RUNNER_BENCH_BASELINE=BIN: the first two series again with another build, each of its
     // runs next to this build's, so both see the same load.
@@ -528,17 +548,23 @@ fn main() {
         &measured[0],
         &sizes,
     );
-    if measured.len() > 6 {
+    report_paired(
+        "twenty tools against keep-alive",
+        &measured[5],
+        &measured[0],
+        &sizes,
+    );
+    if measured.len() > 7 {
         report_paired(
             "keep-alive against its baseline",
             &measured[0],
-            &measured[5],
+            &measured[6],
             &sizes,
         );
         report_paired(
             "closing against its baseline",
             &measured[1],
-            &measured[6],
+            &measured[7],
             &sizes,
         );
     }
