@@ -18,6 +18,7 @@ use super::openai_stream::{Accumulator, Delta, OpenAiStream, WireUsage};
 use super::request_body::BodyWriter;
 use super::tools_cache::ToolsCache;
 use super::types::{ModelRequest, ModelResponse, StreamDelta};
+use super::wire_body::Body;
 use super::{BoxFuture, DeltaSink, Provider};
 
 /// A Chat Completions endpoint.
@@ -82,14 +83,13 @@ impl OpenAiProvider {
     #[cfg(any(test, feature = "testing"))]
     /// The JSON body for `req`, borrowing it (public for tests).
     pub fn request_body<'a>(&'a self, req: &'a ModelRequest) -> impl serde::Serialize + 'a {
-        openai_body::request_body(
-            &self.model,
-            &self.params,
-            req,
-            self.takes(),
-            &self.sent,
-            &self.sent_tools,
-        )
+        self.body(req)
+    }
+
+    /// The body for `req`, through this provider's caches of its last request.
+    fn body<'a>(&'a self, req: &'a ModelRequest) -> Body<'a, openai_body::Wire<'a>> {
+        let (sent, tools) = (&self.sent, &self.sent_tools);
+        openai_body::request_body(&self.model, &self.params, req, self.takes(), sent, tools)
     }
 
     /// What this server takes of a request (see [`Takes`](openai_body::Takes)).
@@ -108,14 +108,7 @@ impl OpenAiProvider {
         let provider = &self.http.provider;
         let stream = OpenAiStream::new(provider, &self.model);
         let whole = |bytes: &[u8]| parse_completion(provider, &self.model, bytes, sink);
-        let body = openai_body::request_body(
-            &self.model,
-            &self.params,
-            req,
-            self.takes(),
-            &self.sent,
-            &self.sent_tools,
-        );
+        let body = self.body(req);
         exchange(
             &self.http,
             &self.url,
