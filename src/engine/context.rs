@@ -57,7 +57,7 @@ pub fn estimate_request(request: &ModelRequest) -> u64 {
 }
 
 /// The estimated size of the tools offered, each serialised as a request holds it.
-pub fn estimate_tools(tools: &[ToolSpec]) -> u64 {
+pub(crate) fn estimate_tools(tools: &[ToolSpec]) -> u64 {
     tools
         .iter()
         .map(|tool| serde_json::to_string(tool).map_or(0, |t| estimate_tokens(&t)))
