@@ -9,7 +9,7 @@ use std::borrow::Cow;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use super::pending_fields::{Changes, PendingFields};
+use super::pending_fields::{Changes, PendingChanges, PendingFields};
 use crate::engine::AgentState;
 use crate::engine::budget::Totals;
 use crate::engine::plan::PlanStep;
@@ -163,7 +163,7 @@ impl Written {
         &self,
         state: &'a AgentState,
         pending: Option<&'a PendingFields>,
-    ) -> (StateDelta<'a>, Map<String, Value>) {
+    ) -> (StateDelta<'a>, PendingChanges<'a>) {
         let keep = self.messages.kept_by(&state.messages);
         let delta = StateDelta {
             messages: ListDelta::after(keep, &state.messages),
@@ -172,10 +172,8 @@ impl Written {
             rest: StateRest::of(state),
         };
         let changed = pending
-            .into_iter()
-            .flat_map(|pending| pending.changed_since(&self.pending))
-            .map(|(key, value)| (key.clone(), value.clone()))
-            .collect();
+            .map(|pending| PendingChanges::since(pending, &self.pending))
+            .unwrap_or_default();
         (delta, changed)
     }
 
@@ -207,12 +205,12 @@ impl Rebuilt {
     pub fn apply(
         &mut self,
         delta: &StateDelta<'_>,
-        pending: &Map<String, Value>,
+        pending: &PendingChanges<'_>,
     ) -> Result<(), String> {
         delta.messages.apply(&mut self.messages)?;
         self.lists.apply(delta)?;
-        for (key, value) in pending {
-            self.pending.insert(key.clone(), value.clone());
+        for (key, value) in pending.iter() {
+            self.pending.insert(key.to_string(), value.clone());
         }
         Ok(())
     }

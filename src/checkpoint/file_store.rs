@@ -8,7 +8,6 @@
 //! it refuses it.
 
 use std::collections::HashMap;
-use std::collections::hash_map::Entry;
 use std::io::{Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
@@ -252,12 +251,14 @@ impl CheckpointStore for FileCheckpointStore {
         checkpoint: &CheckpointRef<'_>,
         durability: Durability,
     ) -> Result<Saved, CheckpointError> {
-        let dir = self.session_dir(session_id)?;
         let mut journals = lock(&self.journals);
-        let journal = match journals.entry(session_id.to_string()) {
-            Entry::Occupied(open) => open.into_mut(),
-            Entry::Vacant(slot) => slot.insert(OpenJournal::open(&dir)?),
-        };
+        // Looked up by the id first: the session's directory and an owned key are made
+        // only when its journal is opened, not at every save.
+        if !journals.contains_key(session_id) {
+            let journal = OpenJournal::open(&self.session_dir(session_id)?)?;
+            journals.insert(session_id.to_string(), journal);
+        }
+        let journal = journals.get_mut(session_id).expect("opened above");
         let header = RecordHeader {
             checkpoint_id: checkpoint.checkpoint_id,
             timestamp: checkpoint.timestamp,

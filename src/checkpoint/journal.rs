@@ -14,11 +14,10 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
-use serde_json::{Map, Value};
 
 use super::delta::{StateDelta, Written};
 use super::error::CheckpointError;
-use super::pending_fields::PendingFields;
+use super::pending_fields::{PendingChanges, PendingFields};
 use super::store::SessionStatus;
 use crate::engine::AgentState;
 
@@ -42,8 +41,8 @@ pub struct Record<'a> {
     #[serde(borrow)]
     pub state: StateDelta<'a>,
     /// The keys of `pending` whose values changed.
-    #[serde(default, skip_serializing_if = "Map::is_empty")]
-    pub pending: Map<String, Value>,
+    #[serde(default, skip_serializing_if = "PendingChanges::is_empty")]
+    pub pending: PendingChanges<'a>,
 }
 
 impl<'a> Record<'a> {
@@ -77,13 +76,33 @@ pub struct JournalPosition {
     pub offset: u64,
 }
 
-/// A record's line: checksum, space, JSON, newline.
-pub fn frame(json: &[u8]) -> Vec<u8> {
-    let mut line = Vec::with_capacity(json.len() + 10);
-    line.extend_from_slice(format!("{:08x} ", crc32(json)).as_bytes());
-    line.extend_from_slice(json);
+/// A record's line: checksum, space, JSON, newline. `record`'s line is made in `line` (emptied first): the JSON is written in place after room
+/// for its checksum, which is filled in once the JSON is there, so the record is neither
+/// serialised into a buffer of its own nor copied into the line.
+fn frame_into(line: &mut Vec<u8>, record: &Record<'_>) -> serde_json::Result<()> {
+    line.clear();
+    line.extend_from_slice(b"00000000 ");
+    serde_json::to_writer(&mut *line, record)?;
+    let sum = hex(crc32(&line[CHECKSUM_LEN..]));
+    line[..8].copy_from_slice(&sum);
     line.push(b'\n');
-    line
+    Ok(())
+}
+
+/// The checksum and the space after it.
+const CHECKSUM_LEN: usize = 9;
+
+/// A line buffer larger than this is let go after its record rather than kept.
+const KEPT_LINE_CAPACITY: usize = 256 * 1024;
+
+/// `sum` as eight lowercase hex digits.
+fn hex(sum: u32) -> [u8; 8] {
+    let mut digits = [0u8; 8];
+    for (at, digit) in digits.iter_mut().enumerate() {
+        let nibble = (sum >> (28 - 4 * at)) & 0xF;
+        *digit = b"0123456789abcdef"[nibble as usize];
+    }
+    digits
 }
 
 /// The records of `bytes`, a journal read from byte `start` of its file: each with the
@@ -108,7 +127,7 @@ pub fn records(bytes: &[u8], start: u64) -> (Vec<(&[u8], u64)>, Option<String>) 
 
 /// The JSON of a line whose checksum matches.
 fn unframe(line: &[u8]) -> Option<&[u8]> {
-    let (sum, json) = (line.get(..8)?, line.get(9..)?);
+    let (sum, json) = (line.get(..8)?, line.get(CHECKSUM_LEN..)?);
     let sum = u32::from_str_radix(std::str::from_utf8(sum).ok()?, 16).ok()?;
     (line[8] == b' ' && crc32(json) == sum).then_some(json)
 }
@@ -179,6 +198,8 @@ pub struct JournalWriter {
     synced: (u64, u64),
     /// When the oldest record not yet synced was written.
     unsynced_since: Option<Instant>,
+    /// The line of the record being written, kept from one record to the next.
+    line: Vec<u8>,
 }
 
 impl JournalWriter {
@@ -217,6 +238,7 @@ impl JournalWriter {
             written: Written::default(),
             synced: (end, seq),
             unsynced_since: None,
+            line: Vec::new(),
         })
     }
 
@@ -229,15 +251,19 @@ impl JournalWriter {
         pending: Option<&PendingFields>,
     ) -> Result<(), CheckpointError> {
         let record = Record::next(&self.written, self.seq, header, state, pending);
-        let json = serde_json::to_vec(&record).map_err(|e| CheckpointError::Corrupt {
+        let line = &mut self.line;
+        frame_into(line, &record).map_err(|e| CheckpointError::Corrupt {
             path: self.path.clone(),
             reason: e.to_string(),
         })?;
-        let line = frame(&json);
-        if let Err(error) = self.file.write_all(&line) {
+        if let Err(error) = self.file.write_all(line) {
             // A record the disk took only part of is cut off again: the journal ends whole.
             let _ = self.file.set_len(self.end);
-            return Err(self.io(error));
+            let path = self.path.clone();
+            return Err(CheckpointError::Io {
+                path,
+                source: error,
+            });
         }
         self.written
             .wrote(state, &record.state, pending)
@@ -254,6 +280,10 @@ impl JournalWriter {
             step = state.step,
             "checkpoint record written"
         );
+        // The buffer is kept for the next record, unless an unusually large one grew it.
+        if line.capacity() > KEPT_LINE_CAPACITY {
+            *line = Vec::new();
+        }
         Ok(())
     }
 
@@ -331,6 +361,33 @@ mod tests {
             }
         }
         !crc
+    }
+
+    /// A line of `json`, as [`frame_into`] makes it of a record.
+    fn frame(json: &[u8]) -> Vec<u8> {
+        let mut line = hex(crc32(json)).to_vec();
+        line.push(b' ');
+        line.extend_from_slice(json);
+        line.push(b'\n');
+        line
+    }
+
+    #[test]
+    fn a_record_is_framed_with_the_checksum_of_its_json() {
+        let state = AgentState::initial();
+        let header = RecordHeader {
+            checkpoint_id: "c1",
+            timestamp: "t",
+            agent: "a",
+            status: SessionStatus::Running,
+        };
+        let record = Record::next(&Written::default(), 0, header, &state, None);
+        let mut line = b"left from the record before".to_vec();
+        frame_into(&mut line, &record).unwrap();
+        assert_eq!(line, frame(&serde_json::to_vec(&record).unwrap()));
+        assert_eq!(hex(0x0012_abef), *b"0012abef");
+        let (found, torn) = records(&line, 0);
+        assert_eq!((found.len(), torn), (1, None));
     }
 
     #[test]

@@ -3,10 +3,10 @@
 //! since the record before, and with these numbers finding them costs nothing: comparing
 //! the values walked the whole agent definition (a key of `pending`) at every save.
 
-use std::collections::HashMap;
+use std::borrow::Cow;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use serde::{Serialize, Serializer};
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::{Map, Value};
 
 /// The mapping, and when each key last changed.
@@ -20,8 +20,44 @@ pub struct PendingFields {
 /// writer handed another mapping sees each of its keys as changed.
 static CHANGES: AtomicU64 = AtomicU64::new(1);
 
-/// When each key last changed, as a writer saw it: what a reader of its records has.
-pub(crate) type Changes = HashMap<String, u64>;
+/// When each key last changed, as a writer saw it: what a reader of its records has. A
+/// mapping has a handful of keys, so a list searched in order: no hashing at each save, and
+/// a writer's copy is refreshed in place (`clone_from` reuses its strings).
+#[derive(Debug, Default, PartialEq)]
+pub(crate) struct Changes(Vec<(String, u64)>);
+
+impl Clone for Changes {
+    fn clone(&self) -> Self {
+        Changes(self.0.clone())
+    }
+
+    /// Key by key, into the strings already there (a tuple's own `clone_from` makes new ones).
+    fn clone_from(&mut self, source: &Self) {
+        self.0.truncate(source.0.len());
+        for ((key, change), (source_key, source_change)) in self.0.iter_mut().zip(&source.0) {
+            key.clone_from(source_key);
+            *change = *source_change;
+        }
+        let kept = self.0.len();
+        self.0.extend_from_slice(&source.0[kept..]);
+    }
+}
+
+impl Changes {
+    fn get(&self, key: &str) -> Option<u64> {
+        self.0
+            .iter()
+            .find(|(changed, _)| changed == key)
+            .map(|&(_, change)| change)
+    }
+
+    fn set(&mut self, key: &str, change: u64) {
+        match self.0.iter_mut().find(|(changed, _)| changed == key) {
+            Some((_, at)) => *at = change,
+            None => self.0.push((key.to_string(), change)),
+        }
+    }
+}
 
 impl PendingFields {
     /// The keys of `value` (a mapping; anything else holds none), each a change.
@@ -42,7 +78,7 @@ impl PendingFields {
             return;
         }
         let change = CHANGES.fetch_add(1, Ordering::Relaxed);
-        self.changes.insert(key.to_string(), change);
+        self.changes.set(key, change);
         self.fields.insert(key.to_string(), value);
     }
 
@@ -53,16 +89,61 @@ impl PendingFields {
     /// The keys that changed since a writer wrote `written`, with their values.
     pub(crate) fn changed_since<'a>(
         &'a self,
-        written: &'a Changes,
-    ) -> impl Iterator<Item = (&'a String, &'a Value)> + 'a {
+        written: &Changes,
+    ) -> impl Iterator<Item = (&'a String, &'a Value)> {
         self.fields
             .iter()
-            .filter(|(key, _)| written.get(*key) != self.changes.get(*key))
+            .filter(|(key, _)| written.get(key) != self.changes.get(key))
     }
 
     /// When each key last changed: what a writer that wrote them all has.
     pub(crate) fn changes(&self) -> &Changes {
         &self.changes
+    }
+}
+
+/// The keys of `pending` that changed since the record before, with their values: borrowed
+/// from the writer's mapping when a record is written (its values can be a whole agent
+/// definition, and copying them cost a dozen allocations a save), owned when one is read.
+#[derive(Debug, Default, PartialEq)]
+pub struct PendingChanges<'a>(Vec<(Cow<'a, str>, Cow<'a, Value>)>);
+
+impl<'a> PendingChanges<'a> {
+    /// The keys of `fields` that changed since a writer wrote `written`.
+    pub(crate) fn since(fields: &'a PendingFields, written: &Changes) -> Self {
+        let changed = fields.changed_since(written);
+        PendingChanges(
+            changed
+                .map(|(key, value)| (Cow::Borrowed(key.as_str()), Cow::Borrowed(value)))
+                .collect(),
+        )
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    pub fn iter(&self) -> impl Iterator<Item = (&str, &Value)> {
+        self.0
+            .iter()
+            .map(|(key, value)| (key.as_ref(), value.as_ref()))
+    }
+}
+
+impl Serialize for PendingChanges<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_map(self.iter())
+    }
+}
+
+impl<'de> Deserialize<'de> for PendingChanges<'_> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let read = Map::<String, Value>::deserialize(deserializer)?;
+        Ok(PendingChanges(
+            read.into_iter()
+                .map(|(key, value)| (Cow::Owned(key), Cow::Owned(value)))
+                .collect(),
+        ))
     }
 }
 
@@ -78,6 +159,19 @@ mod tests {
     use serde_json::json;
 
     #[test]
+    fn a_writers_copy_of_the_changes_is_refreshed_whole() {
+        let fields = PendingFields::from_value(json!({"inputs": 1, "engine": 2}));
+        let mut written = PendingFields::from_value(json!({"other": 1}))
+            .changes()
+            .clone();
+        written.clone_from(fields.changes());
+        assert_eq!(&written, fields.changes());
+        let fewer = PendingFields::from_value(json!({"inputs": 1}));
+        written.clone_from(fewer.changes());
+        assert_eq!(&written, fewer.changes());
+    }
+
+    #[test]
     fn a_key_is_changed_until_written_and_again_when_set_to_another_value() {
         let mut fields = PendingFields::from_value(json!({"inputs": {"x": 1}, "engine": null}));
         let keys = |fields: &PendingFields, written: &Changes| -> Vec<String> {
@@ -86,7 +180,7 @@ mod tests {
                 .map(|(k, _)| k.clone())
                 .collect()
         };
-        assert_eq!(keys(&fields, &Changes::new()), ["inputs", "engine"]);
+        assert_eq!(keys(&fields, &Changes::default()), ["inputs", "engine"]);
         let written = fields.changes().clone();
         assert!(keys(&fields, &written).is_empty());
         fields.set("engine", Value::Null);
