@@ -266,7 +266,7 @@ impl<S: TranscriptSink> RunTranscript<S> {
                     error: error.message.clone(),
                     code: Some(error.code.to_string()),
                     details: serde_json::to_value(&error.details).unwrap_or(Value::Null),
-                    timestamp: Some(event.timestamp.clone()),
+                    timestamp: Some(event.timestamp.to_string()),
                 };
                 let _ = self.sink.error(&error.message, json);
             }

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use super::data::EventData;
 use super::event::Event;
 use super::notice::Notice;
-use crate::engine::clock::{new_id, now_rfc3339};
+use crate::engine::clock::{new_id, now_stamp};
 
 /// Something that receives every event (and, if it wants them, the run's notices).
 pub trait EventSink: Send + Sync {
@@ -124,7 +124,7 @@ impl Emitter {
 
     pub fn emit(&self, data: impl Into<EventData>) {
         self.bus.publish(&Event {
-            timestamp: now_rfc3339(),
+            timestamp: now_stamp(),
             run_id: self.run_id.clone(),
             thread_id: self.thread_id.clone(),
             agent: self.agent.clone(),

@@ -16,7 +16,7 @@ use super::data::EventData;
 pub struct Event {
     /// RFC 3339, milliseconds, UTC.
     #[schemars(regex(pattern = r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$"))]
-    pub timestamp: String,
+    pub timestamp: Arc<str>,
     /// The agent run; a sub-agent run has its own.
     pub run_id: Arc<str>,
     /// The conversation (the session id).
