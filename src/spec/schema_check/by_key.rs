@@ -19,8 +19,11 @@ use std::sync::OnceLock;
 use jsonschema::{ValidationError, Validator};
 use serde_json::{Map, Value, json};
 
-/// The parts, compiled when first needed, of a schema its owner keeps.
+use super::sections::{DEFINITIONS, Sections};
+
+/// The parts of a schema, compiled when first needed.
 pub(super) struct ByKey {
+    sections: Sections,
     root: Validator,
     keys: HashMap<String, OnceLock<Part>>,
 }
@@ -51,21 +54,26 @@ pub(super) struct Found<'v> {
 pub(super) type Compile = fn(&Value) -> Result<Validator, String>;
 
 impl ByKey {
-    /// `None` when `schema`'s root is not a mapping of named keys, or its own rules do not
-    /// compile alone: it is then compiled whole (which says what is wrong).
-    pub fn new(schema: &Value, compile: Compile) -> Option<Self> {
-        let properties = schema.get("properties")?.as_object()?;
-        let keys = properties
+    /// `None` when the schema's root is not a mapping of named keys (`sections` is `None`),
+    /// or its own rules do not compile alone: it is then compiled whole (which says what is
+    /// wrong).
+    pub fn new(sections: Option<Sections>, compile: Compile) -> Option<Self> {
+        let sections = sections?;
+        let keys = sections
+            .properties
             .keys()
             .map(|key| (key.clone(), OnceLock::new()))
             .collect();
-        let root = compile(&root_part(schema, properties)).ok()?;
-        Some(ByKey { root, keys })
+        let root = compile(&root_part(&sections)).ok()?;
+        Some(ByKey {
+            sections,
+            root,
+            keys,
+        })
     }
 
-    /// Every violation in `value`: the root's, then each key's it has. `schema` is the one
-    /// these parts were made of.
-    pub fn check<'v>(&'v self, schema: &Value, value: &'v Value, compile: Compile) -> Found<'v> {
+    /// Every violation in `value`: the root's, then each key's it has.
+    pub fn check<'v>(&'v self, value: &'v Value, compile: Compile) -> Found<'v> {
         let mut found = Found {
             errors: self.root.iter_errors(value).collect(),
             nested: Vec::new(),
@@ -77,7 +85,8 @@ impl ByKey {
             };
             // Cut from a schema whose root compiled: failing is a bug in runner, which the
             // test that compiles every key catches.
-            let part = part.get_or_init(|| Part::new(schema, key, compile).expect("compiles"));
+            let part =
+                part.get_or_init(|| Part::new(&self.sections, key, compile).expect("compiles"));
             found.errors.extend(part.validator.iter_errors(value));
             for steps in &part.roots {
                 let at = format!("/{}", escaped(key));
@@ -89,9 +98,9 @@ impl ByKey {
 
     /// Compiles every key's part: what a test does, so none fails at its first use.
     #[cfg(test)]
-    pub fn compile_every_key(&self, schema: &Value, compile: Compile) {
+    pub fn compile_every_key(&self, compile: Compile) {
         for (key, part) in &self.keys {
-            let compiled = Part::new(schema, key, compile)
+            let compiled = Part::new(&self.sections, key, compile)
                 .unwrap_or_else(|error| panic!("the schema of `{key}`: {error}"));
             let _ = part.set(compiled);
         }
@@ -99,8 +108,8 @@ impl ByKey {
 }
 
 impl Part {
-    fn new(schema: &Value, key: &str, compile: Compile) -> Result<Self, String> {
-        let part = key_part(schema, key);
+    fn new(sections: &Sections, key: &str, compile: Compile) -> Result<Self, String> {
+        let part = key_part(sections, key);
         let mut roots = Vec::new();
         let definitions = part.get(DEFINITIONS).and_then(Value::as_object);
         let mut start = vec![Step::Key(key.to_string())];
@@ -121,9 +130,10 @@ impl Part {
 }
 
 /// The root's rules alone: each key's schema `true`.
-fn root_part(schema: &Value, properties: &Map<String, Value>) -> Value {
-    let mut part = without(schema, &["properties", DEFINITIONS]);
-    let anything = properties
+fn root_part(sections: &Sections) -> Value {
+    let mut part = sections.root.clone();
+    let anything = sections
+        .properties
         .keys()
         .map(|key| (key.clone(), Value::Bool(true)));
     part.insert("properties".into(), Value::Object(anything.collect()));
@@ -133,27 +143,22 @@ fn root_part(schema: &Value, properties: &Map<String, Value>) -> Value {
 /// `key`'s schema alone, with the definitions it refers to, and none of the root's own
 /// rules (the root part reports those). Leaving the other definitions out matters: each
 /// compile walks all it is given (the meta-schema check, the registry of references).
-fn key_part(schema: &Value, key: &str) -> Value {
-    let left_out = [
-        "properties",
-        "required",
-        "additionalProperties",
-        DEFINITIONS,
-    ];
-    let mut part = without(schema, &left_out);
-    let own = &schema["properties"][key];
+fn key_part(sections: &Sections, key: &str) -> Value {
+    let left_out = ["required", "additionalProperties"];
+    let mut part: Map<String, Value> = sections
+        .root
+        .iter()
+        .filter(|(keyword, _)| !left_out.contains(&keyword.as_str()))
+        .map(|(keyword, value)| (keyword.clone(), value.clone()))
+        .collect();
+    let own = sections.properties.get(key).unwrap_or(&Value::Null);
     let mut used = Map::new();
-    if let Some(definitions) = schema.get(DEFINITIONS).and_then(Value::as_object) {
-        referred(own, definitions, &mut used);
-    }
+    referred(own, sections, &mut used);
     part.insert(DEFINITIONS.into(), Value::Object(used));
     let properties = Map::from_iter([(key.to_string(), own.clone())]);
     part.insert("properties".into(), Value::Object(properties));
     Value::Object(part)
 }
-
-/// Where draft-07 schemas generated by schemars keep their definitions.
-const DEFINITIONS: &str = "definitions";
 
 /// The name `$ref` gives a definition.
 fn definition_name(node: &Map<String, Value>) -> Option<&str> {
@@ -167,23 +172,23 @@ fn is_root_reference(node: &Map<String, Value>) -> bool {
 }
 
 /// Adds to `used` the definitions `node` refers to, and theirs.
-fn referred(node: &Value, definitions: &Map<String, Value>, used: &mut Map<String, Value>) {
+fn referred(node: &Value, sections: &Sections, used: &mut Map<String, Value>) {
     match node {
         Value::Object(object) => {
-            let name = definition_name(object);
-            if let Some((name, definition)) = name.and_then(|n| definitions.get_key_value(n))
-                && !used.contains_key(name)
+            let name = definition_name(object).filter(|name| !used.contains_key(*name));
+            if let Some((name, definition)) =
+                name.and_then(|name| Some((name, sections.definition(name)?)))
             {
-                used.insert(name.clone(), definition.clone());
-                referred(definition, definitions, used);
+                used.insert(name.to_string(), definition.clone());
+                referred(definition, sections, used);
             }
             object
                 .values()
-                .for_each(|value| referred(value, definitions, used));
+                .for_each(|value| referred(value, sections, used));
         }
         Value::Array(items) => items
             .iter()
-            .for_each(|value| referred(value, definitions, used)),
+            .for_each(|value| referred(value, sections, used)),
         _ => {}
     }
 }
@@ -292,15 +297,6 @@ fn escaped(key: &str) -> String {
     key.replace('~', "~0").replace('/', "~1")
 }
 
-/// `schema`'s keywords other than `left_out`.
-fn without(schema: &Value, left_out: &[&str]) -> Map<String, Value> {
-    let object = schema.as_object().into_iter().flatten();
-    object
-        .filter(|(keyword, _)| !left_out.contains(&keyword.as_str()))
-        .map(|(keyword, value)| (keyword.clone(), value.clone()))
-        .collect()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -320,7 +316,8 @@ mod tests {
                 ]}
             }
         });
-        let part = Part::new(&schema, "tools", |schema| {
+        let sections = Sections::parse(&schema.to_string()).unwrap();
+        let part = Part::new(&sections, "tools", |schema| {
             jsonschema::options()
                 .build(schema)
                 .map_err(|e| e.to_string())
