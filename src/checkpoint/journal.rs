@@ -42,7 +42,7 @@ pub struct Record<'a> {
     pub state: StateDelta<'a>,
     /// The keys of `pending` whose values changed.
     #[serde(default, skip_serializing_if = "PendingChanges::is_empty")]
-    pub pending: PendingChanges<'a>,
+    pub(crate) pending: PendingChanges<'a>,
 }
 
 impl<'a> Record<'a> {
@@ -76,15 +76,15 @@ pub struct JournalPosition {
     pub offset: u64,
 }
 
-/// A record's line: checksum, space, JSON, newline. `record`'s line is made in `line` (emptied first): the JSON is written in place after room
-/// for its checksum, which is filled in once the JSON is there, so the record is neither
-/// serialised into a buffer of its own nor copied into the line.
+/// A record's line: checksum, space, JSON, newline. It is made in `line` (emptied first):
+/// the JSON goes in place after room for the checksum, which is filled in once the JSON is
+/// there, so the record is neither serialised into a buffer of its own nor copied.
 fn frame_into(line: &mut Vec<u8>, record: &Record<'_>) -> serde_json::Result<()> {
     line.clear();
     line.extend_from_slice(b"00000000 ");
     serde_json::to_writer(&mut *line, record)?;
-    let sum = hex(crc32(&line[CHECKSUM_LEN..]));
-    line[..8].copy_from_slice(&sum);
+    let sum = crc32(&line[CHECKSUM_LEN..]);
+    write!(&mut line[..8], "{sum:08x}").map_err(serde_json::Error::io)?;
     line.push(b'\n');
     Ok(())
 }
@@ -94,16 +94,6 @@ const CHECKSUM_LEN: usize = 9;
 
 /// A line buffer larger than this is let go after its record rather than kept.
 const KEPT_LINE_CAPACITY: usize = 256 * 1024;
-
-/// `sum` as eight lowercase hex digits.
-fn hex(sum: u32) -> [u8; 8] {
-    let mut digits = [0u8; 8];
-    for (at, digit) in digits.iter_mut().enumerate() {
-        let nibble = (sum >> (28 - 4 * at)) & 0xF;
-        *digit = b"0123456789abcdef"[nibble as usize];
-    }
-    digits
-}
 
 /// The records of `bytes`, a journal read from byte `start` of its file: each with the
 /// offset (in `bytes`) just past it, and why reading stopped early, if it did, with the
@@ -365,8 +355,7 @@ mod tests {
 
     /// A line of `json`, as [`frame_into`] makes it of a record.
     fn frame(json: &[u8]) -> Vec<u8> {
-        let mut line = hex(crc32(json)).to_vec();
-        line.push(b' ');
+        let mut line = format!("{:08x} ", crc32(json)).into_bytes();
         line.extend_from_slice(json);
         line.push(b'\n');
         line
@@ -385,7 +374,6 @@ mod tests {
         let mut line = b"left from the record before".to_vec();
         frame_into(&mut line, &record).unwrap();
         assert_eq!(line, frame(&serde_json::to_vec(&record).unwrap()));
-        assert_eq!(hex(0x0012_abef), *b"0012abef");
         let (found, torn) = records(&line, 0);
         assert_eq!((found.len(), torn), (1, None));
     }

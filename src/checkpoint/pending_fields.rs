@@ -106,7 +106,7 @@ impl PendingFields {
 /// from the writer's mapping when a record is written (its values can be a whole agent
 /// definition, and copying them cost a dozen allocations a save), owned when one is read.
 #[derive(Debug, Default, PartialEq)]
-pub struct PendingChanges<'a>(Vec<(Cow<'a, str>, Cow<'a, Value>)>);
+pub(crate) struct PendingChanges<'a>(Vec<(Cow<'a, str>, Cow<'a, Value>)>);
 
 impl<'a> PendingChanges<'a> {
     /// The keys of `fields` that changed since a writer wrote `written`.
@@ -119,11 +119,11 @@ impl<'a> PendingChanges<'a> {
         )
     }
 
-    pub fn is_empty(&self) -> bool {
+    pub(crate) fn is_empty(&self) -> bool {
         self.0.is_empty()
     }
 
-    pub fn iter(&self) -> impl Iterator<Item = (&str, &Value)> {
+    pub(crate) fn iter(&self) -> impl Iterator<Item = (&str, &Value)> {
         self.0
             .iter()
             .map(|(key, value)| (key.as_ref(), value.as_ref()))

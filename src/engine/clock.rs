@@ -63,7 +63,7 @@ pub fn now_rfc3339() -> String {
 }
 
 /// [`now_rfc3339`], shared with every other stamp of the same millisecond.
-pub fn now_stamp() -> Arc<str> {
+pub(crate) fn now_stamp() -> Arc<str> {
     let ms = now_ms();
     LAST_STAMP.with_borrow_mut(|last| match last {
         Some((at, stamp)) if *at == ms => stamp.clone(),

@@ -28,7 +28,7 @@ pub fn agent_schema() -> Value {
 /// descriptions for editors and indentation, with the keyword added after parsing); this
 /// one is 21 KB of compact JSON, kept as text: the checker parses the parts a file uses
 /// (`schema_check/sections.rs`). A test keeps it equal to the generated schema.
-pub const CHECKED_AGENT_SCHEMA: &str = include_str!("agent.checked.json");
+pub(crate) const CHECKED_AGENT_SCHEMA: &str = include_str!("agent.checked.json");
 
 fn generate(checked: bool) -> Value {
     schema_for::<AgentSpec>(SCHEMA_ID, checked)

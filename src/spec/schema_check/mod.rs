@@ -61,7 +61,7 @@ impl CompiledSchema {
     /// its patterns compiled as they are first used (`lazy_pattern.rs`), and its keys as a
     /// document first has them (`by_key.rs`).
     pub fn new(schema: Value) -> Result<Self, String> {
-        let sections = Sections::parse(&schema.to_string());
+        let sections = Sections::of(&schema);
         Self::compiled(Whole::Given(schema), sections)
     }
 

@@ -23,9 +23,10 @@ pub(super) struct Sections {
     definitions: HashMap<String, Definition>,
 }
 
-/// A definition's text, and its value once a part has referred to it.
+/// A definition's text, and its value once a part has referred to it (at once, for a
+/// schema given as a value).
 struct Definition {
-    text: Box<RawValue>,
+    text: Option<Box<RawValue>>,
     parsed: OnceLock<Value>,
 }
 
@@ -36,12 +37,41 @@ impl Sections {
         serde_json::from_str(text).ok()
     }
 
+    /// The sections of a schema given as a value (`None` as for [`Sections::parse`]).
+    pub fn of(schema: &Value) -> Option<Self> {
+        let schema = schema.as_object()?;
+        let properties = schema.get("properties")?.as_object()?.clone();
+        let definitions = match schema.get(DEFINITIONS) {
+            Some(definitions) => definitions.as_object()?.clone(),
+            None => Map::new(),
+        };
+        let root = schema
+            .iter()
+            .filter(|(keyword, _)| !["properties", DEFINITIONS].contains(&keyword.as_str()))
+            .map(|(keyword, value)| (keyword.clone(), value.clone()))
+            .collect();
+        let definitions = definitions
+            .into_iter()
+            .map(|(name, value)| {
+                let parsed = OnceLock::from(value);
+                (name, Definition { text: None, parsed })
+            })
+            .collect();
+        Some(Sections {
+            root,
+            properties,
+            definitions,
+        })
+    }
+
     /// The definition `name`, parsed at its first use.
     pub fn definition(&self, name: &str) -> Option<&Value> {
         let definition = self.definitions.get(name)?;
         let parsed = definition.parsed.get_or_init(|| {
-            // Read as JSON already (a raw value is checked when it is split off).
-            serde_json::from_str(definition.text.get()).unwrap_or(Value::Null)
+            // Read as JSON already (a raw value is checked when it is split off); a
+            // definition without text was given parsed.
+            let text = definition.text.as_ref().map_or("null", |text| text.get());
+            serde_json::from_str(text).unwrap_or(Value::Null)
         });
         Some(parsed)
     }
@@ -82,6 +112,7 @@ impl<'de> Visitor<'de> for SectionsVisitor {
                         .into_iter()
                         .map(|(name, text)| {
                             let parsed = OnceLock::new();
+                            let text = Some(text);
                             (name, Definition { text, parsed })
                         })
                         .collect();
@@ -112,15 +143,17 @@ mod tests {
             "required": ["name"],
             "definitions": {"Name": {"type": "string"}, "Unused": {"type": "integer"}}
         });
-        let sections = Sections::parse(&schema.to_string()).unwrap();
-        let root: Vec<&String> = sections.root.keys().collect();
-        assert_eq!(root, ["type", "required"]);
-        assert_eq!(sections.properties["name"], schema["properties"]["name"]);
-        assert_eq!(
-            sections.definition("Name"),
-            Some(&json!({"type": "string"}))
-        );
-        assert_eq!(sections.definition("Missing"), None);
+        let read = Sections::parse(&schema.to_string()).unwrap();
+        let given = Sections::of(&schema).unwrap();
+        for sections in [read, given] {
+            let root: Vec<&String> = sections.root.keys().collect();
+            assert_eq!(root, ["type", "required"]);
+            assert_eq!(sections.properties["name"], schema["properties"]["name"]);
+            let name = sections.definition("Name");
+            assert_eq!(name, Some(&json!({"type": "string"})));
+            assert_eq!(sections.definition("Missing"), None);
+        }
+        assert!(Sections::of(&json!({"type": "object"})).is_none());
         assert!(Sections::parse(r#"{"properties": []}"#).is_none());
         assert!(Sections::parse("[]").is_none());
         assert!(Sections::parse(r#"{"type": "object"}"#).is_none());
