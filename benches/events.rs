@@ -17,7 +17,7 @@ fn emit(c: &mut Criterion) {
                 step_id: "s".into(),
                 tool_call_id: "call_1".into(),
                 tool_name: "read_file".into(),
-                result: ToolOutput::ok("fn main() {}\n"),
+                result: ToolOutput::ok("fn main() {}\n").into(),
                 duration_ms: 3,
             })
         })

@@ -86,7 +86,7 @@ fn hook(c: &mut Criterion) {
         log_dir: None,
         cancel: &cancel,
     };
-    let arguments = json!({"command": "cargo test"});
+    let arguments = std::sync::Arc::new(json!({"command": "cargo test"}));
     let same = |arguments: &Value| arguments.clone();
     c.bench_function("policy/pre_tool_use_sh_hook", |b| {
         b.iter(|| runtime.block_on(hooks.before_call(&call, arguments.clone(), &same)))

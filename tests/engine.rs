@@ -302,7 +302,43 @@ impl CallObserver for Admit {
         Ok(())
     }
     fn started(&self, _call: &ToolCall) {}
-    fn finished(&self, _call: &ToolCall, _output: &ToolOutput, _duration: Duration) {}
+    fn finished(&self, _call: &ToolCall, _output: &Arc<ToolOutput>, _duration: Duration) {}
+}
+
+/// Keeps every result it is told of.
+#[derive(Default)]
+struct Keep(Mutex<Vec<Arc<ToolOutput>>>);
+
+impl CallObserver for Keep {
+    fn admit(&self, _call: &ToolCall) -> Result<(), runner::engine::budget::LimitHit> {
+        Ok(())
+    }
+    fn started(&self, _call: &ToolCall) {}
+    fn finished(&self, _call: &ToolCall, output: &Arc<ToolOutput>, _duration: Duration) {
+        self.0.lock().unwrap().push(Arc::clone(output));
+    }
+}
+
+#[test]
+fn a_calls_result_is_shared_with_what_reports_it_not_copied() {
+    let log = Arc::new(Mutex::new(Vec::new()));
+    let tools: HashMap<String, Arc<dyn Tool>> =
+        [("fetch".to_string(), Sleeper::tool("fetch", 1, &log))]
+            .into_iter()
+            .collect();
+    let (_tx, cancel) = watch::channel(false);
+    let keep = Keep::default();
+    let (results, _) = runtime().block_on(run_calls(
+        &calls(&["fetch"]),
+        &tools,
+        &Default::default(),
+        &SchedulePolicy::default(),
+        &keep,
+        &cancel,
+    ));
+    let reported = keep.0.lock().unwrap();
+    assert_eq!(reported.len(), 1);
+    assert!(Arc::ptr_eq(&reported[0], &results[0].output));
 }
 
 fn calls(names: &[&str]) -> Vec<ToolCall> {

@@ -220,7 +220,7 @@ fn tool_calls(events: &[Event]) -> impl Iterator<Item = (&str, &Value)> {
     events.iter().filter_map(|event| match &event.data {
         EventData::ToolCallCreated(created) => Some((
             created.tool_call.name.as_str(),
-            &created.tool_call.arguments,
+            &*created.tool_call.arguments,
         )),
         _ => None,
     })

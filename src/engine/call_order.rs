@@ -9,6 +9,7 @@
 
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap, HashSet};
+use std::sync::Arc;
 
 use serde_json::{Value, json};
 
@@ -106,7 +107,10 @@ fn model_waits(
         if !after_tools.contains(&call.name) {
             continue;
         }
-        let Some(after) = call.arguments.as_object_mut().and_then(|a| a.remove(AFTER)) else {
+        let Some(after) = Arc::make_mut(&mut call.arguments)
+            .as_object_mut()
+            .and_then(|a| a.remove(AFTER))
+        else {
             continue;
         };
         match resolve_after(&after, &by_id, calls.len()) {
@@ -297,7 +301,7 @@ mod tests {
         ToolCall {
             id: id.into(),
             name: name.into(),
-            arguments,
+            arguments: arguments.into(),
             invalid_arguments: None,
         }
     }
@@ -319,6 +323,6 @@ mod tests {
         assert!(order.refused[0].is_some() && order.refused[1].is_some());
         assert!(order.refused[2].is_none());
         assert_eq!(order.waits[2], vec![0]);
-        assert_eq!(order.calls[0].arguments, json!({"path": "x"}));
+        assert_eq!(*order.calls[0].arguments, json!({"path": "x"}));
     }
 }

@@ -231,7 +231,7 @@ mod tests {
             tool_calls: vec![ToolCall {
                 id: "c1".into(),
                 name: "list_dir".into(),
-                arguments: serde_json::json!({}),
+                arguments: serde_json::json!({}).into(),
                 invalid_arguments: None,
             }],
         })

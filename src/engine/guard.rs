@@ -6,6 +6,8 @@
 //! an `agent.tool.permission.decided` event, every hook's run an `agent.tool.hook.completed`
 //! event, and both are noted in the result's metadata.
 
+use std::sync::Arc;
+
 use serde_json::{Map, Value, json};
 
 use super::agent::AgentTool;
@@ -98,7 +100,7 @@ impl CallGuard<'_> {
         mut decision: Decision,
         allowed_by: Option<String>,
         mut note: Map<String, Value>,
-        arguments: Option<Value>,
+        arguments: Option<Arc<Value>>,
     ) -> Authorization {
         // Announced first, so progress on a terminal makes way for a question.
         note.extend(self.decided(&decision));
@@ -108,7 +110,7 @@ impl CallGuard<'_> {
                 None => self.policy.approve(&ApprovalRequest {
                     tool: &self.call.name,
                     call_id: &self.call.id,
-                    arguments: arguments.as_ref().unwrap_or(&self.call.arguments),
+                    arguments: arguments.as_deref().unwrap_or(&self.call.arguments),
                     rule: &decision.rule,
                 }),
             };

@@ -292,7 +292,7 @@ impl AnswerStep {
             step_id: self.step_id.clone(),
             tool_call_id: call.id.clone(),
             tool_name: call.name.clone(),
-            result: output.clone(),
+            result: Arc::new(output.clone()),
             duration_ms: self.started.elapsed().as_millis() as u64,
         });
     }
@@ -434,7 +434,7 @@ fn deny(
         step_id: step_id.to_string(),
         tool_call_id: call.id.clone(),
         tool_name: call.name.clone(),
-        result: output.clone(),
+        result: Arc::new(output.clone()),
         duration_ms: 0,
     });
     let result = Message::tool_result(call, result_for_model(&output), true);

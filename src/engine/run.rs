@@ -272,7 +272,7 @@ pub fn required_action(pending: &Pending) -> Option<RequiredAction> {
         .map(|waiting| AwaitingApproval {
             id: waiting.call.id.clone(),
             name: waiting.call.name.clone(),
-            arguments: waiting.call.arguments.clone(),
+            arguments: serde_json::Value::clone(&waiting.call.arguments),
             rule: waiting.rule.clone(),
         })
         .collect();
@@ -295,7 +295,7 @@ fn outputs_action(submitting: Submitting<'_>) -> RequiredAction {
         .map(|call| ExternalCall {
             id: call.id.clone(),
             name: call.name.clone(),
-            arguments: call.arguments.clone(),
+            arguments: serde_json::Value::clone(&call.arguments),
         })
         .collect();
     let each: Vec<String> = tool_calls

@@ -58,7 +58,8 @@ impl Default for SchedulePolicy {
 #[derive(Debug, Clone)]
 pub struct CallResult {
     pub call: ToolCall,
-    pub output: ToolOutput,
+    /// Shared with the call's `agent.tool.execution.completed` event.
+    pub output: Arc<ToolOutput>,
     /// What the call did to the run (a handoff, a question, a sub-agent's trace).
     pub effect: Option<ToolEffect>,
     /// Whether the call counts in `tool_calls`: it ran, or it was answered with an error
@@ -117,7 +118,7 @@ pub enum Authorization {
     /// result's metadata gets the entries of `note` (the decision, when one was made).
     Run {
         note: Map<String, Value>,
-        arguments: Option<Value>,
+        arguments: Option<Arc<Value>>,
     },
     /// It does not run; this is its result (a denial and its reason).
     Refuse(ToolOutput),
@@ -137,7 +138,7 @@ impl Dispatch for HashMap<String, Arc<dyn Tool>> {
 
     fn start(&self, call: &ToolCall, context: ToolContext) -> BoxFuture<'static, Called> {
         let tool = self.get(&call.name).cloned();
-        let arguments = call.arguments.clone();
+        let arguments = Value::clone(&call.arguments);
         Box::pin(async move {
             match tool {
                 Some(tool) => tool.call(arguments, &context).await.into(),
@@ -152,7 +153,7 @@ pub trait CallObserver: Send + Sync {
     /// Asked before a call runs; an error (a reached bound) skips it.
     fn admit(&self, call: &ToolCall) -> Result<(), LimitHit>;
     fn started(&self, call: &ToolCall);
-    fn finished(&self, call: &ToolCall, output: &ToolOutput, duration: Duration);
+    fn finished(&self, call: &ToolCall, output: &Arc<ToolOutput>, duration: Duration);
 }
 
 /// Runs `calls`; returns their results in call order and the first bound reached, if any.
@@ -247,6 +248,7 @@ pub async fn run_calls(
             };
             // Redacted before the cut, so a cut cannot leave half a secret behind.
             let output = truncate_output(tools.redact(called.output), policy.max_output_chars);
+            let output = Arc::new(output);
             let duration = started.elapsed();
             observer.finished(call, &output, duration);
             let _ = done.send(true);

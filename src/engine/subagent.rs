@@ -257,7 +257,7 @@ fn tool_executions(state: &AgentState) -> Vec<ToolExecutionTrace> {
                 executions.push(ToolExecutionTrace {
                     tool_name: call.name.clone(),
                     tool_call_id: Some(call.id.clone()),
-                    arguments: call.arguments.clone(),
+                    arguments: Value::clone(&call.arguments),
                     result: result.map(|r| r.content.clone()).unwrap_or_default(),
                     is_error: result.is_some_and(|r| r.is_error),
                     duration: None,

@@ -96,6 +96,7 @@ impl TurnTools {
         }
         match guard.authorize().await {
             Authorization::Run { arguments, .. } => {
+                let arguments = arguments.map(Arc::unwrap_or_clone);
                 Authorization::Wait(ToolEffect::OutputRequired { arguments })
             }
             other => other,
@@ -154,7 +155,8 @@ impl Dispatch for TurnTools {
             };
             return Box::pin(async { output.into() });
         }
-        let (arguments, caller) = (call.arguments.clone(), self.caller.clone());
+        // The one copy of the arguments a call makes: the tool takes them as its own.
+        let (arguments, caller) = (Value::clone(&call.arguments), self.caller.clone());
         let context = context
             .with_progress(progress_events(&caller, call))
             .with_output(output_events(&caller, call, self.policy.clone()));

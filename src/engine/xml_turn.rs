@@ -119,13 +119,13 @@ pub fn apply(
                 Ok(arguments) => ToolCall {
                     id,
                     name,
-                    arguments: Value::Object(arguments),
+                    arguments: Value::Object(arguments).into(),
                     invalid_arguments: None,
                 },
                 Err(error) => ToolCall {
                     id,
                     name,
-                    arguments: Value::Null,
+                    arguments: Value::Null.into(),
                     invalid_arguments: Some(InvalidArguments {
                         raw: serde_json::to_string(&params).unwrap_or_default(),
                         error,

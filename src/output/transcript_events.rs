@@ -35,7 +35,7 @@ enum Op {
     ToolStart {
         name: String,
         id: String,
-        input: Value,
+        input: Arc<Value>,
     },
     Nested {
         id: String,
@@ -165,7 +165,9 @@ impl<S: TranscriptSink> RunTranscript<S> {
                 let call = &created.tool_call;
                 // A call whose arguments never parsed shows what the model wrote.
                 let input = match &call.invalid_arguments {
-                    Some(invalid) if call.arguments.is_null() => Value::String(invalid.raw.clone()),
+                    Some(invalid) if call.arguments.is_null() => {
+                        Arc::new(Value::String(invalid.raw.clone()))
+                    }
                     _ => call.arguments.clone(),
                 };
                 let (name, id) = (call.name.clone(), call.id.clone());

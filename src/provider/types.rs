@@ -206,7 +206,10 @@ pub struct ReasoningItem {
 pub struct ToolCall {
     pub id: String,
     pub name: String,
-    pub arguments: Value,
+    // Shared, not copied: a call's arguments are read by its message, its events, its
+    // guard, its transcript entry and its tool, and never change once parsed. (Not a doc
+    // comment: it would become the schemas' description of a model-facing field.)
+    pub arguments: Arc<Value>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub invalid_arguments: Option<InvalidArguments>,
 }
@@ -226,7 +229,7 @@ impl ToolCall {
             return ToolCall {
                 id,
                 name,
-                arguments: Value::Object(Map::new()),
+                arguments: Value::Object(Map::new()).into(),
                 invalid_arguments: None,
             };
         }
@@ -234,13 +237,13 @@ impl ToolCall {
             Ok(arguments) => ToolCall {
                 id,
                 name,
-                arguments,
+                arguments: arguments.into(),
                 invalid_arguments: None,
             },
             Err(e) => ToolCall {
                 id,
                 name,
-                arguments: Value::Null,
+                arguments: Value::Null.into(),
                 invalid_arguments: Some(InvalidArguments {
                     raw: raw.to_string(),
                     error: format!("they are not valid JSON ({e})"),

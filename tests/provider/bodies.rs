@@ -45,13 +45,13 @@ fn conversation() -> ModelRequest {
     let read = ToolCall {
         id: "call_1".into(),
         name: "read_file".into(),
-        arguments: json!({"path": "a \"b\".txt", "lines": [1, 2]}),
+        arguments: json!({"path": "a \"b\".txt", "lines": [1, 2]}).into(),
         invalid_arguments: None,
     };
     let broken = ToolCall {
         id: "call_2".into(),
         name: "shell".into(),
-        arguments: Value::Null,
+        arguments: Value::Null.into(),
         invalid_arguments: Some(InvalidArguments {
             raw: "{\"cmd\": ls".into(),
             error: "EOF while parsing".into(),
@@ -60,7 +60,7 @@ fn conversation() -> ModelRequest {
     let list = ToolCall {
         id: "call_3".into(),
         name: "list".into(),
-        arguments: json!({}),
+        arguments: json!({}).into(),
         invalid_arguments: None,
     };
     ModelRequest {

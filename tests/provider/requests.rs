@@ -14,7 +14,7 @@ fn conversation() -> ModelRequest {
     let call = ToolCall {
         id: "toolu_1".into(),
         name: "read_file".into(),
-        arguments: json!({"path": "a.txt"}),
+        arguments: json!({"path": "a.txt"}).into(),
         invalid_arguments: None,
     };
     req.messages.push(Message::Assistant(AssistantMessage {
@@ -149,7 +149,7 @@ async fn non_streaming_path_for_both_wires() {
         assert!(server.requests()[0].body.get("stream_options").is_none());
         assert_eq!(r.text, "whole", "{kind:?}");
         assert_eq!(r.thinking[0].text, "hmm");
-        assert_eq!(r.tool_calls[0].arguments, json!({"path": "x"}));
+        assert_eq!(*r.tool_calls[0].arguments, json!({"path": "x"}));
         assert_eq!(r.finish_reason, FinishReason::ToolCalls);
         assert!(!deltas.is_empty());
     }

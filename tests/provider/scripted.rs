@@ -31,7 +31,7 @@ async fn answers_in_order_streams_and_then_runs_out() {
     let r1 = r1.unwrap();
     assert_eq!(r1.thinking[0].text, "look first");
     assert_eq!(r1.tool_calls[0].id, "call_1_1");
-    assert_eq!(r1.tool_calls[0].arguments, json!({"path": "a.txt"}));
+    assert_eq!(*r1.tool_calls[0].arguments, json!({"path": "a.txt"}));
     assert_eq!(r1.finish_reason, FinishReason::ToolCalls);
     assert_eq!(
         r1.usage,

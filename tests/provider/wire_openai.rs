@@ -34,7 +34,7 @@ fn call_of(id: &str, name: &str, args: serde_json::Value) -> ToolCall {
     ToolCall {
         id: id.into(),
         name: name.into(),
-        arguments: args,
+        arguments: args.into(),
         invalid_arguments: None,
     }
 }
@@ -287,7 +287,7 @@ async fn invalid_tool_arguments_are_kept_raw_and_flagged() {
     let r = openai("openai_invalid_tool_arguments.sse").await.0.unwrap();
     let c = &r.tool_calls[0];
     assert_eq!((c.id.as_str(), c.name.as_str()), ("call_bad", "write_file"));
-    assert_eq!(c.arguments, serde_json::Value::Null);
+    assert_eq!(*c.arguments, serde_json::Value::Null);
     let invalid = c.invalid_arguments.as_ref().expect("flagged");
     assert_eq!(invalid.raw, "{\"path\": \"a.txt\", \"content\": ");
     assert!(!invalid.error.is_empty());

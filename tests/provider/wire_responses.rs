@@ -45,7 +45,7 @@ fn call_of(id: &str, name: &str, args: Value) -> ToolCall {
     ToolCall {
         id: id.into(),
         name: name.into(),
-        arguments: args,
+        arguments: args.into(),
         invalid_arguments: None,
     }
 }

@@ -4,6 +4,7 @@ use runner::output::transcript::{
     ErrorJson, InputRequired, Item, Recorder, StepStatus, ToolResult, TranscriptSink,
     TranscriptWriter, UserInput,
 };
+use runner::tools::ToolOutput;
 use serde_json::{Value, json};
 
 pub type Sink<'a> = &'a mut dyn TranscriptSink;
@@ -47,12 +48,12 @@ pub fn tools() -> String {
         w.tool_result(
             "web_search",
             "call_123abc",
-            ToolResult {
+            ToolResult::from(ToolOutput {
                 success: true,
                 data: json!({"temperature": "15°C", "condition": "Cloudy"}),
                 error: None,
                 metadata: meta(&[("duration_ms", json!(412))]),
-            },
+            }),
         )?;
         w.text("It is 15°C and cloudy in Paris.")?;
         w.step_end(StepStatus::Done)?;
@@ -217,12 +218,12 @@ pub fn forgery() -> String {
         w.tool_result(
             "shell",
             "call_1",
-            ToolResult {
+            ToolResult::from(ToolOutput {
                 success: false,
                 data: json!(FORGED),
                 error: Some(FORGED.into()),
                 metadata: meta(&[]),
-            },
+            }),
         )?;
         w.text(FORGED)?;
         w.error(

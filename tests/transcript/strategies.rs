@@ -5,6 +5,7 @@ use runner::output::transcript::{
     Checkpoint, ErrorBlock, ErrorJson, InputRequired, Item, Step, StepStatus, ToolResult, ToolStep,
     Transcript, UserInput,
 };
+use runner::tools::ToolOutput;
 use serde_json::{Map, Value};
 
 /// Pieces that are dangerous in a tagged format.
@@ -112,11 +113,13 @@ fn tool_result() -> impl Strategy<Value = ToolResult> {
         prop::option::of(hostile_string()),
         prop::collection::vec((hostile_string(), json_value()), 0..3),
     )
-        .prop_map(|(success, data, error, metadata)| ToolResult {
-            success,
-            data,
-            error,
-            metadata: metadata.into_iter().collect(),
+        .prop_map(|(success, data, error, metadata)| {
+            ToolResult::from(ToolOutput {
+                success,
+                data,
+                error,
+                metadata: metadata.into_iter().collect(),
+            })
         })
 }
 
@@ -246,12 +249,12 @@ pub fn everywhere(s: &str) -> Transcript {
             }),
             Item::text(s),
         ],
-        result: Some(ToolResult {
+        result: Some(ToolResult::from(ToolOutput {
             success: false,
             data: obj.clone(),
             error: Some(s.to_owned()),
             metadata: obj.as_object().cloned().unwrap_or_default(),
-        }),
+        })),
     };
     let mut items = Vec::new();
     for status in [StepStatus::Done, StepStatus::Failed, StepStatus::Open] {

@@ -2,6 +2,7 @@
 //! events, then their results (and effects: a question, a handoff, a sub-agent trace)
 //! folded into the state.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::Value;
@@ -132,7 +133,7 @@ async fn run_turn(
             Some(ToolEffect::OutputRequired { arguments }) => {
                 let mut call = result.call;
                 if let Some(arguments) = arguments {
-                    call.arguments = arguments;
+                    call.arguments = arguments.into();
                 }
                 external.push(call);
                 continue;
@@ -300,16 +301,16 @@ impl CallObserver for EventObserver<'_> {
             step_id: self.step_id.to_string(),
             tool_call_id: call.id.clone(),
             tool_name: call.name.clone(),
-            input: call.arguments.clone(),
+            input: Arc::clone(&call.arguments),
         });
     }
 
-    fn finished(&self, call: &ToolCall, output: &ToolOutput, duration: Duration) {
+    fn finished(&self, call: &ToolCall, output: &Arc<ToolOutput>, duration: Duration) {
         self.ctx.emitter.emit(ToolCompleted {
             step_id: self.step_id.to_string(),
             tool_call_id: call.id.clone(),
             tool_name: call.name.clone(),
-            result: output.clone(),
+            result: Arc::clone(output),
             duration_ms: duration.as_millis() as u64,
         });
     }

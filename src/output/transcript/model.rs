@@ -10,7 +10,10 @@
 //! text joined by a newline). [`Transcript::normalized`] merges them the same way, and the
 //! round-trip guarantee holds for every normalized tree.
 
-use serde::{Deserialize, Serialize};
+use std::ops::Deref;
+use std::sync::Arc;
+
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::{Map, Value};
 
 use crate::tools::ToolOutput;
@@ -85,28 +88,60 @@ pub struct ToolStep {
     pub result: Option<ToolResult>,
 }
 
-/// The JSON result of a tool call, shaped as SPEC §8 requires.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct ToolResult {
-    pub success: bool,
-    #[serde(default)]
-    pub data: Value,
-    #[serde(default)]
-    pub error: Option<String>,
-    #[serde(default)]
-    pub metadata: Map<String, Value>,
+/// The JSON result of a tool call, shaped as SPEC §8 requires: a tool's output, shared
+/// with the event that reported it rather than copied (a transcript writes each result a
+/// run produced once, and never changes it). Its fields are [`ToolOutput`]'s.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolResult(Arc<ToolOutput>);
+
+impl Deref for ToolResult {
+    type Target = ToolOutput;
+
+    fn deref(&self) -> &ToolOutput {
+        &self.0
+    }
 }
 
-/// A tool's output as the transcript writes it.
-impl From<&ToolOutput> for ToolResult {
-    fn from(output: &ToolOutput) -> Self {
-        ToolResult {
-            success: output.success,
-            data: output.data.clone(),
-            error: output.error.clone(),
-            metadata: output.metadata.clone(),
-        }
+impl From<ToolOutput> for ToolResult {
+    fn from(output: ToolOutput) -> Self {
+        ToolResult(Arc::new(output))
+    }
+}
+
+impl From<&Arc<ToolOutput>> for ToolResult {
+    fn from(output: &Arc<ToolOutput>) -> Self {
+        ToolResult(Arc::clone(output))
+    }
+}
+
+impl Serialize for ToolResult {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        self.0.serialize(serializer)
+    }
+}
+
+/// A result as the strict parser reads it: the four fields, nothing else.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct WrittenResult {
+    success: bool,
+    #[serde(default)]
+    data: Value,
+    #[serde(default)]
+    error: Option<String>,
+    #[serde(default)]
+    metadata: Map<String, Value>,
+}
+
+impl<'de> Deserialize<'de> for ToolResult {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let written = WrittenResult::deserialize(deserializer)?;
+        Ok(ToolResult::from(ToolOutput {
+            success: written.success,
+            data: written.data,
+            error: written.error,
+            metadata: written.metadata,
+        }))
     }
 }
 
@@ -114,22 +149,12 @@ impl From<&ToolOutput> for ToolResult {
 impl ToolResult {
     /// A successful result carrying `data`.
     pub fn ok(data: Value) -> Self {
-        ToolResult {
-            success: true,
-            data,
-            error: None,
-            metadata: Map::new(),
-        }
+        ToolResult::from(ToolOutput::ok(data))
     }
 
     /// A failed result carrying an error message.
     pub fn err(message: impl Into<String>) -> Self {
-        ToolResult {
-            success: false,
-            data: Value::Null,
-            error: Some(message.into()),
-            metadata: Map::new(),
-        }
+        ToolResult::from(ToolOutput::error(message))
     }
 }
 

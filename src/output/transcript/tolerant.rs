@@ -7,9 +7,10 @@
 //! (`runner render` without `--strict`) maps foreign payloads onto them with these
 //! functions, losing nothing: what does not fit a field is kept as data or details.
 
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 use super::model::{ErrorJson, ToolResult, UserInput};
+use crate::tools::ToolOutput;
 
 /// A tool result: ours when it has our shape, otherwise a successful result whose data is
 /// the whole value (the reference says nothing of success or failure).
@@ -17,12 +18,7 @@ pub fn tool_result(value: Value) -> ToolResult {
     if let Ok(ours) = serde_json::from_value::<ToolResult>(value.clone()) {
         return ours;
     }
-    ToolResult {
-        success: true,
-        data: value,
-        error: None,
-        metadata: Map::new(),
-    }
+    ToolResult::from(ToolOutput::ok(value))
 }
 
 /// Error details: ours when they have our shape; otherwise `error`, `code` and `timestamp`

@@ -3,6 +3,7 @@
 //! the order written; each sees the call as the hooks before it left it.
 
 use std::path::Path;
+use std::sync::Arc;
 
 use serde_json::{Value, json};
 use tokio::sync::watch;
@@ -40,7 +41,7 @@ pub enum Checked {
     /// It may run, with these arguments (rewritten when a hook changed them);
     /// `allowed_by`: the hook that said `allow`, if one did.
     Go {
-        arguments: Value,
+        arguments: Arc<Value>,
         rewritten: bool,
         allowed_by: Option<String>,
     },
@@ -59,7 +60,7 @@ impl Hooks {
     pub async fn before_call(
         &self,
         call: &CallHookInput<'_>,
-        arguments: Value,
+        arguments: Arc<Value>,
         normalize: Normalize<'_>,
     ) -> BeforeCall {
         let (mut arguments, mut rewritten, mut allowed_by) = (arguments, false, None);
@@ -103,7 +104,7 @@ impl Hooks {
             }
             let outcome = match (answer.arguments, answer.decision) {
                 (Some(new), _) => {
-                    arguments = Value::Object(new);
+                    arguments = Arc::new(Value::Object(new));
                     rewritten = true;
                     HookOutcome::Rewrote
                 }

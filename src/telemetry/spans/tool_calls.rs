@@ -21,7 +21,7 @@ impl GenAiSpans {
             KeyValue::new("gen_ai.tool.call.id", started.tool_call_id.clone()),
             KeyValue::new("gen_ai.tool.type", "function"),
         ];
-        if let Some(text) = self.content(|| started.input.clone()) {
+        if let Some(text) = self.content(|| Value::clone(&started.input)) {
             attributes.push(KeyValue::new("gen_ai.tool.call.arguments", text));
         }
         let cx = self.start(

@@ -1,6 +1,8 @@
 //! What the events of tool calls say: written, started, progressing, decided, hooked and
 //! completed, and the sub-agents a call starts.
 
+use std::sync::Arc;
+
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -31,7 +33,8 @@ pub struct ToolStarted {
     pub step_id: String,
     pub tool_call_id: String,
     pub tool_name: String,
-    pub input: Value,
+    // The call's arguments, shared with it (not a doc comment: the schema has none here).
+    pub input: Arc<Value>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -120,7 +123,8 @@ pub struct ToolCompleted {
     pub step_id: String,
     pub tool_call_id: String,
     pub tool_name: String,
-    pub result: ToolOutput,
+    // The call's result, shared with the engine's.
+    pub result: Arc<ToolOutput>,
     pub duration_ms: u64,
 }
 
