@@ -170,8 +170,14 @@ impl Dispatch for TurnTools {
                     }
                 }
                 AgentTool::AskUser(tool) => ask(&tool, &arguments, &caller, &context.call_id),
-                AgentTool::SubAgent(tool) => tool.run(arguments, &caller, &context.call_id).await,
-                AgentTool::Remote(tool) => tool.run(arguments, &caller, &context.call_id).await,
+                // Boxed: their futures are large, and inline they would make every call's
+                // future as large (moved whole into its box, for a `list_dir` too).
+                AgentTool::SubAgent(tool) => {
+                    Box::pin(tool.run(arguments, &caller, &context.call_id)).await
+                }
+                AgentTool::Remote(tool) => {
+                    Box::pin(tool.run(arguments, &caller, &context.call_id)).await
+                }
                 AgentTool::Handoff(tool) => tool.hand_over(),
                 // Answered above, from the submitted outputs.
                 AgentTool::External(_) => ToolOutput::error("not run here").into(),
