@@ -209,8 +209,10 @@ impl Rebuilt {
     ) -> Result<(), String> {
         delta.messages.apply(&mut self.messages)?;
         self.lists.apply(delta)?;
-        for (key, value) in pending.iter() {
-            self.pending.insert(key.to_string(), value.clone());
+        for (key, json) in pending.iter() {
+            let value = serde_json::from_str(json.get())
+                .map_err(|e| format!("`pending.{key}` is no JSON value ({e})"))?;
+            self.pending.insert(key.to_string(), value);
         }
         Ok(())
     }

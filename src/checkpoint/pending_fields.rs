@@ -1,18 +1,25 @@
 //! A checkpoint's `pending` as its writer keeps it: a mapping whose keys each carry the
-//! number of the change that last set them. A journal record holds the keys that changed
-//! since the record before, and with these numbers finding them costs nothing: comparing
-//! the values walked the whole agent definition (a key of `pending`) at every save.
+//! number of the change that last set them, and whose values are kept as the JSON they are
+//! written as. A journal record holds the keys that changed since the record before, and
+//! with these numbers finding them costs nothing: comparing the values walked the whole
+//! agent definition (a key of `pending`) at every save. Kept as JSON text, a value is
+//! serialised once when it is set, not made a `Value` first and serialised again by every
+//! record and snapshot that holds it (the engine's key is set at every save).
 
 use std::borrow::Cow;
 use std::sync::atomic::{AtomicU64, Ordering};
 
+use indexmap::IndexMap;
+use serde::de::DeserializeOwned;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
-use serde_json::{Map, Value};
+use serde_json::Value;
+use serde_json::value::RawValue;
 
-/// The mapping, and when each key last changed.
-#[derive(Debug, Clone, Default, PartialEq)]
+/// The mapping (a handful of keys, in the order they were first set), and when each key
+/// last changed.
+#[derive(Debug, Clone, Default)]
 pub struct PendingFields {
-    fields: Map<String, Value>,
+    fields: Vec<(String, Box<RawValue>)>,
     changes: Changes,
 }
 
@@ -65,35 +72,55 @@ impl PendingFields {
         let mut fields = PendingFields::default();
         if let Value::Object(map) = value {
             for (key, value) in map {
-                fields.set(&key, value);
+                // A `Value` always serialises.
+                let _ = fields.set(&key, &value);
             }
         }
         fields
     }
 
-    /// Sets `key`, a change when the value is another. (The values set at every save are
-    /// small; the large ones are set once.)
-    pub fn set(&mut self, key: &str, value: Value) {
-        if self.fields.get(key) == Some(&value) {
-            return;
+    /// Sets `key` to `value`'s JSON, a change when the JSON is another. (The values set at
+    /// every save are small; the large ones are set once.)
+    pub fn set(&mut self, key: &str, value: &impl Serialize) -> serde_json::Result<()> {
+        let json = serde_json::value::to_raw_value(value)?;
+        let slot = self.fields.iter_mut().find(|(kept, _)| kept == key);
+        if slot
+            .as_ref()
+            .is_some_and(|(_, kept)| kept.get() == json.get())
+        {
+            return Ok(());
         }
         let change = CHANGES.fetch_add(1, Ordering::Relaxed);
         self.changes.set(key, change);
-        self.fields.insert(key.to_string(), value);
+        match slot {
+            Some((_, kept)) => *kept = json,
+            None => self.fields.push((key.to_string(), json)),
+        }
+        Ok(())
     }
 
-    pub fn get(&self, key: &str) -> Option<&Value> {
-        self.fields.get(key)
+    /// The JSON `key` holds.
+    pub fn get(&self, key: &str) -> Option<&RawValue> {
+        self.fields
+            .iter()
+            .find(|(kept, _)| kept == key)
+            .map(|(_, json)| &**json)
     }
 
-    /// The keys that changed since a writer wrote `written`, with their values.
+    /// What `key` holds, read as a `T` (`None` when it is absent or is no `T`).
+    pub fn read<T: DeserializeOwned>(&self, key: &str) -> Option<T> {
+        serde_json::from_str(self.get(key)?.get()).ok()
+    }
+
+    /// The keys that changed since a writer wrote `written`, with their JSON.
     pub(crate) fn changed_since<'a>(
         &'a self,
         written: &Changes,
-    ) -> impl Iterator<Item = (&'a String, &'a Value)> {
+    ) -> impl Iterator<Item = (&'a str, &'a RawValue)> {
         self.fields
             .iter()
             .filter(|(key, _)| written.get(key) != self.changes.get(key))
+            .map(|(key, json)| (key.as_str(), &**json))
     }
 
     /// When each key last changed: what a writer that wrote them all has.
@@ -102,11 +129,11 @@ impl PendingFields {
     }
 }
 
-/// The keys of `pending` that changed since the record before, with their values: borrowed
+/// The keys of `pending` that changed since the record before, with their JSON: borrowed
 /// from the writer's mapping when a record is written (its values can be a whole agent
-/// definition, and copying them cost a dozen allocations a save), owned when one is read.
-#[derive(Debug, Default, PartialEq)]
-pub(crate) struct PendingChanges<'a>(Vec<(Cow<'a, str>, Cow<'a, Value>)>);
+/// definition), owned when one is read.
+#[derive(Debug, Default)]
+pub(crate) struct PendingChanges<'a>(Vec<(Cow<'a, str>, Cow<'a, RawValue>)>);
 
 impl<'a> PendingChanges<'a> {
     /// The keys of `fields` that changed since a writer wrote `written`.
@@ -114,7 +141,7 @@ impl<'a> PendingChanges<'a> {
         let changed = fields.changed_since(written);
         PendingChanges(
             changed
-                .map(|(key, value)| (Cow::Borrowed(key.as_str()), Cow::Borrowed(value)))
+                .map(|(key, json)| (Cow::Borrowed(key), Cow::Borrowed(json)))
                 .collect(),
         )
     }
@@ -123,10 +150,10 @@ impl<'a> PendingChanges<'a> {
         self.0.is_empty()
     }
 
-    pub(crate) fn iter(&self) -> impl Iterator<Item = (&str, &Value)> {
+    pub(crate) fn iter(&self) -> impl Iterator<Item = (&str, &RawValue)> {
         self.0
             .iter()
-            .map(|(key, value)| (key.as_ref(), value.as_ref()))
+            .map(|(key, json)| (key.as_ref(), json.as_ref()))
     }
 }
 
@@ -138,10 +165,10 @@ impl Serialize for PendingChanges<'_> {
 
 impl<'de> Deserialize<'de> for PendingChanges<'_> {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        let read = Map::<String, Value>::deserialize(deserializer)?;
+        let read = IndexMap::<String, Box<RawValue>>::deserialize(deserializer)?;
         Ok(PendingChanges(
             read.into_iter()
-                .map(|(key, value)| (Cow::Owned(key), Cow::Owned(value)))
+                .map(|(key, json)| (Cow::Owned(key), Cow::Owned(json)))
                 .collect(),
         ))
     }
@@ -149,7 +176,7 @@ impl<'de> Deserialize<'de> for PendingChanges<'_> {
 
 impl Serialize for PendingFields {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        self.fields.serialize(serializer)
+        serializer.collect_map(self.fields.iter().map(|(key, json)| (key, &**json)))
     }
 }
 
@@ -177,18 +204,18 @@ mod tests {
         let keys = |fields: &PendingFields, written: &Changes| -> Vec<String> {
             fields
                 .changed_since(written)
-                .map(|(k, _)| k.clone())
+                .map(|(k, _)| k.to_string())
                 .collect()
         };
         assert_eq!(keys(&fields, &Changes::default()), ["inputs", "engine"]);
         let written = fields.changes().clone();
         assert!(keys(&fields, &written).is_empty());
-        fields.set("engine", Value::Null);
+        fields.set("engine", &Value::Null).unwrap();
         assert!(
             keys(&fields, &written).is_empty(),
             "the same value is no change"
         );
-        fields.set("engine", json!({"calls": 1}));
+        fields.set("engine", &json!({"calls": 1})).unwrap();
         assert_eq!(keys(&fields, &written), ["engine"]);
         assert_eq!(
             serde_json::to_value(&fields).unwrap()["engine"],

@@ -272,8 +272,8 @@ mod tests {
             pending: Some(pending.clone()),
             journal: None,
         };
-        let bytes = serde_json::to_vec_pretty(&borrowed).unwrap();
-        assert_eq!(bytes, serde_json::to_vec_pretty(&owned).unwrap());
+        let bytes = serde_json::to_vec(&borrowed).unwrap();
+        assert_eq!(bytes, serde_json::to_vec(&owned).unwrap());
         let read: Checkpoint = serde_json::from_slice(&bytes).unwrap();
         assert_eq!(read, owned);
         assert_eq!(AgentState::from_json(&read.state).unwrap(), state);

@@ -140,30 +140,28 @@ impl SessionFiles {
 
     /// Keeps the model `--model` chose in each checkpoint, so the session's runs all use it.
     pub fn keep_model(&self, model: &ModelRef) {
-        let model = serde_json::to_value(model).unwrap_or(Value::Null);
-        lock(&self.pending).set("model", model);
+        keep(&mut lock(&self.pending), "model", model);
     }
 
     /// Keeps `span`, the `invoke_agent` span of the session's first run that exported spans,
     /// in each checkpoint, unless one is kept already: later runs link to it.
     pub fn keep_first_trace(&self, span: &Carried) {
         let mut pending = lock(&self.pending);
-        if pending.get("trace").is_none_or(Value::is_null) {
-            pending.set("trace", serde_json::to_value(span).unwrap_or(Value::Null));
+        if pending.get("trace").is_none_or(|kept| kept.get() == "null") {
+            keep(&mut pending, "trace", span);
         }
     }
 
     /// The span [`SessionFiles::keep_first_trace`] kept (or the checkpoint resumed had).
     pub fn first_trace(&self) -> Option<Carried> {
         let pending = lock(&self.pending);
-        serde_json::from_value(pending.get("trace")?.clone()).ok()
+        pending.read("trace")
     }
 
     /// Keeps the agent files of the tree the session runs under in each checkpoint, so a
     /// resume applies the widening rule to sub-agent and handoff files too.
     pub fn keep_tree(&self, tree: &AgentTree) {
-        let tree = serde_json::to_value(tree.kept()).unwrap_or(Value::Null);
-        lock(&self.pending).set("tree", tree);
+        keep(&mut lock(&self.pending), "tree", &tree.kept());
     }
 
     /// Lists run `run_id` in the session's metadata as the run starts, so a run that
@@ -202,9 +200,8 @@ impl SessionFiles {
         }
         let session_id = self.session_id();
         let (checkpoint_id, timestamp, agent) = (new_id(), now_rfc3339(), self.agent());
-        let engine = serde_json::to_value(pending)?;
         let mut kept = lock(&self.pending);
-        kept.set("engine", engine);
+        kept.set("engine", &pending)?;
         let pending = &*kept;
         let checkpoint = CheckpointRef {
             version: 1,
@@ -291,5 +288,13 @@ fn store_error(error: CheckpointError) -> SaveError {
 fn list_run(metadata: &mut SessionMetadata, run_id: &str) {
     if !metadata.run_ids.iter().any(|r| r == run_id) {
         metadata.run_ids.push(run_id.to_string());
+    }
+}
+
+/// Keeps `value` under `key` in each checkpoint; one that cannot be written as JSON is
+/// kept as `null`, as nothing kept.
+fn keep(pending: &mut PendingFields, key: &str, value: &impl serde::Serialize) {
+    if pending.set(key, value).is_err() {
+        let _ = pending.set(key, &Value::Null);
     }
 }
