@@ -347,8 +347,12 @@ impl Test {
             Some(relative) => self.dir.join(relative),
             None => self.dir.clone(),
         };
+        // The runner's own temporary directories (a failed `runner test` case's kept
+        // workspace, among others) go where the tests' directories go, swept with them
+        // once the test process has ended, not in /tmp for good.
         command
             .current_dir(cwd)
+            .env("TMPDIR", tempdir("tmp"))
             .env_remove("RUST_BACKTRACE")
             // A session reads the same in a CI job as at a desk: progress, annotations and
             // job summaries are asked for by the tests that check them.
