@@ -68,7 +68,7 @@ impl Changes {
 
 impl PendingFields {
     /// The keys of `value` (a mapping; anything else holds none), each a change.
-    pub fn from_value(value: Value) -> Self {
+    pub(crate) fn from_value(value: Value) -> Self {
         let mut fields = PendingFields::default();
         if let Value::Object(map) = value {
             for (key, value) in map {
@@ -81,7 +81,7 @@ impl PendingFields {
 
     /// Sets `key` to `value`'s JSON, a change when the JSON is another. (The values set at
     /// every save are small; the large ones are set once.)
-    pub fn set(&mut self, key: &str, value: &impl Serialize) -> serde_json::Result<()> {
+    pub(crate) fn set(&mut self, key: &str, value: &impl Serialize) -> serde_json::Result<()> {
         let json = serde_json::value::to_raw_value(value)?;
         let slot = self.fields.iter_mut().find(|(kept, _)| kept == key);
         if slot
@@ -100,7 +100,7 @@ impl PendingFields {
     }
 
     /// The JSON `key` holds.
-    pub fn get(&self, key: &str) -> Option<&RawValue> {
+    pub(crate) fn get(&self, key: &str) -> Option<&RawValue> {
         self.fields
             .iter()
             .find(|(kept, _)| kept == key)
@@ -108,7 +108,7 @@ impl PendingFields {
     }
 
     /// What `key` holds, read as a `T` (`None` when it is absent or is no `T`).
-    pub fn read<T: DeserializeOwned>(&self, key: &str) -> Option<T> {
+    pub(crate) fn read<T: DeserializeOwned>(&self, key: &str) -> Option<T> {
         serde_json::from_str(self.get(key)?.get()).ok()
     }
 

@@ -429,12 +429,12 @@ fn deny(
         step_id: step_id.to_string(),
         tool_call: call.clone(),
     });
-    let output = ToolOutput::error(reason);
+    let output = Arc::new(ToolOutput::error(reason));
     ctx.emitter.emit(ToolCompleted {
         step_id: step_id.to_string(),
         tool_call_id: call.id.clone(),
         tool_name: call.name.clone(),
-        result: Arc::new(output.clone()),
+        result: Arc::clone(&output),
         duration_ms: 0,
     });
     let result = Message::tool_result(call, result_for_model(&output), true);
